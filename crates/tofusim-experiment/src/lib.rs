@@ -1,14 +1,15 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! # tofusim-experiment
+//!
+//! Experiment and system files: units in values, the system presets with
+//! the source of every parameter, and validation that names the file, the
+//! key path and what was expected. Raw TOML → merged with a preset →
+//! validated → a built network for the layers below.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod error;
+pub mod presets;
+pub mod section;
+pub mod system;
+pub mod units;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use error::ConfigError;
+pub use system::{from_name, from_toml, System};
