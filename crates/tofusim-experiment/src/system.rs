@@ -32,7 +32,7 @@ pub fn from_name(spec: &str) -> Result<System> {
     let file = "<command line>";
     let mut table = toml::Table::new();
     table.insert("system".into(), toml::Value::String(spec.to_string()));
-    let network = resolve_table(file, "network", &table)?;
+    let network = resolve_table(file, "", &table)?;
     Ok(System { name: spec.to_string(), network })
 }
 

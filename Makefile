@@ -1,0 +1,46 @@
+# tofusim — make install | demo | test | bench | docs
+# Everything the tests need is installed here: a venv in .venv/ with the
+# Python packages and the compiled core (release build).
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+PIP     := $(PY) -m pip
+STAMP   := $(VENV)/.deps-installed
+CARGO   ?= cargo
+PYDEPS  := maturin click rich numpy matplotlib pytest hypothesis
+
+.PHONY: install demo test test-rust test-python bench docs clean core
+
+install: $(STAMP) core
+
+$(PY):
+	python3 -m venv $(VENV) || { apt-get update && apt-get install -y python3-venv && python3 -m venv $(VENV); }
+
+$(STAMP): $(PY) pyproject.toml
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(PYDEPS)
+	touch $(STAMP)
+
+# Builds the Rust core in release mode and installs the package (editable) into the venv.
+core: $(STAMP)
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+
+demo: install
+	$(VENV)/bin/tofusim topo --compare
+
+test: install test-rust test-python
+
+test-rust:
+	$(CARGO) test --workspace --exclude tofusim-py -q
+
+test-python: install
+	$(VENV)/bin/pytest -q
+
+bench: install
+	$(CARGO) bench -p tofusim-topology
+
+docs: install
+	$(VENV)/bin/tofusim topo --list --markdown > docs/presets.md
+
+clean:
+	rm -rf target $(VENV)

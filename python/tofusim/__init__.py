@@ -1,0 +1,45 @@
+"""tofusim: a fast, validated simulator and toolkit for supercomputer interconnects.
+
+The compiled core (``tofusim._core``) does the work; this package loads
+configuration, drives runs and turns results into tables, files and plots.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import _core
+from ._core import ConfigError
+
+__version__ = _core.version()
+
+__all__ = ["ConfigError", "__version__", "presets", "topo", "topo_file", "topo_toml"]
+
+
+def topo(system: str) -> dict[str, Any]:
+    """Metrics of a preset, e.g. ``topo("k")`` or ``topo("k:8x8x8")``."""
+    return json.loads(_core.topo_name(system))
+
+
+def topo_toml(text: str, file: str = "<string>") -> dict[str, Any]:
+    """Metrics of the ``[network]`` table in TOML ``text``."""
+    return json.loads(_core.topo_toml(text, file))
+
+
+def topo_file(path: str | Path) -> dict[str, Any]:
+    """Metrics of the ``[network]`` table of a TOML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the file ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: expected a UTF-8 text file") from None
+    return topo_toml(text, str(p))
+
+
+def presets() -> list[dict[str, Any]]:
+    """Every system preset with its parameters and the source of each."""
+    return json.loads(_core.presets_json())
