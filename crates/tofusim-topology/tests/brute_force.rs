@@ -56,6 +56,16 @@ proptest! {
     }
 
     #[test]
+    fn staircase_bisection_matches_exhaustive_on_random_small_shapes(axes in prop::collection::vec((1u32..6, any::<bool>()), 1..4)) {
+        let lengths: Vec<u32> = axes.iter().map(|a| a.0).collect();
+        let wrap: Vec<bool> = axes.iter().map(|a| a.1).collect();
+        let n: u32 = lengths.iter().product();
+        prop_assume!(n <= 18);
+        let t = Torus::with_lengths(&lengths, &wrap);
+        prop_assert_eq!(min_bisection(t.axes()).links, exhaustive_bisection(&t), "shape {:?} wrap {:?}", lengths, wrap);
+    }
+
+    #[test]
     fn torus_link_count_matches_graph(t in torus_strategy()) {
         let g = Topology::Torus(t.clone()).router_graph();
         let per = g.links_by_class(t.axes().len());
