@@ -6,6 +6,7 @@
 //! validated → a built network for the layers below.
 
 pub mod error;
+pub mod experiment;
 pub mod presets;
 pub mod section;
 pub mod system;

@@ -1,0 +1,220 @@
+//! An experiment file: `[network]` plus `[router]`, `[routing]`,
+//! `[workload]` and `[run]`, validated key by key and turned into a packet
+//! engine run.
+
+use crate::error::{ConfigError, Result};
+use crate::section::Section;
+use crate::system::{self, System};
+use tofusim_packet::{Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams, RunResult};
+use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
+use tofusim_topology::{tofu, Topology};
+use tofusim_workload::{FinitePattern, Kind, OpenPattern, Workload};
+
+pub const PATTERNS: [&str; 10] = ["uniform", "hot-region", "hot-spot", "hot-burst", "alltoall", "pingpong", "transpose", "tornado", "neighbor", "nearest-neighbor"];
+pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
+
+/// Everything a packet-engine run needs, validated.
+pub struct Experiment {
+    pub system: System,
+    pub router: RouterParams,
+    pub mode: RoutingMode,
+    pub run: RunParams,
+    pub workload: Workload,
+    pub injection_links: f64,
+    pub cycle_ns: f64,
+}
+
+/// Parses and validates an experiment file.
+pub fn parse(file: &str, text: &str) -> Result<Experiment> {
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).map(|l| format!(" (line {l})")).unwrap_or_default();
+        ConfigError::new(file, "", format!("invalid TOML{at}: {}", e.message()))
+    })?;
+    let top = Section::new(file, "", &doc);
+    let system = system::from_toml(file, text)?;
+    let net = match &system.network.topology {
+        Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
+        Topology::Dragonfly(_) | Topology::FatTree(_) => {
+            return Err(ConfigError::new(file, "network.topology", "the packet engine routes tori, meshes and Tofu so far (dragonfly and fat-tree routing are not in the engine yet)"))
+        }
+    };
+    let empty = toml::Table::new();
+    let sec = |name: &str| -> Result<Section> { Ok(top.table(name)?.unwrap_or_else(|| Section::new(file, name, &empty))) };
+    let _ = top.get("network");
+    let router = parse_router(&sec("router")?)?;
+    let mode = parse_routing(&sec("routing")?)?;
+    let run = parse_run(&sec("run")?)?;
+    let link = system.network.link_Bps[0];
+    let injection_links = system.network.injection_per_node_Bps() / link;
+    let workload = parse_workload(&sec("workload")?, &net, &router, run.seed)?;
+    top.finish(&["network", "router", "routing", "workload", "run"])?;
+    if router.escape == Escape::None && mode == RoutingMode::Deterministic {
+        // Allowed: deterministic routing on dynamic VCs, as an unsafe baseline.
+    }
+    Ok(Experiment { system, router, mode, run, workload, injection_links, cycle_ns: 1e9 / link })
+}
+
+fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<i64> {
+    Ok(sec.int(key, min, max)?.unwrap_or(default))
+}
+
+fn parse_router(sec: &Section) -> Result<RouterParams> {
+    let mut p = RouterParams::bgl();
+    if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
+        p.escape = Escape::parse(&e).expect("checked");
+    }
+    p.dynamic_vcs = int_or(sec, "dynamic_vcs", 0, 8, p.dynamic_vcs as i64)? as u8;
+    p.priority_vc = sec.boolean("priority_vc")?.unwrap_or(p.priority_vc);
+    if let Some(b) = sec.size("vc_buffer")? {
+        p.vc_buffer_bytes = b as u32;
+    }
+    if let Some(b) = sec.size("injection_fifo")? {
+        p.injection_fifo_bytes = b as u32;
+    }
+    p.overhead_bytes = int_or(sec, "overhead_bytes", 0, 1024, p.overhead_bytes as i64)? as u32;
+    p.hop_latency_cycles = int_or(sec, "hop_latency_cycles", 1, 100_000, p.hop_latency_cycles as i64)? as u32;
+    p.token_latency_cycles = int_or(sec, "token_latency_cycles", 1, 100_000, p.token_latency_cycles as i64)? as u32;
+    p.paths = int_or(sec, "paths", 1, 8, p.paths as i64)? as u8;
+    if let Some(a) = sec.choice("arbitration", &["random", "slq"])? {
+        p.arbitration = if a == "slq" { Arbitration::Slq } else { Arbitration::Random };
+    }
+    p.slq_fraction = sec.float("slq_fraction", 0.0, 1.0)?.unwrap_or(p.slq_fraction);
+    p.network_priority = sec.float("network_priority", 0.0, 1.0)?.unwrap_or(p.network_priority);
+    if let Some(s) = sec.choice("output_selection", &["jsq", "random"])? {
+        p.jsq = s == "jsq";
+    }
+    p.injection_fifos = int_or(sec, "injection_fifos", 1, 16, p.injection_fifos as i64)? as u8;
+    p.priority_fifos = int_or(sec, "priority_fifos", 0, 8, p.priority_fifos as i64)? as u8;
+    if let Some(s) = sec.choice("fifo_select", &["round-robin", "direction"])? {
+        p.fifo_select = if s == "direction" { FifoSelect::Direction } else { FifoSelect::RoundRobin };
+    }
+    let chunks = p.vc_buffer_bytes / p.chunk_bytes;
+    if p.vc_buffer_bytes % p.chunk_bytes != 0 || chunks < p.full_chunks() {
+        return Err(sec.error("vc_buffer", format!("expected a multiple of {} bytes holding at least one {}-byte packet", p.chunk_bytes, p.max_packet_bytes)));
+    }
+    if p.escape.is_bubble() && chunks < 2 * p.full_chunks() {
+        return Err(sec.error("vc_buffer", format!("the bubble rule needs room for two full packets: at least {} bytes", 2 * p.max_packet_bytes)));
+    }
+    if chunks > u16::MAX as u32 / 2 {
+        return Err(sec.error("vc_buffer", "expected at most 512KiB"));
+    }
+    if p.injection_fifo_bytes < p.max_packet_bytes || p.injection_fifo_bytes / p.chunk_bytes > 30000 {
+        return Err(sec.error("injection_fifo", format!("expected from {} bytes to 960000 bytes", p.max_packet_bytes)));
+    }
+    if p.dynamic_vcs == 0 && p.escape == Escape::None {
+        return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
+    }
+    if p.vcs() as usize * 10 + (p.injection_fifos + p.priority_fifos) as usize > 64 {
+        return Err(sec.error("dynamic_vcs", "too many VCs and FIFOs: at most 64 queues per router"));
+    }
+    sec.finish(&[])?;
+    Ok(p)
+}
+
+fn parse_routing(sec: &Section) -> Result<RoutingMode> {
+    let m = match sec.choice("algorithm", &ALGORITHMS)?.as_deref() {
+        None | Some("adaptive") => RoutingMode::Adaptive,
+        _ => RoutingMode::Deterministic,
+    };
+    sec.finish(&[])?;
+    Ok(m)
+}
+
+fn parse_run(sec: &Section) -> Result<RunParams> {
+    let mut r = RunParams::default();
+    r.cycles = sec.int("cycles", 1, i64::MAX / 4)?.map(|c| c as u64);
+    r.warmup = int_or(sec, "warmup", 0, i64::MAX / 4, 0)? as u64;
+    r.seed = int_or(sec, "seed", 0, i64::MAX, 1)? as u64;
+    r.sample_cycles = int_or(sec, "sample_cycles", 1, i64::MAX / 4, 1000)? as u64;
+    r.deadlock_cycles = int_or(sec, "deadlock_cycles", 100, i64::MAX / 4, 20_000)? as u64;
+    r.counter_cycles = int_or(sec, "counter_cycles", 0, i64::MAX / 4, 0)? as u64;
+    r.audit_cycles = int_or(sec, "audit_cycles", 0, i64::MAX / 4, 0)? as u64;
+    r.plant = sec.choice("plant_fault", &PlantedFault::NAMES)?.map(|s| PlantedFault::parse(&s).expect("checked"));
+    r.plant_after = int_or(sec, "plant_after", 0, i64::MAX / 4, 0)? as u64;
+    if let Some(c) = r.cycles {
+        if r.warmup >= c {
+            return Err(sec.error("warmup", format!("expected fewer warm-up cycles than run.cycles ({c})")));
+        }
+    }
+    sec.finish(&[])?;
+    Ok(r)
+}
+
+fn coords(sec: &Section, key: &str, dims: usize, default: Option<Vec<u32>>) -> Result<Vec<u32>> {
+    match sec.int_list(key, 0, 1 << 20)? {
+        Some(v) if v.len() == dims => Ok(v.into_iter().map(|x| x as u32).collect()),
+        Some(v) => Err(sec.error(key, format!("expected {dims} coordinates (one per axis), found {}", v.len()))),
+        None => default.ok_or_else(|| sec.error(key, format!("missing; expected {dims} coordinates"))),
+    }
+}
+
+fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterParams, seed: u64) -> Result<Workload> {
+    let pattern = sec.choice("pattern", &PATTERNS)?.unwrap_or_else(|| "uniform".into());
+    let packet_bytes = int_or(sec, "packet_bytes", 1, 1 << 20, router.max_packet_bytes as i64)? as u32;
+    let header_bytes = int_or(sec, "header_bytes", 0, 1 << 20, 16)? as u32;
+    if packet_bytes > router.max_packet_bytes {
+        return Err(sec.error("packet_bytes", format!("expected at most the router's {} bytes", router.max_packet_bytes)));
+    }
+    let dims = net.axes().len();
+    let open = |p: OpenPattern| -> Result<Kind> {
+        let load = sec.float("load", 0.0, 1.0)?.ok_or_else(|| sec.error("load", "missing; expected the offered load, a fraction of a node's injection bandwidth (0 to 1)"))?;
+        Ok(Kind::Open { pattern: p, load })
+    };
+    let payload = packet_bytes.saturating_sub(header_bytes) as u64;
+    let kind = match pattern.as_str() {
+        "uniform" => open(OpenPattern::Uniform)?,
+        "transpose" => open(OpenPattern::Transpose)?,
+        "tornado" => open(OpenPattern::Tornado)?,
+        "neighbor" | "nearest-neighbor" => open(OpenPattern::Neighbor)?,
+        "hot-region" => {
+            let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
+            let shape = coords(sec, "region_shape", dims, None)?;
+            let hot_fraction = sec.float("hot_fraction", 0.0, 1.0)?.unwrap_or(0.25);
+            open(OpenPattern::HotRegion { hot_fraction, origin, shape })?
+        }
+        "hot-spot" | "hot-burst" => {
+            let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
+            let shape = if pattern == "hot-spot" { vec![1; dims] } else { coords(sec, "region_shape", dims, None)? };
+            let packets = int_or(sec, "packets", 1, 1 << 24, 16)? as u32;
+            Kind::Finite(FinitePattern::HotBurst { packets, origin, shape })
+        }
+        "alltoall" => {
+            let message_bytes = match (sec.size("message_bytes")?, sec.int("packets_per_pair", 1, 1 << 20)?) {
+                (Some(_), Some(_)) => return Err(sec.error("packets_per_pair", "give message_bytes or packets_per_pair, not both")),
+                (Some(m), None) => m as u64,
+                (None, Some(k)) => k as u64 * payload.max(1),
+                (None, None) => payload.max(1),
+            };
+            Kind::Finite(FinitePattern::AllToAll { message_bytes: message_bytes.max(1) })
+        }
+        _ => {
+            let hops = int_or(sec, "hops", 1, 1 << 20, 1)? as u32;
+            let message_bytes = sec.size("message_bytes")?.unwrap_or(payload as f64).max(1.0) as u64;
+            let repetitions = int_or(sec, "repetitions", 1, 1 << 20, 4)? as u32;
+            Kind::Finite(FinitePattern::PingPong { hops, message_bytes, repetitions })
+        }
+    };
+    let w = Workload::new(kind, packet_bytes, header_bytes, net, seed).map_err(|e| sec.error(e.key, format!("expected {}", e.message)))?;
+    sec.finish(&["load", "packet_bytes", "header_bytes"])?;
+    Ok(w)
+}
+
+/// Builds the engine of a validated experiment.
+pub fn engine(exp: Experiment) -> Engine {
+    let t = match &exp.system.network.topology {
+        Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
+        _ => unreachable!("checked in parse"),
+    };
+    let order: Vec<usize> = if tofu::is_tofu(&t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
+    let eo = if exp.router.escape == Escape::DatelineDirection { EscapeOrder::Direction } else { EscapeOrder::Dimension };
+    let routing = Routing::Torus(TorusRouting::new(&t, &order, eo));
+    Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, exp.injection_links, exp.cycle_ns)
+}
+
+/// Parses, validates and runs an experiment.
+pub fn run(file: &str, text: &str, progress: &mut dyn FnMut(f64)) -> Result<(System, RunResult)> {
+    let exp = parse(file, text)?;
+    let system = System { name: exp.system.name.clone(), network: exp.system.network.clone() };
+    let e = engine(exp);
+    Ok((system, e.run(progress)))
+}

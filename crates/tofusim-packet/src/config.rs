@@ -1,0 +1,208 @@
+//! Router, routing and run parameters. Defaults are Blue Gene/L's
+//! (DOMAIN.md §5); every field is documented with its unit.
+
+use serde::Serialize;
+
+/// The escape (deadlock-avoidance) scheme of the router.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Escape {
+    /// Bubble escape VC with dimension-order routing; every packet on it is
+    /// charged as full-sized (the BG/L fix for variable-sized packets).
+    Bubble,
+    /// The original bubble rule, charging packets their real size: free
+    /// space can fragment and the network can deadlock.
+    BubbleUnfixed,
+    /// Two escape VCs per direction (lower before the dateline, higher
+    /// after), dimension-ordered.
+    DatelineDimension,
+    /// Dateline pair with direction order x+, y+, z+, x−, y−, z− (T3E).
+    DatelineDirection,
+    /// No escape channel (dynamic VCs only): tori can deadlock.
+    None,
+}
+
+impl Escape {
+    pub const NAMES: [&'static str; 5] = ["bubble", "bubble-unfixed", "dateline-dimension", "dateline-direction", "none"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "bubble" => Self::Bubble,
+            "bubble-unfixed" => Self::BubbleUnfixed,
+            "dateline-dimension" => Self::DatelineDimension,
+            "dateline-direction" => Self::DatelineDirection,
+            "none" => Self::None,
+            _ => return None,
+        })
+    }
+
+    /// Escape VCs per input port.
+    pub fn vcs(self) -> u8 {
+        match self {
+            Self::Bubble | Self::BubbleUnfixed => 1,
+            Self::DatelineDimension | Self::DatelineDirection => 2,
+            Self::None => 0,
+        }
+    }
+
+    pub fn is_bubble(self) -> bool {
+        matches!(self, Self::Bubble | Self::BubbleUnfixed)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arbitration {
+    Random,
+    /// Modified SLQ: the fullest VC (2-bit fullness) wins on `slq_fraction`
+    /// of the arbitrations, random otherwise.
+    Slq,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoutingMode {
+    /// Minimal adaptive on the dynamic VCs (JSQ), escape when none is free.
+    Adaptive,
+    /// Dimension order on the escape VC only.
+    Deterministic,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FifoSelect {
+    /// New packets go to the normal injection FIFOs in turn.
+    RoundRobin,
+    /// A packet goes to the FIFO of its first dimension-order direction.
+    Direction,
+}
+
+/// The router and link parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RouterParams {
+    /// Dynamic (adaptive) VCs per input port.
+    pub dynamic_vcs: u8,
+    pub escape: Escape,
+    /// Whether each input has a high-priority VC (bubble rules, dimension order).
+    pub priority_vc: bool,
+    /// Buffer of one VC, bytes (BG/L: 1 KB).
+    pub vc_buffer_bytes: u32,
+    /// Flow-control unit, bytes (BG/L: 32-byte chunks, one token each).
+    pub chunk_bytes: u32,
+    /// Largest packet, bytes (BG/L: 256). A VC is advertised available only
+    /// when a packet of this size fits.
+    pub max_packet_bytes: u32,
+    /// Per-packet link overhead, bytes: trailer + ack/token-ack share + idle gap (BG/L 4 + 8 + 2).
+    pub overhead_bytes: u32,
+    /// Header latency of one hop: wire and router pipeline, cycles.
+    pub hop_latency_cycles: u32,
+    /// Delay before a freed buffer's tokens reach the sender, cycles.
+    pub token_latency_cycles: u32,
+    /// Receiver → sender transfer paths per input port (BG/L: 2).
+    pub paths: u8,
+    pub arbitration: Arbitration,
+    /// Fraction of arbitrations that use SLQ (the rest are random).
+    pub slq_fraction: f64,
+    /// Fraction of sender arbitrations in which in-network packets beat injection.
+    pub network_priority: f64,
+    /// Output choice among free dynamic VCs: JSQ (most downstream tokens) or random.
+    pub jsq: bool,
+    /// Normal injection FIFOs (BG/L 6) and high-priority ones (BG/L 2).
+    pub injection_fifos: u8,
+    pub priority_fifos: u8,
+    /// Capacity of one injection FIFO, bytes.
+    pub injection_fifo_bytes: u32,
+    pub fifo_select: FifoSelect,
+}
+
+impl RouterParams {
+    /// Blue Gene/L (DOMAIN.md §5; latencies are [MEM] settings, documented in docs/model.md).
+    pub fn bgl() -> Self {
+        Self {
+            dynamic_vcs: 2,
+            escape: Escape::Bubble,
+            priority_vc: true,
+            vc_buffer_bytes: 1024,
+            chunk_bytes: 32,
+            max_packet_bytes: 256,
+            overhead_bytes: 14,
+            hop_latency_cycles: 16,
+            token_latency_cycles: 16,
+            paths: 2,
+            arbitration: Arbitration::Slq,
+            slq_fraction: 0.75,
+            network_priority: 1.0,
+            jsq: true,
+            injection_fifos: 6,
+            priority_fifos: 2,
+            injection_fifo_bytes: 1024,
+            fifo_select: FifoSelect::RoundRobin,
+        }
+    }
+
+    /// Tokens (chunks) in one VC buffer.
+    pub fn vc_tokens(&self) -> u32 {
+        self.vc_buffer_bytes / self.chunk_bytes
+    }
+
+    /// Chunks of a full-sized packet.
+    pub fn full_chunks(&self) -> u32 {
+        self.max_packet_bytes.div_ceil(self.chunk_bytes)
+    }
+
+    /// VCs per input port: dynamic, escape, priority.
+    pub fn vcs(&self) -> u8 {
+        self.dynamic_vcs + self.escape.vcs() + self.priority_vc as u8
+    }
+}
+
+/// Fault planted on purpose, to show the invariant checks catch it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlantedFault {
+    /// One packet vanishes on a link.
+    DropPacket,
+    /// One token return is lost.
+    LeakToken,
+    /// One packet's payload is altered on a link.
+    CorruptPayload,
+}
+
+impl PlantedFault {
+    pub const NAMES: [&'static str; 3] = ["drop-packet", "leak-token", "corrupt-payload"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "drop-packet" => Self::DropPacket,
+            "leak-token" => Self::LeakToken,
+            "corrupt-payload" => Self::CorruptPayload,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunParams {
+    /// Cycles to simulate (open loop), or a cap for finite workloads.
+    pub cycles: Option<u64>,
+    /// Cycles excluded from the statistics (open loop).
+    pub warmup: u64,
+    pub seed: u64,
+    /// Length of one time-series window, cycles.
+    pub sample_cycles: u64,
+    /// A run in which no packet moves for this many cycles while packets are in flight is a deadlock.
+    pub deadlock_cycles: u64,
+    /// Period of the per-port counter snapshots, cycles (0: final values only).
+    pub counter_cycles: u64,
+    /// Full invariant audit every this many cycles (0: only at the end).
+    pub audit_cycles: u64,
+    pub plant: Option<PlantedFault>,
+    /// Cycle after which the planted fault strikes.
+    pub plant_after: u64,
+}
+
+impl Default for RunParams {
+    fn default() -> Self {
+        Self { cycles: None, warmup: 0, seed: 1, sample_cycles: 1000, deadlock_cycles: 20_000, counter_cycles: 0, audit_cycles: 0, plant: None, plant_after: 0 }
+    }
+}

@@ -1,0 +1,832 @@
+//! The event loop and the router state.
+//!
+//! **Time** is the network cycle: one byte time of a link. **Events** are
+//! whole-packet (not per chunk) and addressed to one router each:
+//!
+//! | event | at | effect |
+//! | --- | --- | --- |
+//! | `ARRIVE` | grant + hop latency | the header reaches the next router; the packet joins its VC |
+//! | `DONE` | grant + wire time | the tail has left: the input path and the buffer space are free; tokens go upstream |
+//! | `TOKEN` | `DONE` + token latency | the sender's token counter for that VC grows |
+//! | `DELIVER` | ejection grant + packet bytes | the packet is in the reception FIFO: checked and counted |
+//! | `INJECT` | geometric gaps | open-loop traffic creates a packet at a node |
+//!
+//! Each cycle, the events due are applied (each touches only its router),
+//! then every router they touched arbitrates once ([`crate::router`]).
+//! Arbitration changes only its own router and schedules events at least
+//! one cycle ahead, so the outcome does not depend on the order in which
+//! routers are visited: every router draws from its own seeded generator.
+//! This is what lets the network be split into partitions later.
+
+use crate::config::{Escape, PlantedFault, RouterParams, RoutingMode, RunParams};
+use crate::packet::{checksum, flags, Packet, Pool, NONE};
+use crate::result::{BlockedVc, Deadlock, InvariantError, RunResult};
+use crate::stats::{Histogram, PortCounters, Sample};
+use rand::{RngExt, SeedableRng};
+use tofusim_des::TimeWheel;
+use tofusim_routing::Routing;
+use tofusim_workload::{NewPacket, Workload, CHUNK_BYTES};
+
+pub(crate) const ARRIVE: u8 = 0;
+pub(crate) const DONE: u8 = 1;
+pub(crate) const TOKEN: u8 = 2;
+pub(crate) const DELIVER: u8 = 3;
+pub(crate) const INJECT: u8 = 4;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ev {
+    pub kind: u8,
+    pub a: u8,
+    pub b: u8,
+    pub router: u32,
+    pub x: u32,
+}
+
+/// Layout of the per-router arrays.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    pub routers: usize,
+    /// Network ports.
+    pub ports: usize,
+    /// VCs per network input.
+    pub vcs: usize,
+    /// Injection FIFOs (normal, then high-priority).
+    pub fifos: usize,
+    /// Queues per router: `ports × vcs` VC buffers, then the FIFOs.
+    pub queues: usize,
+    /// Input units per router: ports, then FIFOs.
+    pub units: usize,
+    pub dynamic: usize,
+    /// First escape VC (`dynamic`), and the priority VC if any.
+    pub esc: usize,
+    pub esc_count: usize,
+    pub hp: Option<usize>,
+}
+
+impl Layout {
+    #[inline]
+    pub fn queue_of(&self, unit: usize, vc: usize) -> usize {
+        if unit < self.ports {
+            unit * self.vcs + vc
+        } else {
+            self.ports * self.vcs + (unit - self.ports)
+        }
+    }
+
+    pub fn vc_name(&self, vc: usize) -> String {
+        if vc < self.dynamic {
+            format!("dynamic-{vc}")
+        } else if Some(vc) == self.hp {
+            "priority".into()
+        } else if self.esc_count == 2 {
+            if vc == self.esc {
+                "escape-low".into()
+            } else {
+                "escape-high".into()
+            }
+        } else {
+            "escape".into()
+        }
+    }
+}
+
+pub struct Engine {
+    pub(crate) routing: Routing,
+    pub(crate) params: RouterParams,
+    pub(crate) mode: RoutingMode,
+    pub(crate) run: RunParams,
+    pub(crate) workload: Workload,
+    pub(crate) lay: Layout,
+    /// Chunks of a full-sized packet; tokens of a VC; chunks of a FIFO.
+    pub(crate) full: u16,
+    pub(crate) cap: u16,
+    pub(crate) fifo_cap: u16,
+    /// Node injection capacity in link units (bytes per cycle).
+    pub(crate) injection_links: f64,
+    pub(crate) cycle_ns: f64,
+
+    pub(crate) pool: Pool,
+    pub(crate) wheel: TimeWheel<Ev>,
+    pub(crate) q_head: Vec<u32>,
+    pub(crate) q_tail: Vec<u32>,
+    /// Chunks held in each queue (packets waiting and tails still leaving).
+    pub(crate) q_used: Vec<u16>,
+    pub(crate) out_free_at: Vec<u64>,
+    pub(crate) out_tokens: Vec<u16>,
+    pub(crate) paths_used: Vec<u8>,
+    pub(crate) recv_free_at: Vec<u64>,
+    pub(crate) rngs: Vec<rand_pcg::Pcg32>,
+    pub(crate) dirty: Vec<bool>,
+    pub(crate) dirty_list: Vec<u32>,
+    pub(crate) src_head: Vec<u32>,
+    pub(crate) src_tail: Vec<u32>,
+    pub(crate) gen_next: Vec<u64>,
+    pub(crate) gen_total: Vec<u64>,
+    pub(crate) fifo_rr: Vec<u8>,
+    pub(crate) counters: Vec<PortCounters>,
+    pub(crate) depleted_since: Vec<u64>,
+    pub(crate) token_at: Vec<u64>,
+    pub(crate) requests: Vec<crate::router::Request>,
+    pub(crate) new_packets: Vec<NewPacket>,
+
+    // statistics
+    pub(crate) hist: Histogram,
+    pub(crate) samples: Vec<Sample>,
+    pub(crate) vc_hops: Vec<u64>,
+    pub(crate) created: u64,
+    pub(crate) delivered: u64,
+    pub(crate) serial: u32,
+    pub(crate) busy_measured: u64,
+    pub(crate) payload_measured: u64,
+    pub(crate) delivered_bytes_measured: u64,
+    pub(crate) token_returns: u64,
+    pub(crate) unblocks: u64,
+    pub(crate) win_delivered_bytes: u64,
+    pub(crate) win_delivered: u64,
+    pub(crate) win_busy: u64,
+    pub(crate) win_tokens: u64,
+    pub(crate) win_unblocks: u64,
+    pub(crate) last_progress: u64,
+    pub(crate) events: u64,
+    pub(crate) directed_links: u64,
+    pub(crate) gen_remaining: u64,
+    pub(crate) planted_done: bool,
+    pub(crate) error: Option<InvariantError>,
+}
+
+/// What a caller sees of a run in progress (for progress bars).
+pub type Progress<'a> = &'a mut dyn FnMut(f64);
+
+impl Engine {
+    /// `injection_links`: the node's injection capacity in bytes per cycle
+    /// (e.g. 6 on BG/L, where a node can feed all six links at once);
+    /// `cycle_ns`: the length of one cycle.
+    pub fn new(routing: Routing, params: RouterParams, mode: RoutingMode, run: RunParams, workload: Workload, injection_links: f64, cycle_ns: f64) -> Self {
+        let routers = routing.routers();
+        let ports = routing.ports();
+        let vcs = params.vcs() as usize;
+        let fifos = (params.injection_fifos + params.priority_fifos) as usize;
+        let lay = Layout {
+            routers,
+            ports,
+            vcs,
+            fifos,
+            queues: ports * vcs + fifos,
+            units: ports + fifos,
+            dynamic: params.dynamic_vcs as usize,
+            esc: params.dynamic_vcs as usize,
+            esc_count: params.escape.vcs() as usize,
+            hp: params.priority_vc.then_some(vcs - 1),
+        };
+        assert!(lay.queues <= 64 && ports <= 32, "at most 64 queues and 32 ports per router");
+        let full = params.full_chunks() as u16;
+        let cap = params.vc_tokens() as u16;
+        let fifo_cap = (params.injection_fifo_bytes / params.chunk_bytes) as u16;
+        let mut out_tokens = vec![0u16; routers * ports * vcs];
+        let mut directed_links = 0;
+        for r in 0..routers {
+            for o in 0..ports {
+                if routing.neighbor(r as u32, o as u8).is_some() {
+                    directed_links += 1;
+                    for v in 0..vcs {
+                        out_tokens[(r * ports + o) * vcs + v] = cap;
+                    }
+                }
+            }
+        }
+        let seed = run.seed;
+        let rngs = (0..routers).map(|r| rand_pcg::Pcg32::seed_from_u64(seed.wrapping_mul(0x9e3779b97f4a7c15) ^ (r as u64).wrapping_mul(0xd1b54a32d192ed03))).collect();
+        let horizon = (params.max_packet_bytes + params.overhead_bytes + params.hop_latency_cycles + params.token_latency_cycles) as u64 * 4;
+        let gen_total: Vec<u64> = (0..routers as u32).map(|r| if workload.is_finite() { workload.initial_packets(r) } else { 0 }).collect();
+        let gen_remaining = gen_total.iter().sum();
+        Self {
+            routing,
+            mode,
+            lay,
+            full,
+            cap,
+            fifo_cap,
+            injection_links,
+            cycle_ns,
+            pool: Pool::default(),
+            wheel: TimeWheel::new(horizon.max(1024)),
+            q_head: vec![NONE; routers * lay.queues],
+            q_tail: vec![NONE; routers * lay.queues],
+            q_used: vec![0; routers * lay.queues],
+            out_free_at: vec![0; routers * ports],
+            out_tokens,
+            paths_used: vec![0; routers * lay.units],
+            recv_free_at: vec![0; routers * ports],
+            rngs,
+            dirty: vec![false; routers],
+            dirty_list: Vec::with_capacity(routers),
+            src_head: vec![NONE; routers],
+            src_tail: vec![NONE; routers],
+            gen_next: vec![0; routers],
+            gen_total,
+            fifo_rr: vec![0; routers],
+            counters: vec![PortCounters::default(); routers * ports],
+            depleted_since: vec![u64::MAX; routers * ports],
+            token_at: vec![u64::MAX; routers * ports],
+            requests: Vec::with_capacity(64),
+            new_packets: Vec::new(),
+            hist: Histogram::default(),
+            samples: Vec::new(),
+            vc_hops: vec![0; vcs],
+            created: 0,
+            delivered: 0,
+            serial: 0,
+            busy_measured: 0,
+            payload_measured: 0,
+            delivered_bytes_measured: 0,
+            token_returns: 0,
+            unblocks: 0,
+            win_delivered_bytes: 0,
+            win_delivered: 0,
+            win_busy: 0,
+            win_tokens: 0,
+            win_unblocks: 0,
+            last_progress: 0,
+            events: 0,
+            directed_links,
+            gen_remaining,
+            planted_done: false,
+            error: None,
+            params,
+            run,
+            workload,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn mark_dirty(&mut self, r: u32) {
+        if !self.dirty[r as usize] {
+            self.dirty[r as usize] = true;
+            self.dirty_list.push(r);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn wire_cycles(&self, bytes: u16) -> u64 {
+        bytes as u64 + self.params.overhead_bytes as u64
+    }
+
+    #[inline]
+    pub(crate) fn chunks(bytes: u16) -> u16 {
+        bytes.div_ceil(CHUNK_BYTES as u16)
+    }
+
+    // ---- queues -------------------------------------------------------
+
+    #[inline]
+    pub(crate) fn push_queue(&mut self, qi: usize, pkt: u32) {
+        self.pool.get_mut(pkt).next = NONE;
+        if self.q_tail[qi] == NONE {
+            self.q_head[qi] = pkt;
+        } else {
+            let t = self.q_tail[qi];
+            self.pool.get_mut(t).next = pkt;
+        }
+        self.q_tail[qi] = pkt;
+    }
+
+    #[inline]
+    pub(crate) fn pop_queue(&mut self, qi: usize) -> u32 {
+        let h = self.q_head[qi];
+        debug_assert_ne!(h, NONE);
+        let next = self.pool.get(h).next;
+        self.q_head[qi] = next;
+        if next == NONE {
+            self.q_tail[qi] = NONE;
+        }
+        h
+    }
+
+    fn push_source(&mut self, r: usize, pkt: u32) {
+        self.pool.get_mut(pkt).next = NONE;
+        if self.src_tail[r] == NONE {
+            self.src_head[r] = pkt;
+        } else {
+            let t = self.src_tail[r];
+            self.pool.get_mut(t).next = pkt;
+        }
+        self.src_tail[r] = pkt;
+    }
+
+    /// Creates a packet at node `r`.
+    pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
+        let hints = self.routing.init(r, np.dst, &mut self.rngs[r as usize]);
+        let serial = self.serial;
+        self.serial = self.serial.wrapping_add(1);
+        self.created += 1;
+        let mut f = flags::LIVE;
+        if t >= self.run.warmup {
+            f |= flags::MEASURED;
+        }
+        self.pool.alloc(Packet {
+            next: NONE,
+            src: r,
+            dst: np.dst,
+            serial,
+            created: t,
+            tag: np.tag,
+            checksum: checksum(serial, r, np.dst, np.tag, np.payload),
+            bytes: np.bytes,
+            payload: np.payload,
+            hops: 0,
+            hints,
+            vc: 0,
+            input: 0,
+            charged: 0,
+            flags: f,
+        })
+    }
+
+    /// Moves new packets from the node's software queue (and its finite
+    /// generator) into injection FIFOs with room.
+    pub(crate) fn fill_fifos(&mut self, r: usize, t: u64) {
+        let lay = self.lay;
+        let normal = self.params.injection_fifos as usize;
+        if normal == 0 {
+            return;
+        }
+        loop {
+            let from_source = self.src_head[r] != NONE;
+            if !from_source && self.gen_next[r] >= self.gen_total[r] {
+                return;
+            }
+            let (bytes, dst, hints) = if from_source {
+                let p = self.pool.get(self.src_head[r]);
+                (p.bytes, p.dst, p.hints)
+            } else {
+                let np = self.workload.finite_packet(r as u32, self.gen_next[r]);
+                (np.bytes, np.dst, 0)
+            };
+            let need = Self::chunks(bytes);
+            let fifo = match self.params.fifo_select {
+                crate::config::FifoSelect::RoundRobin => {
+                    let start = self.fifo_rr[r] as usize;
+                    (0..normal).map(|k| (start + k) % normal).find(|&f| self.fifo_cap - self.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need)
+                }
+                crate::config::FifoSelect::Direction => {
+                    let f = if from_source { self.routing.escape_port(r as u32, dst, hints).unwrap_or(0) as usize % normal } else { (dst as usize) % normal };
+                    (self.fifo_cap - self.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need).then_some(f)
+                }
+            };
+            let Some(f) = fifo else { return };
+            self.fifo_rr[r] = ((f + 1) % normal) as u8;
+            let pkt = if from_source {
+                let h = self.src_head[r];
+                let next = self.pool.get(h).next;
+                self.src_head[r] = next;
+                if next == NONE {
+                    self.src_tail[r] = NONE;
+                }
+                h
+            } else {
+                let np = self.workload.finite_packet(r as u32, self.gen_next[r]);
+                self.gen_next[r] += 1;
+                self.gen_remaining -= 1;
+                self.create(r as u32, t, np)
+            };
+            let unit = lay.ports + f;
+            let qi = r * lay.queues + lay.queue_of(unit, 0);
+            {
+                let p = self.pool.get_mut(pkt);
+                p.input = unit as u8;
+                p.vc = f as u8;
+                p.charged = need as u8;
+            }
+            self.q_used[qi] += need;
+            self.push_queue(qi, pkt);
+        }
+    }
+
+    // ---- events -------------------------------------------------------
+
+    fn apply(&mut self, ev: Ev, t: u64) {
+        let r = ev.router as usize;
+        let lay = self.lay;
+        match ev.kind {
+            ARRIVE => {
+                let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
+                let charged = self.pool.get(ev.x).charged as u16;
+                self.q_used[qi] += charged;
+                self.push_queue(qi, ev.x);
+                self.mark_dirty(ev.router);
+            }
+            DONE => {
+                let unit = ev.a as usize;
+                self.paths_used[r * lay.units + unit] -= 1;
+                let qi = r * lay.queues + lay.queue_of(unit, ev.b as usize);
+                self.q_used[qi] -= ev.x as u16;
+                if unit < lay.ports {
+                    self.return_tokens(ev.router, ev.a, ev.b, ev.x, t);
+                }
+                self.mark_dirty(ev.router);
+            }
+            TOKEN => {
+                let oi = r * lay.ports + ev.a as usize;
+                let mut chunks = ev.x as u16;
+                if self.run.plant == Some(PlantedFault::LeakToken) && !self.planted_done && t >= self.run.plant_after {
+                    self.planted_done = true;
+                    chunks -= 1;
+                }
+                self.out_tokens[oi * lay.vcs + ev.b as usize] += chunks;
+                self.token_returns += 1;
+                self.win_tokens += 1;
+                self.token_at[oi] = t;
+                self.mark_dirty(ev.router);
+            }
+            DELIVER => self.deliver(ev, t),
+            INJECT => {
+                let mut rng = std::mem::replace(&mut self.rngs[r], rand_pcg::Pcg32::seed_from_u64(0));
+                if let Some(dst) = self.workload.open_destination(ev.router, &mut rng) {
+                    self.rngs[r] = rng;
+                    let np = NewPacket { dst, bytes: self.workload.packet_bytes as u16, payload: self.workload.payload_bytes() as u16, tag: 0 };
+                    let pkt = self.create(ev.router, t, np);
+                    self.push_source(r, pkt);
+                } else {
+                    self.rngs[r] = rng;
+                }
+                self.schedule_injection(ev.router, t);
+                self.mark_dirty(ev.router);
+            }
+            _ => unreachable!("unknown event kind"),
+        }
+    }
+
+    /// Schedules the token return for a tail that left input `port` (VC `vc`) of `r`.
+    pub(crate) fn return_tokens(&mut self, r: u32, port: u8, vc: u8, chunks: u32, t: u64) {
+        if let Some((up, up_port)) = self.routing.upstream(r, port) {
+            self.wheel.schedule(t + self.params.token_latency_cycles as u64, Ev { kind: TOKEN, a: up_port, b: vc, router: up, x: chunks });
+        }
+    }
+
+    fn deliver(&mut self, ev: Ev, t: u64) {
+        let r = ev.router as usize;
+        let lay = self.lay;
+        let p = *self.pool.get(ev.x);
+        let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
+        self.q_used[qi] -= p.charged as u16;
+        self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
+        if p.flags & flags::LIVE == 0 {
+            self.fail(t, "duplicate-delivery", format!("packet {} delivered twice at router {}", p.serial, self.routing.router_label(ev.router)));
+            return;
+        }
+        if p.dst != ev.router {
+            self.fail(t, "wrong-destination", format!("packet {} for {} delivered at {}", p.serial, self.routing.router_label(p.dst), self.routing.router_label(ev.router)));
+        }
+        if checksum(p.serial, p.src, p.dst, p.tag, p.payload) != p.checksum {
+            self.fail(t, "payload-checksum", format!("packet {} from {} to {}: payload checksum mismatch", p.serial, self.routing.router_label(p.src), self.routing.router_label(p.dst)));
+        }
+        self.delivered += 1;
+        self.last_progress = t;
+        if p.flags & flags::MEASURED != 0 {
+            self.hist.add(t - p.created);
+        }
+        if t >= self.run.warmup {
+            self.delivered_bytes_measured += p.bytes as u64;
+        }
+        self.win_delivered_bytes += p.bytes as u64;
+        self.win_delivered += 1;
+        self.pool.release(ev.x);
+        if self.workload.is_finite() {
+            let mut out = std::mem::take(&mut self.new_packets);
+            out.clear();
+            self.workload.on_delivery(ev.router, t, &mut out);
+            for np in out.iter().copied() {
+                let pkt = self.create(ev.router, t, np);
+                self.push_source(r, pkt);
+            }
+            self.new_packets = out;
+        }
+        self.mark_dirty(ev.router);
+    }
+
+    pub(crate) fn fail(&mut self, t: u64, kind: &'static str, detail: String) {
+        if self.error.is_none() {
+            self.error = Some(InvariantError { kind, cycle: t, detail });
+        }
+    }
+
+    fn schedule_injection(&mut self, r: u32, t: u64) {
+        let Some(rate) = self.workload.packets_per_cycle(self.injection_links) else { return };
+        if rate <= 0.0 {
+            return;
+        }
+        let gap = if rate >= 1.0 {
+            1
+        } else {
+            let u: f64 = self.rngs[r as usize].random::<f64>();
+            1 + ((1.0 - u).ln() / (1.0 - rate).ln()).floor() as u64
+        };
+        let at = t.saturating_add(gap);
+        if self.run.cycles.is_none_or(|c| at < c) {
+            self.wheel.schedule(at, Ev { kind: INJECT, a: 0, b: 0, router: r, x: 0 });
+        }
+    }
+
+    // ---- the loop -----------------------------------------------------
+
+    /// Runs to the end (cycles reached, or the finite workload done) and
+    /// returns the results; deadlocks and invariant violations are in them.
+    pub fn run(mut self, progress: Progress) -> RunResult {
+        let wall = std::time::Instant::now();
+        let n = self.lay.routers as u32;
+        for r in 0..n {
+            if self.workload.is_finite() {
+                if self.gen_total[r as usize] > 0 {
+                    self.mark_dirty(r);
+                }
+            } else {
+                self.schedule_injection(r, 0);
+            }
+        }
+        let end = self.run.cycles.unwrap_or(u64::MAX);
+        let mut buf: Vec<Ev> = Vec::with_capacity(1024);
+        let mut t = 0u64;
+        let mut next_sample = self.run.sample_cycles.max(1);
+        let mut next_audit = if self.run.audit_cycles > 0 { self.run.audit_cycles } else { u64::MAX };
+        let mut deadlock = None;
+        let mut completion = None;
+        let mut iter = 0u64;
+        let mut last_report = std::time::Instant::now();
+        self.process_dirty(0);
+        loop {
+            if self.workload.is_finite() && self.gen_remaining == 0 && self.pool.live() == 0 {
+                completion = Some(t);
+                break;
+            }
+            let Some(now) = self.wheel.drain_next(end.saturating_sub(1), &mut buf) else {
+                if self.wheel.is_empty() && self.pool.live() > 0 {
+                    // Nothing can ever happen again, yet packets wait: a deadlock.
+                    deadlock = Some(self.deadlock_report(t));
+                } else if let Some(c) = self.run.cycles {
+                    t = c;
+                }
+                break;
+            };
+            while now >= next_sample {
+                self.close_sample(next_sample);
+                next_sample += self.run.sample_cycles.max(1);
+            }
+            t = now;
+            self.events += buf.len() as u64;
+            for &ev in &buf {
+                self.apply(ev, t);
+            }
+            self.process_dirty(t);
+            if self.error.is_some() {
+                break;
+            }
+            if self.pool.live() > 0 && t.saturating_sub(self.last_progress) > self.run.deadlock_cycles {
+                deadlock = Some(self.deadlock_report(t));
+                break;
+            }
+            if t >= next_audit {
+                self.audit(t);
+                next_audit = t + self.run.audit_cycles;
+                if self.error.is_some() {
+                    break;
+                }
+            }
+            iter += 1;
+            if iter & 0xfff == 0 && last_report.elapsed().as_millis() >= 200 {
+                last_report = std::time::Instant::now();
+                let frac = match (self.run.cycles, self.workload.is_finite()) {
+                    (Some(c), _) => t as f64 / c as f64,
+                    (None, true) => self.delivered as f64 / (self.created + self.gen_remaining).max(1) as f64,
+                    _ => 0.0,
+                };
+                progress(frac.min(1.0));
+            }
+        }
+        if deadlock.is_none() && self.error.is_none() {
+            self.audit(t);
+        }
+        progress(1.0);
+        crate::result::finish(self, t, completion, deadlock, wall.elapsed().as_secs_f64())
+    }
+
+    fn process_dirty(&mut self, t: u64) {
+        let mut list = std::mem::take(&mut self.dirty_list);
+        for &r in &list {
+            self.dirty[r as usize] = false;
+        }
+        for &r in &list {
+            self.arbitrate(r as usize, t);
+        }
+        list.clear();
+        // Routers marked during arbitration (none today) would be picked up next cycle.
+        if self.dirty_list.is_empty() {
+            self.dirty_list = list;
+        }
+    }
+
+    fn close_sample(&mut self, at: u64) {
+        let period = self.run.sample_cycles.max(1) as f64;
+        let lay = self.lay;
+        let n = lay.routers as f64;
+        let mut fill = vec![0f64; lay.vcs];
+        for r in 0..lay.routers {
+            for port in 0..lay.ports {
+                for v in 0..lay.vcs {
+                    fill[v] += self.q_used[r * lay.queues + port * lay.vcs + v] as f64;
+                }
+            }
+        }
+        let denom = (lay.routers * lay.ports) as f64 * self.cap as f64;
+        fill.iter_mut().for_each(|f| *f /= denom);
+        self.samples.push(Sample {
+            cycle: at,
+            accepted_load: self.win_delivered_bytes as f64 / (n * period * self.injection_links),
+            link_utilization: self.win_busy as f64 / (self.directed_links.max(1) as f64 * period),
+            packets_delivered: self.win_delivered,
+            token_returns: self.win_tokens,
+            unblocking_probability: if self.win_tokens > 0 { self.win_unblocks as f64 / self.win_tokens as f64 } else { 0.0 },
+            vc_fill: fill,
+        });
+        self.win_delivered_bytes = 0;
+        self.win_delivered = 0;
+        self.win_busy = 0;
+        self.win_tokens = 0;
+        self.win_unblocks = 0;
+    }
+
+    // ---- invariants ---------------------------------------------------
+
+    /// Full audit: every live packet is in exactly one place, queue
+    /// occupancies add up, and tokens are conserved on every link and VC.
+    pub(crate) fn audit(&mut self, t: u64) {
+        let lay = self.lay;
+        let mut seen = vec![false; self.pool.iter_live().map(|(i, _)| i as usize + 1).max().unwrap_or(0)];
+        let mut count = 0u64;
+        let mut charged_in = vec![0u32; lay.routers * lay.queues];
+        let mut err = None;
+        let visit = |pkt: u32, seen: &mut Vec<bool>| -> bool {
+            let i = pkt as usize;
+            if i >= seen.len() || seen[i] {
+                return false;
+            }
+            seen[i] = true;
+            true
+        };
+        for qi in 0..lay.routers * lay.queues {
+            let mut p = self.q_head[qi];
+            while p != NONE {
+                if !visit(p, &mut seen) {
+                    err.get_or_insert(format!("packet slot {p} found twice or not live (queue {qi})"));
+                    break;
+                }
+                count += 1;
+                charged_in[qi] += self.pool.get(p).charged as u32;
+                p = self.pool.get(p).next;
+            }
+        }
+        for r in 0..lay.routers {
+            let mut p = self.src_head[r];
+            while p != NONE {
+                if !visit(p, &mut seen) {
+                    err.get_or_insert(format!("packet slot {p} found twice in a software queue"));
+                    break;
+                }
+                count += 1;
+                p = self.pool.get(p).next;
+            }
+        }
+        // In flight on links and being ejected; tails leaving; tokens returning.
+        let mut in_transit = vec![0u32; lay.routers * lay.queues];
+        let mut leaving = vec![0u32; lay.routers * lay.queues];
+        let mut returning = vec![0u32; lay.routers * lay.ports * lay.vcs];
+        let mut transit_pkts = Vec::new();
+        self.wheel.for_each(|ev| match ev.kind {
+            ARRIVE | DELIVER => transit_pkts.push(ev.x),
+            DONE => leaving[ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize)] += ev.x,
+            TOKEN => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
+            _ => {}
+        });
+        let mut ejecting = vec![0u32; lay.routers * lay.queues];
+        self.wheel.for_each(|ev| {
+            if ev.kind == ARRIVE {
+                in_transit[ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize)] += self.pool.get(ev.x).charged as u32;
+            } else if ev.kind == DELIVER {
+                ejecting[ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize)] += self.pool.get(ev.x).charged as u32;
+            }
+        });
+        for &p in &transit_pkts {
+            if !visit(p, &mut seen) {
+                err.get_or_insert(format!("packet slot {p} in flight twice or already delivered"));
+            }
+            count += 1;
+        }
+        if err.is_none() && count != self.pool.live() {
+            err = Some(format!("{} packets are live but {} were found in queues and on links (packets lost or duplicated)", self.pool.live(), count));
+        }
+        if err.is_none() && self.created != self.delivered + self.pool.live() {
+            err = Some(format!("{} created, {} delivered, {} in flight: packets lost", self.created, self.delivered, self.pool.live()));
+        }
+        if let Some(e) = err {
+            self.fail(t, "packet-conservation", e);
+            return;
+        }
+        for r in 0..lay.routers {
+            for q in 0..lay.queues {
+                let qi = r * lay.queues + q;
+                let want = charged_in[qi] + leaving[qi] + ejecting[qi];
+                if self.q_used[qi] as u32 != want {
+                    self.fail(t, "buffer-accounting", format!("router {} queue {q}: {} chunks recorded, {want} held", self.routing.router_label(r as u32), self.q_used[qi]));
+                    return;
+                }
+            }
+        }
+        for r in 0..lay.routers {
+            for o in 0..lay.ports {
+                let Some((w, i)) = self.routing.neighbor(r as u32, o as u8) else { continue };
+                for v in 0..lay.vcs {
+                    let oi = (r * lay.ports + o) * lay.vcs + v;
+                    let qi = w as usize * lay.queues + lay.queue_of(i as usize, v);
+                    let total = self.out_tokens[oi] as u32 + returning[oi] + in_transit[qi] + self.q_used[qi] as u32;
+                    if total != self.cap as u32 {
+                        self.fail(
+                            t,
+                            "token-conservation",
+                            format!(
+                                "link {} {} VC {}: {} tokens at the sender + {} returning + {} on the wire + {} in the buffer = {total}, expected {}",
+                                self.routing.router_label(r as u32),
+                                self.routing.port_name(o as u8),
+                                lay.vc_name(v),
+                                self.out_tokens[oi],
+                                returning[oi],
+                                in_transit[qi],
+                                self.q_used[qi],
+                                self.cap
+                            ),
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The blocked VCs: follows each stuck head packet to the buffer it
+    /// waits for, and reports a cycle of such waits if there is one.
+    fn deadlock_report(&mut self, t: u64) -> Deadlock {
+        let lay = self.lay;
+        // successor[queue] = the downstream queue its head waits for (escape route).
+        let idx = |r: usize, q: usize| r * lay.queues + q;
+        let mut succ = vec![usize::MAX; lay.routers * lay.queues];
+        for r in 0..lay.routers {
+            for q in 0..lay.ports * lay.vcs {
+                let h = self.q_head[idx(r, q)];
+                if h == NONE {
+                    continue;
+                }
+                let p = *self.pool.get(h);
+                if p.dst == r as u32 {
+                    continue;
+                }
+                let o = if p.vc as usize >= lay.esc || self.mode == RoutingMode::Deterministic || self.params.escape == Escape::None {
+                    self.routing.escape_port(r as u32, p.dst, p.hints)
+                } else {
+                    let m = self.routing.adaptive_ports(r as u32, p.dst, p.hints);
+                    (m != 0).then(|| m.trailing_zeros() as u8)
+                };
+                let Some(o) = o else { continue };
+                let Some((w, i)) = self.routing.neighbor(r as u32, o) else { continue };
+                let v = if p.vc as usize >= lay.esc { p.vc as usize } else if lay.esc_count > 0 && self.mode == RoutingMode::Deterministic { lay.esc } else { p.vc as usize };
+                succ[idx(r, q)] = idx(w as usize, lay.queue_of(i as usize, v));
+            }
+        }
+        let mut state = vec![0u8; succ.len()];
+        let mut cycle = Vec::new();
+        'outer: for s in 0..succ.len() {
+            if succ[s] == usize::MAX || state[s] != 0 {
+                continue;
+            }
+            let mut path = Vec::new();
+            let mut x = s;
+            while x != usize::MAX && state[x] == 0 {
+                state[x] = 1;
+                path.push(x);
+                x = succ[x];
+            }
+            if x != usize::MAX && state[x] == 1 {
+                let start = path.iter().position(|&y| y == x).unwrap_or(0);
+                cycle = path[start..].to_vec();
+                break 'outer;
+            }
+            for y in path {
+                state[y] = 2;
+            }
+        }
+        let describe = |qi: usize| {
+            let r = qi / lay.queues;
+            let q = qi % lay.queues;
+            BlockedVc { router: self.routing.router_label(r as u32), port: self.routing.port_name((q / lay.vcs) as u8), vc: lay.vc_name(q % lay.vcs), used_chunks: self.q_used[qi] as u32 }
+        };
+        let blocked: Vec<BlockedVc> = cycle.iter().take(64).map(|&qi| describe(qi)).collect();
+        Deadlock { cycle: t, stalled_cycles: t.saturating_sub(self.last_progress), packets_in_flight: self.pool.live(), wait_cycle_found: !cycle.is_empty(), wait_cycle_length: cycle.len(), blocked_vcs: blocked }
+    }
+}

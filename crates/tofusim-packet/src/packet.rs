@@ -1,0 +1,96 @@
+//! Packets live in a pool indexed by `u32` (no per-packet allocation in
+//! steady state) and are chained into queues through `next`.
+
+pub const NONE: u32 = u32::MAX;
+
+pub mod flags {
+    pub const LIVE: u8 = 1;
+    pub const PRIORITY: u8 = 2;
+    /// Has crossed the dateline of the ring it is in (dateline escape).
+    pub const CROSSED: u8 = 4;
+    /// Created after the warm-up: counts in the latency statistics.
+    pub const MEASURED: u8 = 8;
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub next: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub serial: u32,
+    pub created: u64,
+    pub tag: u32,
+    pub checksum: u32,
+    /// Bytes on the router (n × 32).
+    pub bytes: u16,
+    pub payload: u16,
+    pub hops: u16,
+    /// Hint bits (per axis: set = `−`).
+    pub hints: u8,
+    /// VC at the current router (FIFO index when in an injection FIFO).
+    pub vc: u8,
+    /// Input unit at the current router (ports, then injection FIFOs).
+    pub input: u8,
+    /// Tokens (chunks) charged for it in the buffer it occupies.
+    pub charged: u8,
+    pub flags: u8,
+}
+
+/// The checksum a packet must still carry at delivery.
+pub fn checksum(serial: u32, src: u32, dst: u32, tag: u32, payload: u16) -> u32 {
+    let mut x = (serial as u64) << 32 ^ (src as u64) << 16 ^ dst as u64 ^ (tag as u64) << 40 ^ (payload as u64) << 24;
+    x = (x ^ (x >> 33)).wrapping_mul(0xff51afd7ed558ccd);
+    x = (x ^ (x >> 33)).wrapping_mul(0xc4ceb9fe1a85ec53);
+    (x ^ (x >> 33)) as u32
+}
+
+#[derive(Default)]
+pub struct Pool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: u64,
+}
+
+impl Pool {
+    pub fn alloc(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    pub fn release(&mut self, i: u32) {
+        self.slots[i as usize].flags &= !flags::LIVE;
+        self.free.push(i);
+        self.live -= 1;
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &Packet {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.slots[i as usize]
+    }
+
+    pub fn live(&self) -> u64 {
+        self.live
+    }
+
+    pub fn capacity_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Packet>() + self.free.capacity() * 4
+    }
+
+    pub fn iter_live(&self) -> impl Iterator<Item = (u32, &Packet)> {
+        self.slots.iter().enumerate().filter(|(_, p)| p.flags & flags::LIVE != 0).map(|(i, p)| (i as u32, p))
+    }
+}

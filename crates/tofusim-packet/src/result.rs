@@ -1,0 +1,170 @@
+//! The result of a run, in the JSON shape DESIGN.md fixes (plus extras).
+
+use crate::engine::Engine;
+use crate::stats::{LatencySummary, PortCounters, Sample};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockedVc {
+    pub router: String,
+    pub port: String,
+    pub vc: String,
+    pub used_chunks: u32,
+}
+
+/// A stalled network: no packet moved for `stalled_cycles` while packets were in flight.
+#[derive(Clone, Debug, Serialize)]
+pub struct Deadlock {
+    pub cycle: u64,
+    pub stalled_cycles: u64,
+    pub packets_in_flight: u64,
+    /// True when the blocked heads form a cycle of waits (a true deadlock).
+    pub wait_cycle_found: bool,
+    pub wait_cycle_length: usize,
+    /// The VCs of the wait cycle (at most 64).
+    pub blocked_vcs: Vec<BlockedVc>,
+}
+
+/// An invariant check that failed.
+#[derive(Clone, Debug, Serialize)]
+pub struct InvariantError {
+    pub kind: &'static str,
+    pub cycle: u64,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimInfo {
+    pub cycles: u64,
+    pub events: u64,
+    pub wall_seconds: f64,
+    pub peak_memory_bytes: u64,
+    /// Simulated network time per wall second, microseconds.
+    pub simulated_us_per_wall_second: f64,
+    pub packet_hops: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PortRecord {
+    pub router: u32,
+    pub port: String,
+    #[serde(flatten)]
+    pub counters: PortCounters,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub complete: bool,
+    pub link_utilization: f64,
+    pub payload_utilization: f64,
+    pub offered_load: Option<f64>,
+    pub accepted_load: f64,
+    pub latency: LatencySummary,
+    pub latency_distribution: Vec<(f64, u64)>,
+    pub packets_injected: u64,
+    pub packets_delivered: u64,
+    pub completion_cycles: Option<u64>,
+    pub cycle_ns: f64,
+    pub warmup_cycles: u64,
+    pub measured_cycles: u64,
+    /// Packet-hops per VC class in the measured window, and the share on escape VCs.
+    pub vc_traffic: BTreeMap<String, u64>,
+    pub escape_fraction: f64,
+    /// Mean fill of each VC class over the time series (fraction of the buffer).
+    pub vc_occupancy: BTreeMap<String, f64>,
+    /// Fraction of token returns after which a packet blocked for tokens went.
+    pub unblocking_probability: f64,
+    pub timeseries: Vec<Sample>,
+    pub ports: Vec<PortRecord>,
+    pub pingpong: Option<Vec<PingPongRound>>,
+    pub deadlock: Option<Deadlock>,
+    pub invariant_error: Option<InvariantError>,
+    pub sim: SimInfo,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PingPongRound {
+    pub start_cycle: u64,
+    pub end_cycle: u64,
+    /// Half the round trip, cycles.
+    pub one_way_cycles: f64,
+}
+
+fn peak_memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
+        .map_or(0, |k| k * 1024)
+}
+
+pub(crate) fn finish(e: Engine, t_end: u64, completion: Option<u64>, deadlock: Option<Deadlock>, wall: f64) -> RunResult {
+    let lay = e.lay;
+    let end = completion.unwrap_or(t_end).max(1);
+    let window = end.saturating_sub(e.run.warmup).max(1) as f64;
+    let links = e.directed_links.max(1) as f64;
+    let n = lay.routers as f64;
+    let mut vc_traffic = BTreeMap::new();
+    let mut hops_total = 0;
+    let mut escape_hops = 0;
+    for v in 0..lay.vcs {
+        vc_traffic.insert(lay.vc_name(v), e.vc_hops[v]);
+        hops_total += e.vc_hops[v];
+        if v >= lay.esc && v < lay.esc + lay.esc_count {
+            escape_hops += e.vc_hops[v];
+        }
+    }
+    let mut vc_occupancy = BTreeMap::new();
+    if !e.samples.is_empty() {
+        for v in 0..lay.vcs {
+            let mean = e.samples.iter().map(|s| s.vc_fill[v]).sum::<f64>() / e.samples.len() as f64;
+            vc_occupancy.insert(lay.vc_name(v), mean);
+        }
+    }
+    let mut ports = Vec::new();
+    for r in 0..lay.routers {
+        for o in 0..lay.ports {
+            if e.routing.neighbor(r as u32, o as u8).is_some() {
+                ports.push(PortRecord { router: r as u32, port: e.routing.port_name(o as u8), counters: e.counters[r * lay.ports + o] });
+            }
+        }
+    }
+    let pingpong = e.workload.pingpong_rounds().map(|(_, _, rounds)| rounds.iter().map(|&(s, f)| PingPongRound { start_cycle: s, end_cycle: f, one_way_cycles: (f - s) as f64 / 2.0 }).collect());
+    let offered = match &e.workload.kind {
+        tofusim_workload::Kind::Open { load, .. } => Some(*load),
+        _ => None,
+    };
+    let sim_us = t_end as f64 * e.cycle_ns / 1000.0;
+    RunResult {
+        complete: deadlock.is_none() && e.error.is_none() && (completion.is_some() || !e.workload.is_finite()),
+        link_utilization: e.busy_measured as f64 / (links * window),
+        payload_utilization: e.payload_measured as f64 / (links * window),
+        offered_load: offered,
+        accepted_load: e.delivered_bytes_measured as f64 / (n * window * e.injection_links),
+        latency: e.hist.summary(),
+        latency_distribution: e.hist.distribution(60),
+        packets_injected: e.created,
+        packets_delivered: e.delivered,
+        completion_cycles: completion,
+        cycle_ns: e.cycle_ns,
+        warmup_cycles: e.run.warmup,
+        measured_cycles: window as u64,
+        vc_traffic,
+        escape_fraction: if hops_total > 0 { escape_hops as f64 / hops_total as f64 } else { 0.0 },
+        vc_occupancy,
+        unblocking_probability: if e.token_returns > 0 { e.unblocks as f64 / e.token_returns as f64 } else { 0.0 },
+        timeseries: e.samples.clone(),
+        ports,
+        pingpong,
+        deadlock,
+        invariant_error: e.error.clone(),
+        sim: SimInfo {
+            cycles: t_end,
+            events: e.events,
+            wall_seconds: wall,
+            peak_memory_bytes: peak_memory_bytes(),
+            simulated_us_per_wall_second: if wall > 0.0 { sim_us / wall } else { 0.0 },
+            packet_hops: e.counters.iter().map(|c| c.packets).sum(),
+        },
+    }
+}

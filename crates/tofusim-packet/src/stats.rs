@@ -1,0 +1,128 @@
+//! Statistics gathered during a run: latency histogram, time series,
+//! per-VC traffic, and per-port counters like Tofu's PA counters.
+
+use serde::Serialize;
+
+/// Latency histogram: exact up to 2^16 cycles, 256-cycle bins above.
+pub struct Histogram {
+    fine: Vec<u64>,
+    coarse: Vec<u64>,
+    count: u64,
+    sum: f64,
+    max: u64,
+}
+
+const FINE: u64 = 1 << 16;
+const COARSE_BIN: u64 = 256;
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self { fine: vec![0; FINE as usize], coarse: Vec::new(), count: 0, sum: 0.0, max: 0 }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Histogram {
+    pub fn add(&mut self, v: u64) {
+        if v < FINE {
+            self.fine[v as usize] += 1;
+        } else {
+            let b = ((v - FINE) / COARSE_BIN) as usize;
+            if b >= self.coarse.len() {
+                self.coarse.resize(b + 1, 0);
+            }
+            self.coarse[b] += 1;
+        }
+        self.count += 1;
+        self.sum += v as f64;
+        self.max = self.max.max(v);
+    }
+
+    fn quantile(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let target = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (v, &c) in self.fine.iter().enumerate() {
+            seen += c;
+            if seen >= target {
+                return v as f64;
+            }
+        }
+        for (b, &c) in self.coarse.iter().enumerate() {
+            seen += c;
+            if seen >= target {
+                return (FINE + b as u64 * COARSE_BIN + COARSE_BIN / 2) as f64;
+            }
+        }
+        self.max as f64
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        LatencySummary {
+            count: self.count,
+            mean: if self.count > 0 { self.sum / self.count as f64 } else { 0.0 },
+            p50: self.quantile(0.5),
+            p99: self.quantile(0.99),
+            max: self.max as f64,
+        }
+    }
+
+    /// (latency, count) pairs for a distribution plot, in `bins` bins.
+    pub fn distribution(&self, bins: usize) -> Vec<(f64, u64)> {
+        if self.count == 0 {
+            return Vec::new();
+        }
+        let width = (self.max / bins as u64).max(1);
+        let mut out = vec![0u64; bins + 1];
+        for (v, &c) in self.fine.iter().enumerate() {
+            if c > 0 {
+                out[((v as u64 / width) as usize).min(bins)] += c;
+            }
+        }
+        for (b, &c) in self.coarse.iter().enumerate() {
+            if c > 0 {
+                let v = FINE + b as u64 * COARSE_BIN;
+                out[((v / width) as usize).min(bins)] += c;
+            }
+        }
+        out.into_iter().enumerate().map(|(i, c)| ((i as u64 * width) as f64, c)).collect()
+    }
+}
+
+/// One time-series window.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct Sample {
+    /// End of the window, cycles.
+    pub cycle: u64,
+    /// Delivered packet bytes in the window over the nodes' injection capacity.
+    pub accepted_load: f64,
+    /// Link busy time in the window over link capacity.
+    pub link_utilization: f64,
+    pub packets_delivered: u64,
+    /// Token returns in the window, and those that let a blocked packet go.
+    pub token_returns: u64,
+    pub unblocking_probability: f64,
+    /// Mean fill of each VC class at the end of the window (fraction of its buffer).
+    pub vc_fill: Vec<f64>,
+}
+
+/// Per output port: the counters of a Tofu PA unit.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PortCounters {
+    pub bytes: u64,
+    pub packets: u64,
+    pub busy_cycles: u64,
+    /// Cycles in which a packet waited for this port with the link free but
+    /// too few downstream tokens.
+    pub depleted_cycles: u64,
+}

@@ -1,0 +1,119 @@
+//! # tofusim-routing
+//!
+//! Routing functions, seen by the engine only through [`Routing`]:
+//! candidates (minimal adaptive directions from BG/L hint bits), the escape
+//! (deterministic) route — dimension order or direction order — and the
+//! dateline links of each ring. The engine does the selection (JSQ) and the
+//! virtual-channel policy (bubble, dateline pairs).
+
+pub mod torus;
+
+pub use torus::{EscapeOrder, TorusRouting};
+
+/// Random numbers for routing decisions (ties at exactly half a ring).
+pub type Rng = rand_pcg::Pcg32;
+
+/// A routing function over some topology (static dispatch: the enum is the registry).
+pub enum Routing {
+    Torus(TorusRouting),
+}
+
+impl Routing {
+    /// Network ports per router.
+    #[inline]
+    pub fn ports(&self) -> usize {
+        match self {
+            Self::Torus(t) => t.ports(),
+        }
+    }
+
+    pub fn routers(&self) -> usize {
+        match self {
+            Self::Torus(t) => t.routers(),
+        }
+    }
+
+    /// Router reached through `port` of `router`, and the input port it arrives on.
+    #[inline]
+    pub fn neighbor(&self, router: u32, port: u8) -> Option<(u32, u8)> {
+        match self {
+            Self::Torus(t) => t.neighbor(router, port),
+        }
+    }
+
+    /// The router and output port that feed input port `in_port` of `router`.
+    #[inline]
+    pub fn upstream(&self, router: u32, in_port: u8) -> Option<(u32, u8)> {
+        // Links are symmetric: the neighbour through `in_port` sends to us
+        // through the port on which our packets would arrive at it.
+        self.neighbor(router, in_port)
+    }
+
+    /// Route state chosen at injection (the hint bits).
+    #[inline]
+    pub fn init(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
+        match self {
+            Self::Torus(t) => t.hints(src, dst, rng),
+        }
+    }
+
+    /// Minimal ports that bring the packet closer (bit per port).
+    #[inline]
+    pub fn adaptive_ports(&self, router: u32, dst: u32, hints: u8) -> u16 {
+        match self {
+            Self::Torus(t) => t.productive_ports(router, dst, hints),
+        }
+    }
+
+    /// The deterministic escape port, `None` at the destination.
+    #[inline]
+    pub fn escape_port(&self, router: u32, dst: u32, hints: u8) -> Option<u8> {
+        match self {
+            Self::Torus(t) => t.escape_port(router, dst, hints),
+        }
+    }
+
+    /// True when the link out of `port` is its ring's dateline (wrap) link.
+    #[inline]
+    pub fn is_dateline(&self, router: u32, port: u8) -> bool {
+        match self {
+            Self::Torus(t) => t.is_dateline(router, port),
+        }
+    }
+
+    /// The ring (escape class) a port belongs to: turning to another ring
+    /// re-enters the escape network (bubble rule R2, dateline reset).
+    #[inline]
+    pub fn ring(&self, port: u8) -> u8 {
+        match self {
+            Self::Torus(t) => t.ring(port),
+        }
+    }
+
+    /// The output port that continues straight from input port `in_port`.
+    #[inline]
+    pub fn straight(&self, in_port: u8) -> u8 {
+        match self {
+            Self::Torus(t) => t.straight(in_port),
+        }
+    }
+
+    /// Minimal hop count between two routers.
+    pub fn distance(&self, a: u32, b: u32) -> u32 {
+        match self {
+            Self::Torus(t) => t.distance(a, b),
+        }
+    }
+
+    pub fn port_name(&self, port: u8) -> String {
+        match self {
+            Self::Torus(t) => t.port_name(port),
+        }
+    }
+
+    pub fn router_label(&self, router: u32) -> String {
+        match self {
+            Self::Torus(t) => t.router_label(router),
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! # tofusim-workload
+//!
+//! What the nodes send. Two kinds:
+//! - **open loop**: each node creates packets by a Bernoulli process at an
+//!   offered load (drawn as geometric gaps), with a destination pattern;
+//! - **finite**: a fixed list of packets per node, sent as fast as the
+//!   injection FIFOs take them, until everything is delivered (all-to-all,
+//!   hot spot bursts), and closed-loop exchanges (ping-pong) that answer
+//!   deliveries with new packets.
+//!
+//! Sizes: `packet_bytes` is the packet as the router sees it (n × 32 B,
+//! n = 1..8); `header_bytes` of it are software header, the rest payload.
+
+mod permutation;
+
+pub use permutation::Permutation;
+
+use rand::RngExt;
+use serde::Serialize;
+use tofusim_topology::{NodeId, Torus};
+
+pub type Rng = rand_pcg::Pcg32;
+
+pub const CHUNK_BYTES: u32 = 32;
+
+/// One packet a workload asks a node to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewPacket {
+    pub dst: u32,
+    /// Bytes on the router (multiple of 32, at most 256).
+    pub bytes: u16,
+    /// Software payload bytes carried.
+    pub payload: u16,
+    /// Workload-defined tag returned on delivery (message id, sequence…).
+    pub tag: u32,
+}
+
+/// Destination patterns of open-loop traffic.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "pattern", rename_all = "kebab-case")]
+pub enum OpenPattern {
+    Uniform,
+    /// A fraction of the packets go to a contiguous sub-block, the rest uniform.
+    HotRegion { hot_fraction: f64, origin: Vec<u32>, shape: Vec<u32> },
+    Transpose,
+    Tornado,
+    Neighbor,
+}
+
+/// Finite workloads.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "pattern", rename_all = "kebab-case")]
+pub enum FinitePattern {
+    /// Every node sends `message_bytes` of payload to every other node, as
+    /// packets of `packet_bytes` (the last one shortened to whole chunks), in
+    /// a random order of its own.
+    AllToAll { message_bytes: u64 },
+    /// Every node outside a region sends `packets` packets into it (to
+    /// uniformly chosen nodes of the region); a 1-node region is a hot spot.
+    HotBurst { packets: u32, origin: Vec<u32>, shape: Vec<u32> },
+    /// `repetitions` round trips of a `message_bytes` message between node 0
+    /// and the node `hops` away (along the axes in order).
+    PingPong { hops: u32, message_bytes: u64, repetitions: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Kind {
+    Open { pattern: OpenPattern, load: f64 },
+    Finite(FinitePattern),
+}
+
+/// A workload bound to a topology.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub kind: Kind,
+    pub packet_bytes: u32,
+    pub header_bytes: u32,
+    torus: Torus,
+    /// Nodes of the region (hot-region / hot-burst), sorted.
+    region: Vec<u32>,
+    in_region: Vec<bool>,
+    seed: u64,
+    pingpong: Option<PingPongState>,
+}
+
+#[derive(Clone, Debug)]
+struct PingPongState {
+    a: u32,
+    b: u32,
+    packets_per_message: u32,
+    received: u32,
+    round: u32,
+    repetitions: u32,
+    last_bytes: u16,
+    started: Vec<u64>,
+    finished: Vec<u64>,
+}
+
+/// Why a workload cannot be built on a topology.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+fn region_nodes(torus: &Torus, origin: &[u32], shape: &[u32]) -> Result<Vec<u32>, WorkloadError> {
+    let lens = torus.lengths();
+    if origin.len() != lens.len() || shape.len() != lens.len() {
+        return Err(WorkloadError { key: "region_shape", message: format!("expected {} coordinates for region_origin and region_shape", lens.len()) });
+    }
+    for a in 0..lens.len() {
+        if shape[a] == 0 || origin[a] >= lens[a] || shape[a] > lens[a] {
+            return Err(WorkloadError { key: "region_shape", message: format!("the region must fit in the {} network (axis {a}: origin {}, length {})", torus.shape_label(), origin[a], shape[a]) });
+        }
+    }
+    let mut out = Vec::new();
+    let total: u64 = shape.iter().map(|&s| s as u64).product();
+    let mut c = vec![0u32; lens.len()];
+    for i in 0..total {
+        let mut rest = i;
+        for a in 0..lens.len() {
+            c[a] = (origin[a] + (rest % shape[a] as u64) as u32) % lens[a];
+            rest /= shape[a] as u64;
+        }
+        out.push(torus.node_id(&c).0);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+impl Workload {
+    pub fn new(kind: Kind, packet_bytes: u32, header_bytes: u32, torus: &Torus, seed: u64) -> Result<Self, WorkloadError> {
+        if !(CHUNK_BYTES..=256).contains(&packet_bytes) || packet_bytes % CHUNK_BYTES != 0 {
+            return Err(WorkloadError { key: "packet_bytes", message: format!("expected a multiple of 32 from 32 to 256, found {packet_bytes}") });
+        }
+        if header_bytes >= packet_bytes {
+            return Err(WorkloadError { key: "header_bytes", message: format!("expected fewer header bytes than packet_bytes ({packet_bytes})") });
+        }
+        let n = torus.node_count() as u32;
+        let mut region = Vec::new();
+        let mut pingpong = None;
+        match &kind {
+            Kind::Open { pattern: OpenPattern::HotRegion { origin, shape, hot_fraction }, .. } => {
+                region = region_nodes(torus, origin, shape)?;
+                if !(0.0..=1.0).contains(hot_fraction) {
+                    return Err(WorkloadError { key: "hot_fraction", message: "expected a fraction from 0 to 1".into() });
+                }
+            }
+            Kind::Open { pattern: OpenPattern::Transpose, .. } => {
+                let l = torus.lengths();
+                if l.len() < 2 || l.iter().any(|&x| x != l[0]) {
+                    return Err(WorkloadError { key: "pattern", message: "transpose needs at least 2 axes of equal length".into() });
+                }
+            }
+            Kind::Finite(FinitePattern::HotBurst { origin, shape, .. }) => {
+                region = region_nodes(torus, origin, shape)?;
+                if region.len() as u32 >= n {
+                    return Err(WorkloadError { key: "region_shape", message: "the region must leave some nodes outside it to send".into() });
+                }
+            }
+            Kind::Finite(FinitePattern::PingPong { hops, message_bytes, repetitions }) => {
+                let b = node_at_hops(torus, *hops).ok_or(WorkloadError { key: "hops", message: format!("no node is {hops} hops from node 0 in {}", torus.shape_label()) })?;
+                let payload = (packet_bytes - header_bytes) as u64;
+                let m = (*message_bytes).max(1);
+                let packets = m.div_ceil(payload) as u32;
+                let last_payload = m - (packets as u64 - 1) * payload;
+                let last_bytes = ((last_payload + header_bytes as u64).div_ceil(CHUNK_BYTES as u64) * CHUNK_BYTES as u64) as u16;
+                pingpong = Some(PingPongState { a: 0, b, packets_per_message: packets, received: 0, round: 0, repetitions: (*repetitions).max(1), last_bytes, started: Vec::new(), finished: Vec::new() });
+            }
+            _ => {}
+        }
+        if n < 2 {
+            return Err(WorkloadError { key: "pattern", message: "a workload needs at least 2 nodes".into() });
+        }
+        let mut in_region = vec![false; n as usize];
+        for &r in &region {
+            in_region[r as usize] = true;
+        }
+        Ok(Self { kind, packet_bytes, header_bytes, torus: torus.clone(), region, in_region, seed, pingpong })
+    }
+
+    pub fn nodes(&self) -> u32 {
+        self.torus.node_count() as u32
+    }
+
+    pub fn payload_bytes(&self) -> u32 {
+        self.packet_bytes - self.header_bytes
+    }
+
+    pub fn is_finite(&self) -> bool {
+        matches!(self.kind, Kind::Finite(_))
+    }
+
+    /// Open loop: packets per cycle per node for an injection capacity of
+    /// `injection_bytes_per_cycle` (the load is a fraction of it).
+    pub fn packets_per_cycle(&self, injection_bytes_per_cycle: f64) -> Option<f64> {
+        match &self.kind {
+            Kind::Open { load, .. } => Some(load * injection_bytes_per_cycle / self.packet_bytes as f64),
+            Kind::Finite(_) => None,
+        }
+    }
+
+    /// Open loop: a destination for a new packet from `src`, or `None` when
+    /// `src` sends nothing under this pattern (e.g. a transpose fixed point).
+    pub fn open_destination(&self, src: u32, rng: &mut Rng) -> Option<u32> {
+        let n = self.nodes();
+        let Kind::Open { pattern, .. } = &self.kind else { return None };
+        let uniform = |rng: &mut Rng| {
+            let d = rng.random_range(0..n - 1);
+            if d >= src {
+                d + 1
+            } else {
+                d
+            }
+        };
+        match pattern {
+            OpenPattern::Uniform => Some(uniform(rng)),
+            OpenPattern::HotRegion { hot_fraction, .. } => {
+                if rng.random_bool(*hot_fraction) {
+                    let k = self.region.len() as u32;
+                    let inside = self.in_region[src as usize];
+                    if inside && k == 1 {
+                        return Some(uniform(rng));
+                    }
+                    loop {
+                        let d = self.region[rng.random_range(0..k) as usize];
+                        if d != src {
+                            return Some(d);
+                        }
+                    }
+                } else {
+                    Some(uniform(rng))
+                }
+            }
+            OpenPattern::Transpose => {
+                let c = self.torus.coords(NodeId(src));
+                let mut d = c.clone();
+                d.rotate_left(1);
+                let dst = self.torus.node_id(&d).0;
+                (dst != src).then_some(dst)
+            }
+            OpenPattern::Tornado => {
+                let lens = self.torus.lengths();
+                let c = self.torus.coords(NodeId(src));
+                let d: Vec<u32> = c.iter().zip(&lens).map(|(&x, &l)| (x + l.div_ceil(2).saturating_sub(1).max(if l > 1 { 1 } else { 0 })) % l).collect();
+                let dst = self.torus.node_id(&d).0;
+                (dst != src).then_some(dst)
+            }
+            OpenPattern::Neighbor => {
+                let ports = self.torus.ports().len() as u32;
+                for _ in 0..4 * ports {
+                    let p = rng.random_range(0..ports);
+                    if let Some(w) = self.torus.neighbor(NodeId(src), tofusim_topology::PortId(p as u8)) {
+                        if w.0 != src {
+                            return Some(w.0);
+                        }
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// Finite: how many packets `node` sends at the start.
+    pub fn initial_packets(&self, node: u32) -> u64 {
+        let n = self.nodes() as u64;
+        match &self.kind {
+            Kind::Finite(FinitePattern::AllToAll { message_bytes }) => (n - 1) * self.packets_per_pair(*message_bytes).0 as u64,
+            Kind::Finite(FinitePattern::HotBurst { packets, .. }) => {
+                if self.in_region[node as usize] {
+                    0
+                } else {
+                    *packets as u64
+                }
+            }
+            Kind::Finite(FinitePattern::PingPong { .. }) => {
+                let pp = self.pingpong.as_ref().expect("ping-pong state");
+                if node == pp.a {
+                    pp.packets_per_message as u64
+                } else {
+                    0
+                }
+            }
+            Kind::Open { .. } => 0,
+        }
+    }
+
+    /// Packets per pair for a message, and the size of the last one.
+    fn packets_per_pair(&self, message_bytes: u64) -> (u32, u16) {
+        let payload = self.payload_bytes() as u64;
+        let m = message_bytes.max(1);
+        let k = m.div_ceil(payload);
+        let last_payload = m - (k - 1) * payload;
+        let last = (last_payload + self.header_bytes as u64).div_ceil(CHUNK_BYTES as u64) * CHUNK_BYTES as u64;
+        (k as u32, last as u16)
+    }
+
+    /// Finite: the `i`-th packet `node` sends (`i < initial_packets(node)`).
+    pub fn finite_packet(&self, node: u32, i: u64) -> NewPacket {
+        let n = self.nodes() as u64;
+        let full = self.packet_bytes as u16;
+        match &self.kind {
+            Kind::Finite(FinitePattern::AllToAll { message_bytes }) => {
+                let (k, last) = self.packets_per_pair(*message_bytes);
+                let total = (n - 1) * k as u64;
+                let j = Permutation::new(total, self.seed ^ (node as u64).wrapping_mul(0x9e3779b97f4a7c15)).apply(i);
+                let offset = j % (n - 1);
+                let seq = (j / (n - 1)) as u32;
+                let dst = ((node as u64 + 1 + offset) % n) as u32;
+                let bytes = if seq + 1 == k { last } else { full };
+                let payload = if seq + 1 == k { (*message_bytes - (k as u64 - 1) * self.payload_bytes() as u64).max(1) as u16 } else { self.payload_bytes() as u16 };
+                NewPacket { dst, bytes, payload, tag: seq }
+            }
+            Kind::Finite(FinitePattern::HotBurst { .. }) => {
+                let k = self.region.len() as u64;
+                let pick = Permutation::new(k.max(1), self.seed ^ node as u64).apply(i % k);
+                NewPacket { dst: self.region[pick as usize], bytes: full, payload: self.payload_bytes() as u16, tag: i as u32 }
+            }
+            Kind::Finite(FinitePattern::PingPong { .. }) => {
+                let pp = self.pingpong.as_ref().expect("ping-pong state");
+                self.pingpong_packet(pp, node, i as u32)
+            }
+            Kind::Open { .. } => unreachable!("open-loop workloads have no finite packets"),
+        }
+    }
+
+    fn pingpong_packet(&self, pp: &PingPongState, node: u32, i: u32) -> NewPacket {
+        let dst = if node == pp.a { pp.b } else { pp.a };
+        let last = i + 1 == pp.packets_per_message;
+        let bytes = if last { pp.last_bytes } else { self.packet_bytes as u16 };
+        NewPacket { dst, bytes, payload: bytes.saturating_sub(self.header_bytes as u16), tag: i }
+    }
+
+    /// Closed loop: a delivery at `node` at cycle `t`; returns the packets
+    /// `node` must now send (ping-pong replies).
+    pub fn on_delivery(&mut self, node: u32, t: u64, out: &mut Vec<NewPacket>) {
+        let Some(mut pp) = self.pingpong.take() else { return };
+        pp.received += 1;
+        if pp.received == pp.packets_per_message {
+            pp.received = 0;
+            if node == pp.b {
+                // B answers once the whole message is in.
+                for i in 0..pp.packets_per_message {
+                    out.push(self.pingpong_packet(&pp, node, i));
+                }
+            } else {
+                pp.finished.push(t);
+                pp.round += 1;
+                if pp.round < pp.repetitions {
+                    pp.started.push(t);
+                    for i in 0..pp.packets_per_message {
+                        out.push(self.pingpong_packet(&pp, node, i));
+                    }
+                }
+            }
+        }
+        self.pingpong = Some(pp);
+    }
+
+    /// Ping-pong: the two nodes, and the cycles at which each round trip
+    /// started and ended (the first starts at 0).
+    pub fn pingpong_rounds(&self) -> Option<(u32, u32, Vec<(u64, u64)>)> {
+        let pp = self.pingpong.as_ref()?;
+        let mut starts = vec![0];
+        starts.extend(&pp.started);
+        Some((pp.a, pp.b, starts.iter().copied().zip(pp.finished.iter().copied()).collect()))
+    }
+
+    /// Nodes that receive the hot traffic (hot region / hot burst), sorted.
+    pub fn region(&self) -> &[u32] {
+        &self.region
+    }
+}
+
+/// The node `hops` hops from node 0, stepping along axis 0 first, then 1, …
+pub fn node_at_hops(torus: &Torus, hops: u32) -> Option<u32> {
+    let mut left = hops;
+    let mut c = vec![0u32; torus.axes().len()];
+    for (a, ax) in torus.axes().iter().enumerate() {
+        let step = left.min(ax.diameter());
+        c[a] = step;
+        left -= step;
+    }
+    if left > 0 {
+        return None;
+    }
+    let id = torus.node_id(&c).0;
+    (torus.distance(NodeId(0), NodeId(id)) == hops).then_some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn torus() -> Torus {
+        Torus::with_lengths(&[4, 4, 4], &[true; 3])
+    }
+
+    #[test]
+    fn alltoall_sends_every_pair_exactly_k_times() {
+        let t = torus();
+        let w = Workload::new(Kind::Finite(FinitePattern::AllToAll { message_bytes: 3 * 240 }), 256, 16, &t, 5).unwrap();
+        for node in [0u32, 17, 63] {
+            let count = w.initial_packets(node);
+            assert_eq!(count, 63 * 3);
+            let mut per_dst = vec![0; 64];
+            for i in 0..count {
+                let p = w.finite_packet(node, i);
+                assert_ne!(p.dst, node);
+                per_dst[p.dst as usize] += 1;
+            }
+            assert!(per_dst.iter().enumerate().all(|(d, &c)| c == if d as u32 == node { 0 } else { 3 }));
+        }
+    }
+
+    #[test]
+    fn short_messages_use_one_small_packet() {
+        let t = torus();
+        let w = Workload::new(Kind::Finite(FinitePattern::AllToAll { message_bytes: 16 }), 256, 16, &t, 5).unwrap();
+        assert_eq!(w.initial_packets(0), 63);
+        let p = w.finite_packet(0, 0);
+        assert_eq!((p.bytes, p.payload), (32, 16));
+    }
+
+    #[test]
+    fn hot_region_share() {
+        let t = torus();
+        let w = Workload::new(Kind::Open { pattern: OpenPattern::HotRegion { hot_fraction: 0.25, origin: vec![0, 0, 0], shape: vec![2, 2, 2] }, load: 0.5 }, 256, 16, &t, 1).unwrap();
+        let mut rng = Rng::seed_from_u64(3);
+        let mut hot = 0;
+        let trials = 20000;
+        for _ in 0..trials {
+            let d = w.open_destination(40, &mut rng).unwrap();
+            assert_ne!(d, 40);
+            if w.region().binary_search(&d).is_ok() {
+                hot += 1;
+            }
+        }
+        // 25% directed + uniform traffic that lands in the region (8/63 of 75%).
+        let expect = 0.25 + 0.75 * 8.0 / 63.0;
+        assert!((hot as f64 / trials as f64 - expect).abs() < 0.02);
+    }
+
+    #[test]
+    fn nodes_at_hops() {
+        let t = torus();
+        for h in 0..=6 {
+            let n = node_at_hops(&t, h).unwrap();
+            assert_eq!(t.distance(NodeId(0), NodeId(n)), h);
+        }
+        assert_eq!(node_at_hops(&t, 7), None);
+    }
+}
