@@ -15,7 +15,7 @@ from ._core import ConfigError
 
 __version__ = _core.version()
 
-__all__ = ["ConfigError", "__version__", "presets", "topo", "topo_file", "topo_toml"]
+__all__ = ["ConfigError", "__version__", "presets", "run", "run_file", "topo", "topo_file", "topo_toml"]
 
 
 def topo(system: str) -> dict[str, Any]:
@@ -43,3 +43,24 @@ def topo_file(path: str | Path) -> dict[str, Any]:
 def presets() -> list[dict[str, Any]]:
     """Every system preset with its parameters and the source of each."""
     return json.loads(_core.presets_json())
+
+
+def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = False) -> dict[str, Any]:
+    """Runs the experiment in TOML ``text`` on the packet engine.
+
+    ``progress(fraction)`` is called now and then; ``ports`` keeps the
+    per-port counters in the result (large for big networks).
+    """
+    return json.loads(_core.run_experiment(text, file, progress, ports))
+
+
+def run_file(path: str | Path, progress: Any = None, ports: bool = False) -> dict[str, Any]:
+    """Runs the experiment file at ``path``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the file ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: expected a UTF-8 text file") from None
+    return run(text, str(p), progress, ports)

@@ -19,7 +19,7 @@
 //! This is what lets the network be split into partitions later.
 
 use crate::config::{Escape, PlantedFault, RouterParams, RoutingMode, RunParams};
-use crate::packet::{checksum, flags, Packet, Pool, NONE};
+use crate::packet::{checksum, flags, Packet, Pool, AT_DESTINATION, NONE};
 use crate::result::{BlockedVc, Deadlock, InvariantError, RunResult};
 use crate::stats::{Histogram, PortCounters, Sample};
 use rand::{RngExt, SeedableRng};
@@ -32,6 +32,9 @@ pub(crate) const DONE: u8 = 1;
 pub(crate) const TOKEN: u8 = 2;
 pub(crate) const DELIVER: u8 = 3;
 pub(crate) const INJECT: u8 = 4;
+
+/// `q_cand` bit of a head packet that has arrived.
+pub(crate) const HEAD_EJECTS: u32 = 1 << 31;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ev {
@@ -50,8 +53,6 @@ pub(crate) struct Layout {
     pub ports: usize,
     /// VCs per network input.
     pub vcs: usize,
-    /// Injection FIFOs (normal, then high-priority).
-    pub fifos: usize,
     /// Queues per router: `ports × vcs` VC buffers, then the FIFOs.
     pub queues: usize,
     /// Input units per router: ports, then FIFOs.
@@ -111,6 +112,12 @@ pub struct Engine {
     pub(crate) q_tail: Vec<u32>,
     /// Chunks held in each queue (packets waiting and tails still leaving).
     pub(crate) q_used: Vec<u16>,
+    /// Bit per queue of each router: the queue holds a packet.
+    pub(crate) q_nonempty: Vec<u64>,
+    /// Outputs the head packet of each queue could use (bit per port;
+    /// `HEAD_EJECTS` at its destination), so arbitration skips heads whose
+    /// outputs are all busy without touching the packet.
+    pub(crate) q_cand: Vec<u32>,
     pub(crate) out_free_at: Vec<u64>,
     pub(crate) out_tokens: Vec<u16>,
     pub(crate) paths_used: Vec<u8>,
@@ -170,7 +177,6 @@ impl Engine {
             routers,
             ports,
             vcs,
-            fifos,
             queues: ports * vcs + fifos,
             units: ports + fifos,
             dynamic: params.dynamic_vcs as usize,
@@ -213,6 +219,8 @@ impl Engine {
             q_head: vec![NONE; routers * lay.queues],
             q_tail: vec![NONE; routers * lay.queues],
             q_used: vec![0; routers * lay.queues],
+            q_nonempty: vec![0; routers],
+            q_cand: vec![0; routers * lay.queues],
             out_free_at: vec![0; routers * ports],
             out_tokens,
             paths_used: vec![0; routers * lay.units],
@@ -278,10 +286,41 @@ impl Engine {
 
     // ---- queues -------------------------------------------------------
 
+    /// Computes and caches the packet's route at router `r`.
+    #[inline]
+    pub(crate) fn cache_route(&mut self, r: u32, pkt: u32) {
+        let (dst, hints) = {
+            let p = self.pool.get(pkt);
+            (p.dst, p.hints)
+        };
+        let (mask, esc) = if dst == r {
+            (0, AT_DESTINATION)
+        } else {
+            (self.routing.adaptive_ports(r, dst, hints), self.routing.escape_port(r, dst, hints).expect("a route exists away from the destination"))
+        };
+        let p = self.pool.get_mut(pkt);
+        p.route_mask = mask;
+        p.route_escape = esc;
+    }
+
+    #[inline]
+    fn head_candidates(&self, pkt: u32) -> u32 {
+        let p = self.pool.get(pkt);
+        if p.route_escape == AT_DESTINATION {
+            HEAD_EJECTS
+        } else if self.mode == RoutingMode::Adaptive && p.flags & flags::PRIORITY == 0 && self.lay.dynamic > 0 {
+            p.route_mask as u32 | 1 << p.route_escape
+        } else {
+            1 << p.route_escape
+        }
+    }
+
     #[inline]
     pub(crate) fn push_queue(&mut self, qi: usize, pkt: u32) {
+        self.q_nonempty[qi / self.lay.queues] |= 1 << (qi % self.lay.queues);
         self.pool.get_mut(pkt).next = NONE;
         if self.q_tail[qi] == NONE {
+            self.q_cand[qi] = self.head_candidates(pkt);
             self.q_head[qi] = pkt;
         } else {
             let t = self.q_tail[qi];
@@ -298,6 +337,9 @@ impl Engine {
         self.q_head[qi] = next;
         if next == NONE {
             self.q_tail[qi] = NONE;
+            self.q_nonempty[qi / self.lay.queues] &= !(1 << (qi % self.lay.queues));
+        } else {
+            self.q_cand[qi] = self.head_candidates(next);
         }
         h
     }
@@ -339,6 +381,8 @@ impl Engine {
             input: 0,
             charged: 0,
             flags: f,
+            route_mask: 0,
+            route_escape: 0,
         })
     }
 
@@ -398,6 +442,7 @@ impl Engine {
                 p.charged = need as u8;
             }
             self.q_used[qi] += need;
+            self.cache_route(r as u32, pkt);
             self.push_queue(qi, pkt);
         }
     }
@@ -412,6 +457,7 @@ impl Engine {
                 let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
                 let charged = self.pool.get(ev.x).charged as u16;
                 self.q_used[qi] += charged;
+                self.cache_route(ev.router, ev.x);
                 self.push_queue(qi, ev.x);
                 self.mark_dirty(ev.router);
             }

@@ -34,7 +34,14 @@ pub struct Packet {
     /// Tokens (chunks) charged for it in the buffer it occupies.
     pub charged: u8,
     pub flags: u8,
+    /// Route at the current router, computed once on arrival: minimal
+    /// ports (bit per port) and the escape port (`AT_DESTINATION` there).
+    pub route_mask: u16,
+    pub route_escape: u8,
 }
+
+/// `route_escape` of a packet that has reached its destination.
+pub const AT_DESTINATION: u8 = u8::MAX;
 
 /// The checksum a packet must still carry at delivery.
 pub fn checksum(serial: u32, src: u32, dst: u32, tag: u32, payload: u16) -> u32 {

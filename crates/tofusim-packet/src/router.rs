@@ -21,13 +21,15 @@
 //! free (the hardware retries on the next cycle).
 
 use crate::config::{Arbitration, Escape, PlantedFault, RoutingMode};
-use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE};
+use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE, HEAD_EJECTS};
 use crate::packet::{flags, NONE};
 
 use rand::RngExt;
 
 /// Output index meaning "the reception FIFO of this input".
 const EJECT: u8 = u8::MAX;
+/// A request that lost receiver arbitration.
+const WITHDRAWN: u8 = u8::MAX - 1;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request {
@@ -59,6 +61,9 @@ impl Engine {
             while i < self.requests.len() {
                 let req = self.requests[i];
                 i += 1;
+                if req.out == WITHDRAWN {
+                    continue;
+                }
                 if req.out == EJECT {
                     if q_taken & (1 << req.queue) == 0 {
                         self.grant_eject(r, t, req);
@@ -91,54 +96,64 @@ impl Engine {
     fn collect_requests(&mut self, r: usize, t: u64, out_taken: u32, q_taken: u64) {
         let lay = self.lay;
         let base = r * lay.queues;
+        // Outputs whose link is free: a head that cannot use one of them is
+        // skipped without drawing random numbers.
+        let mut free_out = 0u32;
+        for o in 0..lay.ports {
+            if self.out_free_at[r * lay.ports + o] <= t {
+                free_out |= 1 << o;
+            }
+        }
+        free_out &= !out_taken;
+        // Reception paths are free or not per input port: a head at its
+        // destination is a candidate when its input's path is free.
+        let usable = free_out | HEAD_EJECTS;
         for unit in 0..lay.units {
             let limit = if unit < lay.ports { self.params.paths } else { 1 };
             let used = self.paths_used[r * lay.units + unit];
-            let mut slots = limit.saturating_sub(used);
+            let slots = limit.saturating_sub(used) as usize;
             if unit >= lay.ports {
                 let q = lay.queue_of(unit, 0);
-                if slots == 0 || q_taken & (1 << q) != 0 || self.q_head[base + q] == NONE {
+                if slots == 0 || q_taken & (1 << q) != 0 || self.q_head[base + q] == NONE || self.q_cand[base + q] & free_out == 0 {
                     continue;
                 }
-                if let Some(req) = self.route_head(r, t, unit, q, out_taken) {
+                if let Some(req) = self.route_head(r, t, unit, q, out_taken, free_out) {
                     self.requests.push(req);
                 }
                 continue;
             }
-            // Candidate VC queues of this input, in receiver-arbitration order.
-            let mut order = [(0u32, 0u8); 8];
+            let mut feasible = [(0u32, 0usize); 8];
             let mut k = 0;
-            for v in 0..lay.vcs {
-                let q = unit * lay.vcs + v;
-                if self.q_head[base + q] == NONE || q_taken & (1 << q) != 0 {
+            let unit_mask = ((1u64 << lay.vcs) - 1) << (unit * lay.vcs);
+            let mut pending = self.q_nonempty[r] & unit_mask & !q_taken;
+            while pending != 0 {
+                let q = pending.trailing_zeros() as usize;
+                pending &= pending - 1;
+                if self.q_cand[base + q] & usable == 0 {
                     continue;
                 }
-                order[k] = (0, q as u8);
-                k += 1;
-            }
-            if k == 0 {
-                continue;
-            }
-            let slq = self.params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(self.params.slq_fraction);
-            for item in order.iter_mut().take(k) {
-                let q = item.1 as usize;
-                let prio = Some(q % lay.vcs) == lay.hp;
-                let fullness = self.fullness(base + q) as u32;
-                let noise = self.rngs[r].random::<u32>() >> 8;
-                item.0 = ((prio as u32) << 31) | if slq { fullness << 24 } else { 0 } | noise;
-            }
-            order[..k].sort_unstable_by(|a, b| b.0.cmp(&a.0));
-            for &(_, q) in order.iter().take(k) {
-                let Some(req) = self.route_head(r, t, unit, q as usize, out_taken) else { continue };
+                let Some(req) = self.route_head(r, t, unit, q, out_taken, free_out) else { continue };
                 if req.out == EJECT {
                     self.requests.push(req);
-                    continue;
+                } else if slots > 0 {
+                    feasible[k] = (0, self.requests.len());
+                    self.requests.push(req);
+                    k += 1;
                 }
-                if slots == 0 {
-                    continue;
+            }
+            if k > slots {
+                // Receiver arbitration: the priority VC first, then modified
+                // SLQ (fullest first) or a random order. Losers withdraw.
+                let slq = self.params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(self.params.slq_fraction);
+                for item in feasible.iter_mut().take(k) {
+                    let req = self.requests[item.1];
+                    let noise = self.rngs[r].random::<u32>() >> 8;
+                    item.0 = ((req.priority as u32) << 31) | if slq { (req.fullness as u32) << 24 } else { 0 } | noise;
                 }
-                slots -= 1;
-                self.requests.push(req);
+                feasible[..k].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                for item in feasible.iter().take(k).skip(slots) {
+                    self.requests[item.1].out = WITHDRAWN;
+                }
             }
         }
     }
@@ -162,7 +177,7 @@ impl Engine {
     }
 
     /// Step 1: the route choice of the head packet of queue `q`.
-    fn route_head(&mut self, r: usize, t: u64, unit: usize, q: usize, out_taken: u32) -> Option<Request> {
+    fn route_head(&mut self, r: usize, t: u64, unit: usize, q: usize, out_taken: u32, free_out: u32) -> Option<Request> {
         let lay = self.lay;
         let qi = r * lay.queues + q;
         let p = *self.pool.get(self.q_head[qi]);
@@ -170,13 +185,19 @@ impl Engine {
         let fullness = self.fullness(qi);
         let priority = p.flags & flags::PRIORITY != 0;
         let mk = |out: u8, vc: usize, cost: u16, crossed: bool| Request { unit: unit as u8, queue: q as u8, out, vc: vc as u8, cost: cost as u8, crossed, priority, network, fullness };
-        if p.dst == r as u32 {
+        if p.route_escape == crate::packet::AT_DESTINATION {
             return (network && self.recv_free_at[r * lay.ports + unit] <= t).then(|| mk(EJECT, p.vc as usize, 0, false));
         }
         let chunks = Self::chunks(p.bytes);
         let full = self.full;
-        if !priority && self.mode == RoutingMode::Adaptive && lay.dynamic > 0 {
-            let mut mask = self.routing.adaptive_ports(r as u32, p.dst, p.hints);
+        let adaptive = !priority && self.mode == RoutingMode::Adaptive && lay.dynamic > 0;
+        let dyn_mask = if adaptive { p.route_mask as u32 } else { 0 };
+        let esc_port = p.route_escape;
+        if (dyn_mask | 1 << esc_port) & free_out == 0 {
+            return None;
+        }
+        if adaptive {
+            let mut mask = dyn_mask & free_out;
             let mut best: Option<(u8, u8, u8)> = None;
             let mut ties = 0u32;
             while mask != 0 {
@@ -216,7 +237,7 @@ impl Engine {
             }
         }
         // The escape route (also deterministic traffic and priority packets).
-        let o = self.routing.escape_port(r as u32, p.dst, p.hints)? as usize;
+        let o = esc_port as usize;
         if !self.link_free(r, o, t, out_taken) {
             return None;
         }

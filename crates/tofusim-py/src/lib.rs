@@ -72,6 +72,43 @@ fn topo_toml(py: Python<'_>, text: String, file: String) -> PyResult<String> {
     Ok(py.detach(|| metrics_json(sys)))
 }
 
+/// Runs the experiment in TOML `text` (`file` names it in errors) on the
+/// packet engine and returns the result as JSON. `progress(fraction)` is
+/// called now and then from the engine; `ports` keeps the per-port counters.
+#[pyfunction]
+#[pyo3(signature = (text, file, progress=None, ports=false))]
+fn run_experiment(py: Python<'_>, text: String, file: String, progress: Option<Py<PyAny>>, ports: bool) -> PyResult<String> {
+    let exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
+    let setup = serde_json::json!({
+        "system": exp.system.name,
+        "router": exp.router,
+        "routing": exp.mode,
+        "run": exp.run,
+        "workload": exp.workload.kind,
+        "packet_bytes": exp.workload.packet_bytes,
+        "header_bytes": exp.workload.header_bytes,
+        "injection_links": exp.injection_links,
+        "nodes": exp.workload.nodes(),
+    });
+    let engine = tofusim_experiment::experiment::engine(exp);
+    let mut result = py.detach(|| {
+        let mut report = |f: f64| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    let _ = cb.call1(py, (f,));
+                });
+            }
+        };
+        engine.run(&mut report)
+    });
+    if !ports {
+        result.ports.clear();
+    }
+    let mut v = serde_json::to_value(&result).expect("results serialise");
+    v["setup"] = setup;
+    Ok(v.to_string())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -79,6 +116,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(topo_name, m)?)?;
     m.add_function(wrap_pyfunction!(topo_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }

@@ -12,6 +12,7 @@ import sys
 import click
 
 from .. import ConfigError, __version__
+from .run import run
 from .topo import topo
 
 
@@ -22,6 +23,7 @@ def cli() -> None:
 
 
 cli.add_command(topo)
+cli.add_command(run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except click.exceptions.Exit as e:
         return e.exit_code
+    except SystemExit as e:
+        return int(e.code or 0)
     except BrokenPipeError:
         return 0
     except Exception as e:  # noqa: BLE001 - the one place internal errors become exit 1

@@ -1,0 +1,98 @@
+"""``tofusim run``: one simulation on the packet engine."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .. import run_file
+
+
+class _LazyProgress:
+    """A progress bar on stderr that appears only for runs longer than a second."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.bar: Progress | None = None
+        self.task = None
+
+    def __call__(self, frac: float) -> None:
+        if self.bar is None:
+            if time.monotonic() - self.t0 < 1.0 or frac >= 1.0:
+                return
+            self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("run", total=1.0)
+        self.bar.update(self.task, completed=frac)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def summary_table(r: dict[str, Any], title: str) -> Table:
+    t = Table(title=title, show_header=False)
+    t.add_column("metric", style="bold")
+    t.add_column("value")
+    lat = r["latency"]
+    rows = [
+        ("complete", str(r["complete"])),
+        ("simulated cycles", f"{r['sim']['cycles']:,} ({r['sim']['cycles'] * r['cycle_ns'] / 1000:.1f} µs at {r['cycle_ns']:.3g} ns/cycle)"),
+        ("packets injected / delivered", f"{r['packets_injected']:,} / {r['packets_delivered']:,}"),
+        ("offered / accepted load", f"{r['offered_load'] if r['offered_load'] is not None else '-'} / {r['accepted_load']:.4f}"),
+        ("link utilisation", f"{r['link_utilization']:.4f}"),
+        ("payload utilisation", f"{r['payload_utilization']:.4f}"),
+        ("latency mean / p50 / p99 / max (cycles)", f"{lat['mean']:.1f} / {lat['p50']:.0f} / {lat['p99']:.0f} / {lat['max']:.0f}"),
+        ("escape-VC share of hops", f"{r['escape_fraction']:.4f}"),
+        ("unblocking probability", f"{r['unblocking_probability']:.4f}"),
+    ]
+    if r.get("completion_cycles") is not None:
+        rows.append(("completion", f"{r['completion_cycles']:,} cycles"))
+    sim = r["sim"]
+    rows.append(("simulator", f"{sim['wall_seconds']:.2f} s wall, {sim['events']:,} events, {sim['simulated_us_per_wall_second']:.1f} µs simulated per s, {sim['peak_memory_bytes'] / 2**20:.0f} MiB peak"))
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+@click.command()
+@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Write results.json, CSV files and PNG plots into this directory.")
+def run(experiment: str, as_json: bool, out: str | None) -> None:
+    """Run one simulation described by EXPERIMENT.toml (see docs/experiment.md).
+
+    Exit code 1 when the run deadlocks or an invariant check fails (the
+    result, with its "deadlock" or "invariant_error", is still printed).
+    """
+    progress = _LazyProgress()
+    try:
+        r = run_file(experiment, progress=progress, ports=out is not None)
+    finally:
+        progress.close()
+    if out:
+        from ..report.files import write_run
+
+        files = write_run(dict(r), Path(out))
+        click.echo(f"wrote {len(files)} files to {out}", err=True)
+    r.pop("ports", None)
+    if as_json:
+        click.echo(json.dumps(r))
+    else:
+        Console(width=None if sys.stdout.isatty() else 140).print(summary_table(r, f"{experiment}"))
+    if r.get("deadlock"):
+        d = r["deadlock"]
+        click.echo(f"tofusim: deadlock at cycle {d['cycle']}: no packet moved for {d['stalled_cycles']} cycles with {d['packets_in_flight']} in flight; wait cycle of {d['wait_cycle_length']} VCs", err=True)
+        raise SystemExit(1)
+    if r.get("invariant_error"):
+        e = r["invariant_error"]
+        click.echo(f"tofusim: invariant violated ({e['kind']}) at cycle {e['cycle']}: {e['detail']}", err=True)
+        raise SystemExit(1)

@@ -1,0 +1,1 @@
+"""Results turned into files: JSON, CSV and PNG plots."""
