@@ -194,8 +194,17 @@ fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterP
             Kind::Finite(FinitePattern::PingPong { hops, message_bytes, repetitions })
         }
     };
-    let w = Workload::new(kind, packet_bytes, header_bytes, net, seed).map_err(|e| sec.error(e.key, format!("expected {}", e.message)))?;
-    sec.finish(&["load", "packet_bytes", "header_bytes"])?;
+    let mut w = Workload::new(kind, packet_bytes, header_bytes, net, seed).map_err(|e| sec.error(e.key, format!("expected {}", e.message)))?;
+    if let Some(min) = sec.int("min_packet_bytes", 32, 256)? {
+        if !matches!(w.kind, Kind::Open { .. }) {
+            return Err(sec.error("min_packet_bytes", "expected only with open-loop patterns (uniform, hot-region, transpose, tornado, neighbor)"));
+        }
+        if min as u32 > packet_bytes || (min as u32) <= header_bytes {
+            return Err(sec.error("min_packet_bytes", format!("expected more than header_bytes ({header_bytes}) and at most packet_bytes ({packet_bytes})")));
+        }
+        w.min_packet_bytes = Some(min as u32);
+    }
+    sec.finish(&["load", "packet_bytes", "header_bytes", "min_packet_bytes"])?;
     Ok(w)
 }
 

@@ -488,8 +488,9 @@ impl Engine {
             INJECT => {
                 let mut rng = std::mem::replace(&mut self.rngs[r], rand_pcg::Pcg32::seed_from_u64(0));
                 if let Some(dst) = self.workload.open_destination(ev.router, &mut rng) {
+                    let bytes = self.workload.open_packet_bytes(&mut rng) as u16;
                     self.rngs[r] = rng;
-                    let np = NewPacket { dst, bytes: self.workload.packet_bytes as u16, payload: self.workload.payload_bytes() as u16, tag: 0 };
+                    let np = NewPacket { dst, bytes, payload: bytes.saturating_sub(self.workload.header_bytes as u16), tag: 0 };
                     let pkt = self.create(ev.router, t, np);
                     self.push_source(r, pkt);
                 } else {

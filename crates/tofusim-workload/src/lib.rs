@@ -75,6 +75,9 @@ pub struct Workload {
     pub kind: Kind,
     pub packet_bytes: u32,
     pub header_bytes: u32,
+    /// Open loop: when set, packet sizes are drawn uniformly from whole
+    /// chunks between this and `packet_bytes` (variable-sized traffic).
+    pub min_packet_bytes: Option<u32>,
     torus: Torus,
     /// Nodes of the region (hot-region / hot-burst), sorted.
     region: Vec<u32>,
@@ -177,7 +180,7 @@ impl Workload {
         for &r in &region {
             in_region[r as usize] = true;
         }
-        Ok(Self { kind, packet_bytes, header_bytes, torus: torus.clone(), region, in_region, seed, pingpong })
+        Ok(Self { kind, packet_bytes, header_bytes, min_packet_bytes: None, torus: torus.clone(), region, in_region, seed, pingpong })
     }
 
     pub fn nodes(&self) -> u32 {
@@ -198,6 +201,18 @@ impl Workload {
         match &self.kind {
             Kind::Open { load, .. } => Some(load * injection_bytes_per_cycle / self.packet_bytes as f64),
             Kind::Finite(_) => None,
+        }
+    }
+
+    /// Open loop: the size of a new packet, bytes.
+    pub fn open_packet_bytes(&self, rng: &mut Rng) -> u32 {
+        match self.min_packet_bytes {
+            Some(min) if min < self.packet_bytes => {
+                let lo = min.div_ceil(CHUNK_BYTES).max(1);
+                let hi = self.packet_bytes / CHUNK_BYTES;
+                rng.random_range(lo..=hi) * CHUNK_BYTES
+            }
+            _ => self.packet_bytes,
         }
     }
 
