@@ -1,0 +1,95 @@
+"""`tofusim run`: the JSON shape, the output directory, deadlock and bad-input exit codes."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+SMALL = """
+[network]
+system = "bgl:4x4x4"
+[workload]
+pattern = "uniform"
+load = 0.05
+[run]
+cycles = 20000
+warmup = 2000
+"""
+
+
+def write(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "exp.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_run_json_has_the_design_keys(run, tmp_path):
+    r = run("run", write(tmp_path, SMALL), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    for key in ("link_utilization", "payload_utilization", "accepted_load", "latency", "packets_injected", "packets_delivered", "completion_cycles", "cycle_ns", "sim"):
+        assert key in j, key
+    for key in ("mean", "p50", "p99", "max"):
+        assert key in j["latency"]
+    for key in ("cycles", "events", "wall_seconds", "peak_memory_bytes"):
+        assert key in j["sim"]
+    assert j["cycle_ns"] == pytest.approx(1e9 / 175e6)
+    assert j["accepted_load"] == pytest.approx(0.05, abs=0.01)
+    assert j["deadlock"] is None
+
+
+def test_run_out_dir(run, tmp_path):
+    out = tmp_path / "out"
+    r = run("run", write(tmp_path, SMALL), "--out", str(out))
+    assert r.code == 0, r.err
+    for f in ("results.json", "timeseries.csv", "ports.csv", "latency.csv", "timeseries.png", "latency.png"):
+        assert (out / f).exists(), f
+    res = json.loads((out / "results.json").read_text())
+    assert res["packets_delivered"] > 0
+    header = (out / "ports.csv").read_text().splitlines()[0]
+    assert header == "router,port,bytes,packets,busy_cycles,idle_cycles,depleted_cycles"
+    assert len((out / "ports.csv").read_text().splitlines()) == 1 + 64 * 6
+
+
+def test_example_alltoall(run):
+    r = run("run", "examples/experiments/alltoall-8x8x8.toml", "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert j["complete"] and j["link_utilization"] > 0.95
+
+
+def test_deadlock_exits_1_with_report(run):
+    r = run("run", "examples/experiments/ring-no-escape-deadlock.toml", "--json")
+    assert r.code == 1
+    d = r.json()["deadlock"]
+    assert d["wait_cycle_found"] and len(d["blocked_vcs"]) >= 2
+    assert "deadlock" in r.err
+
+
+def test_planted_fault_exits_1(run, tmp_path):
+    text = SMALL + "plant_fault = \"leak-token\"\nplant_after = 100\naudit_cycles = 1000\n"
+    r = run("run", write(tmp_path, text), "--json")
+    assert r.code == 1
+    assert r.json()["invariant_error"]["kind"] == "token-conservation"
+
+
+BAD = {
+    "unknown section": (SMALL + "[colour]\nx = 1\n", "colour: unknown key"),
+    "unknown router key": (SMALL + "[router]\nvcs = 3\n", "router.vcs: unknown key"),
+    "bad escape": (SMALL + "[router]\nescape = \"tunnel\"\n", "router.escape: expected one of bubble, bubble-unfixed"),
+    "bad pattern": (SMALL.replace("uniform", "zigzag"), "workload.pattern: expected one of"),
+    "bad packet size": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 100"), "workload.packet_bytes: expected a multiple of 32"),
+    "load out of range": (SMALL.replace("load = 0.05", "load = 1.5"), "workload.load"),
+    "warmup too long": (SMALL.replace("warmup = 2000", "warmup = 30000"), "run.warmup"),
+    "dragonfly not in engine": ("[network]\nsystem = \"piz-daint:2\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "network.topology"),
+    "region outside": ("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"hot-region\"\nload = 0.1\nregion_shape = [8, 1, 1]\n", "workload.region_shape"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_experiment_exits_2(run, tmp_path, case):
+    text, needle = BAD[case]
+    r = run("run", write(tmp_path, text))
+    assert r.code == 2, (case, r.err)
+    assert needle in r.err, r.err
+    assert len(r.err.strip().splitlines()) == 1
