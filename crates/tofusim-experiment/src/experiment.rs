@@ -194,7 +194,7 @@ fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterP
             Kind::Finite(FinitePattern::PingPong { hops, message_bytes, repetitions })
         }
     };
-    let mut w = Workload::new(kind, packet_bytes, header_bytes, net, seed).map_err(|e| sec.error(e.key, format!("expected {}", e.message)))?;
+    let mut w = Workload::new(kind, packet_bytes, header_bytes, net, seed).map_err(|e| sec.error(e.key, e.message.clone()))?;
     if let Some(min) = sec.int("min_packet_bytes", 32, 256)? {
         if !matches!(w.kind, Kind::Open { .. }) {
             return Err(sec.error("min_packet_bytes", "expected only with open-loop patterns (uniform, hot-region, transpose, tornado, neighbor)"));
