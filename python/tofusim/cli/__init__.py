@@ -12,6 +12,7 @@ import sys
 import click
 
 from .. import ConfigError, __version__
+from .reproduce import reproduce
 from .run import run
 from .topo import topo
 
@@ -24,6 +25,7 @@ def cli() -> None:
 
 cli.add_command(topo)
 cli.add_command(run)
+cli.add_command(reproduce)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,56 @@
+"""``tofusim reproduce``: published results measured beside the published values."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..reproduce import CASES, run_case
+
+
+def _table(res: dict) -> Table:
+    t = Table(title=f"{res['case']}: {res['title']} ({res['scale']} scale)")
+    for c in ("metric", "unit", "measured", "published", "within"):
+        t.add_column(c)
+    for m in res["metrics"]:
+        pub = "held back" if m["published"] is None else f"{m['published']:.4g}"
+        within = "-" if m["within"] is None else ("yes" if m["within"] else "NO")
+        t.add_row(m["name"], m["unit"], f"{m['measured']:.4g}", pub, within)
+    return t
+
+
+@click.command()
+@click.argument("case", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the cases.")
+@click.option("--scale", type=click.Choice(["reduced", "full"]), default="reduced", show_default=True, help="Reduced scale (under a minute) or the published scale.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Write CASE.json into this directory.")
+def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str | None) -> None:
+    """Reproduce a published figure (CASE, or `all`)."""
+    if list_ or case is None:
+        if as_json:
+            click.echo(json.dumps({"cases": [{"case": c.id, "title": c.title} for c in CASES.values()]}))
+        else:
+            for c in CASES.values():
+                click.echo(f"{c.id:28s} {c.title}")
+        return
+    ids = list(CASES) if case == "all" else [case]
+    for i in ids:
+        if i not in CASES:
+            raise click.UsageError(f"unknown case {i!r}; valid cases are: {', '.join(CASES)}, all")
+    results = []
+    for i in ids:
+        res = run_case(i, scale)
+        results.append(res)
+        if out:
+            Path(out).mkdir(parents=True, exist_ok=True)
+            (Path(out) / f"{i}.json").write_text(json.dumps(res, indent=2) + "\n")
+        if not as_json:
+            Console(width=None if sys.stdout.isatty() else 140).print(_table(res))
+    if as_json:
+        click.echo(json.dumps(results[0] if len(results) == 1 else {"cases": results}))

@@ -1,0 +1,44 @@
+"""The published results, measured beside the published values.
+
+Each case builds experiment files, runs them on the engine and reports
+metrics in the DESIGN.md reproduction shape:
+``{"case", "title", "source", "metrics": [{"name", "unit", "measured",
+"published", "tolerance", "within"}], "setup"}``. ``published`` is ``None``
+where DOMAIN.md holds the figure back (a blind check). Cases run at a
+reduced scale by default and at the published scale with ``scale="full"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .bgl import CASES as BGL_CASES
+
+
+@dataclass
+class Case:
+    id: str
+    title: str
+    source: str
+    run: Callable[[str], dict[str, Any]]
+
+
+CASES: dict[str, Case] = {c.id: c for c in BGL_CASES}
+
+
+def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False) -> dict[str, Any]:
+    """A metric row; ``within`` compares with the tolerance (relative), or as a lower bound."""
+    if published is None or tolerance is None:
+        within = None
+    elif lower_bound:
+        within = measured >= published * (1 - tolerance)
+    else:
+        within = abs(measured - published) <= tolerance * abs(published)
+    return {"name": name, "unit": unit, "measured": measured, "published": published, "tolerance": tolerance, "within": within}
+
+
+def run_case(case_id: str, scale: str = "reduced") -> dict[str, Any]:
+    case = CASES[case_id]
+    out = case.run(scale)
+    return {"case": case.id, "title": case.title, "source": case.source, "scale": scale, **out}

@@ -1,0 +1,112 @@
+"""Blue Gene/L torus results (DOMAIN.md §5 and §8, source [S:004])."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import run as run_experiment
+
+SOURCE = "[S:004] Adiga et al., Blue Gene/L torus interconnection network, IBM J. Res. & Dev. 49(2/3), 2005"
+WIRE_OVERHEAD_BYTES = 14  # 4 trailer + 8 ack/token-ack share + 2 idle gap
+
+
+def _run(text: str) -> dict[str, Any]:
+    r = run_experiment(text, "<reproduce>")
+    if r.get("deadlock") or r.get("invariant_error"):
+        raise RuntimeError(f"run failed: {r.get('deadlock') or r.get('invariant_error')}")
+    return r
+
+
+def _alltoall(shape: str, packets: int, algorithm: str = "adaptive") -> dict[str, Any]:
+    return _run(
+        f'[network]\nsystem = "bgl:{shape}"\n[routing]\nalgorithm = "{algorithm}"\n'
+        f'[workload]\npattern = "alltoall"\npackets_per_pair = {packets}\npacket_bytes = 256\nheader_bytes = 16\n'
+    )
+
+
+def packet_format(scale: str) -> dict[str, Any]:
+    from . import metric
+
+    r = _alltoall("4x4x4", 1)
+    wire = 256 + WIRE_OVERHEAD_BYTES
+    # Measured wire time per packet-hop from the run's own link counters.
+    hops = r["sim"]["packet_hops"]
+    busy = r["link_utilization"] * r["measured_cycles"] * 64 * 6
+    return {
+        "metrics": [
+            metric("wire time of a 256-byte packet", "byte-times", busy / hops, 270.0, 0.001),
+            metric("payload efficiency (payload / link utilisation)", "fraction", r["payload_utilization"] / r["link_utilization"], 240 / 270, 0.001),
+        ],
+        "setup": {"network": "bgl:4x4x4", "workload": "alltoall, 1 packet per pair, 256 B packets with 16 B header", "overhead_bytes": WIRE_OVERHEAD_BYTES},
+    }
+
+
+def alltoall(scale: str) -> dict[str, Any]:
+    from . import metric
+
+    shape, k = ("16x16x16", 1) if scale == "full" else ("8x8x8", 2)
+    dyn = _alltoall(shape, k)
+    det = _alltoall(shape, k, "dor")
+    return {
+        "metrics": [
+            metric("link utilisation, dynamic routing", "fraction", dyn["link_utilization"], 0.98, 0.03),
+            metric("payload utilisation, dynamic routing", "fraction", dyn["payload_utilization"], 0.87, 0.03),
+            metric("link utilisation, deterministic routing", "fraction", det["link_utilization"], None, None),
+        ],
+        "setup": {"network": f"bgl:{shape}", "packets_per_pair": k, "completion_cycles": {"dynamic": dyn["completion_cycles"], "deterministic": det["completion_cycles"]}},
+    }
+
+
+def alltoall_asymmetric(scale: str) -> dict[str, Any]:
+    from . import metric
+
+    # Bound: each dimension's links carry load in proportion to its length, so
+    # with the longest dimension saturated the mean link utilisation is
+    # sum(L) / (3 max(L)).
+    def bound(lengths: list[int]) -> float:
+        return sum(lengths) / (len(lengths) * max(lengths))
+
+    full = [64, 32, 32]
+    shape = [32, 16, 16] if scale == "full" else [8, 4, 4]
+    r = _alltoall("x".join(map(str, shape)), 4 if scale != "full" else 1)
+    b = bound(shape)
+    return {
+        "metrics": [
+            metric("peak link utilisation bound, 64x32x32", "fraction", bound(full), 0.667, 0.005),
+            metric("payload utilisation bound, 64x32x32", "fraction", bound(full) * 240 / 270, 0.59, 0.01),
+            metric(f"link utilisation, {'x'.join(map(str, shape))}", "fraction", r["link_utilization"], None, None),
+            metric(f"fraction of the bound, {'x'.join(map(str, shape))}", "fraction", r["link_utilization"] / b, None, None),
+        ],
+        "setup": {"network": f"bgl:{'x'.join(map(str, shape))}", "bound": b, "completion_cycles": r["completion_cycles"]},
+    }
+
+
+def hot_spot(scale: str) -> dict[str, Any]:
+    from . import metric
+
+    base = "8x8x8" if scale == "full" else "4x4x4"
+    rows = []
+    setup = {"network": f"bgl:{base}"}
+    for region, incoming in (([1, 1, 1], 6), ([2, 2, 2], 24)) if scale != "full" else (([1, 1, 1], 6), ([2, 2, 2], 24), ([4, 4, 4], 96)):
+        name = "x".join(map(str, region))
+        r = _run(
+            f'[network]\nsystem = "bgl:{base}"\n[workload]\npattern = "hot-burst"\nregion_origin = [0, 0, 0]\nregion_shape = {region}\npackets = 16\n'
+        )
+        wire = r["packets_delivered"] * (256 + WIRE_OVERHEAD_BYTES)
+        frac = wire / (incoming * r["completion_cycles"])
+        rows.append(metric(f"hot region {name}: fraction of the peak of its {incoming} incoming links", "fraction", frac, None, None))
+        setup[f"completion_cycles_{name}"] = r["completion_cycles"]
+    return {"metrics": rows, "setup": setup}
+
+
+class _C:
+    def __init__(self, id: str, title: str, fn):
+        self.id, self.title, self.source, self.run = id, title, SOURCE, fn
+
+
+CASES = [
+    _C("bgl-packet-format", "B1: wire time and payload efficiency of a 256-byte packet", packet_format),
+    _C("bgl-alltoall", "B2: symmetric all-to-all, dynamic vs deterministic routing", alltoall),
+    _C("bgl-alltoall-asymmetric", "B3/B4: all-to-all on an asymmetric torus against its bound", alltoall_asymmetric),
+    _C("bgl-hot-spot", "B12/B13: hot spot and hot regions, fraction of the incoming links' peak", hot_spot),
+]
