@@ -27,6 +27,7 @@ core: $(STAMP)
 
 demo: install
 	$(VENV)/bin/tofusim topo --compare
+	$(VENV)/bin/tofusim reproduce bgl-alltoall
 
 test: install test-rust test-python
 
