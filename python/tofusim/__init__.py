@@ -18,6 +18,17 @@ __version__ = _core.version()
 __all__ = ["ConfigError", "__version__", "presets", "run", "run_file", "topo", "topo_file", "topo_toml"]
 
 
+def _read_text(path: str | Path) -> str:
+    """The text of a configuration file, or a ConfigError naming it."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the file ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: expected a UTF-8 text file") from None
+
+
 def topo(system: str) -> dict[str, Any]:
     """Metrics of a preset, e.g. ``topo("k")`` or ``topo("k:8x8x8")``."""
     return json.loads(_core.topo_name(system))
@@ -30,14 +41,7 @@ def topo_toml(text: str, file: str = "<string>") -> dict[str, Any]:
 
 def topo_file(path: str | Path) -> dict[str, Any]:
     """Metrics of the ``[network]`` table of a TOML file."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{p}: cannot read the file ({e.strerror})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: expected a UTF-8 text file") from None
-    return topo_toml(text, str(p))
+    return topo_toml(_read_text(path), str(path))
 
 
 def presets() -> list[dict[str, Any]]:
@@ -56,11 +60,4 @@ def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = F
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False) -> dict[str, Any]:
     """Runs the experiment file at ``path``."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"{p}: cannot read the file ({e.strerror})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: expected a UTF-8 text file") from None
-    return run(text, str(p), progress, ports)
+    return run(_read_text(path), str(path), progress, ports)
