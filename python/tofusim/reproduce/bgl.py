@@ -110,3 +110,39 @@ CASES = [
     _C("bgl-alltoall-asymmetric", "B3/B4: all-to-all on an asymmetric torus against its bound", alltoall_asymmetric),
     _C("bgl-hot-spot", "B12/B13: hot spot and hot regions, fraction of the incoming links' peak", hot_spot),
 ]
+
+
+def _uniform(shape: str, load: float, algorithm: str = "adaptive", selection: str = "jsq", cycles: int = 40000, seed: int = 1) -> dict[str, Any]:
+    return _run(
+        f'[network]\nsystem = "bgl:{shape}"\n[router]\noutput_selection = "{selection}"\n[routing]\nalgorithm = "{algorithm}"\n'
+        f'[workload]\npattern = "uniform"\nload = {load}\n[run]\ncycles = {cycles}\nwarmup = {cycles // 5}\nseed = {seed}\n'
+    )
+
+
+def routing_response(scale: str) -> dict[str, Any]:
+    """B6/B7: response time of dynamic vs deterministic routing, and JSQ vs random output choice."""
+    from . import metric
+
+    shape, cycles = ("32x32x32", 20000) if scale == "full" else ("8x8x8", 40000)
+    n = int(shape.split("x")[0])
+    # Saturation of uniform traffic: a node feeds 6 links; a packet uses
+    # 3n/4 links on average and 270/256 of its size in wire time.
+    saturation = 1.0 / (3 * n / 4 * 270 / 256)
+    rows = []
+    setup: dict[str, Any] = {"network": f"bgl:{shape}", "saturation_load": saturation, "cycles": cycles}
+    for frac in (0.5, 0.8):
+        load = round(frac * saturation, 5)
+        dyn = _uniform(shape, load, cycles=cycles)
+        det = _uniform(shape, load, "dor", cycles=cycles)
+        rows.append(metric(f"deterministic / dynamic mean latency at {frac:.0%} of saturation", "ratio", det["latency"]["mean"] / dyn["latency"]["mean"], None, None))
+        setup[f"latency_cycles_{frac:.0%}"] = {"dynamic": dyn["latency"]["mean"], "deterministic": det["latency"]["mean"]}
+    load = round(0.95 * saturation, 5)
+    jsq = _uniform(shape, load, cycles=cycles)
+    rnd = _uniform(shape, load, selection="random", cycles=cycles)
+    rows.append(metric("JSQ response-time reduction vs random output choice near 95% link utilisation", "fraction", 1 - jsq["latency"]["mean"] / rnd["latency"]["mean"], 0.20, 0.5 if scale == "full" else None))
+    setup["link_utilization_at_95pct"] = jsq["link_utilization"]
+    setup["latency_cycles_95pct"] = {"jsq": jsq["latency"]["mean"], "random": rnd["latency"]["mean"]}
+    return {"metrics": rows, "setup": setup}
+
+
+CASES.append(_C("bgl-routing-response", "B6/B7: dynamic vs deterministic response time; JSQ vs random output choice", routing_response))
