@@ -119,15 +119,6 @@ impl<E: Copy> TimeWheel<E> {
         }
     }
 
-    /// Gives back a drained buffer so its capacity is reused.
-    pub fn recycle(&mut self, buf: Vec<E>) {
-        let idx = (self.now & self.mask) as usize;
-        if self.buckets[idx].is_empty() && self.buckets[idx].capacity() < buf.capacity() {
-            let mut b = buf;
-            b.clear();
-            self.buckets[idx] = b;
-        }
-    }
 
     /// Visits every pending event (for audits; not for the hot loop).
     pub fn for_each(&self, mut f: impl FnMut(&E)) {
@@ -137,24 +128,7 @@ impl<E: Copy> TimeWheel<E> {
         self.overflow_events.iter().flatten().for_each(f);
     }
 
-    /// Mutable access to every pending event (planted faults in tests).
-    pub fn for_each_mut(&mut self, mut f: impl FnMut(&mut E)) {
-        for b in &mut self.buckets {
-            b.iter_mut().for_each(&mut f);
-        }
-        self.overflow_events.iter_mut().flatten().for_each(f);
-    }
 
-    /// Sets the current cycle forward (nothing may be scheduled before it).
-    pub fn advance_to(&mut self, t: u64) {
-        while self.now < t {
-            if self.in_wheel > 0 && !self.buckets[(self.now & self.mask) as usize].is_empty() {
-                return;
-            }
-            self.now += 1;
-            self.refill();
-        }
-    }
 }
 
 #[cfg(test)]

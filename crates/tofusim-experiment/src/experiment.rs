@@ -26,12 +26,9 @@ pub struct Experiment {
 
 /// Parses and validates an experiment file.
 pub fn parse(file: &str, text: &str) -> Result<Experiment> {
-    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let at = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).map(|l| format!(" (line {l})")).unwrap_or_default();
-        ConfigError::new(file, "", format!("invalid TOML{at}: {}", e.message()))
-    })?;
+    let doc = system::parse_toml(file, text)?;
     let top = Section::new(file, "", &doc);
-    let system = system::from_toml(file, text)?;
+    let system = system::from_doc(file, &doc)?;
     let net = match &system.network.topology {
         Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
         Topology::Dragonfly(_) | Topology::FatTree(_) => {
@@ -40,7 +37,6 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     };
     let empty = toml::Table::new();
     let sec = |name: &str| -> Result<Section> { Ok(top.table(name)?.unwrap_or_else(|| Section::new(file, name, &empty))) };
-    let _ = top.get("network");
     let router = parse_router(&sec("router")?)?;
     let mode = parse_routing(&sec("routing")?)?;
     let run = parse_run(&sec("run")?)?;
@@ -48,9 +44,6 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     let injection_links = system.network.injection_per_node_Bps() / link;
     let workload = parse_workload(&sec("workload")?, &net, &router, run.seed)?;
     top.finish(&["network", "router", "routing", "workload", "run"])?;
-    if router.escape == Escape::None && mode == RoutingMode::Deterministic {
-        // Allowed: deterministic routing on dynamic VCs, as an unsafe baseline.
-    }
     Ok(Experiment { system, router, mode, run, workload, injection_links, cycle_ns: 1e9 / link })
 }
 
@@ -127,7 +120,6 @@ fn parse_run(sec: &Section) -> Result<RunParams> {
     r.seed = int_or(sec, "seed", 0, i64::MAX, 1)? as u64;
     r.sample_cycles = int_or(sec, "sample_cycles", 1, i64::MAX / 4, 1000)? as u64;
     r.deadlock_cycles = int_or(sec, "deadlock_cycles", 100, i64::MAX / 4, 20_000)? as u64;
-    r.counter_cycles = int_or(sec, "counter_cycles", 0, i64::MAX / 4, 0)? as u64;
     r.audit_cycles = int_or(sec, "audit_cycles", 0, i64::MAX / 4, 0)? as u64;
     r.plant = sec.choice("plant_fault", &PlantedFault::NAMES)?.map(|s| PlantedFault::parse(&s).expect("checked"));
     r.plant_after = int_or(sec, "plant_after", 0, i64::MAX / 4, 0)? as u64;

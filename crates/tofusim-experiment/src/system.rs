@@ -38,11 +38,19 @@ pub fn from_name(spec: &str) -> Result<System> {
 
 /// Resolves the `[network]` table of a TOML file's text.
 pub fn from_toml(file: &str, text: &str) -> Result<System> {
-    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let msg = e.message().to_string();
+    from_doc(file, &parse_toml(file, text)?)
+}
+
+/// Parses TOML text, reporting syntax errors with their line.
+pub fn parse_toml(file: &str, text: &str) -> Result<toml::Table> {
+    text.parse().map_err(|e: toml::de::Error| {
         let at = e.span().map(|s| line_of(text, s.start)).map(|l| format!(" (line {l})")).unwrap_or_default();
-        ConfigError::new(file, "", format!("invalid TOML{at}: {msg}"))
-    })?;
+        ConfigError::new(file, "", format!("invalid TOML{at}: {}", e.message()))
+    })
+}
+
+/// Resolves the `[network]` table of a parsed file.
+pub fn from_doc(file: &str, doc: &toml::Table) -> Result<System> {
     let Some(net) = doc.get("network") else {
         return Err(ConfigError::new(file, "network", "missing table [network]"));
     };

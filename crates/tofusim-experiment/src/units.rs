@@ -6,19 +6,11 @@
 pub fn parse_size(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (num, unit) = split_number(t)?;
-    let scale = match unit {
-        "" | "B" => 1.0,
-        "kB" | "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "TiB" => 1024f64.powi(4),
-        _ => return Err(format!("a size such as \"256B\", \"1KiB\" or \"16MB\" (unknown unit {unit:?})")),
-    };
-    Ok(num * scale)
+    let prefix = if unit.is_empty() { Some("") } else { unit.strip_suffix('B') };
+    match prefix.and_then(prefix_scale) {
+        Some(scale) => Ok(num * scale),
+        None => Err(format!("a size such as \"256B\", \"1KiB\" or \"16MB\" (unknown unit {unit:?})")),
+    }
 }
 
 /// Parses a rate in bytes per second. A bare number means bytes per second.
@@ -38,7 +30,13 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     } else {
         return Err(format!("a rate in B/s or b/s (unknown unit {unit:?})"));
     };
-    let scale = match prefix {
+    let scale = prefix_scale(prefix).ok_or_else(|| format!("a rate such as \"5GB/s\" (unknown prefix {prefix:?})"))?;
+    Ok(num * scale / if bits { 8.0 } else { 1.0 })
+}
+
+/// Decimal (k, M, G, T) and binary (Ki, Mi, Gi, Ti) unit prefixes.
+fn prefix_scale(prefix: &str) -> Option<f64> {
+    Some(match prefix {
         "" => 1.0,
         "k" | "K" => 1e3,
         "M" => 1e6,
@@ -47,9 +45,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
         "Ki" => 1024.0,
         "Mi" => 1024f64.powi(2),
         "Gi" => 1024f64.powi(3),
-        _ => return Err(format!("a rate such as \"5GB/s\" (unknown prefix {prefix:?})")),
-    };
-    Ok(num * scale / if bits { 8.0 } else { 1.0 })
+        "Ti" => 1024f64.powi(4),
+        _ => return None,
+    })
 }
 
 fn split_number(t: &str) -> Result<(f64, &str), String> {

@@ -192,8 +192,6 @@ pub struct RunParams {
     pub sample_cycles: u64,
     /// A run in which no packet moves for this many cycles while packets are in flight is a deadlock.
     pub deadlock_cycles: u64,
-    /// Period of the per-port counter snapshots, cycles (0: final values only).
-    pub counter_cycles: u64,
     /// Full invariant audit every this many cycles (0: only at the end).
     pub audit_cycles: u64,
     pub plant: Option<PlantedFault>,
@@ -203,6 +201,6 @@ pub struct RunParams {
 
 impl Default for RunParams {
     fn default() -> Self {
-        Self { cycles: None, warmup: 0, seed: 1, sample_cycles: 1000, deadlock_cycles: 20_000, counter_cycles: 0, audit_cycles: 0, plant: None, plant_after: 0 }
+        Self { cycles: None, warmup: 0, seed: 1, sample_cycles: 1000, deadlock_cycles: 20_000, audit_cycles: 0, plant: None, plant_after: 0 }
     }
 }

@@ -19,7 +19,7 @@
 //! This is what lets the network be split into partitions later.
 
 use crate::config::{Escape, PlantedFault, RouterParams, RoutingMode, RunParams};
-use crate::packet::{checksum, flags, Packet, Pool, AT_DESTINATION, NONE};
+use crate::packet::{checksum, flags, list_pop, list_push, Packet, Pool, AT_DESTINATION, NONE};
 use crate::result::{BlockedVc, Deadlock, InvariantError, RunResult};
 use crate::stats::{Histogram, PortCounters, Sample};
 use rand::{RngExt, SeedableRng};
@@ -318,25 +318,17 @@ impl Engine {
     #[inline]
     pub(crate) fn push_queue(&mut self, qi: usize, pkt: u32) {
         self.q_nonempty[qi / self.lay.queues] |= 1 << (qi % self.lay.queues);
-        self.pool.get_mut(pkt).next = NONE;
         if self.q_tail[qi] == NONE {
             self.q_cand[qi] = self.head_candidates(pkt);
-            self.q_head[qi] = pkt;
-        } else {
-            let t = self.q_tail[qi];
-            self.pool.get_mut(t).next = pkt;
         }
-        self.q_tail[qi] = pkt;
+        list_push(&mut self.pool, &mut self.q_head[qi], &mut self.q_tail[qi], pkt);
     }
 
     #[inline]
     pub(crate) fn pop_queue(&mut self, qi: usize) -> u32 {
-        let h = self.q_head[qi];
-        debug_assert_ne!(h, NONE);
-        let next = self.pool.get(h).next;
-        self.q_head[qi] = next;
+        let h = list_pop(&self.pool, &mut self.q_head[qi], &mut self.q_tail[qi]);
+        let next = self.q_head[qi];
         if next == NONE {
-            self.q_tail[qi] = NONE;
             self.q_nonempty[qi / self.lay.queues] &= !(1 << (qi % self.lay.queues));
         } else {
             self.q_cand[qi] = self.head_candidates(next);
@@ -345,14 +337,7 @@ impl Engine {
     }
 
     fn push_source(&mut self, r: usize, pkt: u32) {
-        self.pool.get_mut(pkt).next = NONE;
-        if self.src_tail[r] == NONE {
-            self.src_head[r] = pkt;
-        } else {
-            let t = self.src_tail[r];
-            self.pool.get_mut(t).next = pkt;
-        }
-        self.src_tail[r] = pkt;
+        list_push(&mut self.pool, &mut self.src_head[r], &mut self.src_tail[r], pkt);
     }
 
     /// Creates a packet at node `r`.
@@ -420,13 +405,7 @@ impl Engine {
             let Some(f) = fifo else { return };
             self.fifo_rr[r] = ((f + 1) % normal) as u8;
             let pkt = if from_source {
-                let h = self.src_head[r];
-                let next = self.pool.get(h).next;
-                self.src_head[r] = next;
-                if next == NONE {
-                    self.src_tail[r] = NONE;
-                }
-                h
+                list_pop(&self.pool, &mut self.src_head[r], &mut self.src_tail[r])
             } else {
                 let np = self.workload.finite_packet(r as u32, self.gen_next[r]);
                 self.gen_next[r] += 1;
@@ -486,15 +465,12 @@ impl Engine {
             }
             DELIVER => self.deliver(ev, t),
             INJECT => {
-                let mut rng = std::mem::replace(&mut self.rngs[r], rand_pcg::Pcg32::seed_from_u64(0));
-                if let Some(dst) = self.workload.open_destination(ev.router, &mut rng) {
-                    let bytes = self.workload.open_packet_bytes(&mut rng) as u16;
-                    self.rngs[r] = rng;
+                let rng = &mut self.rngs[r];
+                if let Some(dst) = self.workload.open_destination(ev.router, rng) {
+                    let bytes = self.workload.open_packet_bytes(rng) as u16;
                     let np = NewPacket { dst, bytes, payload: bytes.saturating_sub(self.workload.header_bytes as u16), tag: 0 };
                     let pkt = self.create(ev.router, t, np);
                     self.push_source(r, pkt);
-                } else {
-                    self.rngs[r] = rng;
                 }
                 self.schedule_injection(ev.router, t);
                 self.mark_dirty(ev.router);
@@ -664,11 +640,11 @@ impl Engine {
         for &r in &list {
             self.arbitrate(r as usize, t);
         }
+        // Arbitration schedules only future events, so it marks no router:
+        // the list can be reused as it is.
+        debug_assert!(self.dirty_list.is_empty());
         list.clear();
-        // Routers marked during arbitration (none today) would be picked up next cycle.
-        if self.dirty_list.is_empty() {
-            self.dirty_list = list;
-        }
+        self.dirty_list = list;
     }
 
     fn close_sample(&mut self, at: u64) {
@@ -746,19 +722,22 @@ impl Engine {
         let mut in_transit = vec![0u32; lay.routers * lay.queues];
         let mut leaving = vec![0u32; lay.routers * lay.queues];
         let mut returning = vec![0u32; lay.routers * lay.ports * lay.vcs];
-        let mut transit_pkts = Vec::new();
-        self.wheel.for_each(|ev| match ev.kind {
-            ARRIVE | DELIVER => transit_pkts.push(ev.x),
-            DONE => leaving[ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize)] += ev.x,
-            TOKEN => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
-            _ => {}
-        });
         let mut ejecting = vec![0u32; lay.routers * lay.queues];
+        let mut transit_pkts = Vec::new();
         self.wheel.for_each(|ev| {
-            if ev.kind == ARRIVE {
-                in_transit[ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize)] += self.pool.get(ev.x).charged as u32;
-            } else if ev.kind == DELIVER {
-                ejecting[ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize)] += self.pool.get(ev.x).charged as u32;
+            let qi = ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
+            match ev.kind {
+                ARRIVE => {
+                    transit_pkts.push(ev.x);
+                    in_transit[qi] += self.pool.get(ev.x).charged as u32;
+                }
+                DELIVER => {
+                    transit_pkts.push(ev.x);
+                    ejecting[qi] += self.pool.get(ev.x).charged as u32;
+                }
+                DONE => leaving[qi] += ev.x,
+                TOKEN => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
+                _ => {}
             }
         });
         for &p in &transit_pkts {

@@ -51,6 +51,30 @@ pub fn checksum(serial: u32, src: u32, dst: u32, tag: u32, payload: u16) -> u32 
     (x ^ (x >> 33)) as u32
 }
 
+/// Appends `pkt` to the intrusive list `(head, tail)`.
+#[inline]
+pub fn list_push(pool: &mut Pool, head: &mut u32, tail: &mut u32, pkt: u32) {
+    pool.get_mut(pkt).next = NONE;
+    if *tail == NONE {
+        *head = pkt;
+    } else {
+        pool.get_mut(*tail).next = pkt;
+    }
+    *tail = pkt;
+}
+
+/// Removes and returns the first packet of the non-empty list `(head, tail)`.
+#[inline]
+pub fn list_pop(pool: &Pool, head: &mut u32, tail: &mut u32) -> u32 {
+    let h = *head;
+    debug_assert_ne!(h, NONE);
+    *head = pool.get(h).next;
+    if *head == NONE {
+        *tail = NONE;
+    }
+    h
+}
+
 #[derive(Default)]
 pub struct Pool {
     slots: Vec<Packet>,
@@ -91,10 +115,6 @@ impl Pool {
 
     pub fn live(&self) -> u64 {
         self.live
-    }
-
-    pub fn capacity_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Packet>() + self.free.capacity() * 4
     }
 
     pub fn iter_live(&self) -> impl Iterator<Item = (u32, &Packet)> {

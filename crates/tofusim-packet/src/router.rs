@@ -47,7 +47,6 @@ pub(crate) struct Request {
 impl Engine {
     pub(crate) fn arbitrate(&mut self, r: usize, t: u64) {
         self.fill_fifos(r, t);
-        let lay = self.lay;
         let mut out_taken: u32 = 0;
         let mut q_taken: u64 = 0;
         for _round in 0..3 {
@@ -88,7 +87,6 @@ impl Engine {
             if !granted {
                 break;
             }
-            let _ = lay;
         }
     }
 

@@ -132,9 +132,7 @@ impl FatTree {
             for s in 0..n_l {
                 let copy = s % copies_l;
                 let subtree = s / copies_l; // index over c_{l+1..h}
-                let c_next = subtree % m_next;
                 let above = subtree / m_next;
-                let _ = c_next;
                 for p in 0..self.up[l] as u64 {
                     let parent_copy = copy * self.up[l] as u64 + p;
                     let copies_next = copies_l * self.up[l] as u64;

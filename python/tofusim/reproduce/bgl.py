@@ -7,7 +7,11 @@ from typing import Any
 from .. import run as run_experiment
 
 SOURCE = "[S:004] Adiga et al., Blue Gene/L torus interconnection network, IBM J. Res. & Dev. 49(2/3), 2005"
-WIRE_OVERHEAD_BYTES = 14  # 4 trailer + 8 ack/token-ack share + 2 idle gap
+
+
+def _wire_bytes(r: dict[str, Any], packet_bytes: int = 256) -> int:
+    """Link time of one packet in the run's router: bytes plus the per-packet overhead."""
+    return packet_bytes + r["setup"]["router"]["overhead_bytes"]
 
 
 def _run(text: str) -> dict[str, Any]:
@@ -28,7 +32,6 @@ def packet_format(scale: str) -> dict[str, Any]:
     from . import metric
 
     r = _alltoall("4x4x4", 1)
-    wire = 256 + WIRE_OVERHEAD_BYTES
     # Measured wire time per packet-hop from the run's own link counters.
     hops = r["sim"]["packet_hops"]
     busy = r["link_utilization"] * r["measured_cycles"] * 64 * 6
@@ -37,7 +40,7 @@ def packet_format(scale: str) -> dict[str, Any]:
             metric("wire time of a 256-byte packet", "byte-times", busy / hops, 270.0, 0.001),
             metric("payload efficiency (payload / link utilisation)", "fraction", r["payload_utilization"] / r["link_utilization"], 240 / 270, 0.001),
         ],
-        "setup": {"network": "bgl:4x4x4", "workload": "alltoall, 1 packet per pair, 256 B packets with 16 B header", "overhead_bytes": WIRE_OVERHEAD_BYTES},
+        "setup": {"network": "bgl:4x4x4", "workload": "alltoall, 1 packet per pair, 256 B packets with 16 B header", "overhead_bytes": r["setup"]["router"]["overhead_bytes"]},
     }
 
 
@@ -92,7 +95,7 @@ def hot_spot(scale: str) -> dict[str, Any]:
         r = _run(
             f'[network]\nsystem = "bgl:{base}"\n[workload]\npattern = "hot-burst"\nregion_origin = [0, 0, 0]\nregion_shape = {region}\npackets = 16\n'
         )
-        wire = r["packets_delivered"] * (256 + WIRE_OVERHEAD_BYTES)
+        wire = r["packets_delivered"] * _wire_bytes(r)
         frac = wire / (incoming * r["completion_cycles"])
         rows.append(metric(f"hot region {name}: fraction of the peak of its {incoming} incoming links", "fraction", frac, None, None))
         setup[f"completion_cycles_{name}"] = r["completion_cycles"]
