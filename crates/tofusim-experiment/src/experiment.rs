@@ -10,7 +10,7 @@ use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
 use tofusim_topology::{tofu, Topology};
 use tofusim_workload::{FinitePattern, Kind, OpenPattern, Workload};
 
-pub const PATTERNS: [&str; 10] = ["uniform", "hot-region", "hot-spot", "hot-burst", "alltoall", "pingpong", "transpose", "tornado", "neighbor", "nearest-neighbor"];
+pub const PATTERNS: [&str; 12] = ["uniform", "hot-region", "hot-spot", "hot-burst", "alltoall", "pingpong", "line-fill", "plane-fill", "transpose", "tornado", "neighbor", "nearest-neighbor"];
 pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
 
 /// Everything a packet-engine run needs, validated.
@@ -123,6 +123,7 @@ fn parse_run(sec: &Section) -> Result<RunParams> {
     r.audit_cycles = int_or(sec, "audit_cycles", 0, i64::MAX / 4, 0)? as u64;
     r.plant = sec.choice("plant_fault", &PlantedFault::NAMES)?.map(|s| PlantedFault::parse(&s).expect("checked"));
     r.plant_after = int_or(sec, "plant_after", 0, i64::MAX / 4, 0)? as u64;
+    r.counter_cycles = int_or(sec, "counter_cycles", 0, i64::MAX / 4, 0)? as u64;
     if let Some(c) = r.cycles {
         if r.warmup >= c {
             return Err(sec.error("warmup", format!("expected fewer warm-up cycles than run.cycles ({c})")));
@@ -179,6 +180,21 @@ fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterP
             };
             Kind::Finite(FinitePattern::AllToAll { message_bytes: message_bytes.max(1) })
         }
+        "line-fill" | "plane-fill" => {
+            let message_bytes = sec.size("message_bytes")?.unwrap_or(payload as f64).max(1.0) as u64;
+            let axis = |v: i64| v as usize;
+            if pattern == "line-fill" {
+                let a = int_or(sec, "axis", 0, dims as i64 - 1, 0)?;
+                Kind::Finite(FinitePattern::LineFill { axis: axis(a), message_bytes })
+            } else {
+                let axes = match sec.int_list("axes", 0, dims as i64 - 1)? {
+                    Some(v) if v.len() == 2 => [axis(v[0]), axis(v[1])],
+                    Some(v) => return Err(sec.error("axes", format!("expected two axis indices, found {}", v.len()))),
+                    None => [0, 1],
+                };
+                Kind::Finite(FinitePattern::PlaneFill { axes, message_bytes })
+            }
+        }
         _ => {
             let hops = int_or(sec, "hops", 1, 1 << 20, 1)? as u32;
             let message_bytes = sec.size("message_bytes")?.unwrap_or(payload as f64).max(1.0) as u64;
@@ -196,6 +212,7 @@ fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterP
         }
         w.min_packet_bytes = Some(min as u32);
     }
+    w.turn_cycles = int_or(sec, "turn_cycles", 0, 1 << 30, 0)? as u32;
     sec.finish(&["load", "packet_bytes", "header_bytes", "min_packet_bytes"])?;
     Ok(w)
 }

@@ -98,3 +98,27 @@ fn fixed_bubble_runs_a_million_cycles_at_saturation_on_8x8x8() {
         assert!(r.timeseries.last().is_some_and(|s| s.packets_delivered > 1000), "{alg}");
     }
 }
+
+#[test]
+fn line_and_plane_fill_deliver_every_broadcast_once() {
+    for (pattern, links) in [("line-fill", 2), ("plane-fill", 4)] {
+        let r = run(&format!("[network]\nsystem = \"bgl:4x4x2\"\n[workload]\npattern = \"{pattern}\"\nmessage_bytes = \"8KiB\"\nturn_cycles = 50\n[run]\naudit_cycles = 3000\n"));
+        assert!(r.complete, "{pattern}: {:?} {:?}", r.deadlock, r.invariant_error);
+        let b = r.broadcast.expect("broadcast result");
+        assert_eq!(b.receiving_links, links);
+        // Every node receives every other node's 8 KiB of its line or plane.
+        assert_eq!(b.received_payload_bytes, 32 * (b.group_nodes - 1) * 8192);
+        assert!(b.fraction_of_peak > 0.9 && b.fraction_of_peak <= 1.0, "{pattern}: {}", b.fraction_of_peak);
+    }
+}
+
+#[test]
+fn port_counters_are_sampled_at_the_period() {
+    let r = run("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.2\n[run]\ncycles = 10000\ncounter_cycles = 2500\n");
+    let cycles: std::collections::BTreeSet<u64> = r.port_samples.iter().map(|s| s.cycle).collect();
+    assert_eq!(cycles.into_iter().collect::<Vec<_>>(), vec![2500, 5000, 7500]);
+    assert_eq!(r.port_samples.len(), 3 * 64 * 6);
+    for s in &r.port_samples {
+        assert!(s.busy_cycles + s.idle_cycles >= s.cycle - 300 && s.busy_cycles + s.idle_cycles <= s.cycle + 300, "{s:?}");
+    }
+}

@@ -197,10 +197,12 @@ pub struct RunParams {
     pub plant: Option<PlantedFault>,
     /// Cycle after which the planted fault strikes.
     pub plant_after: u64,
+    /// Period of the per-port counter snapshots, cycles (0: final counters only).
+    pub counter_cycles: u64,
 }
 
 impl Default for RunParams {
     fn default() -> Self {
-        Self { cycles: None, warmup: 0, seed: 1, sample_cycles: 1000, deadlock_cycles: 20_000, audit_cycles: 0, plant: None, plant_after: 0 }
+        Self { cycles: None, warmup: 0, seed: 1, sample_cycles: 1000, deadlock_cycles: 20_000, audit_cycles: 0, plant: None, plant_after: 0, counter_cycles: 0 }
     }
 }

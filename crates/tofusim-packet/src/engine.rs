@@ -10,6 +10,7 @@
 //! | `TOKEN` | `DONE` + token latency | the sender's token counter for that VC grows |
 //! | `DELIVER` | ejection grant + packet bytes | the packet is in the reception FIFO: checked and counted |
 //! | `INJECT` | geometric gaps | open-loop traffic creates a packet at a node |
+//! | `RELEASE` | a delivery or deposit + the workload's `turn_cycles` | a packet the node's software sends in response (corner turn, reply) joins its send queue |
 //!
 //! Each cycle, the events due are applied (each touches only its router),
 //! then every router they touched arbitrates once ([`crate::router`]).
@@ -32,6 +33,7 @@ pub(crate) const DONE: u8 = 1;
 pub(crate) const TOKEN: u8 = 2;
 pub(crate) const DELIVER: u8 = 3;
 pub(crate) const INJECT: u8 = 4;
+pub(crate) const RELEASE: u8 = 5;
 
 /// `q_cand` bit of a head packet that has arrived.
 pub(crate) const HEAD_EJECTS: u32 = 1 << 31;
@@ -125,6 +127,10 @@ pub struct Engine {
     pub(crate) rngs: Vec<rand_pcg::Pcg32>,
     pub(crate) dirty: Vec<bool>,
     pub(crate) dirty_list: Vec<u32>,
+    /// Send lanes per node (the workload's software send queues).
+    pub(crate) lanes: usize,
+    /// Per (node, lane): the software send queue, and the finite generator's
+    /// next and total packet counts.
     pub(crate) src_head: Vec<u32>,
     pub(crate) src_tail: Vec<u32>,
     pub(crate) gen_next: Vec<u64>,
@@ -142,6 +148,12 @@ pub struct Engine {
     pub(crate) vc_hops: Vec<u64>,
     pub(crate) created: u64,
     pub(crate) delivered: u64,
+    /// Broadcast copies left at the nodes a deposit packet passed.
+    pub(crate) deposits: u64,
+    /// Per node: when its answering thread is free again.
+    pub(crate) turn_free_at: Vec<u64>,
+    /// Per-port counter snapshots `(cycle, router·ports + port, counters)`.
+    pub(crate) counter_snapshots: Vec<(u64, u32, PortCounters)>,
     pub(crate) serial: u32,
     pub(crate) busy_measured: u64,
     pub(crate) payload_measured: u64,
@@ -203,7 +215,8 @@ impl Engine {
         let seed = run.seed;
         let rngs = (0..routers).map(|r| rand_pcg::Pcg32::seed_from_u64(seed.wrapping_mul(0x9e3779b97f4a7c15) ^ (r as u64).wrapping_mul(0xd1b54a32d192ed03))).collect();
         let horizon = (params.max_packet_bytes + params.overhead_bytes + params.hop_latency_cycles + params.token_latency_cycles) as u64 * 4;
-        let gen_total: Vec<u64> = (0..routers as u32).map(|r| if workload.is_finite() { workload.initial_packets(r) } else { 0 }).collect();
+        let lanes = workload.lanes();
+        let gen_total: Vec<u64> = (0..routers * lanes).map(|i| if workload.is_finite() { workload.initial_packets((i / lanes) as u32, i % lanes) } else { 0 }).collect();
         let gen_remaining = gen_total.iter().sum();
         Self {
             routing,
@@ -228,11 +241,12 @@ impl Engine {
             rngs,
             dirty: vec![false; routers],
             dirty_list: Vec::with_capacity(routers),
-            src_head: vec![NONE; routers],
-            src_tail: vec![NONE; routers],
-            gen_next: vec![0; routers],
+            lanes,
+            src_head: vec![NONE; routers * lanes],
+            src_tail: vec![NONE; routers * lanes],
+            gen_next: vec![0; routers * lanes],
             gen_total,
-            fifo_rr: vec![0; routers],
+            fifo_rr: vec![0; routers * lanes],
             counters: vec![PortCounters::default(); routers * ports],
             depleted_since: vec![u64::MAX; routers * ports],
             token_at: vec![u64::MAX; routers * ports],
@@ -243,6 +257,9 @@ impl Engine {
             vc_hops: vec![0; vcs],
             created: 0,
             delivered: 0,
+            deposits: 0,
+            turn_free_at: vec![0; routers],
+            counter_snapshots: Vec::new(),
             serial: 0,
             busy_measured: 0,
             payload_measured: 0,
@@ -336,19 +353,26 @@ impl Engine {
         h
     }
 
-    fn push_source(&mut self, r: usize, pkt: u32) {
-        list_push(&mut self.pool, &mut self.src_head[r], &mut self.src_tail[r], pkt);
+    fn push_source(&mut self, r: usize, lane: usize, pkt: u32) {
+        let i = r * self.lanes + lane;
+        list_push(&mut self.pool, &mut self.src_head[i], &mut self.src_tail[i], pkt);
     }
 
     /// Creates a packet at node `r`.
     pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
-        let hints = self.routing.init(r, np.dst, &mut self.rngs[r as usize]);
+        let hints = match np.broadcast {
+            Some(h) => h,
+            None => self.routing.init(r, np.dst, &mut self.rngs[r as usize]),
+        };
         let serial = self.serial;
         self.serial = self.serial.wrapping_add(1);
         self.created += 1;
         let mut f = flags::LIVE;
         if t >= self.run.warmup {
             f |= flags::MEASURED;
+        }
+        if np.broadcast.is_some() {
+            f |= flags::DEPOSIT;
         }
         self.pool.alloc(Packet {
             next: NONE,
@@ -371,44 +395,69 @@ impl Engine {
         })
     }
 
-    /// Moves new packets from the node's software queue (and its finite
-    /// generator) into injection FIFOs with room.
+    /// Moves new packets from the node's software queues (and its finite
+    /// generator) into injection FIFOs with room, lane by lane.
     pub(crate) fn fill_fifos(&mut self, r: usize, t: u64) {
-        let lay = self.lay;
-        let normal = self.params.injection_fifos as usize;
-        if normal == 0 {
+        if self.params.injection_fifos == 0 {
             return;
         }
+        for lane in 0..self.lanes {
+            self.fill_lane(r, lane, t);
+        }
+    }
+
+    /// The injection FIFOs of `lane`: every `lanes`-th one from `lane` (all
+    /// of them with one lane; lanes share FIFOs when there are fewer FIFOs).
+    fn lane_fifos(&self, lane: usize) -> (usize, usize) {
+        let normal = self.params.injection_fifos as usize;
+        if self.lanes > normal {
+            (lane % normal, 1)
+        } else {
+            (lane, (normal - lane).div_ceil(self.lanes))
+        }
+    }
+
+    fn fill_lane(&mut self, r: usize, lane: usize, t: u64) {
+        let lay = self.lay;
+        let normal = self.params.injection_fifos as usize;
+        let li = r * self.lanes + lane;
+        let (first, count) = self.lane_fifos(lane);
+        let step = self.lanes.min(normal);
         loop {
-            let from_source = self.src_head[r] != NONE;
-            if !from_source && self.gen_next[r] >= self.gen_total[r] {
+            // The node's own packets go first: on a plane fill each first leg
+            // feeds corner turns elsewhere, so sending them early keeps every
+            // link supplied (turns first starves one axis, then the other).
+            let from_source = self.gen_next[li] >= self.gen_total[li];
+            if from_source && self.src_head[li] == NONE {
                 return;
             }
             let (bytes, dst, hints) = if from_source {
-                let p = self.pool.get(self.src_head[r]);
+                let p = self.pool.get(self.src_head[li]);
                 (p.bytes, p.dst, p.hints)
             } else {
-                let np = self.workload.finite_packet(r as u32, self.gen_next[r]);
+                let np = self.workload.finite_packet(r as u32, lane, self.gen_next[li]);
                 (np.bytes, np.dst, 0)
             };
             let need = Self::chunks(bytes);
+            let room = |s: &Self, f: usize| s.fifo_cap - s.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need;
             let fifo = match self.params.fifo_select {
                 crate::config::FifoSelect::RoundRobin => {
-                    let start = self.fifo_rr[r] as usize;
-                    (0..normal).map(|k| (start + k) % normal).find(|&f| self.fifo_cap - self.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need)
+                    let start = self.fifo_rr[li] as usize;
+                    (0..count).map(|k| first + ((start + k) % count) * step).find(|&f| room(self, f))
                 }
                 crate::config::FifoSelect::Direction => {
-                    let f = if from_source { self.routing.escape_port(r as u32, dst, hints).unwrap_or(0) as usize % normal } else { (dst as usize) % normal };
-                    (self.fifo_cap - self.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need).then_some(f)
+                    let port = if from_source { self.routing.escape_port(r as u32, dst, hints).unwrap_or(0) as usize } else { dst as usize };
+                    let f = first + (port % count) * step;
+                    room(self, f).then_some(f)
                 }
             };
             let Some(f) = fifo else { return };
-            self.fifo_rr[r] = ((f + 1) % normal) as u8;
+            self.fifo_rr[li] = (((f - first) / step + 1) % count) as u8;
             let pkt = if from_source {
-                list_pop(&self.pool, &mut self.src_head[r], &mut self.src_tail[r])
+                list_pop(&self.pool, &mut self.src_head[li], &mut self.src_tail[li])
             } else {
-                let np = self.workload.finite_packet(r as u32, self.gen_next[r]);
-                self.gen_next[r] += 1;
+                let np = self.workload.finite_packet(r as u32, lane, self.gen_next[li]);
+                self.gen_next[li] += 1;
                 self.gen_remaining -= 1;
                 self.create(r as u32, t, np)
             };
@@ -438,6 +487,17 @@ impl Engine {
                 self.q_used[qi] += charged;
                 self.cache_route(ev.router, ev.x);
                 self.push_queue(qi, ev.x);
+                let p = self.pool.get(ev.x);
+                if p.flags & flags::DEPOSIT != 0 && p.dst != ev.router {
+                    // The copy is complete in the reception FIFO when the tail is in.
+                    let (tag, bytes) = (p.tag, p.bytes);
+                    self.deposits += 1;
+                    self.respond(ev.router, t, t + self.wire_cycles(bytes), tag);
+                }
+                self.mark_dirty(ev.router);
+            }
+            RELEASE => {
+                self.push_source(r, ev.a as usize, ev.x);
                 self.mark_dirty(ev.router);
             }
             DONE => {
@@ -468,9 +528,9 @@ impl Engine {
                 let rng = &mut self.rngs[r];
                 if let Some(dst) = self.workload.open_destination(ev.router, rng) {
                     let bytes = self.workload.open_packet_bytes(rng) as u16;
-                    let np = NewPacket { dst, bytes, payload: bytes.saturating_sub(self.workload.header_bytes as u16), tag: 0 };
+                    let np = NewPacket { dst, bytes, payload: bytes.saturating_sub(self.workload.header_bytes as u16), tag: 0, broadcast: None, lane: 0 };
                     let pkt = self.create(ev.router, t, np);
-                    self.push_source(r, pkt);
+                    self.push_source(r, 0, pkt);
                 }
                 self.schedule_injection(ev.router, t);
                 self.mark_dirty(ev.router);
@@ -515,16 +575,40 @@ impl Engine {
         self.win_delivered += 1;
         self.pool.release(ev.x);
         if self.workload.is_finite() {
-            let mut out = std::mem::take(&mut self.new_packets);
-            out.clear();
-            self.workload.on_delivery(ev.router, t, &mut out);
-            for np in out.iter().copied() {
-                let pkt = self.create(ev.router, t, np);
-                self.push_source(r, pkt);
-            }
-            self.new_packets = out;
+            self.respond(ev.router, t, t, p.tag);
         }
         self.mark_dirty(ev.router);
+    }
+
+    /// The node's software answers a packet fully received at cycle
+    /// `ready` (a delivery, or a broadcast deposit): the packets the workload
+    /// asks for join the send queue `turn_cycles` later. The answering
+    /// thread handles one received packet at a time, so answers queue up
+    /// when packets arrive faster than one per `turn_cycles`.
+    fn respond(&mut self, r: u32, t: u64, ready: u64, tag: u32) {
+        let mut out = std::mem::take(&mut self.new_packets);
+        out.clear();
+        self.workload.on_delivery(r, ready, tag, &mut out);
+        if out.is_empty() {
+            self.new_packets = out;
+            return;
+        }
+        // One software thread answers, one received packet at a time.
+        let turn = self.workload.turn_cycles as u64;
+        let at = if turn == 0 { ready } else { ready.max(self.turn_free_at[r as usize]) + turn };
+        if turn > 0 {
+            self.turn_free_at[r as usize] = at;
+        }
+        for np in out.iter().copied() {
+            let pkt = self.create(r, at, np);
+            let lane = np.lane as usize % self.lanes;
+            if at <= t {
+                self.push_source(r as usize, lane, pkt);
+            } else {
+                self.wheel.schedule(at, Ev { kind: RELEASE, a: lane as u8, b: 0, router: r, x: pkt });
+            }
+        }
+        self.new_packets = out;
     }
 
     pub(crate) fn fail(&mut self, t: u64, kind: &'static str, detail: String) {
@@ -559,7 +643,7 @@ impl Engine {
         let n = self.lay.routers as u32;
         for r in 0..n {
             if self.workload.is_finite() {
-                if self.gen_total[r as usize] > 0 {
+                if (0..self.lanes).any(|l| self.gen_total[r as usize * self.lanes + l] > 0) {
                     self.mark_dirty(r);
                 }
             } else {
@@ -570,6 +654,7 @@ impl Engine {
         let mut buf: Vec<Ev> = Vec::with_capacity(1024);
         let mut t = 0u64;
         let mut next_sample = self.run.sample_cycles.max(1);
+        let mut next_counter = if self.run.counter_cycles > 0 { self.run.counter_cycles } else { u64::MAX };
         let mut next_audit = if self.run.audit_cycles > 0 { self.run.audit_cycles } else { u64::MAX };
         let mut deadlock = None;
         let mut completion = None;
@@ -593,6 +678,10 @@ impl Engine {
             while now >= next_sample {
                 self.close_sample(next_sample);
                 next_sample += self.run.sample_cycles.max(1);
+            }
+            while now >= next_counter {
+                self.snapshot_counters(next_counter);
+                next_counter += self.run.counter_cycles;
             }
             t = now;
             self.events += buf.len() as u64;
@@ -628,6 +717,11 @@ impl Engine {
         if deadlock.is_none() && self.error.is_none() {
             self.audit(t);
         }
+        if completion.is_some() && self.error.is_none() {
+            if let Some(Err(e)) = self.workload.fill().map(|f| f.check_complete()) {
+                self.fail(t, "broadcast-incomplete", e);
+            }
+        }
         progress(1.0);
         crate::result::finish(self, t, completion, deadlock, wall.elapsed().as_secs_f64())
     }
@@ -645,6 +739,16 @@ impl Engine {
         debug_assert!(self.dirty_list.is_empty());
         list.clear();
         self.dirty_list = list;
+    }
+
+    /// Records every connected port's PA counters as they stand at `at`.
+    fn snapshot_counters(&mut self, at: u64) {
+        let ports = self.lay.ports;
+        for i in 0..self.lay.routers * ports {
+            if self.routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some() {
+                self.counter_snapshots.push((at, i as u32, self.counters[i]));
+            }
+        }
     }
 
     fn close_sample(&mut self, at: u64) {
@@ -707,7 +811,7 @@ impl Engine {
                 p = self.pool.get(p).next;
             }
         }
-        for r in 0..lay.routers {
+        for r in 0..lay.routers * self.lanes {
             let mut p = self.src_head[r];
             while p != NONE {
                 if !visit(p, &mut seen) {
@@ -735,6 +839,7 @@ impl Engine {
                     transit_pkts.push(ev.x);
                     ejecting[qi] += self.pool.get(ev.x).charged as u32;
                 }
+                RELEASE => transit_pkts.push(ev.x),
                 DONE => leaving[qi] += ev.x,
                 TOKEN => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
                 _ => {}

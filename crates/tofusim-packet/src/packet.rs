@@ -10,6 +10,8 @@ pub mod flags {
     pub const CROSSED: u8 = 4;
     /// Created after the warm-up: counts in the latency statistics.
     pub const MEASURED: u8 = 8;
+    /// A deposit (broadcast) packet: every router on its way keeps a copy.
+    pub const DEPOSIT: u8 = 16;
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -51,6 +51,37 @@ pub struct PortRecord {
     pub port: String,
     #[serde(flatten)]
     pub counters: PortCounters,
+    /// Measured cycles in which the link was not sending.
+    pub idle_cycles: u64,
+}
+
+/// PA counters of one port at one cycle (cumulative since the warm-up).
+#[derive(Clone, Debug, Serialize)]
+pub struct PortSample {
+    pub cycle: u64,
+    pub router: u32,
+    pub port: String,
+    pub bytes: u64,
+    pub packets: u64,
+    pub busy_cycles: u64,
+    pub idle_cycles: u64,
+    pub depleted_cycles: u64,
+}
+
+/// Line / plane fill: what the broadcast delivered.
+#[derive(Clone, Debug, Serialize)]
+pub struct BroadcastResult {
+    /// Copies left at the nodes deposit packets passed (deliveries excluded).
+    pub deposits: u64,
+    /// Payload received, summed over the nodes, bytes.
+    pub received_payload_bytes: u64,
+    /// Nodes in one line or plane.
+    pub group_nodes: u64,
+    /// Incoming links per node that carry the broadcast (2 or 4).
+    pub receiving_links: u32,
+    /// Payload received per node per cycle over the payload peak of those
+    /// links (full packets back to back: payload / wire bytes per link cycle).
+    pub fraction_of_peak: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -78,6 +109,9 @@ pub struct RunResult {
     pub timeseries: Vec<Sample>,
     pub ports: Vec<PortRecord>,
     pub pingpong: Option<Vec<PingPongRound>>,
+    pub broadcast: Option<BroadcastResult>,
+    /// PA counter snapshots every `run.counter_cycles` (empty when 0).
+    pub port_samples: Vec<PortSample>,
     pub deadlock: Option<Deadlock>,
     pub invariant_error: Option<InvariantError>,
     pub sim: SimInfo,
@@ -125,11 +159,38 @@ pub(crate) fn finish(e: Engine, t_end: u64, completion: Option<u64>, deadlock: O
     for r in 0..lay.routers {
         for o in 0..lay.ports {
             if e.routing.neighbor(r as u32, o as u8).is_some() {
-                ports.push(PortRecord { router: r as u32, port: e.routing.port_name(o as u8), counters: e.counters[r * lay.ports + o] });
+                ports.push(PortRecord { router: r as u32, port: e.routing.port_name(o as u8), counters: e.counters[r * lay.ports + o], idle_cycles: (window as u64).saturating_sub(e.counters[r * lay.ports + o].busy_cycles) });
             }
         }
     }
     let pingpong = e.workload.pingpong_rounds().map(|(_, _, rounds)| rounds.iter().map(|&(s, f)| PingPongRound { start_cycle: s, end_cycle: f, one_way_cycles: (f - s) as f64 / 2.0 }).collect());
+    let broadcast = e.workload.fill().map(|f| {
+        let full = e.workload.packet_bytes as u16;
+        let peak_per_link = e.workload.payload_bytes() as f64 / e.wire_cycles(full) as f64;
+        let per_node_cycle = f.received_payload_bytes() as f64 / (n * end as f64);
+        BroadcastResult {
+            deposits: e.deposits,
+            received_payload_bytes: f.received_payload_bytes(),
+            group_nodes: f.group_nodes(),
+            receiving_links: f.receiving_links(),
+            fraction_of_peak: per_node_cycle / (f.receiving_links() as f64 * peak_per_link),
+        }
+    });
+    let warm = e.run.warmup;
+    let port_samples = e
+        .counter_snapshots
+        .iter()
+        .map(|&(cycle, i, c)| PortSample {
+            cycle,
+            router: i / lay.ports as u32,
+            port: e.routing.port_name((i % lay.ports as u32) as u8),
+            bytes: c.bytes,
+            packets: c.packets,
+            busy_cycles: c.busy_cycles,
+            idle_cycles: cycle.saturating_sub(warm).saturating_sub(c.busy_cycles),
+            depleted_cycles: c.depleted_cycles,
+        })
+        .collect();
     let offered = match &e.workload.kind {
         tofusim_workload::Kind::Open { load, .. } => Some(*load),
         _ => None,
@@ -156,6 +217,8 @@ pub(crate) fn finish(e: Engine, t_end: u64, completion: Option<u64>, deadlock: O
         timeseries: e.samples.clone(),
         ports,
         pingpong,
+        broadcast,
+        port_samples,
         deadlock,
         invariant_error: e.error.clone(),
         sim: SimInfo {

@@ -11,8 +11,10 @@
 //! Sizes: `packet_bytes` is the packet as the router sees it (n × 32 B,
 //! n = 1..8); `header_bytes` of it are software header, the rest payload.
 
+mod fill;
 mod permutation;
 
+pub use fill::Fill;
 pub use permutation::Permutation;
 
 use rand::RngExt;
@@ -33,6 +35,11 @@ pub struct NewPacket {
     pub payload: u16,
     /// Workload-defined tag returned on delivery (message id, sequence…).
     pub tag: u32,
+    /// A deposit (broadcast) packet: these hint bits are forced instead of
+    /// the minimal ones, and every node on the way receives a copy.
+    pub broadcast: Option<u8>,
+    /// The node's send lane (see [`Workload::lanes`]).
+    pub lane: u8,
 }
 
 /// Destination patterns of open-loop traffic.
@@ -61,6 +68,13 @@ pub enum FinitePattern {
     /// `repetitions` round trips of a `message_bytes` message between node 0
     /// and the node `hops` away (along the axes in order).
     PingPong { hops: u32, message_bytes: u64, repetitions: u32 },
+    /// Every node broadcasts `message_bytes` to its line along `axis` with
+    /// deposit packets, half in each direction (BG/L line fill).
+    LineFill { axis: usize, message_bytes: u64 },
+    /// Every node broadcasts `message_bytes` to its plane of `axes`:
+    /// deposit packets along one ring, re-injected along the other at each
+    /// node (corner turns), four colours (BG/L plane fill).
+    PlaneFill { axes: [usize; 2], message_bytes: u64 },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -78,12 +92,16 @@ pub struct Workload {
     /// Open loop: when set, packet sizes are drawn uniformly from whole
     /// chunks between this and `packet_bytes` (variable-sized traffic).
     pub min_packet_bytes: Option<u32>,
+    /// Cycles the node's software takes to send the packets it answers a
+    /// delivery with (plane-fill corner turns, ping-pong replies).
+    pub turn_cycles: u32,
     torus: Torus,
     /// Nodes of the region (hot-region / hot-burst), sorted.
     region: Vec<u32>,
     in_region: Vec<bool>,
     seed: u64,
     pingpong: Option<PingPongState>,
+    fill: Option<Fill>,
 }
 
 #[derive(Clone, Debug)]
@@ -143,7 +161,14 @@ impl Workload {
         let n = torus.node_count() as u32;
         let mut region = Vec::new();
         let mut pingpong = None;
+        let mut fill = None;
         match &kind {
+            Kind::Finite(FinitePattern::LineFill { axis, message_bytes }) => {
+                fill = Some(Fill::new(torus, vec![*axis], *message_bytes, packet_bytes, header_bytes)?);
+            }
+            Kind::Finite(FinitePattern::PlaneFill { axes, message_bytes }) => {
+                fill = Some(Fill::new(torus, axes.to_vec(), *message_bytes, packet_bytes, header_bytes)?);
+            }
             Kind::Open { pattern: OpenPattern::HotRegion { origin, shape, hot_fraction }, .. } => {
                 region = region_nodes(torus, origin, shape)?;
                 if !(0.0..=1.0).contains(hot_fraction) {
@@ -180,7 +205,7 @@ impl Workload {
         for &r in &region {
             in_region[r as usize] = true;
         }
-        Ok(Self { kind, packet_bytes, header_bytes, min_packet_bytes: None, torus: torus.clone(), region, in_region, seed, pingpong })
+        Ok(Self { kind, packet_bytes, header_bytes, min_packet_bytes: None, turn_cycles: 0, torus: torus.clone(), region, in_region, seed, pingpong, fill })
     }
 
     pub fn nodes(&self) -> u32 {
@@ -277,8 +302,17 @@ impl Workload {
         }
     }
 
-    /// Finite: how many packets `node` sends at the start.
-    pub fn initial_packets(&self, node: u32) -> u64 {
+    /// Send lanes per node: separate software send queues, each with its
+    /// own injection FIFOs (the fills use one per direction; others one).
+    pub fn lanes(&self) -> usize {
+        self.fill.as_ref().map_or(1, Fill::lanes)
+    }
+
+    /// Finite: how many packets `node` sends at the start in `lane`.
+    pub fn initial_packets(&self, node: u32, lane: usize) -> u64 {
+        if let Some(f) = &self.fill {
+            return f.initial_packets(lane);
+        }
         let n = self.nodes() as u64;
         match &self.kind {
             Kind::Finite(FinitePattern::AllToAll { message_bytes }) => (n - 1) * self.packets_per_pair(*message_bytes).0 as u64,
@@ -297,6 +331,7 @@ impl Workload {
                     0
                 }
             }
+            Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => unreachable!("handled above"),
             Kind::Open { .. } => 0,
         }
     }
@@ -311,8 +346,8 @@ impl Workload {
         (k as u32, last as u16)
     }
 
-    /// Finite: the `i`-th packet `node` sends (`i < initial_packets(node)`).
-    pub fn finite_packet(&self, node: u32, i: u64) -> NewPacket {
+    /// Finite: the `i`-th packet `node` sends in `lane` (`i < initial_packets(node, lane)`).
+    pub fn finite_packet(&self, node: u32, lane: usize, i: u64) -> NewPacket {
         let n = self.nodes() as u64;
         let full = self.packet_bytes as u16;
         match &self.kind {
@@ -325,17 +360,18 @@ impl Workload {
                 let dst = ((node as u64 + 1 + offset) % n) as u32;
                 let bytes = if seq + 1 == k { last } else { full };
                 let payload = if seq + 1 == k { (*message_bytes - (k as u64 - 1) * self.payload_bytes() as u64).max(1) as u16 } else { self.payload_bytes() as u16 };
-                NewPacket { dst, bytes, payload, tag: seq }
+                NewPacket { dst, bytes, payload, tag: seq, broadcast: None, lane: 0 }
             }
             Kind::Finite(FinitePattern::HotBurst { .. }) => {
                 let k = self.region.len() as u64;
                 let pick = Permutation::new(k.max(1), self.seed ^ node as u64).apply(i % k);
-                NewPacket { dst: self.region[pick as usize], bytes: full, payload: self.payload_bytes() as u16, tag: i as u32 }
+                NewPacket { dst: self.region[pick as usize], bytes: full, payload: self.payload_bytes() as u16, tag: i as u32, broadcast: None, lane: 0 }
             }
             Kind::Finite(FinitePattern::PingPong { .. }) => {
                 let pp = self.pingpong.as_ref().expect("ping-pong state");
                 self.pingpong_packet(pp, node, i as u32)
             }
+            Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => self.fill.as_ref().expect("fill state").packet(node, lane, i),
             Kind::Open { .. } => unreachable!("open-loop workloads have no finite packets"),
         }
     }
@@ -344,12 +380,17 @@ impl Workload {
         let dst = if node == pp.a { pp.b } else { pp.a };
         let last = i + 1 == pp.packets_per_message;
         let bytes = if last { pp.last_bytes } else { self.packet_bytes as u16 };
-        NewPacket { dst, bytes, payload: bytes.saturating_sub(self.header_bytes as u16), tag: i }
+        NewPacket { dst, bytes, payload: bytes.saturating_sub(self.header_bytes as u16), tag: i, broadcast: None, lane: 0 }
     }
 
-    /// Closed loop: a delivery at `node` at cycle `t`; returns the packets
-    /// `node` must now send (ping-pong replies).
-    pub fn on_delivery(&mut self, node: u32, t: u64, out: &mut Vec<NewPacket>) {
+    /// Closed loop: a packet with `tag` delivered (or, for a broadcast,
+    /// deposited) at `node` at cycle `t`; returns the packets `node` must
+    /// now send (ping-pong replies, plane-fill corner turns).
+    pub fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
+        if let Some(f) = self.fill.as_mut() {
+            f.on_receive(node, tag, out);
+            return;
+        }
         let Some(mut pp) = self.pingpong.take() else { return };
         pp.received += 1;
         if pp.received == pp.packets_per_message {
@@ -380,6 +421,11 @@ impl Workload {
         let mut starts = vec![0];
         starts.extend(&pp.started);
         Some((pp.a, pp.b, starts.iter().copied().zip(pp.finished.iter().copied()).collect()))
+    }
+
+    /// Line / plane fill state (received bytes, completeness check).
+    pub fn fill(&self) -> Option<&Fill> {
+        self.fill.as_ref()
     }
 
     /// Nodes that receive the hot traffic (hot region / hot burst), sorted.
@@ -418,11 +464,11 @@ mod tests {
         let t = torus();
         let w = Workload::new(Kind::Finite(FinitePattern::AllToAll { message_bytes: 3 * 240 }), 256, 16, &t, 5).unwrap();
         for node in [0u32, 17, 63] {
-            let count = w.initial_packets(node);
+            let count = w.initial_packets(node, 0);
             assert_eq!(count, 63 * 3);
             let mut per_dst = vec![0; 64];
             for i in 0..count {
-                let p = w.finite_packet(node, i);
+                let p = w.finite_packet(node, 0, i);
                 assert_ne!(p.dst, node);
                 per_dst[p.dst as usize] += 1;
             }
@@ -434,8 +480,8 @@ mod tests {
     fn short_messages_use_one_small_packet() {
         let t = torus();
         let w = Workload::new(Kind::Finite(FinitePattern::AllToAll { message_bytes: 16 }), 256, 16, &t, 5).unwrap();
-        assert_eq!(w.initial_packets(0), 63);
-        let p = w.finite_packet(0, 0);
+        assert_eq!(w.initial_packets(0, 0), 63);
+        let p = w.finite_packet(0, 0, 0);
         assert_eq!((p.bytes, p.payload), (32, 16));
     }
 
