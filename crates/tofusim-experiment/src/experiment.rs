@@ -37,7 +37,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     };
     let empty = toml::Table::new();
     let sec = |name: &str| -> Result<Section> { Ok(top.table(name)?.unwrap_or_else(|| Section::new(file, name, &empty))) };
-    let router = parse_router(&sec("router")?)?;
+    let router = parse_router(&sec("router")?, net.ports().len())?;
     let mode = parse_routing(&sec("routing")?)?;
     let run = parse_run(&sec("run")?)?;
     let link = system.network.link_Bps[0];
@@ -51,7 +51,7 @@ fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<
     Ok(sec.int(key, min, max)?.unwrap_or(default))
 }
 
-fn parse_router(sec: &Section) -> Result<RouterParams> {
+fn parse_router(sec: &Section, ports: usize) -> Result<RouterParams> {
     let mut p = RouterParams::bgl();
     if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
         p.escape = Escape::parse(&e).expect("checked");
@@ -97,8 +97,9 @@ fn parse_router(sec: &Section) -> Result<RouterParams> {
     if p.dynamic_vcs == 0 && p.escape == Escape::None {
         return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
     }
-    if p.vcs() as usize * 10 + (p.injection_fifos + p.priority_fifos) as usize > 64 {
-        return Err(sec.error("dynamic_vcs", "too many VCs and FIFOs: at most 64 queues per router"));
+    let queues = p.vcs() as usize * ports + (p.injection_fifos + p.priority_fifos) as usize;
+    if queues > 64 {
+        return Err(sec.error("dynamic_vcs", format!("too many VCs and FIFOs: {} VCs on each of {ports} ports plus the FIFOs make {queues} queues; at most 64 per router", p.vcs())));
     }
     sec.finish(&[])?;
     Ok(p)

@@ -24,12 +24,33 @@ def _table(res: dict) -> Table:
     return t
 
 
+def _draw(plots: list[dict], path: Path) -> None:
+    """One panel per plot description of a case."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(plots), 1, figsize=(7, 3.2 * len(plots)), squeeze=False)
+    for ax, p in zip(axes[:, 0], plots):
+        for label, pts in p["curves"].items():
+            ax.plot([q[0] for q in pts], [q[1] for q in pts], label=label, marker="." if len(pts) < 20 else None)
+        ax.set_title(p["title"], fontsize=9)
+        ax.set_xlabel(p["x"])
+        ax.set_ylabel(p["y"])
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 @click.command()
 @click.argument("case", required=False)
 @click.option("--list", "list_", is_flag=True, help="List the cases.")
 @click.option("--scale", type=click.Choice(["reduced", "full"]), default="reduced", show_default=True, help="Reduced scale (under a minute) or the published scale.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="Write CASE.json into this directory.")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Write CASE.json (and CASE.png for cases with curves) into this directory.")
 def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str | None) -> None:
     """Reproduce a published figure (CASE, or `all`)."""
     if list_ or case is None:
@@ -50,6 +71,8 @@ def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)
             (Path(out) / f"{i}.json").write_text(json.dumps(res, indent=2) + "\n")
+            if res.get("plots"):
+                _draw(res["plots"], Path(out) / f"{i}.png")
         if not as_json:
             Console(width=None if sys.stdout.isatty() else 140).print(_table(res))
     if as_json:

@@ -56,6 +56,9 @@ def summary_table(r: dict[str, Any], title: str) -> Table:
     ]
     if r.get("completion_cycles") is not None:
         rows.append(("completion", f"{r['completion_cycles']:,} cycles"))
+    b = r.get("broadcast")
+    if b:
+        rows.append(("broadcast", f"{b['fraction_of_peak']:.4f} of the payload peak of {b['receiving_links']} incoming links per node; {b['deposits']:,} deposits"))
     sim = r["sim"]
     rows.append(("simulator", f"{sim['wall_seconds']:.2f} s wall, {sim['events']:,} events, {sim['simulated_us_per_wall_second']:.1f} µs simulated per s, {sim['peak_memory_bytes'] / 2**20:.0f} MiB peak"))
     for k, v in rows:

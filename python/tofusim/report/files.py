@@ -9,10 +9,11 @@ from typing import Any
 
 
 def write_run(result: dict[str, Any], out: Path) -> list[Path]:
-    """results.json, timeseries.csv, ports.csv, latency.csv and PNG plots. Returns the files."""
+    """results.json, timeseries.csv, ports.csv, port_samples.csv, latency.csv and PNG plots. Returns the files."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     ports = result.pop("ports", [])
+    port_samples = result.pop("port_samples", [])
     p = out / "results.json"
     p.write_text(json.dumps(result, indent=2) + "\n")
     written.append(p)
@@ -33,9 +34,16 @@ def write_run(result: dict[str, Any], out: Path) -> list[Path]:
         with p.open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["router", "port", "bytes", "packets", "busy_cycles", "idle_cycles", "depleted_cycles"])
-            measured = result.get("measured_cycles", 0)
             for r in ports:
-                w.writerow([r["router"], r["port"], r["bytes"], r["packets"], r["busy_cycles"], max(0, measured - r["busy_cycles"]), r["depleted_cycles"]])
+                w.writerow([r["router"], r["port"], r["bytes"], r["packets"], r["busy_cycles"], r["idle_cycles"], r["depleted_cycles"]])
+        written.append(p)
+    if port_samples:
+        p = out / "port_samples.csv"
+        with p.open("w", newline="") as f:
+            w = csv.writer(f)
+            cols = ["cycle", "router", "port", "bytes", "packets", "busy_cycles", "idle_cycles", "depleted_cycles"]
+            w.writerow(cols)
+            w.writerows([s[c] for c in cols] for s in port_samples)
         written.append(p)
     dist = result.get("latency_distribution", [])
     if dist:

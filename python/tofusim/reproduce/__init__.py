@@ -3,7 +3,8 @@
 Each case builds experiment files, runs them on the engine and reports
 metrics in the DESIGN.md reproduction shape:
 ``{"case", "title", "source", "metrics": [{"name", "unit", "measured",
-"published", "tolerance", "within"}], "setup"}``. ``published`` is ``None``
+"published", "tolerance", "within"}], "setup"}``, and optionally
+``"plots"`` (curves the CLI draws into CASE.png with ``--out``). ``published`` is ``None``
 where DOMAIN.md holds the figure back (a blind check). Cases run at a
 reduced scale by default and at the published scale with ``scale="full"``.
 """
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .bgl import CASES as BGL_CASES
+from .bgl_fill import CASES as FILL_CASES
+from .bgl_hot import CASES as HOT_CASES
 
 
 @dataclass
@@ -24,7 +27,7 @@ class Case:
     run: Callable[[str], dict[str, Any]]
 
 
-CASES: dict[str, Case] = {c.id: c for c in BGL_CASES}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *HOT_CASES, *FILL_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False) -> dict[str, Any]:

@@ -14,8 +14,8 @@ def _wire_bytes(r: dict[str, Any], packet_bytes: int = 256) -> int:
     return packet_bytes + r["setup"]["router"]["overhead_bytes"]
 
 
-def _run(text: str) -> dict[str, Any]:
-    r = run_experiment(text, "<reproduce>")
+def _run(text: str, ports: bool = False) -> dict[str, Any]:
+    r = run_experiment(text, "<reproduce>", ports=ports)
     if r.get("deadlock") or r.get("invariant_error"):
         raise RuntimeError(f"run failed: {r.get('deadlock') or r.get('invariant_error')}")
     return r
@@ -57,6 +57,31 @@ def alltoall(scale: str) -> dict[str, Any]:
             metric("link utilisation, deterministic routing", "fraction", det["link_utilization"], None, None),
         ],
         "setup": {"network": f"bgl:{shape}", "packets_per_pair": k, "completion_cycles": {"dynamic": dyn["completion_cycles"], "deterministic": det["completion_cycles"]}},
+    }
+
+
+def alltoall_message_size(scale: str) -> dict[str, Any]:
+    """B9: 8x8x8 all-to-all, % of peak vs payload bytes per pair.
+
+    The thin packet layer puts a 16-byte software header in every packet;
+    one pair's message of m bytes travels as ceil(m / 240) packets, the last
+    shortened to whole 32-byte chunks. Peak: every link busy with full
+    packets, i.e. a payload utilisation of 240/270."""
+    from . import metric
+
+    sizes = [16, 48, 112, 240, 720] if scale != "full" else [16, 48, 112, 240, 480, 960, 1440, 1920, 2400]
+    shape = "8x8x8"
+    peak = 240 / 270
+    rows, curve = [], []
+    for m in sizes:
+        r = _run(f'[network]\nsystem = "bgl:{shape}"\n[workload]\npattern = "alltoall"\nmessage_bytes = {m}\nheader_bytes = 16\n')
+        frac = r["payload_utilization"] / peak
+        curve.append((m, frac))
+        rows.append(metric(f"{m} B per pair: fraction of peak", "fraction", frac, None, None))
+    return {
+        "metrics": rows,
+        "setup": {"network": f"bgl:{shape}", "header_bytes": 16, "peak_payload_utilization": peak, "payload_bytes_per_pair": sizes},
+        "plots": [{"title": "B9: 512-node all-to-all, fraction of peak vs message size", "x": "payload bytes per pair", "y": "fraction of peak", "curves": {"dynamic routing": [list(p) for p in curve]}}],
     }
 
 
@@ -110,6 +135,7 @@ class _C:
 CASES = [
     _C("bgl-packet-format", "B1: wire time and payload efficiency of a 256-byte packet", packet_format),
     _C("bgl-alltoall", "B2: symmetric all-to-all, dynamic vs deterministic routing", alltoall),
+    _C("bgl-alltoall-message-size", "B9: 512-node all-to-all, fraction of peak vs payload bytes per pair", alltoall_message_size),
     _C("bgl-alltoall-asymmetric", "B3/B4: all-to-all on an asymmetric torus against its bound", alltoall_asymmetric),
     _C("bgl-hot-spot", "B12/B13: hot spot and hot regions, fraction of the incoming links' peak", hot_spot),
 ]
@@ -149,3 +175,35 @@ def routing_response(scale: str) -> dict[str, Any]:
 
 
 CASES.append(_C("bgl-routing-response", "B6/B7: dynamic vs deterministic response time; JSQ vs random output choice", routing_response))
+
+
+def vcs_and_paths(scale: str) -> dict[str, Any]:
+    """B7 (second part): dynamic VCs against receiver -> sender paths, mean
+    response time under uniform traffic at 350 MB/s links."""
+    from . import metric
+
+    shape, cycles = ("32x32x32", 20000) if scale == "full" else ("8x8x8", 40000)
+    n = int(shape.split("x")[0])
+    saturation = 1.0 / (3 * n / 4 * 270 / 256)
+    rows = []
+    setup: dict[str, Any] = {"network": f"bgl:{shape} at 350 MB/s", "saturation_load": saturation, "cycles": cycles, "latency_cycles": {}}
+    for frac in (0.8, 0.95):
+        load = round(frac * saturation, 5)
+        lat = {}
+        for vcs, paths in ((1, 2), (2, 2), (4, 2), (2, 4), (4, 4), (2, 1)):
+            r = _run(
+                f'[network]\nsystem = "bgl:{shape}"\nlink_bandwidth = "350MB/s"\n[router]\ndynamic_vcs = {vcs}\npaths = {paths}\n'
+                f'[workload]\npattern = "uniform"\nload = {load}\n[run]\ncycles = {cycles}\nwarmup = {cycles // 5}\n'
+            )
+            lat[(vcs, paths)] = r["latency"]["mean"]
+        setup["latency_cycles"][f"{frac:.0%}"] = {f"{v} VCs / {p} paths": x for (v, p), x in lat.items()}
+        rows += [
+            metric(f"{frac:.0%} of saturation: 4 VCs / 2 paths over 2 VCs / 2 paths", "latency ratio", lat[(4, 2)] / lat[(2, 2)], None, None),
+            metric(f"{frac:.0%} of saturation: 4 VCs / 4 paths over 2 VCs / 2 paths", "latency ratio", lat[(4, 4)] / lat[(2, 2)], None, None),
+            metric(f"{frac:.0%} of saturation: 1 VC / 2 paths over 2 VCs / 2 paths", "latency ratio", lat[(1, 2)] / lat[(2, 2)], None, None),
+            metric(f"{frac:.0%} of saturation: 2 VCs / 1 path over 2 VCs / 2 paths", "latency ratio", lat[(2, 1)] / lat[(2, 2)], None, None),
+        ]
+    return {"metrics": rows, "setup": setup}
+
+
+CASES.append(_C("bgl-vcs-paths", "B7: dynamic VCs against receiver-to-sender paths (response time)", vcs_and_paths))
