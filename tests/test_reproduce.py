@@ -59,7 +59,7 @@ def test_dynamic_routing_answers_faster_than_deterministic():
 
 
 def test_hot_region_rises_falls_and_levels_for_every_buffer_size():
-    j = case("bgl-hot-region-buffers")
+    j = case("bgl-hot-region")
     for buf in ("2KiB", "1KiB", "512B"):
         assert measured(j, f"{buf} buffers: levelled") < 0.95 * measured(j, f"{buf} buffers: peak"), buf
         # The links into the region are the bottleneck: saturated.
@@ -94,6 +94,16 @@ def test_reproduce_out_writes_json_and_plot(tmp_path, run):
     r = run("reproduce", "bgl-line-fill", "--out", str(tmp_path))
     assert r.code == 0, r.err
     assert (tmp_path / "bgl-line-fill.json").exists()
-    r = run("reproduce", "bgl-hot-region-buffers", "--out", str(tmp_path))
+    r = run("reproduce", "bgl-hot-region", "--out", str(tmp_path))
     assert r.code == 0, r.err
-    assert (tmp_path / "bgl-hot-region-buffers.png").stat().st_size > 1000
+    assert (tmp_path / "bgl-hot-region.png").stat().st_size > 1000
+
+
+def test_unfixed_bubble_deadlocks_where_the_fix_does_not():
+    j = case("bgl-bubble-deadlock")
+    assert measured(j, "bubble-unfixed: documented trace") == 1.0
+    assert measured(j, "bubble: documented trace") == 0.0
+    assert j["setup"]["bubble-unfixed_trace"]["wait_cycle_length"] == 4
+    assert j["setup"]["bubble_trace"]["packets_delivered"] == 29
+    for shape in ("[8]", "[4, 4]"):
+        assert measured(j, f"bubble: saturated mixed sizes on {shape}") == 0.0

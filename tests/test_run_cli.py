@@ -66,6 +66,22 @@ def test_deadlock_exits_1_with_report(run):
     assert "deadlock" in r.err
 
 
+def test_unfixed_bubble_deadlock_example(run):
+    r = run("run", "examples/experiments/bubble-unfixed-deadlock.toml", "--json")
+    assert r.code == 1
+    d = r.json()["deadlock"]
+    assert d["wait_cycle_found"] and len(d["blocked_vcs"]) == 4
+
+
+def test_trace_file_runs_every_packet(run, tmp_path):
+    (tmp_path / "packets.csv").write_text("cycle,src,dst,bytes,hints\n0,0,1,64\n5,2,63,256,1\n9,5,3,32,0\n")
+    text = SMALL.replace("uniform", "trace").replace("load = 0.05", "trace_file = \"packets.csv\"")
+    r = run("run", write(tmp_path, text), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert j["complete"] and j["packets_delivered"] == 3
+
+
 def test_planted_fault_exits_1(run, tmp_path):
     text = SMALL + "plant_fault = \"leak-token\"\nplant_after = 100\naudit_cycles = 1000\n"
     r = run("run", write(tmp_path, text), "--json")
@@ -82,6 +98,9 @@ BAD = {
     "load out of range": (SMALL.replace("load = 0.05", "load = 1.5"), "workload.load"),
     "warmup too long": (SMALL.replace("warmup = 2000", "warmup = 30000"), "run.warmup"),
     "dragonfly not in engine": ("[network]\nsystem = \"piz-daint:2\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "network.topology"),
+    "trace node out of range": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 64, 32]]"), "workload.trace[0]: expected node ids up to 63"),
+    "trace row too short": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 1]]"), "workload.trace[0]: expected 4 to 5 integers"),
+    "trace file missing": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace_file = \"nope.csv\""), "workload.trace_file: cannot read"),
     "region outside": ("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"hot-region\"\nload = 0.1\nregion_shape = [8, 1, 1]\n", "workload.region_shape"),
 }
 

@@ -54,7 +54,11 @@ impl<E: Copy> TimeWheel<E> {
 
     /// Schedules `ev` at cycle `t` (`t ≥ now`).
     pub fn schedule(&mut self, t: u64, ev: E) {
-        debug_assert!(t >= self.now, "event scheduled in the past: {t} < {}", self.now);
+        debug_assert!(
+            t >= self.now,
+            "event scheduled in the past: {t} < {}",
+            self.now
+        );
         if t - self.now <= self.mask {
             self.buckets[(t & self.mask) as usize].push(ev);
             self.in_wheel += 1;
@@ -81,7 +85,9 @@ impl<E: Copy> TimeWheel<E> {
                 break;
             }
             self.overflow.pop();
-            let ev = self.overflow_events[slot].take().expect("overflow slot holds an event");
+            let ev = self.overflow_events[slot]
+                .take()
+                .expect("overflow slot holds an event");
             self.overflow_free.push(slot);
             self.buckets[(t & self.mask) as usize].push(ev);
             self.in_wheel += 1;
@@ -119,7 +125,6 @@ impl<E: Copy> TimeWheel<E> {
         }
     }
 
-
     /// Visits every pending event (for audits; not for the hot loop).
     pub fn for_each(&self, mut f: impl FnMut(&E)) {
         for b in &self.buckets {
@@ -127,8 +132,6 @@ impl<E: Copy> TimeWheel<E> {
         }
         self.overflow_events.iter().flatten().for_each(f);
     }
-
-
 }
 
 #[cfg(test)]

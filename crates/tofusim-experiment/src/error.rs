@@ -15,7 +15,11 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(file: &str, key: &str, expected: impl Into<String>) -> Self {
-        Self { file: file.to_string(), key: key.to_string(), expected: expected.into() }
+        Self {
+            file: file.to_string(),
+            key: key.to_string(),
+            expected: expected.into(),
+        }
     }
 }
 

@@ -5,12 +5,29 @@
 use crate::error::{ConfigError, Result};
 use crate::section::Section;
 use crate::system::{self, System};
-use tofusim_packet::{Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams, RunResult};
+use tofusim_packet::{
+    Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
+    RunResult,
+};
 use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
 use tofusim_topology::{tofu, Topology};
-use tofusim_workload::{FinitePattern, Kind, OpenPattern, Workload};
+use tofusim_workload::{FinitePattern, Kind, OpenPattern, TracePacket, Workload};
 
-pub const PATTERNS: [&str; 12] = ["uniform", "hot-region", "hot-spot", "hot-burst", "alltoall", "pingpong", "line-fill", "plane-fill", "transpose", "tornado", "neighbor", "nearest-neighbor"];
+pub const PATTERNS: [&str; 13] = [
+    "uniform",
+    "hot-region",
+    "hot-spot",
+    "hot-burst",
+    "alltoall",
+    "pingpong",
+    "line-fill",
+    "plane-fill",
+    "trace",
+    "transpose",
+    "tornado",
+    "neighbor",
+    "nearest-neighbor",
+];
 pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
 
 /// Everything a packet-engine run needs, validated.
@@ -36,7 +53,11 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         }
     };
     let empty = toml::Table::new();
-    let sec = |name: &str| -> Result<Section> { Ok(top.table(name)?.unwrap_or_else(|| Section::new(file, name, &empty))) };
+    let sec = |name: &str| -> Result<Section> {
+        Ok(top
+            .table(name)?
+            .unwrap_or_else(|| Section::new(file, name, &empty)))
+    };
     let router = parse_router(&sec("router")?, net.ports().len())?;
     let mode = parse_routing(&sec("routing")?)?;
     let run = parse_run(&sec("run")?)?;
@@ -44,7 +65,15 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     let injection_links = system.network.injection_per_node_Bps() / link;
     let workload = parse_workload(&sec("workload")?, &net, &router, run.seed)?;
     top.finish(&["network", "router", "routing", "workload", "run"])?;
-    Ok(Experiment { system, router, mode, run, workload, injection_links, cycle_ns: 1e9 / link })
+    Ok(Experiment {
+        system,
+        router,
+        mode,
+        run,
+        workload,
+        injection_links,
+        cycle_ns: 1e9 / link,
+    })
 }
 
 fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<i64> {
@@ -65,34 +94,74 @@ fn parse_router(sec: &Section, ports: usize) -> Result<RouterParams> {
         p.injection_fifo_bytes = b as u32;
     }
     p.overhead_bytes = int_or(sec, "overhead_bytes", 0, 1024, p.overhead_bytes as i64)? as u32;
-    p.hop_latency_cycles = int_or(sec, "hop_latency_cycles", 1, 100_000, p.hop_latency_cycles as i64)? as u32;
-    p.token_latency_cycles = int_or(sec, "token_latency_cycles", 1, 100_000, p.token_latency_cycles as i64)? as u32;
+    p.hop_latency_cycles = int_or(
+        sec,
+        "hop_latency_cycles",
+        1,
+        100_000,
+        p.hop_latency_cycles as i64,
+    )? as u32;
+    p.token_latency_cycles = int_or(
+        sec,
+        "token_latency_cycles",
+        1,
+        100_000,
+        p.token_latency_cycles as i64,
+    )? as u32;
     p.paths = int_or(sec, "paths", 1, 8, p.paths as i64)? as u8;
     if let Some(a) = sec.choice("arbitration", &["random", "slq"])? {
-        p.arbitration = if a == "slq" { Arbitration::Slq } else { Arbitration::Random };
+        p.arbitration = if a == "slq" {
+            Arbitration::Slq
+        } else {
+            Arbitration::Random
+        };
     }
-    p.slq_fraction = sec.float("slq_fraction", 0.0, 1.0)?.unwrap_or(p.slq_fraction);
-    p.network_priority = sec.float("network_priority", 0.0, 1.0)?.unwrap_or(p.network_priority);
+    p.slq_fraction = sec
+        .float("slq_fraction", 0.0, 1.0)?
+        .unwrap_or(p.slq_fraction);
+    p.network_priority = sec
+        .float("network_priority", 0.0, 1.0)?
+        .unwrap_or(p.network_priority);
     if let Some(s) = sec.choice("output_selection", &["jsq", "random"])? {
         p.jsq = s == "jsq";
     }
     p.injection_fifos = int_or(sec, "injection_fifos", 1, 16, p.injection_fifos as i64)? as u8;
     p.priority_fifos = int_or(sec, "priority_fifos", 0, 8, p.priority_fifos as i64)? as u8;
     if let Some(s) = sec.choice("fifo_select", &["round-robin", "direction"])? {
-        p.fifo_select = if s == "direction" { FifoSelect::Direction } else { FifoSelect::RoundRobin };
+        p.fifo_select = if s == "direction" {
+            FifoSelect::Direction
+        } else {
+            FifoSelect::RoundRobin
+        };
     }
     let chunks = p.vc_buffer_bytes / p.chunk_bytes;
     if p.vc_buffer_bytes % p.chunk_bytes != 0 || chunks < p.full_chunks() {
-        return Err(sec.error("vc_buffer", format!("expected a multiple of {} bytes holding at least one {}-byte packet", p.chunk_bytes, p.max_packet_bytes)));
+        return Err(sec.error(
+            "vc_buffer",
+            format!(
+                "expected a multiple of {} bytes holding at least one {}-byte packet",
+                p.chunk_bytes, p.max_packet_bytes
+            ),
+        ));
     }
     if p.escape.is_bubble() && chunks < 2 * p.full_chunks() {
-        return Err(sec.error("vc_buffer", format!("the bubble rule needs room for two full packets: at least {} bytes", 2 * p.max_packet_bytes)));
+        return Err(sec.error(
+            "vc_buffer",
+            format!(
+                "the bubble rule needs room for two full packets: at least {} bytes",
+                2 * p.max_packet_bytes
+            ),
+        ));
     }
     if chunks > u16::MAX as u32 / 2 {
         return Err(sec.error("vc_buffer", "expected at most 512KiB"));
     }
-    if p.injection_fifo_bytes < p.max_packet_bytes || p.injection_fifo_bytes / p.chunk_bytes > 30000 {
-        return Err(sec.error("injection_fifo", format!("expected from {} bytes to 960000 bytes", p.max_packet_bytes)));
+    if p.injection_fifo_bytes < p.max_packet_bytes || p.injection_fifo_bytes / p.chunk_bytes > 30000
+    {
+        return Err(sec.error(
+            "injection_fifo",
+            format!("expected from {} bytes to 960000 bytes", p.max_packet_bytes),
+        ));
     }
     if p.dynamic_vcs == 0 && p.escape == Escape::None {
         return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
@@ -122,12 +191,17 @@ fn parse_run(sec: &Section) -> Result<RunParams> {
     r.sample_cycles = int_or(sec, "sample_cycles", 1, i64::MAX / 4, 1000)? as u64;
     r.deadlock_cycles = int_or(sec, "deadlock_cycles", 100, i64::MAX / 4, 20_000)? as u64;
     r.audit_cycles = int_or(sec, "audit_cycles", 0, i64::MAX / 4, 0)? as u64;
-    r.plant = sec.choice("plant_fault", &PlantedFault::NAMES)?.map(|s| PlantedFault::parse(&s).expect("checked"));
+    r.plant = sec
+        .choice("plant_fault", &PlantedFault::NAMES)?
+        .map(|s| PlantedFault::parse(&s).expect("checked"));
     r.plant_after = int_or(sec, "plant_after", 0, i64::MAX / 4, 0)? as u64;
     r.counter_cycles = int_or(sec, "counter_cycles", 0, i64::MAX / 4, 0)? as u64;
     if let Some(c) = r.cycles {
         if r.warmup >= c {
-            return Err(sec.error("warmup", format!("expected fewer warm-up cycles than run.cycles ({c})")));
+            return Err(sec.error(
+                "warmup",
+                format!("expected fewer warm-up cycles than run.cycles ({c})"),
+            ));
         }
     }
     sec.finish(&[])?;
@@ -137,17 +211,44 @@ fn parse_run(sec: &Section) -> Result<RunParams> {
 fn coords(sec: &Section, key: &str, dims: usize, default: Option<Vec<u32>>) -> Result<Vec<u32>> {
     match sec.int_list(key, 0, 1 << 20)? {
         Some(v) if v.len() == dims => Ok(v.into_iter().map(|x| x as u32).collect()),
-        Some(v) => Err(sec.error(key, format!("expected {dims} coordinates (one per axis), found {}", v.len()))),
-        None => default.ok_or_else(|| sec.error(key, format!("missing; expected {dims} coordinates"))),
+        Some(v) => Err(sec.error(
+            key,
+            format!(
+                "expected {dims} coordinates (one per axis), found {}",
+                v.len()
+            ),
+        )),
+        None => {
+            default.ok_or_else(|| sec.error(key, format!("missing; expected {dims} coordinates")))
+        }
     }
 }
 
-fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterParams, seed: u64) -> Result<Workload> {
-    let pattern = sec.choice("pattern", &PATTERNS)?.unwrap_or_else(|| "uniform".into());
-    let packet_bytes = int_or(sec, "packet_bytes", 1, 1 << 20, router.max_packet_bytes as i64)? as u32;
+fn parse_workload(
+    sec: &Section,
+    net: &tofusim_topology::Torus,
+    router: &RouterParams,
+    seed: u64,
+) -> Result<Workload> {
+    let pattern = sec
+        .choice("pattern", &PATTERNS)?
+        .unwrap_or_else(|| "uniform".into());
+    let packet_bytes = int_or(
+        sec,
+        "packet_bytes",
+        1,
+        1 << 20,
+        router.max_packet_bytes as i64,
+    )? as u32;
     let header_bytes = int_or(sec, "header_bytes", 0, 1 << 20, 16)? as u32;
     if packet_bytes > router.max_packet_bytes {
-        return Err(sec.error("packet_bytes", format!("expected at most the router's {} bytes", router.max_packet_bytes)));
+        return Err(sec.error(
+            "packet_bytes",
+            format!(
+                "expected at most the router's {} bytes",
+                router.max_packet_bytes
+            ),
+        ));
     }
     let dims = net.axes().len();
     let open = |p: OpenPattern| -> Result<Kind> {
@@ -164,46 +265,93 @@ fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterP
             let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
             let shape = coords(sec, "region_shape", dims, None)?;
             let hot_fraction = sec.float("hot_fraction", 0.0, 1.0)?.unwrap_or(0.25);
-            open(OpenPattern::HotRegion { hot_fraction, origin, shape })?
+            open(OpenPattern::HotRegion {
+                hot_fraction,
+                origin,
+                shape,
+            })?
         }
         "hot-spot" | "hot-burst" => {
             let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
-            let shape = if pattern == "hot-spot" { vec![1; dims] } else { coords(sec, "region_shape", dims, None)? };
+            let shape = if pattern == "hot-spot" {
+                vec![1; dims]
+            } else {
+                coords(sec, "region_shape", dims, None)?
+            };
             let packets = int_or(sec, "packets", 1, 1 << 24, 16)? as u32;
-            Kind::Finite(FinitePattern::HotBurst { packets, origin, shape })
+            Kind::Finite(FinitePattern::HotBurst {
+                packets,
+                origin,
+                shape,
+            })
         }
         "alltoall" => {
-            let message_bytes = match (sec.size("message_bytes")?, sec.int("packets_per_pair", 1, 1 << 20)?) {
-                (Some(_), Some(_)) => return Err(sec.error("packets_per_pair", "give message_bytes or packets_per_pair, not both")),
+            let message_bytes = match (
+                sec.size("message_bytes")?,
+                sec.int("packets_per_pair", 1, 1 << 20)?,
+            ) {
+                (Some(_), Some(_)) => {
+                    return Err(sec.error(
+                        "packets_per_pair",
+                        "give message_bytes or packets_per_pair, not both",
+                    ))
+                }
                 (Some(m), None) => m as u64,
                 (None, Some(k)) => k as u64 * payload.max(1),
                 (None, None) => payload.max(1),
             };
-            Kind::Finite(FinitePattern::AllToAll { message_bytes: message_bytes.max(1) })
+            Kind::Finite(FinitePattern::AllToAll {
+                message_bytes: message_bytes.max(1),
+            })
         }
+        "trace" => Kind::Finite(FinitePattern::Trace {
+            packets: trace_rows(sec, net)?,
+        }),
         "line-fill" | "plane-fill" => {
-            let message_bytes = sec.size("message_bytes")?.unwrap_or(payload as f64).max(1.0) as u64;
+            let message_bytes = sec
+                .size("message_bytes")?
+                .unwrap_or(payload as f64)
+                .max(1.0) as u64;
             let axis = |v: i64| v as usize;
             if pattern == "line-fill" {
                 let a = int_or(sec, "axis", 0, dims as i64 - 1, 0)?;
-                Kind::Finite(FinitePattern::LineFill { axis: axis(a), message_bytes })
+                Kind::Finite(FinitePattern::LineFill {
+                    axis: axis(a),
+                    message_bytes,
+                })
             } else {
                 let axes = match sec.int_list("axes", 0, dims as i64 - 1)? {
                     Some(v) if v.len() == 2 => [axis(v[0]), axis(v[1])],
-                    Some(v) => return Err(sec.error("axes", format!("expected two axis indices, found {}", v.len()))),
+                    Some(v) => {
+                        return Err(sec.error(
+                            "axes",
+                            format!("expected two axis indices, found {}", v.len()),
+                        ))
+                    }
                     None => [0, 1],
                 };
-                Kind::Finite(FinitePattern::PlaneFill { axes, message_bytes })
+                Kind::Finite(FinitePattern::PlaneFill {
+                    axes,
+                    message_bytes,
+                })
             }
         }
         _ => {
             let hops = int_or(sec, "hops", 1, 1 << 20, 1)? as u32;
-            let message_bytes = sec.size("message_bytes")?.unwrap_or(payload as f64).max(1.0) as u64;
+            let message_bytes = sec
+                .size("message_bytes")?
+                .unwrap_or(payload as f64)
+                .max(1.0) as u64;
             let repetitions = int_or(sec, "repetitions", 1, 1 << 20, 4)? as u32;
-            Kind::Finite(FinitePattern::PingPong { hops, message_bytes, repetitions })
+            Kind::Finite(FinitePattern::PingPong {
+                hops,
+                message_bytes,
+                repetitions,
+            })
         }
     };
-    let mut w = Workload::new(kind, packet_bytes, header_bytes, net, seed).map_err(|e| sec.error(e.key, e.message.clone()))?;
+    let mut w = Workload::new(kind, packet_bytes, header_bytes, net, seed)
+        .map_err(|e| sec.error(e.key, e.message.clone()))?;
     if let Some(min) = sec.int("min_packet_bytes", 32, 256)? {
         if !matches!(w.kind, Kind::Open { .. }) {
             return Err(sec.error("min_packet_bytes", "expected only with open-loop patterns (uniform, hot-region, transpose, tornado, neighbor)"));
@@ -218,22 +366,104 @@ fn parse_workload(sec: &Section, net: &tofusim_topology::Torus, router: &RouterP
     Ok(w)
 }
 
+/// Trace rows `[cycle, src, dst, bytes]` or `[cycle, src, dst, bytes,
+/// hints]`, inline (`trace`) or from a CSV file (`trace_file`, relative to
+/// the experiment file; a header line is skipped). Node ids are row-major,
+/// axis 0 fastest; `hints` are software hint bits (bit `a`: axis `a`
+/// travelled in the `−` direction).
+fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TracePacket>> {
+    let max_node = net.node_count() as i64 - 1;
+    let rows: Vec<Vec<i64>> = match (
+        sec.int_rows("trace", 4..=5, 0, i64::MAX / 4)?,
+        sec.string("trace_file")?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(sec.error("trace_file", "give trace or trace_file, not both"))
+        }
+        (Some(r), None) => r,
+        (None, Some(f)) => {
+            let path = std::path::Path::new(sec.file())
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .join(&f);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                sec.error(
+                    "trace_file",
+                    format!("cannot read {} ({e})", path.display()),
+                )
+            })?;
+            let mut rows = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty()
+                    || line.starts_with('#')
+                    || (i == 0 && line.chars().next().is_some_and(|c| c.is_alphabetic()))
+                {
+                    continue;
+                }
+                let row: std::result::Result<Vec<i64>, _> =
+                    line.split(',').map(|x| x.trim().parse::<i64>()).collect();
+                match row {
+                    Ok(r) if (4..=5).contains(&r.len()) && r.iter().all(|&x| x >= 0) => rows.push(r),
+                    _ => return Err(sec.error("trace_file", format!("{}: line {}: expected cycle,src,dst,bytes[,hints] as non-negative integers", path.display(), i + 1))),
+                }
+            }
+            rows
+        }
+        (None, None) => {
+            return Err(sec.error(
+                "trace",
+                "missing; expected rows [cycle, src, dst, bytes] or trace_file",
+            ))
+        }
+    };
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let hint_limit = (1i64 << net.axes().len().min(8)) - 1;
+            if r[1] > max_node || r[2] > max_node || r[3] > u16::MAX as i64 || r.get(4).is_some_and(|&h| h > hint_limit) {
+                return Err(sec.error(&format!("trace[{i}]"), format!("expected node ids up to {max_node}, at most 256 bytes and hint bits up to {hint_limit}")));
+            }
+            Ok(TracePacket { cycle: r[0] as u64, src: r[1] as u32, dst: r[2] as u32, bytes: r[3] as u16, hints: r.get(4).map(|&h| h as u8) })
+        })
+        .collect()
+}
+
 /// Builds the engine of a validated experiment.
 pub fn engine(exp: Experiment) -> Engine {
     let t = match &exp.system.network.topology {
         Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
         _ => unreachable!("checked in parse"),
     };
-    let order: Vec<usize> = if tofu::is_tofu(&t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
-    let eo = if exp.router.escape == Escape::DatelineDirection { EscapeOrder::Direction } else { EscapeOrder::Dimension };
+    let order: Vec<usize> = if tofu::is_tofu(&t) {
+        tofu::ROUTING_ORDER.to_vec()
+    } else {
+        (0..t.axes().len()).collect()
+    };
+    let eo = if exp.router.escape == Escape::DatelineDirection {
+        EscapeOrder::Direction
+    } else {
+        EscapeOrder::Dimension
+    };
     let routing = Routing::Torus(TorusRouting::new(&t, &order, eo));
-    Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, exp.injection_links, exp.cycle_ns)
+    Engine::new(
+        routing,
+        exp.router,
+        exp.mode,
+        exp.run,
+        exp.workload,
+        exp.injection_links,
+        exp.cycle_ns,
+    )
 }
 
 /// Parses, validates and runs an experiment.
 pub fn run(file: &str, text: &str, progress: &mut dyn FnMut(f64)) -> Result<(System, RunResult)> {
     let exp = parse(file, text)?;
-    let system = System { name: exp.system.name.clone(), network: exp.system.network.clone() };
+    let system = System {
+        name: exp.system.name.clone(),
+        network: exp.system.network.clone(),
+    };
     let e = engine(exp);
     Ok((system, e.run(progress)))
 }

@@ -28,7 +28,12 @@ fn type_name(v: &Value) -> &'static str {
 
 impl<'a> Section<'a> {
     pub fn new(file: &'a str, path: &str, table: &'a toml::Table) -> Self {
-        Self { file, path: path.to_string(), table, used: RefCell::new(BTreeSet::new()) }
+        Self {
+            file,
+            path: path.to_string(),
+            table,
+            used: RefCell::new(BTreeSet::new()),
+        }
     }
 
     pub fn file(&self) -> &str {
@@ -74,7 +79,10 @@ impl<'a> Section<'a> {
         match self.string(key)? {
             None => Ok(None),
             Some(s) if choices.contains(&s.as_str()) => Ok(Some(s)),
-            Some(s) => Err(self.error(key, format!("expected one of {}, found {s:?}", choices.join(", ")))),
+            Some(s) => Err(self.error(
+                key,
+                format!("expected one of {}, found {s:?}", choices.join(", ")),
+            )),
         }
     }
 
@@ -89,7 +97,10 @@ impl<'a> Section<'a> {
     fn int_value(&self, key: &str, v: &Value, min: i64, max: i64) -> Result<i64> {
         match v {
             Value::Integer(i) if *i >= min && *i <= max => Ok(*i),
-            Value::Integer(i) => Err(self.error(key, format!("expected an integer from {min} to {max}, found {i}"))),
+            Value::Integer(i) => Err(self.error(
+                key,
+                format!("expected an integer from {min} to {max}, found {i}"),
+            )),
             v => Err(self.wrong(key, "an integer", v)),
         }
     }
@@ -110,7 +121,10 @@ impl<'a> Section<'a> {
             Some(v) => return Err(self.wrong(key, "a number", v)),
         };
         if !(min..=max).contains(&x) {
-            return Err(self.error(key, format!("expected a number from {min} to {max}, found {x}")));
+            return Err(self.error(
+                key,
+                format!("expected a number from {min} to {max}, found {x}"),
+            ));
         }
         Ok(Some(x))
     }
@@ -119,9 +133,62 @@ impl<'a> Section<'a> {
     pub fn int_list(&self, key: &str, min: i64, max: i64) -> Result<Option<Vec<i64>>> {
         match self.get(key) {
             None => Ok(None),
-            Some(Value::Array(items)) => items.iter().enumerate().map(|(i, v)| self.int_value(&format!("{key}[{i}]"), v, min, max)).collect::<Result<Vec<_>>>().map(Some),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| self.int_value(&format!("{key}[{i}]"), v, min, max))
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
             Some(v) => Err(self.wrong(key, "an array of integers", v)),
         }
+    }
+
+    /// A list of rows, each a list of integers in `min..=max`, of a length in `width`.
+    pub fn int_rows(
+        &self,
+        key: &str,
+        width: std::ops::RangeInclusive<usize>,
+        min: i64,
+        max: i64,
+    ) -> Result<Option<Vec<Vec<i64>>>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let Value::Array(rows) = v else {
+            return Err(self.wrong(key, "an array of rows", v));
+        };
+        let mut out = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let k = format!("{key}[{i}]");
+            match row {
+                Value::Array(items) if width.contains(&items.len()) => out.push(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(j, x)| self.int_value(&format!("{k}[{j}]"), x, min, max))
+                        .collect::<Result<Vec<_>>>()?,
+                ),
+                Value::Array(items) => {
+                    return Err(self.error(
+                        &k,
+                        format!(
+                            "expected {} to {} integers, found {}",
+                            width.start(),
+                            width.end(),
+                            items.len()
+                        ),
+                    ))
+                }
+                v => {
+                    return Err(self.wrong(
+                        &k,
+                        &format!("a row of {} to {} integers", width.start(), width.end()),
+                        v,
+                    ))
+                }
+            }
+        }
+        Ok(Some(out))
     }
 
     pub fn bool_list(&self, key: &str) -> Result<Option<Vec<bool>>> {
@@ -144,7 +211,9 @@ impl<'a> Section<'a> {
     pub fn rate(&self, key: &str) -> Result<Option<f64>> {
         let r = match self.get(key) {
             None => return Ok(None),
-            Some(Value::String(s)) => units::parse_rate(s).map_err(|e| self.error(key, format!("expected {e}")))?,
+            Some(Value::String(s)) => {
+                units::parse_rate(s).map_err(|e| self.error(key, format!("expected {e}")))?
+            }
             Some(Value::Integer(i)) if *i >= 0 => *i as f64,
             Some(Value::Float(f)) if *f >= 0.0 => *f,
             Some(v) => return Err(self.wrong(key, "a rate such as \"5GB/s\"", v)),
@@ -159,7 +228,9 @@ impl<'a> Section<'a> {
     pub fn size(&self, key: &str) -> Result<Option<f64>> {
         match self.get(key) {
             None => Ok(None),
-            Some(Value::String(s)) => units::parse_size(s).map(Some).map_err(|e| self.error(key, format!("expected {e}"))),
+            Some(Value::String(s)) => units::parse_size(s)
+                .map(Some)
+                .map_err(|e| self.error(key, format!("expected {e}"))),
             Some(Value::Integer(i)) if *i >= 0 => Ok(Some(*i as f64)),
             Some(v) => Err(self.wrong(key, "a size such as \"1KiB\"", v)),
         }
@@ -180,7 +251,10 @@ impl<'a> Section<'a> {
             if !used.contains(k) && !valid.contains(&k.as_str()) {
                 let mut known: Vec<&str> = valid.to_vec();
                 known.sort_unstable();
-                return Err(self.error(k, format!("unknown key; valid keys here are: {}", known.join(", "))));
+                return Err(self.error(
+                    k,
+                    format!("unknown key; valid keys here are: {}", known.join(", ")),
+                ));
             }
         }
         Ok(())

@@ -9,12 +9,40 @@ use tofusim_topology::dragonfly::DragonflyError;
 use tofusim_topology::*;
 
 pub const TOPOLOGIES: [&str; 5] = ["torus", "mesh", "tofu", "dragonfly", "fattree"];
-const COMMON_KEYS: [&str; 11] = ["system", "topology", "link_bandwidth", "lane_rate", "lanes", "line_code", "nic_interfaces", "nic_bandwidth", "nic_limit", "faults", "sources"];
+const COMMON_KEYS: [&str; 11] = [
+    "system",
+    "topology",
+    "link_bandwidth",
+    "lane_rate",
+    "lanes",
+    "line_code",
+    "nic_interfaces",
+    "nic_bandwidth",
+    "nic_limit",
+    "faults",
+    "sources",
+];
 const TORUS_KEYS: [&str; 3] = ["shape", "wrap", "axis_names"];
 const TOFU_KEYS: [&str; 3] = ["shape", "wrap", "abc"];
 const DRAGONFLY_KEYS: [&str; 18] = [
-    "form", "groups", "nodes_per_router", "routers_per_group", "chassis_per_group", "routers_per_chassis", "rank2_links", "global_links_per_router", "links_per_group_pair", "links_per_cable",
-    "cables_per_group_pair", "arrangement", "local_bandwidth", "global_bandwidth", "rank1_bandwidth", "rank2_bandwidth", "rank3_bandwidth", "link_bandwidth",
+    "form",
+    "groups",
+    "nodes_per_router",
+    "routers_per_group",
+    "chassis_per_group",
+    "routers_per_chassis",
+    "rank2_links",
+    "global_links_per_router",
+    "links_per_group_pair",
+    "links_per_cable",
+    "cables_per_group_pair",
+    "arrangement",
+    "local_bandwidth",
+    "global_bandwidth",
+    "rank1_bandwidth",
+    "rank2_bandwidth",
+    "rank3_bandwidth",
+    "link_bandwidth",
 ];
 const FATTREE_KEYS: [&str; 6] = ["k", "levels", "taper", "down", "up", "rails"];
 
@@ -33,7 +61,10 @@ pub fn from_name(spec: &str) -> Result<System> {
     let mut table = toml::Table::new();
     table.insert("system".into(), toml::Value::String(spec.to_string()));
     let network = resolve_table(file, "", &table)?;
-    Ok(System { name: spec.to_string(), network })
+    Ok(System {
+        name: spec.to_string(),
+        network,
+    })
 }
 
 /// Resolves the `[network]` table of a TOML file's text.
@@ -44,7 +75,11 @@ pub fn from_toml(file: &str, text: &str) -> Result<System> {
 /// Parses TOML text, reporting syntax errors with their line.
 pub fn parse_toml(file: &str, text: &str) -> Result<toml::Table> {
     text.parse().map_err(|e: toml::de::Error| {
-        let at = e.span().map(|s| line_of(text, s.start)).map(|l| format!(" (line {l})")).unwrap_or_default();
+        let at = e
+            .span()
+            .map(|s| line_of(text, s.start))
+            .map(|l| format!(" (line {l})"))
+            .unwrap_or_default();
         ConfigError::new(file, "", format!("invalid TOML{at}: {}", e.message()))
     })
 }
@@ -57,8 +92,15 @@ pub fn from_doc(file: &str, doc: &toml::Table) -> Result<System> {
     let toml::Value::Table(net) = net else {
         return Err(ConfigError::new(file, "network", "expected a table"));
     };
-    let name = net.get("system").and_then(|v| v.as_str()).map(str::to_string).unwrap_or_else(|| file.to_string());
-    Ok(System { name, network: resolve_table(file, "network", net)? })
+    let name = net
+        .get("system")
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| file.to_string());
+    Ok(System {
+        name,
+        network: resolve_table(file, "network", net)?,
+    })
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -67,7 +109,9 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Parses a shape such as `8x8x8` into lengths.
 pub fn parse_shape(text: &str) -> Option<Vec<u32>> {
-    text.split(['x', 'X', '×']).map(|p| p.trim().parse::<u32>().ok().filter(|&n| n >= 1)).collect()
+    text.split(['x', 'X', '×'])
+        .map(|p| p.trim().parse::<u32>().ok().filter(|&n| n >= 1))
+        .collect()
 }
 
 /// Merges a preset under the user's table, then resolves.
@@ -82,7 +126,15 @@ pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Netwo
             Some((n, r)) => (n, Some(r)),
             None => (spec, None),
         };
-        let preset = presets::find(name).ok_or_else(|| sec.error("system", format!("unknown system {name:?}; valid systems are: {}", presets::names().join(", "))))?;
+        let preset = presets::find(name).ok_or_else(|| {
+            sec.error(
+                "system",
+                format!(
+                    "unknown system {name:?}; valid systems are: {}",
+                    presets::names().join(", ")
+                ),
+            )
+        })?;
         merged = preset.toml.parse().expect("presets are valid TOML");
         merged.remove("sources");
         if let Some(r) = resize {
@@ -99,29 +151,56 @@ pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Netwo
 }
 
 fn apply_resize(sec: &Section, merged: &mut toml::Table, resize: &str) -> Result<()> {
-    let topo = merged.get("topology").and_then(|v| v.as_str()).unwrap_or("");
-    let bad = |what: &str| sec.error("system", format!("expected {what} after ':', found {resize:?}"));
+    let topo = merged
+        .get("topology")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    let bad = |what: &str| {
+        sec.error(
+            "system",
+            format!("expected {what} after ':', found {resize:?}"),
+        )
+    };
     match topo {
         "tofu" => {
-            let s = parse_shape(resize).filter(|s| s.len() == 3).ok_or_else(|| bad("an XYZ shape such as 8x8x8 (ABC stays 2x3x2)"))?;
-            merged.insert("shape".into(), toml::Value::Array(s.iter().map(|&x| toml::Value::Integer(x as i64)).collect()));
+            let s = parse_shape(resize)
+                .filter(|s| s.len() == 3)
+                .ok_or_else(|| bad("an XYZ shape such as 8x8x8 (ABC stays 2x3x2)"))?;
+            merged.insert(
+                "shape".into(),
+                toml::Value::Array(s.iter().map(|&x| toml::Value::Integer(x as i64)).collect()),
+            );
         }
         "torus" | "mesh" => {
             let s = parse_shape(resize).ok_or_else(|| bad("a shape such as 8x8x8"))?;
-            let n_axes = merged.get("shape").and_then(|v| v.as_array()).map_or(0, |a| a.len());
+            let n_axes = merged
+                .get("shape")
+                .and_then(|v| v.as_array())
+                .map_or(0, |a| a.len());
             if s.len() != n_axes {
                 return Err(bad(&format!("a shape with {n_axes} axes")));
             }
-            merged.insert("shape".into(), toml::Value::Array(s.iter().map(|&x| toml::Value::Integer(x as i64)).collect()));
+            merged.insert(
+                "shape".into(),
+                toml::Value::Array(s.iter().map(|&x| toml::Value::Integer(x as i64)).collect()),
+            );
         }
         "dragonfly" => {
-            let g: i64 = resize.trim().parse().map_err(|_| bad("a number of groups"))?;
+            let g: i64 = resize
+                .trim()
+                .parse()
+                .map_err(|_| bad("a number of groups"))?;
             merged.insert("groups".into(), toml::Value::Integer(g));
             // The preset's cabling was chosen for its own group count.
             merged.remove("cables_per_group_pair");
             merged.remove("links_per_group_pair");
         }
-        _ => return Err(sec.error("system", "this preset cannot be resized (fat-tree presets have a fixed shape)")),
+        _ => {
+            return Err(sec.error(
+                "system",
+                "this preset cannot be resized (fat-tree presets have a fixed shape)",
+            ))
+        }
     }
     Ok(())
 }
@@ -133,7 +212,10 @@ fn link_rate(sec: &Section) -> Result<Option<f64>> {
     let lanes = sec.int("lanes", 1, 64)?;
     let code = sec.choice("line_code", &["8b10b", "64b66b", "none"])?;
     match (direct, lane) {
-        (Some(_), Some(_)) => Err(sec.error("lane_rate", "give either link_bandwidth or lane_rate/lanes/line_code, not both")),
+        (Some(_), Some(_)) => Err(sec.error(
+            "lane_rate",
+            "give either link_bandwidth or lane_rate/lanes/line_code, not both",
+        )),
         (Some(r), None) => Ok(Some(r)),
         (None, Some(l)) => {
             let eff = match code.as_deref() {
@@ -148,18 +230,36 @@ fn link_rate(sec: &Section) -> Result<Option<f64>> {
 }
 
 fn build(sec: &Section) -> Result<Network> {
-    let topo = sec.choice("topology", &TOPOLOGIES)?.ok_or_else(|| sec.error("topology", format!("missing; expected one of {} (or system = a preset)", TOPOLOGIES.join(", "))))?;
+    let topo = sec.choice("topology", &TOPOLOGIES)?.ok_or_else(|| {
+        sec.error(
+            "topology",
+            format!(
+                "missing; expected one of {} (or system = a preset)",
+                TOPOLOGIES.join(", ")
+            ),
+        )
+    })?;
     let rate = link_rate(sec)?;
     let (topology, link_bps, extra): (Topology, Vec<f64>, &[&str]) = match topo.as_str() {
         "torus" | "mesh" => {
             let t = build_torus(sec, topo == "torus")?;
-            let r = rate.ok_or_else(|| sec.error("link_bandwidth", "missing; expected a rate such as \"175MB/s\""))?;
+            let r = rate.ok_or_else(|| {
+                sec.error(
+                    "link_bandwidth",
+                    "missing; expected a rate such as \"175MB/s\"",
+                )
+            })?;
             let n = t.axes().len();
             (Topology::Torus(t), vec![r; n], &TORUS_KEYS)
         }
         "tofu" => {
             let t = build_tofu(sec)?;
-            let r = rate.ok_or_else(|| sec.error("link_bandwidth", "missing; expected a rate such as \"5GB/s\" (or lane_rate, lanes, line_code)"))?;
+            let r = rate.ok_or_else(|| {
+                sec.error(
+                    "link_bandwidth",
+                    "missing; expected a rate such as \"5GB/s\" (or lane_rate, lanes, line_code)",
+                )
+            })?;
             (Topology::Tofu(t), vec![r; 6], &TOFU_KEYS)
         }
         "dragonfly" => {
@@ -168,7 +268,12 @@ fn build(sec: &Section) -> Result<Network> {
         }
         _ => {
             let f = build_fattree(sec)?;
-            let r = rate.ok_or_else(|| sec.error("link_bandwidth", "missing; expected a rate such as \"12.5GB/s\""))?;
+            let r = rate.ok_or_else(|| {
+                sec.error(
+                    "link_bandwidth",
+                    "missing; expected a rate such as \"12.5GB/s\"",
+                )
+            })?;
             let classes = f.levels().saturating_sub(1).max(1);
             (Topology::FatTree(f), vec![r; classes], &FATTREE_KEYS)
         }
@@ -181,20 +286,37 @@ fn build(sec: &Section) -> Result<Network> {
     let mut valid: Vec<&str> = COMMON_KEYS.to_vec();
     valid.extend_from_slice(extra);
     sec.finish(&valid)?;
-    Ok(Network { topology, link_Bps: link_bps, nic, faults })
+    Ok(Network {
+        topology,
+        link_Bps: link_bps,
+        nic,
+        faults,
+    })
 }
 
 fn shape(sec: &Section, want_len: Option<usize>) -> Result<Vec<u32>> {
-    let s = sec.int_list("shape", 1, MAX_AXIS)?.ok_or_else(|| sec.error("shape", "missing; expected a list of axis lengths such as [8, 8, 8]"))?;
+    let s = sec.int_list("shape", 1, MAX_AXIS)?.ok_or_else(|| {
+        sec.error(
+            "shape",
+            "missing; expected a list of axis lengths such as [8, 8, 8]",
+        )
+    })?;
     if s.is_empty() || s.len() > 8 {
         return Err(sec.error("shape", "expected 1 to 8 axis lengths"));
     }
     if let Some(n) = want_len {
         if s.len() != n {
-            return Err(sec.error("shape", format!("expected {n} lengths [X, Y, Z] (ABC is always 2x3x2), found {}", s.len())));
+            return Err(sec.error(
+                "shape",
+                format!(
+                    "expected {n} lengths [X, Y, Z] (ABC is always 2x3x2), found {}",
+                    s.len()
+                ),
+            ));
         }
     }
-    let nodes: u128 = s.iter().map(|&x| x as u128).product::<u128>() * if want_len.is_some() { 12 } else { 1 };
+    let nodes: u128 =
+        s.iter().map(|&x| x as u128).product::<u128>() * if want_len.is_some() { 12 } else { 1 };
     if nodes > (1u128 << 31) {
         return Err(sec.error("shape", format!("too many nodes ({nodes}); at most 2^31")));
     }
@@ -205,7 +327,10 @@ fn wraps(sec: &Section, n: usize, default: bool) -> Result<Vec<bool>> {
     match sec.bool_list("wrap")? {
         None => Ok(vec![default; n]),
         Some(w) if w.len() == n => Ok(w),
-        Some(w) => Err(sec.error("wrap", format!("expected {n} booleans (one per axis), found {}", w.len()))),
+        Some(w) => Err(sec.error(
+            "wrap",
+            format!("expected {n} booleans (one per axis), found {}", w.len()),
+        )),
     }
 }
 
@@ -213,11 +338,27 @@ fn build_torus(sec: &Section, torus: bool) -> Result<Torus> {
     let s = shape(sec, None)?;
     let w = wraps(sec, s.len(), torus)?;
     let names: Vec<String> = match sec.get("axis_names") {
-        None => (0..s.len()).map(tofusim_topology::torus::default_axis_name).collect(),
-        Some(toml::Value::Array(a)) if a.len() == s.len() && a.iter().all(|v| v.is_str()) => a.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
+        None => (0..s.len())
+            .map(tofusim_topology::torus::default_axis_name)
+            .collect(),
+        Some(toml::Value::Array(a)) if a.len() == s.len() && a.iter().all(|v| v.is_str()) => a
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect(),
         Some(_) => return Err(sec.error("axis_names", format!("expected {} strings", s.len()))),
     };
-    let axes = s.iter().zip(&w).zip(&names).map(|((&l, &wr), n)| if wr { Axis::ring(n, l) } else { Axis::path(n, l) }).collect();
+    let axes = s
+        .iter()
+        .zip(&w)
+        .zip(&names)
+        .map(|((&l, &wr), n)| {
+            if wr {
+                Axis::ring(n, l)
+            } else {
+                Axis::path(n, l)
+            }
+        })
+        .collect();
     Ok(Torus::new(axes))
 }
 
@@ -229,20 +370,38 @@ fn build_tofu(sec: &Section) -> Result<Torus> {
     }
     let s = shape(sec, Some(3))?;
     let w = wraps(sec, 3, true)?;
-    let ax = |i: usize, n: &str| if w[i] { Axis::ring(n, s[i]) } else { Axis::path(n, s[i]) };
+    let ax = |i: usize, n: &str| {
+        if w[i] {
+            Axis::ring(n, s[i])
+        } else {
+            Axis::path(n, s[i])
+        }
+    };
     Ok(tofu::tofu_torus([ax(0, "x"), ax(1, "y"), ax(2, "z")]))
 }
 
 fn req_int(sec: &Section, key: &str, min: i64, max: i64) -> Result<u32> {
-    sec.int(key, min, max)?.map(|v| v as u32).ok_or_else(|| sec.error(key, format!("missing; expected an integer from {min} to {max}")))
+    sec.int(key, min, max)?.map(|v| v as u32).ok_or_else(|| {
+        sec.error(
+            key,
+            format!("missing; expected an integer from {min} to {max}"),
+        )
+    })
 }
 
 fn build_dragonfly(sec: &Section, link: Option<f64>) -> Result<(Dragonfly, Vec<f64>)> {
-    let form = sec.choice("form", &["generic", "aries"])?.unwrap_or_else(|| "generic".into());
+    let form = sec
+        .choice("form", &["generic", "aries"])?
+        .unwrap_or_else(|| "generic".into());
     let groups = req_int(sec, "groups", 1, 100_000)?;
-    let p = sec.int("nodes_per_router", 1, 1024)?.map_or(if form == "aries" { 4 } else { 0 }, |v| v as u32);
+    let p = sec
+        .int("nodes_per_router", 1, 1024)?
+        .map_or(if form == "aries" { 4 } else { 0 }, |v| v as u32);
     if p == 0 {
-        return Err(sec.error("nodes_per_router", "missing; expected an integer from 1 to 1024"));
+        return Err(sec.error(
+            "nodes_per_router",
+            "missing; expected an integer from 1 to 1024",
+        ));
     }
     let h = req_int(sec, "global_links_per_router", 0, 1024)?;
     let wiring = if form == "aries" {
@@ -252,19 +411,40 @@ fn build_dragonfly(sec: &Section, link: Option<f64>) -> Result<(Dragonfly, Vec<f
             rank2_links: sec.int("rank2_links", 1, 64)?.unwrap_or(3) as u32,
         }
     } else {
-        GroupWiring::AllToAll { routers: req_int(sec, "routers_per_group", 1, 4096)? }
+        GroupWiring::AllToAll {
+            routers: req_int(sec, "routers_per_group", 1, 4096)?,
+        }
     };
-    let arrangement = sec.choice("arrangement", &Arrangement::NAMES)?.map_or(Arrangement::Consecutive, |s| Arrangement::parse(&s).expect("checked by choice"));
+    let arrangement = sec
+        .choice("arrangement", &Arrangement::NAMES)?
+        .map_or(Arrangement::Consecutive, |s| {
+            Arrangement::parse(&s).expect("checked by choice")
+        });
     let ports = wiring.routers() * h;
     let per_cable = sec.int("links_per_cable", 1, 64)?.unwrap_or(1) as u32;
-    let lpp = match (sec.int("links_per_group_pair", 1, 1 << 20)?, sec.int("cables_per_group_pair", 1, 1 << 20)?) {
-        (Some(_), Some(_)) => return Err(sec.error("cables_per_group_pair", "give links_per_group_pair or cables_per_group_pair, not both")),
+    let lpp = match (
+        sec.int("links_per_group_pair", 1, 1 << 20)?,
+        sec.int("cables_per_group_pair", 1, 1 << 20)?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(sec.error(
+                "cables_per_group_pair",
+                "give links_per_group_pair or cables_per_group_pair, not both",
+            ))
+        }
         (Some(l), None) => l as u32,
         (None, Some(c)) => c as u32 * per_cable,
         // Default: as many whole cables per pair as the ports allow.
         (None, None) => Dragonfly::max_links_per_pair(groups, ports) / per_cable * per_cable,
     };
-    let d = Dragonfly { groups, nodes_per_router: p, wiring, global_ports_per_router: h, links_per_group_pair: lpp, arrangement };
+    let d = Dragonfly {
+        groups,
+        nodes_per_router: p,
+        wiring,
+        global_ports_per_router: h,
+        links_per_group_pair: lpp,
+        arrangement,
+    };
     if groups > ports + 1 {
         return Err(sec.error("groups", format!("{groups} groups need more global links than the {ports} global ports per group can place; at most {} groups", ports + 1)));
     }
@@ -281,12 +461,30 @@ fn build_dragonfly(sec: &Section, link: Option<f64>) -> Result<(Dragonfly, Vec<f
         let r1 = sec.rate("rank1_bandwidth")?.or(link);
         let r2 = sec.rate("rank2_bandwidth")?.or(link);
         let r3 = sec.rate("rank3_bandwidth")?.or(link);
-        let need = |r: Option<f64>, k: &str| r.ok_or_else(|| sec.error(k, "missing; expected a rate (or link_bandwidth for every class)"));
-        vec![need(r1, "rank1_bandwidth")?, need(r2, "rank2_bandwidth")?, need(r3, "rank3_bandwidth")?]
+        let need = |r: Option<f64>, k: &str| {
+            r.ok_or_else(|| {
+                sec.error(
+                    k,
+                    "missing; expected a rate (or link_bandwidth for every class)",
+                )
+            })
+        };
+        vec![
+            need(r1, "rank1_bandwidth")?,
+            need(r2, "rank2_bandwidth")?,
+            need(r3, "rank3_bandwidth")?,
+        ]
     } else {
         let l = sec.rate("local_bandwidth")?.or(link);
         let g = sec.rate("global_bandwidth")?.or(link);
-        let need = |r: Option<f64>, k: &str| r.ok_or_else(|| sec.error(k, "missing; expected a rate (or link_bandwidth for every class)"));
+        let need = |r: Option<f64>, k: &str| {
+            r.ok_or_else(|| {
+                sec.error(
+                    k,
+                    "missing; expected a rate (or link_bandwidth for every class)",
+                )
+            })
+        };
         vec![need(l, "local_bandwidth")?, need(g, "global_bandwidth")?]
     };
     Ok((d, rates))
@@ -297,12 +495,23 @@ fn build_fattree(sec: &Section) -> Result<FatTree> {
     let k = sec.int("k", 2, 4096)?;
     let down = sec.int_list("down", 1, 1 << 20)?;
     let f = match (k, down) {
-        (Some(_), Some(_)) => return Err(sec.error("down", "give either k and levels (a k-ary n-tree) or down/up lists, not both")),
+        (Some(_), Some(_)) => {
+            return Err(sec.error(
+                "down",
+                "give either k and levels (a k-ary n-tree) or down/up lists, not both",
+            ))
+        }
         (Some(k), None) => {
             let n = req_int(sec, "levels", 1, 8)?;
             let taper = sec.int_list("taper", 1, 4096)?.unwrap_or_default();
             if taper.len() > (n as usize).saturating_sub(1) {
-                return Err(sec.error("taper", format!("expected at most {} values (one per level above the leaves)", n - 1)));
+                return Err(sec.error(
+                    "taper",
+                    format!(
+                        "expected at most {} values (one per level above the leaves)",
+                        n - 1
+                    ),
+                ));
             }
             if let Some(&t) = taper.iter().find(|&&t| k % t != 0) {
                 return Err(sec.error("taper", format!("expected divisors of k = {k}, found {t}")));
@@ -311,20 +520,40 @@ fn build_fattree(sec: &Section) -> Result<FatTree> {
             FatTree::k_ary_n_tree(k as u32, n, &taper)
         }
         (None, Some(down)) => {
-            let up = sec.int_list("up", 1, 1 << 20)?.ok_or_else(|| sec.error("up", "missing; expected one up-degree per level (up[0] = 1)"))?;
+            let up = sec.int_list("up", 1, 1 << 20)?.ok_or_else(|| {
+                sec.error(
+                    "up",
+                    "missing; expected one up-degree per level (up[0] = 1)",
+                )
+            })?;
             if up.len() != down.len() || down.is_empty() || down.len() > 8 {
-                return Err(sec.error("up", format!("expected {} values, one per level like down", down.len())));
+                return Err(sec.error(
+                    "up",
+                    format!("expected {} values, one per level like down", down.len()),
+                ));
             }
             if up[0] != 1 {
-                return Err(sec.error("up[0]", "expected 1: a node attaches to one leaf switch per rail (use rails for more)"));
+                return Err(sec.error(
+                    "up[0]",
+                    "expected 1: a node attaches to one leaf switch per rail (use rails for more)",
+                ));
             }
             let nodes: u128 = down.iter().map(|&x| x as u128).product();
             if nodes > 1 << 31 {
                 return Err(sec.error("down", "too many nodes; at most 2^31"));
             }
-            FatTree { down: down.into_iter().map(|x| x as u32).collect(), up: up.into_iter().map(|x| x as u32).collect(), rails }
+            FatTree {
+                down: down.into_iter().map(|x| x as u32).collect(),
+                up: up.into_iter().map(|x| x as u32).collect(),
+                rails,
+            }
         }
-        (None, None) => return Err(sec.error("k", "missing; expected k and levels (k-ary n-tree) or down and up lists")),
+        (None, None) => {
+            return Err(sec.error(
+                "k",
+                "missing; expected k and levels (k-ary n-tree) or down and up lists",
+            ))
+        }
     };
     Ok(FatTree { rails, ..f })
 }
@@ -338,12 +567,21 @@ fn build_nic(sec: &Section, topo: &Topology, link_bps: &[f64]) -> Result<NodeInt
         Topology::Dragonfly(_) => (1, 0.0),
         Topology::FatTree(f) => (f.rails, link_bps[0]),
     };
-    let n = sec.int("nic_interfaces", 1, 64)?.map_or(default_n, |v| v as u32);
+    let n = sec
+        .int("nic_interfaces", 1, 64)?
+        .map_or(default_n, |v| v as u32);
     let rate = sec.rate("nic_bandwidth")?.unwrap_or(default_rate);
     if rate <= 0.0 {
-        return Err(sec.error("nic_bandwidth", "missing; expected the injection rate of one network interface, such as \"10GB/s\""));
+        return Err(sec.error(
+            "nic_bandwidth",
+            "missing; expected the injection rate of one network interface, such as \"10GB/s\"",
+        ));
     }
-    Ok(NodeInterface { interfaces: n, interface_Bps: rate, host_limit_Bps: sec.rate("nic_limit")? })
+    Ok(NodeInterface {
+        interfaces: n,
+        interface_Bps: rate,
+        host_limit_Bps: sec.rate("nic_limit")?,
+    })
 }
 
 fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
@@ -357,7 +595,10 @@ fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
             let key = format!("nodes[{i}]");
             let id = node_ref(sec, &key, item, topo)?;
             if id as u64 >= nodes {
-                return Err(sec.error(&key, format!("expected a node id below {nodes}, found {id}")));
+                return Err(sec.error(
+                    &key,
+                    format!("expected a node id below {nodes}, found {id}"),
+                ));
             }
             if f.nodes.contains(&id) {
                 return Err(sec.error(&key, format!("node {id} is listed twice")));
@@ -389,43 +630,81 @@ fn node_ref(sec: &Section, key: &str, item: &toml::Value, topo: &Topology) -> Re
         (toml::Value::Array(c), Topology::Torus(t) | Topology::Tofu(t)) => {
             let lens = t.lengths();
             if c.len() != lens.len() {
-                return Err(sec.error(key, format!("expected {} coordinates, found {}", lens.len(), c.len())));
+                return Err(sec.error(
+                    key,
+                    format!("expected {} coordinates, found {}", lens.len(), c.len()),
+                ));
             }
             let mut coords = Vec::new();
             for (j, (v, &l)) in c.iter().zip(&lens).enumerate() {
                 match v {
-                    toml::Value::Integer(x) if *x >= 0 && (*x as u64) < l as u64 => coords.push(*x as u32),
-                    _ => return Err(sec.error(&format!("{key}[{j}]"), format!("expected a coordinate from 0 to {}", l - 1))),
+                    toml::Value::Integer(x) if *x >= 0 && (*x as u64) < l as u64 => {
+                        coords.push(*x as u32)
+                    }
+                    _ => {
+                        return Err(sec.error(
+                            &format!("{key}[{j}]"),
+                            format!("expected a coordinate from 0 to {}", l - 1),
+                        ))
+                    }
                 }
             }
             Ok(t.node_id(&coords).0)
         }
-        _ => Err(sec.error(key, "expected a node id (or a coordinate list on a torus/Tofu)")),
+        _ => Err(sec.error(
+            key,
+            "expected a node id (or a coordinate list on a torus/Tofu)",
+        )),
     }
 }
 
 fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32)> {
     match topo {
         Topology::Torus(t) | Topology::Tofu(t) => {
-            let node = sec.get("node").ok_or_else(|| sec.error("node", "missing; expected the node at one end of the link"))?;
+            let node = sec.get("node").ok_or_else(|| {
+                sec.error("node", "missing; expected the node at one end of the link")
+            })?;
             let v = node_ref(sec, "node", node, topo)?;
             if v as u64 >= t.node_count() {
-                return Err(sec.error("node", format!("expected a node id below {}", t.node_count())));
+                return Err(sec.error(
+                    "node",
+                    format!("expected a node id below {}", t.node_count()),
+                ));
             }
             let names: Vec<&str> = t.ports().iter().map(|p| p.name.as_str()).collect();
-            let port = sec.string("port")?.ok_or_else(|| sec.error("port", format!("missing; expected one of {}", names.join(", "))))?;
-            let p = names.iter().position(|&n| n == port).ok_or_else(|| sec.error("port", format!("expected one of {}, found {port:?}", names.join(", "))))?;
-            let w = t.neighbor(NodeId(v), PortId(p as u8)).ok_or_else(|| sec.error("port", format!("port {port} of node {v} is not connected (mesh boundary)")))?;
+            let port = sec.string("port")?.ok_or_else(|| {
+                sec.error(
+                    "port",
+                    format!("missing; expected one of {}", names.join(", ")),
+                )
+            })?;
+            let p = names.iter().position(|&n| n == port).ok_or_else(|| {
+                sec.error(
+                    "port",
+                    format!("expected one of {}, found {port:?}", names.join(", ")),
+                )
+            })?;
+            let w = t.neighbor(NodeId(v), PortId(p as u8)).ok_or_else(|| {
+                sec.error(
+                    "port",
+                    format!("port {port} of node {v} is not connected (mesh boundary)"),
+                )
+            })?;
             Ok((v, w.0))
         }
         _ => {
-            let r = sec.int_list("routers", 0, u32::MAX as i64)?.ok_or_else(|| sec.error("routers", "missing; expected [router, router]"))?;
+            let r = sec
+                .int_list("routers", 0, u32::MAX as i64)?
+                .ok_or_else(|| sec.error("routers", "missing; expected [router, router]"))?;
             if r.len() != 2 {
                 return Err(sec.error("routers", "expected two router ids"));
             }
             let g = topo.router_graph();
             let (a, b) = (r[0] as u32, r[1] as u32);
-            if a as usize >= g.router_count() || b as usize >= g.router_count() || !g.neighbors(a).any(|(t, _)| t == b) {
+            if a as usize >= g.router_count()
+                || b as usize >= g.router_count()
+                || !g.neighbors(a).any(|(t, _)| t == b)
+            {
                 return Err(sec.error("routers", format!("no link between routers {a} and {b}")));
             }
             Ok((a, b))

@@ -6,10 +6,16 @@
 pub fn parse_size(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (num, unit) = split_number(t)?;
-    let prefix = if unit.is_empty() { Some("") } else { unit.strip_suffix('B') };
+    let prefix = if unit.is_empty() {
+        Some("")
+    } else {
+        unit.strip_suffix('B')
+    };
     match prefix.and_then(prefix_scale) {
         Some(scale) => Ok(num * scale),
-        None => Err(format!("a size such as \"256B\", \"1KiB\" or \"16MB\" (unknown unit {unit:?})")),
+        None => Err(format!(
+            "a size such as \"256B\", \"1KiB\" or \"16MB\" (unknown unit {unit:?})"
+        )),
     }
 }
 
@@ -21,7 +27,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
         if unit.is_empty() {
             return Ok(num);
         }
-        return Err(format!("a rate such as \"5GB/s\", \"175MB/s\" or \"1.4Gb/s\" (unit {unit:?} has no /s)"));
+        return Err(format!(
+            "a rate such as \"5GB/s\", \"175MB/s\" or \"1.4Gb/s\" (unit {unit:?} has no /s)"
+        ));
     };
     let (prefix, bits) = if let Some(p) = base.strip_suffix('B') {
         (p, false)
@@ -30,7 +38,8 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     } else {
         return Err(format!("a rate in B/s or b/s (unknown unit {unit:?})"));
     };
-    let scale = prefix_scale(prefix).ok_or_else(|| format!("a rate such as \"5GB/s\" (unknown prefix {prefix:?})"))?;
+    let scale = prefix_scale(prefix)
+        .ok_or_else(|| format!("a rate such as \"5GB/s\" (unknown prefix {prefix:?})"))?;
     Ok(num * scale / if bits { 8.0 } else { 1.0 })
 }
 
@@ -51,10 +60,14 @@ fn prefix_scale(prefix: &str) -> Option<f64> {
 }
 
 fn split_number(t: &str) -> Result<(f64, &str), String> {
-    let end = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+')).unwrap_or(t.len());
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+'))
+        .unwrap_or(t.len());
     // An 'e' directly before a unit letter is not an exponent ("5e" is odd anyway).
     let (n, u) = t.split_at(end);
-    let num: f64 = n.parse().map_err(|_| format!("a number with an optional unit, found {t:?}"))?;
+    let num: f64 = n
+        .parse()
+        .map_err(|_| format!("a number with an optional unit, found {t:?}"))?;
     if !num.is_finite() || num < 0.0 {
         return Err(format!("a non-negative number, found {t:?}"));
     }

@@ -14,12 +14,18 @@ fn uniform_open_loop_runs_clean() {
     assert!(r.deadlock.is_none(), "{:?}", r.deadlock);
     assert!(r.invariant_error.is_none(), "{:?}", r.invariant_error);
     assert!(r.packets_delivered > 100);
-    assert!((r.accepted_load - 0.05).abs() < 0.01, "accepted {}", r.accepted_load);
+    assert!(
+        (r.accepted_load - 0.05).abs() < 0.01,
+        "accepted {}",
+        r.accepted_load
+    );
 }
 
 #[test]
 fn same_seed_same_result_other_seed_differs() {
-    let text = |seed: u64| format!("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n[run]\ncycles = 20000\nseed = {seed}\n");
+    let text = |seed: u64| {
+        format!("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n[run]\ncycles = 20000\nseed = {seed}\n")
+    };
     let a = run(&text(3));
     let b = run(&text(3));
     let c = run(&text(4));
@@ -31,18 +37,37 @@ fn same_seed_same_result_other_seed_differs() {
 
 #[test]
 fn tofu_and_mesh_run_clean() {
-    for net in ["system = \"k:2x2x2\"", "topology = \"mesh\"\nshape = [4, 3]\nlink_bandwidth = \"1GB/s\""] {
-        let r = run(&format!("[network]\n{net}\n[workload]\npattern = \"alltoall\"\n"));
-        assert!(r.complete, "{net}: {:?} {:?}", r.deadlock, r.invariant_error);
+    for net in [
+        "system = \"k:2x2x2\"",
+        "topology = \"mesh\"\nshape = [4, 3]\nlink_bandwidth = \"1GB/s\"",
+    ] {
+        let r = run(&format!(
+            "[network]\n{net}\n[workload]\npattern = \"alltoall\"\n"
+        ));
+        assert!(
+            r.complete,
+            "{net}: {:?} {:?}",
+            r.deadlock, r.invariant_error
+        );
     }
 }
 
 #[test]
 fn every_escape_scheme_completes_an_alltoall() {
-    for esc in ["bubble", "bubble-unfixed", "dateline-dimension", "dateline-direction"] {
+    for esc in [
+        "bubble",
+        "bubble-unfixed",
+        "bubble-full-counts",
+        "dateline-dimension",
+        "dateline-direction",
+    ] {
         for alg in ["adaptive", "dor"] {
             let r = run(&format!("[network]\nsystem = \"bgl:4x4x4\"\n[router]\nescape = \"{esc}\"\n[routing]\nalgorithm = \"{alg}\"\n[workload]\npattern = \"alltoall\"\npackets_per_pair = 2\n"));
-            assert!(r.complete, "{esc} {alg}: {:?} {:?}", r.deadlock, r.invariant_error);
+            assert!(
+                r.complete,
+                "{esc} {alg}: {:?} {:?}",
+                r.deadlock, r.invariant_error
+            );
             assert_eq!(r.packets_delivered, 64 * 63 * 2);
         }
     }
@@ -50,9 +75,15 @@ fn every_escape_scheme_completes_an_alltoall() {
 
 #[test]
 fn planted_faults_are_caught() {
-    for (fault, kind) in [("drop-packet", "packet-conservation"), ("leak-token", "token-conservation"), ("corrupt-payload", "payload-checksum")] {
+    for (fault, kind) in [
+        ("drop-packet", "packet-conservation"),
+        ("leak-token", "token-conservation"),
+        ("corrupt-payload", "payload-checksum"),
+    ] {
         let r = run(&format!("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"alltoall\"\n[run]\nplant_fault = \"{fault}\"\nplant_after = 500\naudit_cycles = 2000\n"));
-        let e = r.invariant_error.unwrap_or_else(|| panic!("{fault} not caught"));
+        let e = r
+            .invariant_error
+            .unwrap_or_else(|| panic!("{fault} not caught"));
         assert_eq!(e.kind, kind, "{fault}: {}", e.detail);
         assert!(!r.complete);
     }
@@ -63,23 +94,53 @@ fn no_escape_on_a_torus_is_reported_not_hung() {
     // Deterministic routing on one VC without an escape channel: the ring's
     // buffers fill into a cycle of waits, which is detected and reported.
     let r = run("[network]\ntopology = \"torus\"\nshape = [8]\nlink_bandwidth = \"175MB/s\"\n[router]\nescape = \"none\"\ndynamic_vcs = 1\nnetwork_priority = 0.5\n[routing]\nalgorithm = \"dor\"\n[workload]\npattern = \"tornado\"\nload = 1.0\n[run]\ncycles = 200000\ndeadlock_cycles = 5000\n");
-    let d = r.deadlock.expect("a ring without an escape channel deadlocks under this load");
+    let d = r
+        .deadlock
+        .expect("a ring without an escape channel deadlocks under this load");
     assert!(d.wait_cycle_found, "{d:?}");
     assert!(d.blocked_vcs.len() >= 2);
     assert!(!r.complete);
 }
 
 #[test]
+fn unfixed_bubble_deadlocks_on_the_documented_trace_and_the_fix_completes_it() {
+    let text = include_str!("../../../examples/experiments/bubble-unfixed-deadlock.toml");
+    let r = run(text);
+    let d = r
+        .deadlock
+        .expect("the unfixed bubble rule deadlocks on this trace");
+    assert!(d.wait_cycle_found, "{d:?}");
+    assert_eq!(d.blocked_vcs.len(), 4, "{d:?}");
+    assert!(r.invariant_error.is_none());
+    assert!(!r.complete);
+    for fixed in ["\"bubble\"", "\"bubble-full-counts\""] {
+        let r = run(&text.replace("\"bubble-unfixed\"", fixed));
+        assert!(r.complete, "{fixed}: {:?}", r.deadlock);
+        assert_eq!(r.packets_delivered, 29);
+    }
+}
+
+#[test]
 fn bgl_alltoall_8x8x8_dynamic_beats_deterministic() {
     // B2 at reduced scale (2 packets per pair instead of a long run).
-    let text = |alg: &str| format!("[network]\nsystem = \"bgl-midplane\"\n[routing]\nalgorithm = \"{alg}\"\n[workload]\npattern = \"alltoall\"\npackets_per_pair = 2\n");
+    let text = |alg: &str| {
+        format!("[network]\nsystem = \"bgl-midplane\"\n[routing]\nalgorithm = \"{alg}\"\n[workload]\npattern = \"alltoall\"\npackets_per_pair = 2\n")
+    };
     let d = run(&text("adaptive"));
     let s = run(&text("dor"));
     assert!(d.complete && s.complete);
-    assert!(d.link_utilization >= 0.95, "dynamic link utilisation {}", d.link_utilization);
+    assert!(
+        d.link_utilization >= 0.95,
+        "dynamic link utilisation {}",
+        d.link_utilization
+    );
     let ratio = d.payload_utilization / d.link_utilization;
     assert!((ratio - 240.0 / 270.0).abs() < 0.01, "payload/link {ratio}");
-    assert!(s.link_utilization < d.link_utilization - 0.1, "deterministic {}", s.link_utilization);
+    assert!(
+        s.link_utilization < d.link_utilization - 0.1,
+        "deterministic {}",
+        s.link_utilization
+    );
 }
 
 #[test]
@@ -92,10 +153,19 @@ fn fixed_bubble_runs_a_million_cycles_at_saturation_on_8x8x8() {
             "[network]\nsystem = \"bgl-midplane\"\n[routing]\nalgorithm = \"{alg}\"\n[workload]\npattern = \"uniform\"\nload = 0.2\nmin_packet_bytes = 32\n[run]\ncycles = 1000000\nsample_cycles = 100000\n"
         ));
         assert!(r.deadlock.is_none(), "{alg}: {:?}", r.deadlock);
-        assert!(r.invariant_error.is_none(), "{alg}: {:?}", r.invariant_error);
+        assert!(
+            r.invariant_error.is_none(),
+            "{alg}: {:?}",
+            r.invariant_error
+        );
         assert_eq!(r.sim.cycles, 1_000_000);
         // Still moving at the end: the last window delivered packets.
-        assert!(r.timeseries.last().is_some_and(|s| s.packets_delivered > 1000), "{alg}");
+        assert!(
+            r.timeseries
+                .last()
+                .is_some_and(|s| s.packets_delivered > 1000),
+            "{alg}"
+        );
     }
 }
 
@@ -103,12 +173,20 @@ fn fixed_bubble_runs_a_million_cycles_at_saturation_on_8x8x8() {
 fn line_and_plane_fill_deliver_every_broadcast_once() {
     for (pattern, links) in [("line-fill", 2), ("plane-fill", 4)] {
         let r = run(&format!("[network]\nsystem = \"bgl:4x4x2\"\n[workload]\npattern = \"{pattern}\"\nmessage_bytes = \"8KiB\"\nturn_cycles = 50\n[run]\naudit_cycles = 3000\n"));
-        assert!(r.complete, "{pattern}: {:?} {:?}", r.deadlock, r.invariant_error);
+        assert!(
+            r.complete,
+            "{pattern}: {:?} {:?}",
+            r.deadlock, r.invariant_error
+        );
         let b = r.broadcast.expect("broadcast result");
         assert_eq!(b.receiving_links, links);
         // Every node receives every other node's 8 KiB of its line or plane.
         assert_eq!(b.received_payload_bytes, 32 * (b.group_nodes - 1) * 8192);
-        assert!(b.fraction_of_peak > 0.9 && b.fraction_of_peak <= 1.0, "{pattern}: {}", b.fraction_of_peak);
+        assert!(
+            b.fraction_of_peak > 0.9 && b.fraction_of_peak <= 1.0,
+            "{pattern}: {}",
+            b.fraction_of_peak
+        );
     }
 }
 
@@ -116,9 +194,16 @@ fn line_and_plane_fill_deliver_every_broadcast_once() {
 fn port_counters_are_sampled_at_the_period() {
     let r = run("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.2\n[run]\ncycles = 10000\ncounter_cycles = 2500\n");
     let cycles: std::collections::BTreeSet<u64> = r.port_samples.iter().map(|s| s.cycle).collect();
-    assert_eq!(cycles.into_iter().collect::<Vec<_>>(), vec![2500, 5000, 7500]);
+    assert_eq!(
+        cycles.into_iter().collect::<Vec<_>>(),
+        vec![2500, 5000, 7500]
+    );
     assert_eq!(r.port_samples.len(), 3 * 64 * 6);
     for s in &r.port_samples {
-        assert!(s.busy_cycles + s.idle_cycles >= s.cycle - 300 && s.busy_cycles + s.idle_cycles <= s.cycle + 300, "{s:?}");
+        assert!(
+            s.busy_cycles + s.idle_cycles >= s.cycle - 300
+                && s.busy_cycles + s.idle_cycles <= s.cycle + 300,
+            "{s:?}"
+        );
     }
 }

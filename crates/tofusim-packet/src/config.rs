@@ -10,9 +10,17 @@ pub enum Escape {
     /// Bubble escape VC with dimension-order routing; every packet on it is
     /// charged as full-sized (the BG/L fix for variable-sized packets).
     Bubble,
-    /// The original bubble rule, charging packets their real size: free
-    /// space can fragment and the network can deadlock.
+    /// The original bubble rule (Puente et al.) applied to variable-sized
+    /// packets without the BG/L fix: a packet continues with room for
+    /// itself and enters with room for itself plus one full-sized packet,
+    /// charged its real size. Free space fragments and rings deadlock
+    /// (examples/experiments/bubble-unfixed-deadlock.toml).
     BubbleUnfixed,
+    /// R1/R2 in full-packet token counts (1 full packet to continue, 2 to
+    /// enter) but packets charged their real size: a half fix. An abstract
+    /// model with arbitrary delays can deadlock it; the engine's
+    /// work-conserving arbitration has not been seen to.
+    BubbleFullCounts,
     /// Two escape VCs per direction (lower before the dateline, higher
     /// after), dimension-ordered.
     DatelineDimension,
@@ -23,12 +31,20 @@ pub enum Escape {
 }
 
 impl Escape {
-    pub const NAMES: [&'static str; 5] = ["bubble", "bubble-unfixed", "dateline-dimension", "dateline-direction", "none"];
+    pub const NAMES: [&'static str; 6] = [
+        "bubble",
+        "bubble-unfixed",
+        "bubble-full-counts",
+        "dateline-dimension",
+        "dateline-direction",
+        "none",
+    ];
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "bubble" => Self::Bubble,
             "bubble-unfixed" => Self::BubbleUnfixed,
+            "bubble-full-counts" => Self::BubbleFullCounts,
             "dateline-dimension" => Self::DatelineDimension,
             "dateline-direction" => Self::DatelineDirection,
             "none" => Self::None,
@@ -39,14 +55,17 @@ impl Escape {
     /// Escape VCs per input port.
     pub fn vcs(self) -> u8 {
         match self {
-            Self::Bubble | Self::BubbleUnfixed => 1,
+            Self::Bubble | Self::BubbleUnfixed | Self::BubbleFullCounts => 1,
             Self::DatelineDimension | Self::DatelineDirection => 2,
             Self::None => 0,
         }
     }
 
     pub fn is_bubble(self) -> bool {
-        matches!(self, Self::Bubble | Self::BubbleUnfixed)
+        matches!(
+            self,
+            Self::Bubble | Self::BubbleUnfixed | Self::BubbleFullCounts
+        )
     }
 }
 
@@ -203,6 +222,16 @@ pub struct RunParams {
 
 impl Default for RunParams {
     fn default() -> Self {
-        Self { cycles: None, warmup: 0, seed: 1, sample_cycles: 1000, deadlock_cycles: 20_000, audit_cycles: 0, plant: None, plant_after: 0, counter_cycles: 0 }
+        Self {
+            cycles: None,
+            warmup: 0,
+            seed: 1,
+            sample_cycles: 1000,
+            deadlock_cycles: 20_000,
+            audit_cycles: 0,
+            plant: None,
+            plant_after: 0,
+            counter_cycles: 0,
+        }
     }
 }

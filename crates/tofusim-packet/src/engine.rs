@@ -10,6 +10,7 @@
 //! | `TOKEN` | `DONE` + token latency | the sender's token counter for that VC grows |
 //! | `DELIVER` | ejection grant + packet bytes | the packet is in the reception FIFO: checked and counted |
 //! | `INJECT` | geometric gaps | open-loop traffic creates a packet at a node |
+//! | `TRACE` | the row's cycle | a trace workload's packet is created at its source |
 //! | `RELEASE` | a delivery or deposit + the workload's `turn_cycles` | a packet the node's software sends in response (corner turn, reply) joins its send queue |
 //!
 //! Each cycle, the events due are applied (each touches only its router),
@@ -34,6 +35,8 @@ pub(crate) const TOKEN: u8 = 2;
 pub(crate) const DELIVER: u8 = 3;
 pub(crate) const INJECT: u8 = 4;
 pub(crate) const RELEASE: u8 = 5;
+/// A trace workload's row `x` enters its source's send queue.
+pub(crate) const TRACE: u8 = 6;
 
 /// `q_cand` bit of a head packet that has arrived.
 pub(crate) const HEAD_EJECTS: u32 = 1 << 31;
@@ -150,6 +153,8 @@ pub struct Engine {
     pub(crate) delivered: u64,
     /// Broadcast copies left at the nodes a deposit packet passed.
     pub(crate) deposits: u64,
+    /// Trace rows not yet entered.
+    pub(crate) trace_pending: u64,
     /// Per node: when its answering thread is free again.
     pub(crate) turn_free_at: Vec<u64>,
     /// Per-port counter snapshots `(cycle, router·ports + port, counters)`.
@@ -180,7 +185,15 @@ impl Engine {
     /// `injection_links`: the node's injection capacity in bytes per cycle
     /// (e.g. 6 on BG/L, where a node can feed all six links at once);
     /// `cycle_ns`: the length of one cycle.
-    pub fn new(routing: Routing, params: RouterParams, mode: RoutingMode, run: RunParams, workload: Workload, injection_links: f64, cycle_ns: f64) -> Self {
+    pub fn new(
+        routing: Routing,
+        params: RouterParams,
+        mode: RoutingMode,
+        run: RunParams,
+        workload: Workload,
+        injection_links: f64,
+        cycle_ns: f64,
+    ) -> Self {
         let routers = routing.routers();
         let ports = routing.ports();
         let vcs = params.vcs() as usize;
@@ -196,7 +209,10 @@ impl Engine {
             esc_count: params.escape.vcs() as usize,
             hp: params.priority_vc.then_some(vcs - 1),
         };
-        assert!(lay.queues <= 64 && ports <= 32, "at most 64 queues and 32 ports per router");
+        assert!(
+            lay.queues <= 64 && ports <= 32,
+            "at most 64 queues and 32 ports per router"
+        );
         let full = params.full_chunks() as u16;
         let cap = params.vc_tokens() as u16;
         let fifo_cap = (params.injection_fifo_bytes / params.chunk_bytes) as u16;
@@ -213,10 +229,29 @@ impl Engine {
             }
         }
         let seed = run.seed;
-        let rngs = (0..routers).map(|r| rand_pcg::Pcg32::seed_from_u64(seed.wrapping_mul(0x9e3779b97f4a7c15) ^ (r as u64).wrapping_mul(0xd1b54a32d192ed03))).collect();
-        let horizon = (params.max_packet_bytes + params.overhead_bytes + params.hop_latency_cycles + params.token_latency_cycles) as u64 * 4;
+        let rngs = (0..routers)
+            .map(|r| {
+                rand_pcg::Pcg32::seed_from_u64(
+                    seed.wrapping_mul(0x9e3779b97f4a7c15)
+                        ^ (r as u64).wrapping_mul(0xd1b54a32d192ed03),
+                )
+            })
+            .collect();
+        let horizon = (params.max_packet_bytes
+            + params.overhead_bytes
+            + params.hop_latency_cycles
+            + params.token_latency_cycles) as u64
+            * 4;
         let lanes = workload.lanes();
-        let gen_total: Vec<u64> = (0..routers * lanes).map(|i| if workload.is_finite() { workload.initial_packets((i / lanes) as u32, i % lanes) } else { 0 }).collect();
+        let gen_total: Vec<u64> = (0..routers * lanes)
+            .map(|i| {
+                if workload.is_finite() {
+                    workload.initial_packets((i / lanes) as u32, i % lanes)
+                } else {
+                    0
+                }
+            })
+            .collect();
         let gen_remaining = gen_total.iter().sum();
         Self {
             routing,
@@ -258,6 +293,7 @@ impl Engine {
             created: 0,
             delivered: 0,
             deposits: 0,
+            trace_pending: 0,
             turn_free_at: vec![0; routers],
             counter_snapshots: Vec::new(),
             serial: 0,
@@ -313,7 +349,12 @@ impl Engine {
         let (mask, esc) = if dst == r {
             (0, AT_DESTINATION)
         } else {
-            (self.routing.adaptive_ports(r, dst, hints), self.routing.escape_port(r, dst, hints).expect("a route exists away from the destination"))
+            (
+                self.routing.adaptive_ports(r, dst, hints),
+                self.routing
+                    .escape_port(r, dst, hints)
+                    .expect("a route exists away from the destination"),
+            )
         };
         let p = self.pool.get_mut(pkt);
         p.route_mask = mask;
@@ -325,7 +366,10 @@ impl Engine {
         let p = self.pool.get(pkt);
         if p.route_escape == AT_DESTINATION {
             HEAD_EJECTS
-        } else if self.mode == RoutingMode::Adaptive && p.flags & flags::PRIORITY == 0 && self.lay.dynamic > 0 {
+        } else if self.mode == RoutingMode::Adaptive
+            && p.flags & flags::PRIORITY == 0
+            && self.lay.dynamic > 0
+        {
             p.route_mask as u32 | 1 << p.route_escape
         } else {
             1 << p.route_escape
@@ -338,7 +382,12 @@ impl Engine {
         if self.q_tail[qi] == NONE {
             self.q_cand[qi] = self.head_candidates(pkt);
         }
-        list_push(&mut self.pool, &mut self.q_head[qi], &mut self.q_tail[qi], pkt);
+        list_push(
+            &mut self.pool,
+            &mut self.q_head[qi],
+            &mut self.q_tail[qi],
+            pkt,
+        );
     }
 
     #[inline]
@@ -355,12 +404,17 @@ impl Engine {
 
     fn push_source(&mut self, r: usize, lane: usize, pkt: u32) {
         let i = r * self.lanes + lane;
-        list_push(&mut self.pool, &mut self.src_head[i], &mut self.src_tail[i], pkt);
+        list_push(
+            &mut self.pool,
+            &mut self.src_head[i],
+            &mut self.src_tail[i],
+            pkt,
+        );
     }
 
     /// Creates a packet at node `r`.
     pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
-        let hints = match np.broadcast {
+        let hints = match np.hints {
             Some(h) => h,
             None => self.routing.init(r, np.dst, &mut self.rngs[r as usize]),
         };
@@ -371,7 +425,7 @@ impl Engine {
         if t >= self.run.warmup {
             f |= flags::MEASURED;
         }
-        if np.broadcast.is_some() {
+        if np.deposit {
             f |= flags::DEPOSIT;
         }
         self.pool.alloc(Packet {
@@ -435,18 +489,28 @@ impl Engine {
                 let p = self.pool.get(self.src_head[li]);
                 (p.bytes, p.dst, p.hints)
             } else {
-                let np = self.workload.finite_packet(r as u32, lane, self.gen_next[li]);
+                let np = self
+                    .workload
+                    .finite_packet(r as u32, lane, self.gen_next[li]);
                 (np.bytes, np.dst, 0)
             };
             let need = Self::chunks(bytes);
-            let room = |s: &Self, f: usize| s.fifo_cap - s.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need;
+            let room = |s: &Self, f: usize| {
+                s.fifo_cap - s.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need
+            };
             let fifo = match self.params.fifo_select {
                 crate::config::FifoSelect::RoundRobin => {
                     let start = self.fifo_rr[li] as usize;
-                    (0..count).map(|k| first + ((start + k) % count) * step).find(|&f| room(self, f))
+                    (0..count)
+                        .map(|k| first + ((start + k) % count) * step)
+                        .find(|&f| room(self, f))
                 }
                 crate::config::FifoSelect::Direction => {
-                    let port = if from_source { self.routing.escape_port(r as u32, dst, hints).unwrap_or(0) as usize } else { dst as usize };
+                    let port = if from_source {
+                        self.routing.escape_port(r as u32, dst, hints).unwrap_or(0) as usize
+                    } else {
+                        dst as usize
+                    };
                     let f = first + (port % count) * step;
                     room(self, f).then_some(f)
                 }
@@ -456,7 +520,9 @@ impl Engine {
             let pkt = if from_source {
                 list_pop(&self.pool, &mut self.src_head[li], &mut self.src_tail[li])
             } else {
-                let np = self.workload.finite_packet(r as u32, lane, self.gen_next[li]);
+                let np = self
+                    .workload
+                    .finite_packet(r as u32, lane, self.gen_next[li]);
                 self.gen_next[li] += 1;
                 self.gen_remaining -= 1;
                 self.create(r as u32, t, np)
@@ -500,6 +566,13 @@ impl Engine {
                 self.push_source(r, ev.a as usize, ev.x);
                 self.mark_dirty(ev.router);
             }
+            TRACE => {
+                let np = self.workload.trace_packet(ev.x as usize);
+                let pkt = self.create(ev.router, t, np);
+                self.push_source(r, 0, pkt);
+                self.trace_pending -= 1;
+                self.mark_dirty(ev.router);
+            }
             DONE => {
                 let unit = ev.a as usize;
                 self.paths_used[r * lay.units + unit] -= 1;
@@ -513,7 +586,10 @@ impl Engine {
             TOKEN => {
                 let oi = r * lay.ports + ev.a as usize;
                 let mut chunks = ev.x as u16;
-                if self.run.plant == Some(PlantedFault::LeakToken) && !self.planted_done && t >= self.run.plant_after {
+                if self.run.plant == Some(PlantedFault::LeakToken)
+                    && !self.planted_done
+                    && t >= self.run.plant_after
+                {
                     self.planted_done = true;
                     chunks -= 1;
                 }
@@ -528,7 +604,15 @@ impl Engine {
                 let rng = &mut self.rngs[r];
                 if let Some(dst) = self.workload.open_destination(ev.router, rng) {
                     let bytes = self.workload.open_packet_bytes(rng) as u16;
-                    let np = NewPacket { dst, bytes, payload: bytes.saturating_sub(self.workload.header_bytes as u16), tag: 0, broadcast: None, lane: 0 };
+                    let np = NewPacket {
+                        dst,
+                        bytes,
+                        payload: bytes.saturating_sub(self.workload.header_bytes as u16),
+                        tag: 0,
+                        hints: None,
+                        deposit: false,
+                        lane: 0,
+                    };
                     let pkt = self.create(ev.router, t, np);
                     self.push_source(r, 0, pkt);
                 }
@@ -542,7 +626,16 @@ impl Engine {
     /// Schedules the token return for a tail that left input `port` (VC `vc`) of `r`.
     pub(crate) fn return_tokens(&mut self, r: u32, port: u8, vc: u8, chunks: u32, t: u64) {
         if let Some((up, up_port)) = self.routing.upstream(r, port) {
-            self.wheel.schedule(t + self.params.token_latency_cycles as u64, Ev { kind: TOKEN, a: up_port, b: vc, router: up, x: chunks });
+            self.wheel.schedule(
+                t + self.params.token_latency_cycles as u64,
+                Ev {
+                    kind: TOKEN,
+                    a: up_port,
+                    b: vc,
+                    router: up,
+                    x: chunks,
+                },
+            );
         }
     }
 
@@ -554,14 +647,40 @@ impl Engine {
         self.q_used[qi] -= p.charged as u16;
         self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
         if p.flags & flags::LIVE == 0 {
-            self.fail(t, "duplicate-delivery", format!("packet {} delivered twice at router {}", p.serial, self.routing.router_label(ev.router)));
+            self.fail(
+                t,
+                "duplicate-delivery",
+                format!(
+                    "packet {} delivered twice at router {}",
+                    p.serial,
+                    self.routing.router_label(ev.router)
+                ),
+            );
             return;
         }
         if p.dst != ev.router {
-            self.fail(t, "wrong-destination", format!("packet {} for {} delivered at {}", p.serial, self.routing.router_label(p.dst), self.routing.router_label(ev.router)));
+            self.fail(
+                t,
+                "wrong-destination",
+                format!(
+                    "packet {} for {} delivered at {}",
+                    p.serial,
+                    self.routing.router_label(p.dst),
+                    self.routing.router_label(ev.router)
+                ),
+            );
         }
         if checksum(p.serial, p.src, p.dst, p.tag, p.payload) != p.checksum {
-            self.fail(t, "payload-checksum", format!("packet {} from {} to {}: payload checksum mismatch", p.serial, self.routing.router_label(p.src), self.routing.router_label(p.dst)));
+            self.fail(
+                t,
+                "payload-checksum",
+                format!(
+                    "packet {} from {} to {}: payload checksum mismatch",
+                    p.serial,
+                    self.routing.router_label(p.src),
+                    self.routing.router_label(p.dst)
+                ),
+            );
         }
         self.delivered += 1;
         self.last_progress = t;
@@ -595,7 +714,11 @@ impl Engine {
         }
         // One software thread answers, one received packet at a time.
         let turn = self.workload.turn_cycles as u64;
-        let at = if turn == 0 { ready } else { ready.max(self.turn_free_at[r as usize]) + turn };
+        let at = if turn == 0 {
+            ready
+        } else {
+            ready.max(self.turn_free_at[r as usize]) + turn
+        };
         if turn > 0 {
             self.turn_free_at[r as usize] = at;
         }
@@ -605,7 +728,16 @@ impl Engine {
             if at <= t {
                 self.push_source(r as usize, lane, pkt);
             } else {
-                self.wheel.schedule(at, Ev { kind: RELEASE, a: lane as u8, b: 0, router: r, x: pkt });
+                self.wheel.schedule(
+                    at,
+                    Ev {
+                        kind: RELEASE,
+                        a: lane as u8,
+                        b: 0,
+                        router: r,
+                        x: pkt,
+                    },
+                );
             }
         }
         self.new_packets = out;
@@ -613,12 +745,18 @@ impl Engine {
 
     pub(crate) fn fail(&mut self, t: u64, kind: &'static str, detail: String) {
         if self.error.is_none() {
-            self.error = Some(InvariantError { kind, cycle: t, detail });
+            self.error = Some(InvariantError {
+                kind,
+                cycle: t,
+                detail,
+            });
         }
     }
 
     fn schedule_injection(&mut self, r: u32, t: u64) {
-        let Some(rate) = self.workload.packets_per_cycle(self.injection_links) else { return };
+        let Some(rate) = self.workload.packets_per_cycle(self.injection_links) else {
+            return;
+        };
         if rate <= 0.0 {
             return;
         }
@@ -630,7 +768,16 @@ impl Engine {
         };
         let at = t.saturating_add(gap);
         if self.run.cycles.is_none_or(|c| at < c) {
-            self.wheel.schedule(at, Ev { kind: INJECT, a: 0, b: 0, router: r, x: 0 });
+            self.wheel.schedule(
+                at,
+                Ev {
+                    kind: INJECT,
+                    a: 0,
+                    b: 0,
+                    router: r,
+                    x: 0,
+                },
+            );
         }
     }
 
@@ -650,19 +797,46 @@ impl Engine {
                 self.schedule_injection(r, 0);
             }
         }
+        for (i, p) in self.workload.trace().iter().enumerate() {
+            if self.run.cycles.is_none_or(|c| p.cycle < c) {
+                self.wheel.schedule(
+                    p.cycle,
+                    Ev {
+                        kind: TRACE,
+                        a: 0,
+                        b: 0,
+                        router: p.src,
+                        x: i as u32,
+                    },
+                );
+                self.trace_pending += 1;
+            }
+        }
         let end = self.run.cycles.unwrap_or(u64::MAX);
         let mut buf: Vec<Ev> = Vec::with_capacity(1024);
         let mut t = 0u64;
         let mut next_sample = self.run.sample_cycles.max(1);
-        let mut next_counter = if self.run.counter_cycles > 0 { self.run.counter_cycles } else { u64::MAX };
-        let mut next_audit = if self.run.audit_cycles > 0 { self.run.audit_cycles } else { u64::MAX };
+        let mut next_counter = if self.run.counter_cycles > 0 {
+            self.run.counter_cycles
+        } else {
+            u64::MAX
+        };
+        let mut next_audit = if self.run.audit_cycles > 0 {
+            self.run.audit_cycles
+        } else {
+            u64::MAX
+        };
         let mut deadlock = None;
         let mut completion = None;
         let mut iter = 0u64;
         let mut last_report = std::time::Instant::now();
         self.process_dirty(0);
         loop {
-            if self.workload.is_finite() && self.gen_remaining == 0 && self.pool.live() == 0 {
+            if self.workload.is_finite()
+                && self.gen_remaining == 0
+                && self.trace_pending == 0
+                && self.pool.live() == 0
+            {
                 completion = Some(t);
                 break;
             }
@@ -692,7 +866,9 @@ impl Engine {
             if self.error.is_some() {
                 break;
             }
-            if self.pool.live() > 0 && t.saturating_sub(self.last_progress) > self.run.deadlock_cycles {
+            if self.pool.live() > 0
+                && t.saturating_sub(self.last_progress) > self.run.deadlock_cycles
+            {
                 deadlock = Some(self.deadlock_report(t));
                 break;
             }
@@ -708,7 +884,9 @@ impl Engine {
                 last_report = std::time::Instant::now();
                 let frac = match (self.run.cycles, self.workload.is_finite()) {
                     (Some(c), _) => t as f64 / c as f64,
-                    (None, true) => self.delivered as f64 / (self.created + self.gen_remaining).max(1) as f64,
+                    (None, true) => {
+                        self.delivered as f64 / (self.created + self.gen_remaining).max(1) as f64
+                    }
                     _ => 0.0,
                 };
                 progress(frac.min(1.0));
@@ -745,8 +923,13 @@ impl Engine {
     fn snapshot_counters(&mut self, at: u64) {
         let ports = self.lay.ports;
         for i in 0..self.lay.routers * ports {
-            if self.routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some() {
-                self.counter_snapshots.push((at, i as u32, self.counters[i]));
+            if self
+                .routing
+                .neighbor((i / ports) as u32, (i % ports) as u8)
+                .is_some()
+            {
+                self.counter_snapshots
+                    .push((at, i as u32, self.counters[i]));
             }
         }
     }
@@ -771,7 +954,11 @@ impl Engine {
             link_utilization: self.win_busy as f64 / (self.directed_links.max(1) as f64 * period),
             packets_delivered: self.win_delivered,
             token_returns: self.win_tokens,
-            unblocking_probability: if self.win_tokens > 0 { self.win_unblocks as f64 / self.win_tokens as f64 } else { 0.0 },
+            unblocking_probability: if self.win_tokens > 0 {
+                self.win_unblocks as f64 / self.win_tokens as f64
+            } else {
+                0.0
+            },
             vc_fill: fill,
         });
         self.win_delivered_bytes = 0;
@@ -787,7 +974,14 @@ impl Engine {
     /// occupancies add up, and tokens are conserved on every link and VC.
     pub(crate) fn audit(&mut self, t: u64) {
         let lay = self.lay;
-        let mut seen = vec![false; self.pool.iter_live().map(|(i, _)| i as usize + 1).max().unwrap_or(0)];
+        let mut seen = vec![
+            false;
+            self.pool
+                .iter_live()
+                .map(|(i, _)| i as usize + 1)
+                .max()
+                .unwrap_or(0)
+        ];
         let mut count = 0u64;
         let mut charged_in = vec![0u32; lay.routers * lay.queues];
         let mut err = None;
@@ -803,7 +997,9 @@ impl Engine {
             let mut p = self.q_head[qi];
             while p != NONE {
                 if !visit(p, &mut seen) {
-                    err.get_or_insert(format!("packet slot {p} found twice or not live (queue {qi})"));
+                    err.get_or_insert(format!(
+                        "packet slot {p} found twice or not live (queue {qi})"
+                    ));
                     break;
                 }
                 count += 1;
@@ -841,13 +1037,18 @@ impl Engine {
                 }
                 RELEASE => transit_pkts.push(ev.x),
                 DONE => leaving[qi] += ev.x,
-                TOKEN => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
+                TOKEN => {
+                    returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs
+                        + ev.b as usize] += ev.x
+                }
                 _ => {}
             }
         });
         for &p in &transit_pkts {
             if !visit(p, &mut seen) {
-                err.get_or_insert(format!("packet slot {p} in flight twice or already delivered"));
+                err.get_or_insert(format!(
+                    "packet slot {p} in flight twice or already delivered"
+                ));
             }
             count += 1;
         }
@@ -855,7 +1056,12 @@ impl Engine {
             err = Some(format!("{} packets are live but {} were found in queues and on links (packets lost or duplicated)", self.pool.live(), count));
         }
         if err.is_none() && self.created != self.delivered + self.pool.live() {
-            err = Some(format!("{} created, {} delivered, {} in flight: packets lost", self.created, self.delivered, self.pool.live()));
+            err = Some(format!(
+                "{} created, {} delivered, {} in flight: packets lost",
+                self.created,
+                self.delivered,
+                self.pool.live()
+            ));
         }
         if let Some(e) = err {
             self.fail(t, "packet-conservation", e);
@@ -866,18 +1072,31 @@ impl Engine {
                 let qi = r * lay.queues + q;
                 let want = charged_in[qi] + leaving[qi] + ejecting[qi];
                 if self.q_used[qi] as u32 != want {
-                    self.fail(t, "buffer-accounting", format!("router {} queue {q}: {} chunks recorded, {want} held", self.routing.router_label(r as u32), self.q_used[qi]));
+                    self.fail(
+                        t,
+                        "buffer-accounting",
+                        format!(
+                            "router {} queue {q}: {} chunks recorded, {want} held",
+                            self.routing.router_label(r as u32),
+                            self.q_used[qi]
+                        ),
+                    );
                     return;
                 }
             }
         }
         for r in 0..lay.routers {
             for o in 0..lay.ports {
-                let Some((w, i)) = self.routing.neighbor(r as u32, o as u8) else { continue };
+                let Some((w, i)) = self.routing.neighbor(r as u32, o as u8) else {
+                    continue;
+                };
                 for v in 0..lay.vcs {
                     let oi = (r * lay.ports + o) * lay.vcs + v;
                     let qi = w as usize * lay.queues + lay.queue_of(i as usize, v);
-                    let total = self.out_tokens[oi] as u32 + returning[oi] + in_transit[qi] + self.q_used[qi] as u32;
+                    let total = self.out_tokens[oi] as u32
+                        + returning[oi]
+                        + in_transit[qi]
+                        + self.q_used[qi] as u32;
                     if total != self.cap as u32 {
                         self.fail(
                             t,
@@ -918,15 +1137,26 @@ impl Engine {
                 if p.dst == r as u32 {
                     continue;
                 }
-                let o = if p.vc as usize >= lay.esc || self.mode == RoutingMode::Deterministic || self.params.escape == Escape::None {
+                let o = if p.vc as usize >= lay.esc
+                    || self.mode == RoutingMode::Deterministic
+                    || self.params.escape == Escape::None
+                {
                     self.routing.escape_port(r as u32, p.dst, p.hints)
                 } else {
                     let m = self.routing.adaptive_ports(r as u32, p.dst, p.hints);
                     (m != 0).then(|| m.trailing_zeros() as u8)
                 };
                 let Some(o) = o else { continue };
-                let Some((w, i)) = self.routing.neighbor(r as u32, o) else { continue };
-                let v = if p.vc as usize >= lay.esc { p.vc as usize } else if lay.esc_count > 0 && self.mode == RoutingMode::Deterministic { lay.esc } else { p.vc as usize };
+                let Some((w, i)) = self.routing.neighbor(r as u32, o) else {
+                    continue;
+                };
+                let v = if p.vc as usize >= lay.esc {
+                    p.vc as usize
+                } else if lay.esc_count > 0 && self.mode == RoutingMode::Deterministic {
+                    lay.esc
+                } else {
+                    p.vc as usize
+                };
                 succ[idx(r, q)] = idx(w as usize, lay.queue_of(i as usize, v));
             }
         }
@@ -955,9 +1185,21 @@ impl Engine {
         let describe = |qi: usize| {
             let r = qi / lay.queues;
             let q = qi % lay.queues;
-            BlockedVc { router: self.routing.router_label(r as u32), port: self.routing.port_name((q / lay.vcs) as u8), vc: lay.vc_name(q % lay.vcs), used_chunks: self.q_used[qi] as u32 }
+            BlockedVc {
+                router: self.routing.router_label(r as u32),
+                port: self.routing.port_name((q / lay.vcs) as u8),
+                vc: lay.vc_name(q % lay.vcs),
+                used_chunks: self.q_used[qi] as u32,
+            }
         };
         let blocked: Vec<BlockedVc> = cycle.iter().take(64).map(|&qi| describe(qi)).collect();
-        Deadlock { cycle: t, stalled_cycles: t.saturating_sub(self.last_progress), packets_in_flight: self.pool.live(), wait_cycle_found: !cycle.is_empty(), wait_cycle_length: cycle.len(), blocked_vcs: blocked }
+        Deadlock {
+            cycle: t,
+            stalled_cycles: t.saturating_sub(self.last_progress),
+            packets_in_flight: self.pool.live(),
+            wait_cycle_found: !cycle.is_empty(),
+            wait_cycle_length: cycle.len(),
+            blocked_vcs: blocked,
+        }
     }
 }

@@ -19,6 +19,8 @@ pub mod result;
 pub mod router;
 pub mod stats;
 
-pub use config::{Arbitration, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams};
+pub use config::{
+    Arbitration, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
+};
 pub use engine::Engine;
 pub use result::RunResult;

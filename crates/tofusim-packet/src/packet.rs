@@ -47,7 +47,11 @@ pub const AT_DESTINATION: u8 = u8::MAX;
 
 /// The checksum a packet must still carry at delivery.
 pub fn checksum(serial: u32, src: u32, dst: u32, tag: u32, payload: u16) -> u32 {
-    let mut x = (serial as u64) << 32 ^ (src as u64) << 16 ^ dst as u64 ^ (tag as u64) << 40 ^ (payload as u64) << 24;
+    let mut x = (serial as u64) << 32
+        ^ (src as u64) << 16
+        ^ dst as u64
+        ^ (tag as u64) << 40
+        ^ (payload as u64) << 24;
     x = (x ^ (x >> 33)).wrapping_mul(0xff51afd7ed558ccd);
     x = (x ^ (x >> 33)).wrapping_mul(0xc4ceb9fe1a85ec53);
     (x ^ (x >> 33)) as u32
@@ -120,6 +124,10 @@ impl Pool {
     }
 
     pub fn iter_live(&self) -> impl Iterator<Item = (u32, &Packet)> {
-        self.slots.iter().enumerate().filter(|(_, p)| p.flags & flags::LIVE != 0).map(|(i, p)| (i as u32, p))
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.flags & flags::LIVE != 0)
+            .map(|(i, p)| (i as u32, p))
     }
 }

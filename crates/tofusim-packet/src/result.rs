@@ -128,11 +128,22 @@ pub struct PingPongRound {
 fn peak_memory_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<u64>().ok())
+        })
         .map_or(0, |k| k * 1024)
 }
 
-pub(crate) fn finish(e: Engine, t_end: u64, completion: Option<u64>, deadlock: Option<Deadlock>, wall: f64) -> RunResult {
+pub(crate) fn finish(
+    e: Engine,
+    t_end: u64,
+    completion: Option<u64>,
+    deadlock: Option<Deadlock>,
+    wall: f64,
+) -> RunResult {
     let lay = e.lay;
     let end = completion.unwrap_or(t_end).max(1);
     let window = end.saturating_sub(e.run.warmup).max(1) as f64;
@@ -159,11 +170,26 @@ pub(crate) fn finish(e: Engine, t_end: u64, completion: Option<u64>, deadlock: O
     for r in 0..lay.routers {
         for o in 0..lay.ports {
             if e.routing.neighbor(r as u32, o as u8).is_some() {
-                ports.push(PortRecord { router: r as u32, port: e.routing.port_name(o as u8), counters: e.counters[r * lay.ports + o], idle_cycles: (window as u64).saturating_sub(e.counters[r * lay.ports + o].busy_cycles) });
+                ports.push(PortRecord {
+                    router: r as u32,
+                    port: e.routing.port_name(o as u8),
+                    counters: e.counters[r * lay.ports + o],
+                    idle_cycles: (window as u64)
+                        .saturating_sub(e.counters[r * lay.ports + o].busy_cycles),
+                });
             }
         }
     }
-    let pingpong = e.workload.pingpong_rounds().map(|(_, _, rounds)| rounds.iter().map(|&(s, f)| PingPongRound { start_cycle: s, end_cycle: f, one_way_cycles: (f - s) as f64 / 2.0 }).collect());
+    let pingpong = e.workload.pingpong_rounds().map(|(_, _, rounds)| {
+        rounds
+            .iter()
+            .map(|&(s, f)| PingPongRound {
+                start_cycle: s,
+                end_cycle: f,
+                one_way_cycles: (f - s) as f64 / 2.0,
+            })
+            .collect()
+    });
     let broadcast = e.workload.fill().map(|f| {
         let full = e.workload.packet_bytes as u16;
         let peak_per_link = e.workload.payload_bytes() as f64 / e.wire_cycles(full) as f64;
@@ -197,7 +223,9 @@ pub(crate) fn finish(e: Engine, t_end: u64, completion: Option<u64>, deadlock: O
     };
     let sim_us = t_end as f64 * e.cycle_ns / 1000.0;
     RunResult {
-        complete: deadlock.is_none() && e.error.is_none() && (completion.is_some() || !e.workload.is_finite()),
+        complete: deadlock.is_none()
+            && e.error.is_none()
+            && (completion.is_some() || !e.workload.is_finite()),
         link_utilization: e.busy_measured as f64 / (links * window),
         payload_utilization: e.payload_measured as f64 / (links * window),
         offered_load: offered,
@@ -211,9 +239,17 @@ pub(crate) fn finish(e: Engine, t_end: u64, completion: Option<u64>, deadlock: O
         warmup_cycles: e.run.warmup,
         measured_cycles: window as u64,
         vc_traffic,
-        escape_fraction: if hops_total > 0 { escape_hops as f64 / hops_total as f64 } else { 0.0 },
+        escape_fraction: if hops_total > 0 {
+            escape_hops as f64 / hops_total as f64
+        } else {
+            0.0
+        },
         vc_occupancy,
-        unblocking_probability: if e.token_returns > 0 { e.unblocks as f64 / e.token_returns as f64 } else { 0.0 },
+        unblocking_probability: if e.token_returns > 0 {
+            e.unblocks as f64 / e.token_returns as f64
+        } else {
+            0.0
+        },
         timeseries: e.samples.clone(),
         ports,
         pingpong,

@@ -107,12 +107,20 @@ impl Engine {
         // destination is a candidate when its input's path is free.
         let usable = free_out | HEAD_EJECTS;
         for unit in 0..lay.units {
-            let limit = if unit < lay.ports { self.params.paths } else { 1 };
+            let limit = if unit < lay.ports {
+                self.params.paths
+            } else {
+                1
+            };
             let used = self.paths_used[r * lay.units + unit];
             let slots = limit.saturating_sub(used) as usize;
             if unit >= lay.ports {
                 let q = lay.queue_of(unit, 0);
-                if slots == 0 || q_taken & (1 << q) != 0 || self.q_head[base + q] == NONE || self.q_cand[base + q] & free_out == 0 {
+                if slots == 0
+                    || q_taken & (1 << q) != 0
+                    || self.q_head[base + q] == NONE
+                    || self.q_cand[base + q] & free_out == 0
+                {
                     continue;
                 }
                 if let Some(req) = self.route_head(r, t, unit, q, out_taken, free_out) {
@@ -130,7 +138,9 @@ impl Engine {
                 if self.q_cand[base + q] & usable == 0 {
                     continue;
                 }
-                let Some(req) = self.route_head(r, t, unit, q, out_taken, free_out) else { continue };
+                let Some(req) = self.route_head(r, t, unit, q, out_taken, free_out) else {
+                    continue;
+                };
                 if req.out == EJECT {
                     self.requests.push(req);
                 } else if slots > 0 {
@@ -142,11 +152,14 @@ impl Engine {
             if k > slots {
                 // Receiver arbitration: the priority VC first, then modified
                 // SLQ (fullest first) or a random order. Losers withdraw.
-                let slq = self.params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(self.params.slq_fraction);
+                let slq = self.params.arbitration == Arbitration::Slq
+                    && self.rngs[r].random_bool(self.params.slq_fraction);
                 for item in feasible.iter_mut().take(k) {
                     let req = self.requests[item.1];
                     let noise = self.rngs[r].random::<u32>() >> 8;
-                    item.0 = ((req.priority as u32) << 31) | if slq { (req.fullness as u32) << 24 } else { 0 } | noise;
+                    item.0 = ((req.priority as u32) << 31)
+                        | if slq { (req.fullness as u32) << 24 } else { 0 }
+                        | noise;
                 }
                 feasible[..k].sort_unstable_by(|a, b| b.0.cmp(&a.0));
                 for item in feasible.iter().take(k).skip(slots) {
@@ -175,16 +188,35 @@ impl Engine {
     }
 
     /// Step 1: the route choice of the head packet of queue `q`.
-    fn route_head(&mut self, r: usize, t: u64, unit: usize, q: usize, out_taken: u32, free_out: u32) -> Option<Request> {
+    fn route_head(
+        &mut self,
+        r: usize,
+        t: u64,
+        unit: usize,
+        q: usize,
+        out_taken: u32,
+        free_out: u32,
+    ) -> Option<Request> {
         let lay = self.lay;
         let qi = r * lay.queues + q;
         let p = *self.pool.get(self.q_head[qi]);
         let network = unit < lay.ports;
         let fullness = self.fullness(qi);
         let priority = p.flags & flags::PRIORITY != 0;
-        let mk = |out: u8, vc: usize, cost: u16, crossed: bool| Request { unit: unit as u8, queue: q as u8, out, vc: vc as u8, cost: cost as u8, crossed, priority, network, fullness };
+        let mk = |out: u8, vc: usize, cost: u16, crossed: bool| Request {
+            unit: unit as u8,
+            queue: q as u8,
+            out,
+            vc: vc as u8,
+            cost: cost as u8,
+            crossed,
+            priority,
+            network,
+            fullness,
+        };
         if p.route_escape == crate::packet::AT_DESTINATION {
-            return (network && self.recv_free_at[r * lay.ports + unit] <= t).then(|| mk(EJECT, p.vc as usize, 0, false));
+            return (network && self.recv_free_at[r * lay.ports + unit] <= t)
+                .then(|| mk(EJECT, p.vc as usize, 0, false));
         }
         let chunks = Self::chunks(p.bytes);
         let full = self.full;
@@ -211,7 +243,11 @@ impl Engine {
                         continue;
                     }
                     any = true;
-                    let range = if self.params.jsq { (tok as u32 * 4 / self.cap as u32).min(3) as u8 } else { 0 };
+                    let range = if self.params.jsq {
+                        (tok as u32 * 4 / self.cap as u32).min(3) as u8
+                    } else {
+                        0
+                    };
                     match best {
                         Some((br, _, _)) if br > range => {}
                         Some((br, _, _)) if br == range => {
@@ -248,21 +284,35 @@ impl Engine {
             (v, full * (1 + entering as u16), full, false)
         } else {
             match self.params.escape {
-                Escape::Bubble | Escape::BubbleUnfixed => {
+                Escape::Bubble | Escape::BubbleFullCounts => {
                     let v = lay.esc;
                     let entering = !(on_vc(v) && straight);
-                    let cost = if self.params.escape == Escape::Bubble { full } else { chunks };
+                    let cost = if self.params.escape == Escape::Bubble {
+                        full
+                    } else {
+                        chunks
+                    };
                     (v, full * (1 + entering as u16), cost, false)
                 }
+                Escape::BubbleUnfixed => {
+                    let v = lay.esc;
+                    let entering = !(on_vc(v) && straight);
+                    (v, chunks + full * entering as u16, chunks, false)
+                }
                 Escape::DatelineDimension | Escape::DatelineDirection => {
-                    let on_escape = network && (p.vc as usize) >= lay.esc && (p.vc as usize) < lay.esc + 2;
-                    let same_ring = on_escape && self.routing.ring(o as u8) == self.routing.ring(self.routing.straight(unit as u8));
-                    let crossed = (same_ring && p.flags & flags::CROSSED != 0) || self.routing.is_dateline(r as u32, o as u8);
+                    let on_escape =
+                        network && (p.vc as usize) >= lay.esc && (p.vc as usize) < lay.esc + 2;
+                    let same_ring = on_escape
+                        && self.routing.ring(o as u8)
+                            == self.routing.ring(self.routing.straight(unit as u8));
+                    let crossed = (same_ring && p.flags & flags::CROSSED != 0)
+                        || self.routing.is_dateline(r as u32, o as u8);
                     (lay.esc + crossed as usize, full, chunks, crossed)
                 }
                 Escape::None => {
                     // Dimension order on the dynamic VCs, the most tokens first.
-                    let d = (0..lay.dynamic).max_by_key(|&d| (tokens(self, d), std::cmp::Reverse(d)))?;
+                    let d = (0..lay.dynamic)
+                        .max_by_key(|&d| (tokens(self, d), std::cmp::Reverse(d)))?;
                     (d, full, chunks, false)
                 }
             }
@@ -292,8 +342,13 @@ impl Engine {
         if n == 0 {
             return None;
         }
-        let prefer_network = any_network && self.params.network_priority > 0.0 && (self.params.network_priority >= 1.0 || self.rngs[r].random_bool(self.params.network_priority));
-        let keep = |q: &Request| (!any_priority || q.priority) && (any_priority || !prefer_network || q.network);
+        let prefer_network = any_network
+            && self.params.network_priority > 0.0
+            && (self.params.network_priority >= 1.0
+                || self.rngs[r].random_bool(self.params.network_priority));
+        let keep = |q: &Request| {
+            (!any_priority || q.priority) && (any_priority || !prefer_network || q.network)
+        };
         let mut m = 0;
         for k in 0..n {
             if keep(&self.requests[pool[k]]) {
@@ -301,9 +356,13 @@ impl Engine {
                 m += 1;
             }
         }
-        let slq = self.params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(self.params.slq_fraction);
+        let slq = self.params.arbitration == Arbitration::Slq
+            && self.rngs[r].random_bool(self.params.slq_fraction);
         let pick = if slq {
-            let top = (0..m).map(|k| self.requests[pool[k]].fullness).max().unwrap_or(0);
+            let top = (0..m)
+                .map(|k| self.requests[pool[k]].fullness)
+                .max()
+                .unwrap_or(0);
             let mut best = [0usize; 64];
             let mut b = 0;
             for &i in pool.iter().take(m) {
@@ -330,9 +389,25 @@ impl Engine {
         self.out_free_at[oi] = t + wire;
         self.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
         self.paths_used[r * lay.units + req.unit as usize] += 1;
-        let local_vc = if (req.unit as usize) < lay.ports { p.vc } else { 0 };
-        self.wheel.schedule(t + wire, Ev { kind: DONE, a: req.unit, b: local_vc, router: r as u32, x: p.charged as u32 });
-        let (w, i) = self.routing.neighbor(r as u32, req.out).expect("routes use connected ports");
+        let local_vc = if (req.unit as usize) < lay.ports {
+            p.vc
+        } else {
+            0
+        };
+        self.wheel.schedule(
+            t + wire,
+            Ev {
+                kind: DONE,
+                a: req.unit,
+                b: local_vc,
+                router: r as u32,
+                x: p.charged as u32,
+            },
+        );
+        let (w, i) = self
+            .routing
+            .neighbor(r as u32, req.out)
+            .expect("routes use connected ports");
         {
             let pm = self.pool.get_mut(pkt);
             pm.vc = req.vc;
@@ -385,7 +460,16 @@ impl Engine {
                 }
             }
         }
-        self.wheel.schedule(t + self.params.hop_latency_cycles as u64, Ev { kind: ARRIVE, a: i, b: req.vc, router: w, x: pkt });
+        self.wheel.schedule(
+            t + self.params.hop_latency_cycles as u64,
+            Ev {
+                kind: ARRIVE,
+                a: i,
+                b: req.vc,
+                router: w,
+                x: pkt,
+            },
+        );
     }
 
     fn grant_eject(&mut self, r: usize, t: u64, req: Request) {
@@ -395,7 +479,16 @@ impl Engine {
         let p = *self.pool.get(pkt);
         let ri = r * lay.ports + req.unit as usize;
         self.recv_free_at[ri] = t + p.bytes as u64;
-        self.wheel.schedule(t + p.bytes as u64, Ev { kind: DELIVER, a: req.unit, b: p.vc, router: r as u32, x: pkt });
+        self.wheel.schedule(
+            t + p.bytes as u64,
+            Ev {
+                kind: DELIVER,
+                a: req.unit,
+                b: p.vc,
+                router: r as u32,
+                x: pkt,
+            },
+        );
         self.last_progress = t;
     }
 }

@@ -17,7 +17,13 @@ const COARSE_BIN: u64 = 256;
 
 impl Default for Histogram {
     fn default() -> Self {
-        Self { fine: vec![0; FINE as usize], coarse: Vec::new(), count: 0, sum: 0.0, max: 0 }
+        Self {
+            fine: vec![0; FINE as usize],
+            coarse: Vec::new(),
+            count: 0,
+            sum: 0.0,
+            max: 0,
+        }
     }
 }
 
@@ -70,7 +76,11 @@ impl Histogram {
     pub fn summary(&self) -> LatencySummary {
         LatencySummary {
             count: self.count,
-            mean: if self.count > 0 { self.sum / self.count as f64 } else { 0.0 },
+            mean: if self.count > 0 {
+                self.sum / self.count as f64
+            } else {
+                0.0
+            },
             p50: self.quantile(0.5),
             p99: self.quantile(0.99),
             max: self.max as f64,
@@ -95,7 +105,10 @@ impl Histogram {
                 out[((v / width) as usize).min(bins)] += c;
             }
         }
-        out.into_iter().enumerate().map(|(i, c)| ((i as u64 * width) as f64, c)).collect()
+        out.into_iter()
+            .enumerate()
+            .map(|(i, c)| ((i as u64 * width) as f64, c))
+            .collect()
     }
 }
 

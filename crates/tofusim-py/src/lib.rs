@@ -7,7 +7,12 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use tofusim_experiment::{presets, system, ConfigError};
 
-create_exception!(_core, TofusimConfigError, PyException, "Bad input: the message names the file, the key path and what was expected.");
+create_exception!(
+    _core,
+    TofusimConfigError,
+    PyException,
+    "Bad input: the message names the file, the key path and what was expected."
+);
 
 fn config_err(e: ConfigError) -> PyErr {
     TofusimConfigError::new_err(e.to_string())
@@ -77,7 +82,13 @@ fn topo_toml(py: Python<'_>, text: String, file: String) -> PyResult<String> {
 /// called now and then from the engine; `ports` keeps the per-port counters.
 #[pyfunction]
 #[pyo3(signature = (text, file, progress=None, ports=false))]
-fn run_experiment(py: Python<'_>, text: String, file: String, progress: Option<Py<PyAny>>, ports: bool) -> PyResult<String> {
+fn run_experiment(
+    py: Python<'_>,
+    text: String,
+    file: String,
+    progress: Option<Py<PyAny>>,
+    ports: bool,
+) -> PyResult<String> {
     let exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     let setup = serde_json::json!({
         "system": exp.system.name,

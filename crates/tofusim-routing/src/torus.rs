@@ -55,7 +55,12 @@ impl TorusRouting {
         let mut axes = Vec::new();
         let ports = torus.ports();
         for (i, a) in torus.axes().iter().enumerate() {
-            let find = |d: Direction| ports.iter().position(|p| p.axis == i && p.direction == d).map(|p| p as u8);
+            let find = |d: Direction| {
+                ports
+                    .iter()
+                    .position(|p| p.axis == i && p.direction == d)
+                    .map(|p| p as u8)
+            };
             let single = find(Direction::Single);
             axes.push(AxisInfo {
                 length: a.length,
@@ -102,7 +107,10 @@ impl TorusRouting {
             neighbor,
             arrive_port,
             port_axis: ports.iter().map(|p| p.axis as u8).collect(),
-            port_minus: ports.iter().map(|p| p.direction == Direction::Minus).collect(),
+            port_minus: ports
+                .iter()
+                .map(|p| p.direction == Direction::Minus)
+                .collect(),
             order: order.iter().map(|&a| a as u8).collect(),
             escape_order,
         }
@@ -179,7 +187,11 @@ impl TorusRouting {
         if ax.single {
             return ax.plus;
         }
-        let minus = if ax.wrap { hints & (1 << a) != 0 } else { self.coord(dst, a) < self.coord(r, a) };
+        let minus = if ax.wrap {
+            hints & (1 << a) != 0
+        } else {
+            self.coord(dst, a) < self.coord(r, a)
+        };
         if minus {
             ax.minus
         } else {
@@ -199,7 +211,12 @@ impl TorusRouting {
 
     pub fn escape_port(&self, r: u32, dst: u32, hints: u8) -> Option<u8> {
         match self.escape_order {
-            EscapeOrder::Dimension => self.order.iter().map(|&a| a as usize).find(|&a| self.remaining(r, dst, hints, a) > 0).map(|a| self.port_for(r, dst, hints, a)),
+            EscapeOrder::Dimension => self
+                .order
+                .iter()
+                .map(|&a| a as usize)
+                .find(|&a| self.remaining(r, dst, hints, a) > 0)
+                .map(|a| self.port_for(r, dst, hints, a)),
             EscapeOrder::Direction => {
                 // Every `+` (and single-port) direction in axis order, then every `−`.
                 let mut first_minus = None;
@@ -260,7 +277,9 @@ impl TorusRouting {
     }
 
     pub fn router_label(&self, r: u32) -> String {
-        let c: Vec<String> = (0..self.axes.len()).map(|a| self.coord(r, a).to_string()).collect();
+        let c: Vec<String> = (0..self.axes.len())
+            .map(|a| self.coord(r, a).to_string())
+            .collect();
         format!("({})", c.join(","))
     }
 }
@@ -302,7 +321,11 @@ mod tests {
             tofu::tofu_torus([Axis::ring("x", 3), Axis::path("y", 2), Axis::ring("z", 4)]),
         ];
         for t in &shapes {
-            let order: Vec<usize> = if tofu::is_tofu(t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
+            let order: Vec<usize> = if tofu::is_tofu(t) {
+                tofu::ROUTING_ORDER.to_vec()
+            } else {
+                (0..t.axes().len()).collect()
+            };
             for eo in [EscapeOrder::Dimension, EscapeOrder::Direction] {
                 let rt = TorusRouting::new(t, &order, eo);
                 let n = t.node_count() as u32;

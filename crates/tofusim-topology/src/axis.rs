@@ -48,16 +48,31 @@ pub struct Axis {
 
 impl Axis {
     pub fn ring(name: &str, length: u32) -> Self {
-        Self { name: name.to_string(), length, wrap: true, ports: PortStyle::PlusMinus }
+        Self {
+            name: name.to_string(),
+            length,
+            wrap: true,
+            ports: PortStyle::PlusMinus,
+        }
     }
 
     pub fn path(name: &str, length: u32) -> Self {
-        Self { name: name.to_string(), length, wrap: false, ports: PortStyle::PlusMinus }
+        Self {
+            name: name.to_string(),
+            length,
+            wrap: false,
+            ports: PortStyle::PlusMinus,
+        }
     }
 
     /// A length-2 mesh axis with one port per node (Tofu A, C).
     pub fn pair(name: &str) -> Self {
-        Self { name: name.to_string(), length: 2, wrap: false, ports: PortStyle::Single }
+        Self {
+            name: name.to_string(),
+            length: 2,
+            wrap: false,
+            ports: PortStyle::Single,
+        }
     }
 
     /// True when the axis is a torus ring of length ≥ 2 (wrap links exist).
@@ -154,17 +169,26 @@ impl Axis {
 
     /// Connected ports of a node at coordinate `c` on this axis.
     pub fn degree_at(&self, c: u32) -> u32 {
-        self.directions().iter().filter(|&&d| self.step(c, d).is_some()).count() as u32
+        self.directions()
+            .iter()
+            .filter(|&&d| self.step(c, d).is_some())
+            .count() as u32
     }
 
     /// Maximum number of connected ports a node has on this axis.
     pub fn max_degree(&self) -> u32 {
-        (0..self.length).map(|c| self.degree_at(c)).max().unwrap_or(0)
+        (0..self.length)
+            .map(|c| self.degree_at(c))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Minimum number of connected ports a node has on this axis.
     pub fn min_degree(&self) -> u32 {
-        (0..self.length).map(|c| self.degree_at(c)).min().unwrap_or(0)
+        (0..self.length)
+            .map(|c| self.degree_at(c))
+            .min()
+            .unwrap_or(0)
     }
 
     /// Short text for tables: `24` for a ring, `18m` for a mesh.
@@ -195,8 +219,17 @@ mod tests {
     fn closed_form_distance_sums_match_brute_force() {
         for l in 1..40 {
             for wrap in [true, false] {
-                let a = Axis { name: "x".into(), length: l, wrap, ports: PortStyle::PlusMinus };
-                assert_eq!(a.distance_sum_ordered_pairs(), brute_sum(&a), "L={l} wrap={wrap}");
+                let a = Axis {
+                    name: "x".into(),
+                    length: l,
+                    wrap,
+                    ports: PortStyle::PlusMinus,
+                };
+                assert_eq!(
+                    a.distance_sum_ordered_pairs(),
+                    brute_sum(&a),
+                    "L={l} wrap={wrap}"
+                );
             }
         }
     }

@@ -70,7 +70,12 @@ fn best_prefix(axes: &[Axis], avail: &[usize], r: u64) -> (u64, Vec<usize>) {
         let mut cost = (s0 - s_last) * boundary_weight(a);
         let mut order = vec![j];
         if q > 0 {
-            let rest: Vec<usize> = avail.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, &x)| x).collect();
+            let rest: Vec<usize> = avail
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != k)
+                .map(|(_, &x)| x)
+                .collect();
             let (c, o) = best_prefix(axes, &rest, q);
             cost += c;
             order.extend(o);
@@ -87,7 +92,11 @@ pub fn min_bisection(axes: &[Axis]) -> StaircaseCut {
     let n: u64 = axes.iter().map(|a| a.length as u64).product();
     let avail: Vec<usize> = (0..axes.len()).collect();
     let (links, order) = best_prefix(axes, &avail, n / 2);
-    StaircaseCut { order, side_nodes: n / 2, links }
+    StaircaseCut {
+        order,
+        side_nodes: n / 2,
+        links,
+    }
 }
 
 #[cfg(test)]
@@ -97,7 +106,11 @@ mod tests {
 
     #[test]
     fn k_computer_with_y_mesh_cuts_y() {
-        let t = crate::tofu::tofu_torus([Axis::ring("x", 24), Axis::path("y", 18), Axis::ring("z", 16)]);
+        let t = crate::tofu::tofu_torus([
+            Axis::ring("x", 24),
+            Axis::path("y", 18),
+            Axis::ring("z", 16),
+        ]);
         let c = min_bisection(t.axes());
         assert_eq!(c.links, 4608);
         assert_eq!(c.order, vec![1]);
@@ -105,7 +118,11 @@ mod tests {
 
     #[test]
     fn k_computer_all_tori_cuts_x() {
-        let t = crate::tofu::tofu_torus([Axis::ring("x", 24), Axis::ring("y", 18), Axis::ring("z", 16)]);
+        let t = crate::tofu::tofu_torus([
+            Axis::ring("x", 24),
+            Axis::ring("y", 18),
+            Axis::ring("z", 16),
+        ]);
         assert_eq!(min_bisection(t.axes()).links, 6912);
     }
 
@@ -130,7 +147,9 @@ mod tests {
     fn contains_gives_the_side_size() {
         let t = Torus::with_lengths(&[5, 3, 2], &[true, false, true]);
         let c = min_bisection(t.axes());
-        let inside = (0..t.node_count() as u32).filter(|&v| c.contains(t.axes(), &t.coords(crate::NodeId(v)))).count();
+        let inside = (0..t.node_count() as u32)
+            .filter(|&v| c.contains(t.axes(), &t.coords(crate::NodeId(v))))
+            .count();
         assert_eq!(inside as u64, c.side_nodes);
     }
 }

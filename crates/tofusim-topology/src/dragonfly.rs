@@ -44,14 +44,22 @@ pub enum GroupWiring {
     /// Cray Aries: `chassis × routers_per_chassis`; rank-1 all-to-all inside a
     /// chassis (one link per pair), rank-2 all-to-all between same-slot routers
     /// of different chassis with `rank2_links` links per connection.
-    Aries { chassis: u32, routers_per_chassis: u32, rank2_links: u32 },
+    Aries {
+        chassis: u32,
+        routers_per_chassis: u32,
+        rank2_links: u32,
+    },
 }
 
 impl GroupWiring {
     pub fn routers(&self) -> u32 {
         match *self {
             Self::AllToAll { routers } => routers,
-            Self::Aries { chassis, routers_per_chassis, .. } => chassis * routers_per_chassis,
+            Self::Aries {
+                chassis,
+                routers_per_chassis,
+                ..
+            } => chassis * routers_per_chassis,
         }
     }
 }
@@ -84,12 +92,18 @@ impl Dragonfly {
     pub fn validate(&self) -> Result<(), DragonflyError> {
         let ports = self.global_ports_per_group();
         if self.groups > ports + 1 {
-            return Err(DragonflyError::TooManyGroups { groups: self.groups, max_groups: ports + 1 });
+            return Err(DragonflyError::TooManyGroups {
+                groups: self.groups,
+                max_groups: ports + 1,
+            });
         }
         if self.groups >= 2 {
             let max = ports / (self.groups - 1);
             if self.links_per_group_pair > max || self.links_per_group_pair == 0 {
-                return Err(DragonflyError::TooManyLinksPerPair { links_per_pair: self.links_per_group_pair, max });
+                return Err(DragonflyError::TooManyLinksPerPair {
+                    links_per_pair: self.links_per_group_pair,
+                    max,
+                });
             }
         }
         Ok(())
@@ -179,7 +193,11 @@ impl Dragonfly {
                         }
                     }
                 }
-                GroupWiring::Aries { chassis, routers_per_chassis: rpc, rank2_links } => {
+                GroupWiring::Aries {
+                    chassis,
+                    routers_per_chassis: rpc,
+                    rank2_links,
+                } => {
                     for c in 0..chassis {
                         for i in 0..rpc {
                             for j in i + 1..rpc {
@@ -203,7 +221,11 @@ impl Dragonfly {
             for k in 0..self.used_global_ports_per_group() {
                 let (peer, kp) = self.global_peer(grp, k);
                 if (grp, k) < (peer, kp) {
-                    b.link(base + self.port_router(k), peer * a + self.port_router(kp), self.global_class());
+                    b.link(
+                        base + self.port_router(k),
+                        peer * a + self.port_router(kp),
+                        self.global_class(),
+                    );
                 }
             }
         }
@@ -225,7 +247,11 @@ mod tests {
         Dragonfly {
             groups,
             nodes_per_router: 4,
-            wiring: GroupWiring::Aries { chassis: 6, routers_per_chassis: 16, rank2_links: 3 },
+            wiring: GroupWiring::Aries {
+                chassis: 6,
+                routers_per_chassis: 16,
+                rank2_links: 3,
+            },
             global_ports_per_router: 10,
             links_per_group_pair: cables_per_pair * 4,
             arrangement: Arrangement::RoundRobin,
@@ -235,7 +261,14 @@ mod tests {
     #[test]
     fn global_peering_is_an_involution() {
         for g in 2..12 {
-            let d = Dragonfly { groups: g, nodes_per_router: 2, wiring: GroupWiring::AllToAll { routers: 4 }, global_ports_per_router: 3, links_per_group_pair: 12 / (g - 1).max(1), arrangement: Arrangement::Consecutive };
+            let d = Dragonfly {
+                groups: g,
+                nodes_per_router: 2,
+                wiring: GroupWiring::AllToAll { routers: 4 },
+                global_ports_per_router: 3,
+                links_per_group_pair: 12 / (g - 1).max(1),
+                arrangement: Arrangement::Consecutive,
+            };
             if d.validate().is_err() {
                 continue;
             }
@@ -269,7 +302,10 @@ mod tests {
         assert_eq!(Dragonfly::max_links_per_pair(241, 960), 4);
         assert!(aries(241, 1).validate().is_ok());
         // 242 groups: 960 ports / 241 peers leave 3 links per pair, less than one 4-link cable.
-        assert!(matches!(aries(242, 1).validate(), Err(DragonflyError::TooManyLinksPerPair { max: 3, .. })));
+        assert!(matches!(
+            aries(242, 1).validate(),
+            Err(DragonflyError::TooManyLinksPerPair { max: 3, .. })
+        ));
         assert!(aries(20, 13).validate().is_err());
     }
 

@@ -47,7 +47,10 @@ impl FatTree {
     }
 
     pub fn switch_count(&self) -> u64 {
-        (1..=self.levels()).map(|l| self.switches_at(l)).sum::<u64>() * self.rails as u64
+        (1..=self.levels())
+            .map(|l| self.switches_at(l))
+            .sum::<u64>()
+            * self.rails as u64
     }
 
     /// Switch-to-switch links between level l and l+1, per rail.
@@ -67,7 +70,10 @@ impl FatTree {
 
     /// Highest level at which two nodes can have their lowest common ancestor.
     fn top_level(&self) -> usize {
-        (1..=self.levels()).rev().find(|&l| self.down[l - 1] > 1).unwrap_or(1)
+        (1..=self.levels())
+            .rev()
+            .find(|&l| self.down[l - 1] > 1)
+            .unwrap_or(1)
     }
 
     pub fn diameter(&self) -> u32 {
@@ -137,7 +143,11 @@ impl FatTree {
                     let parent_copy = copy * self.up[l] as u64 + p;
                     let copies_next = copies_l * self.up[l] as u64;
                     let parent = above * copies_next + parent_copy;
-                    b.link((base[l] + s) as u32, (base[l + 1] + parent) as u32, (l - 1) as u8);
+                    b.link(
+                        (base[l] + s) as u32,
+                        (base[l + 1] + parent) as u32,
+                        (l - 1) as u8,
+                    );
                 }
             }
         }
@@ -170,11 +180,25 @@ mod tests {
 
     #[test]
     fn closed_form_hops_match_bfs() {
-        for t in [FatTree::k_ary_n_tree(4, 3, &[]), FatTree::k_ary_n_tree(3, 2, &[]), FatTree { down: vec![5, 3, 2], up: vec![1, 2, 3], rails: 1 }, FatTree::k_ary_n_tree(4, 3, &[2, 1])] {
+        for t in [
+            FatTree::k_ary_n_tree(4, 3, &[]),
+            FatTree::k_ary_n_tree(3, 2, &[]),
+            FatTree {
+                down: vec![5, 3, 2],
+                up: vec![1, 2, 3],
+                rails: 1,
+            },
+            FatTree::k_ary_n_tree(4, 3, &[2, 1]),
+        ] {
             let s = t.router_graph().hop_stats();
             assert!(s.connected);
             assert_eq!(s.diameter, t.diameter(), "{t:?}");
-            assert!((s.average_hops - t.average_hops()).abs() < 1e-9, "{t:?}: {} vs {}", s.average_hops, t.average_hops());
+            assert!(
+                (s.average_hops - t.average_hops()).abs() < 1e-9,
+                "{t:?}: {} vs {}",
+                s.average_hops,
+                t.average_hops()
+            );
         }
     }
 }

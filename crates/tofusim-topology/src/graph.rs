@@ -26,11 +26,19 @@ pub struct GraphBuilder {
 
 impl GraphBuilder {
     pub fn new(routers: usize, nodes_per_router: u32) -> Self {
-        Self { routers, links: Vec::new(), nodes_per_router: vec![nodes_per_router; routers] }
+        Self {
+            routers,
+            links: Vec::new(),
+            nodes_per_router: vec![nodes_per_router; routers],
+        }
     }
 
     pub fn with_node_counts(nodes_per_router: Vec<u32>) -> Self {
-        Self { routers: nodes_per_router.len(), links: Vec::new(), nodes_per_router }
+        Self {
+            routers: nodes_per_router.len(),
+            links: Vec::new(),
+            nodes_per_router,
+        }
     }
 
     /// One bidirectional link of `class` between routers `a` and `b`.
@@ -61,7 +69,13 @@ impl GraphBuilder {
                 fill[x as usize] += 1;
             }
         }
-        RouterGraph { offsets, targets, classes, nodes_per_router: self.nodes_per_router, alive: vec![true; n] }
+        RouterGraph {
+            offsets,
+            targets,
+            classes,
+            nodes_per_router: self.nodes_per_router,
+            alive: vec![true; n],
+        }
     }
 }
 
@@ -82,7 +96,10 @@ impl RouterGraph {
     pub fn neighbors(&self, r: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
         let s = self.offsets[r as usize] as usize;
         let e = self.offsets[r as usize + 1] as usize;
-        self.targets[s..e].iter().copied().zip(self.classes[s..e].iter().copied())
+        self.targets[s..e]
+            .iter()
+            .copied()
+            .zip(self.classes[s..e].iter().copied())
     }
 
     pub fn is_alive(&self, r: u32) -> bool {
@@ -219,18 +236,27 @@ impl RouterGraph {
                 },
             )
             .collect();
-        let n: f64 = (0..self.router_count() as u32).map(|r| self.nodes_at(r) as f64).sum();
+        let n: f64 = (0..self.router_count() as u32)
+            .map(|r| self.nodes_at(r) as f64)
+            .sum();
         let total: f64 = parts.iter().map(|p| p.1).sum();
         HopStats {
             diameter: parts.iter().map(|p| p.0).max().unwrap_or(0),
-            average_hops: if n > 1.0 { total / (n * (n - 1.0)) } else { 0.0 },
+            average_hops: if n > 1.0 {
+                total / (n * (n - 1.0))
+            } else {
+                0.0
+            },
             connected: parts.iter().all(|p| p.3),
         }
     }
 
     /// Exact hop statistics by BFS from every surviving router.
     pub fn hop_stats(&self) -> HopStats {
-        let sources: Vec<(u32, f64)> = (0..self.router_count() as u32).filter(|&r| self.nodes_at(r) > 0).map(|r| (r, 1.0)).collect();
+        let sources: Vec<(u32, f64)> = (0..self.router_count() as u32)
+            .filter(|&r| self.nodes_at(r) > 0)
+            .map(|r| (r, 1.0))
+            .collect();
         self.hop_stats_from(&sources)
     }
 }

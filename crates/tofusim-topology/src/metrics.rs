@@ -58,7 +58,11 @@ impl Network {
         let topo = &self.topology;
         let names = topo.class_names();
         let faulty = !self.faults.is_empty();
-        let graph = if faulty || !matches!(topo, Topology::Torus(_) | Topology::Tofu(_) | Topology::FatTree(_)) {
+        let graph = if faulty
+            || !matches!(
+                topo,
+                Topology::Torus(_) | Topology::Tofu(_) | Topology::FatTree(_)
+            ) {
             Some(self.faulty_router_graph())
         } else {
             None
@@ -68,7 +72,11 @@ impl Network {
         let (hops, hop_method) = self.hop_stats(graph.as_ref());
         let (cut_per_class, bis_method) = self.bisection(graph.as_ref());
         let bisection_links: f64 = cut_per_class.iter().sum();
-        let bisection_bps: f64 = cut_per_class.iter().zip(&self.link_Bps).map(|(l, r)| 2.0 * l * r).sum();
+        let bisection_bps: f64 = cut_per_class
+            .iter()
+            .zip(&self.link_Bps)
+            .map(|(l, r)| 2.0 * l * r)
+            .sum();
 
         let surviving_nodes = topo.node_count() - self.faults.nodes.len() as u64;
         let per_node = self.injection_per_node_Bps();
@@ -78,7 +86,11 @@ impl Network {
             nodes: surviving_nodes,
             routers: topo.router_count(),
             links: links_per_class.iter().sum(),
-            links_by_class: names.iter().cloned().zip(links_per_class.iter().copied()).collect(),
+            links_by_class: names
+                .iter()
+                .cloned()
+                .zip(links_per_class.iter().copied())
+                .collect(),
             node_links,
             router_degree: degree,
             diameter: hops.connected.then_some(hops.diameter),
@@ -91,22 +103,45 @@ impl Network {
             link_bandwidth_Bps: self.class_rates(),
             faulty_nodes: self.faults.nodes.len(),
             faulty_links: self.faults.links.len(),
-            methods: Methods { hops: hop_method, bisection: bis_method },
+            methods: Methods {
+                hops: hop_method,
+                bisection: bis_method,
+            },
         }
     }
 
     fn link_counts(&self, graph: Option<&crate::graph::RouterGraph>) -> (Vec<u64>, u64, Degree) {
         let classes = self.topology.class_names().len();
         match (&self.topology, graph) {
-            (Topology::Torus(t) | Topology::Tofu(t), None) => (t.links_per_axis(), 0, Degree { min: t.min_degree(), max: t.max_degree() }),
+            (Topology::Torus(t) | Topology::Tofu(t), None) => (
+                t.links_per_axis(),
+                0,
+                Degree {
+                    min: t.min_degree(),
+                    max: t.max_degree(),
+                },
+            ),
             (Topology::FatTree(f), None) => {
-                let per: Vec<u64> = (1..f.levels()).map(|l| f.links_above(l) * f.rails as u64).collect();
+                let per: Vec<u64> = (1..f.levels())
+                    .map(|l| f.links_above(l) * f.rails as u64)
+                    .collect();
                 let degs: Vec<u32> = (1..=f.levels()).map(|l| if l < f.levels() { f.up[l] } else { 0 } + if l > 1 { f.down[l - 1] } else { 0 }).collect();
-                (per, f.node_link_count(), Degree { min: *degs.iter().min().unwrap_or(&0), max: *degs.iter().max().unwrap_or(&0) })
+                (
+                    per,
+                    f.node_link_count(),
+                    Degree {
+                        min: *degs.iter().min().unwrap_or(&0),
+                        max: *degs.iter().max().unwrap_or(&0),
+                    },
+                )
             }
             (topo, Some(g)) => {
                 let mut per = g.links_by_class(classes);
-                let rails = if let Topology::FatTree(f) = topo { f.rails as u64 } else { 1 };
+                let rails = if let Topology::FatTree(f) = topo {
+                    f.rails as u64
+                } else {
+                    1
+                };
                 per.iter_mut().for_each(|x| *x *= rails);
                 let mut min = u32::MAX;
                 let mut max = 0;
@@ -114,15 +149,30 @@ impl Network {
                     if !g.is_alive(r) {
                         continue;
                     }
-                    let d = g.neighbors(r).filter(|&(t, c)| c != u8::MAX && g.is_alive(t)).count() as u32;
+                    let d = g
+                        .neighbors(r)
+                        .filter(|&(t, c)| c != u8::MAX && g.is_alive(t))
+                        .count() as u32;
                     min = min.min(d);
                     max = max.max(d);
                 }
                 let node_links = match topo {
                     Topology::Torus(_) | Topology::Tofu(_) => 0,
-                    _ => (0..g.router_count() as u32).map(|r| g.nodes_at(r) as u64).sum::<u64>() * rails,
+                    _ => {
+                        (0..g.router_count() as u32)
+                            .map(|r| g.nodes_at(r) as u64)
+                            .sum::<u64>()
+                            * rails
+                    }
                 };
-                (per, node_links, Degree { min: if min == u32::MAX { 0 } else { min }, max })
+                (
+                    per,
+                    node_links,
+                    Degree {
+                        min: if min == u32::MAX { 0 } else { min },
+                        max,
+                    },
+                )
             }
             _ => unreachable!("graph is built for every topology without closed forms"),
         }
@@ -130,14 +180,31 @@ impl Network {
 
     fn hop_stats(&self, graph: Option<&crate::graph::RouterGraph>) -> (HopStats, &'static str) {
         match (&self.topology, graph) {
-            (Topology::Torus(t) | Topology::Tofu(t), None) => (HopStats { diameter: t.diameter(), average_hops: t.average_hops(), connected: true }, "closed-form per-axis sums"),
-            (Topology::FatTree(f), None) => (HopStats { diameter: f.diameter(), average_hops: f.average_hops(), connected: true }, "closed-form subtree sizes"),
+            (Topology::Torus(t) | Topology::Tofu(t), None) => (
+                HopStats {
+                    diameter: t.diameter(),
+                    average_hops: t.average_hops(),
+                    connected: true,
+                },
+                "closed-form per-axis sums",
+            ),
+            (Topology::FatTree(f), None) => (
+                HopStats {
+                    diameter: f.diameter(),
+                    average_hops: f.average_hops(),
+                    connected: true,
+                },
+                "closed-form subtree sizes",
+            ),
             (Topology::Dragonfly(d), Some(g)) if self.faults.is_empty() => {
                 // The cabling is invariant under rotating the groups: BFS from
                 // group 0 stands for every group.
                 let a = d.routers_per_group();
                 let sources: Vec<(u32, f64)> = (0..a).map(|r| (r, d.groups as f64)).collect();
-                (g.hop_stats_from(&sources), "BFS from one group (rotation symmetry)")
+                (
+                    g.hop_stats_from(&sources),
+                    "BFS from one group (rotation symmetry)",
+                )
             }
             (_, Some(g)) => (g.hop_stats(), "BFS from every router"),
             _ => unreachable!(),
@@ -166,15 +233,26 @@ impl Network {
                             t.coords_into(crate::NodeId(r), &mut c);
                             cut.contains(axes, &c)
                         };
-                        let per = g.cut_links(classes, side).into_iter().map(|x| x as f64).collect();
+                        let per = g
+                            .cut_links(classes, side)
+                            .into_iter()
+                            .map(|x| x as f64)
+                            .collect();
                         (per, "minimum axis-aligned staircase cut of the fault-free network, faulty links removed")
                     }
                 }
             }
             Topology::Dragonfly(d) => {
                 let g = graph.expect("dragonfly metrics use the router graph");
-                let per = g.cut_links(classes, |r| d.bisection_side(r)).into_iter().map(|x| x as f64).collect();
-                (per, "standard cut: first half of the routers (whole groups)")
+                let per = g
+                    .cut_links(classes, |r| d.bisection_side(r))
+                    .into_iter()
+                    .map(|x| x as f64)
+                    .collect();
+                (
+                    per,
+                    "standard cut: first half of the routers (whole groups)",
+                )
             }
             Topology::FatTree(f) => {
                 let mut per = vec![0.0; classes.max(1)];
@@ -188,12 +266,27 @@ impl Network {
 fn shape_label(t: &Topology) -> String {
     match t {
         Topology::Torus(t) | Topology::Tofu(t) => t.shape_label(),
-        Topology::Dragonfly(d) => format!("{} groups × {} routers × {} nodes", d.groups, d.routers_per_group(), d.nodes_per_router),
+        Topology::Dragonfly(d) => format!(
+            "{} groups × {} routers × {} nodes",
+            d.groups,
+            d.routers_per_group(),
+            d.nodes_per_router
+        ),
         Topology::FatTree(f) => {
             let m: Vec<String> = f.down.iter().map(|x| x.to_string()).collect();
             let w: Vec<String> = f.up.iter().map(|x| x.to_string()).collect();
-            let rails = if f.rails > 1 { format!(" × {} rails", f.rails) } else { String::new() };
-            format!("XGFT({}; {}; {}){}", f.levels(), m.join(","), w.join(","), rails)
+            let rails = if f.rails > 1 {
+                format!(" × {} rails", f.rails)
+            } else {
+                String::new()
+            };
+            format!(
+                "XGFT({}; {}; {}){}",
+                f.levels(),
+                m.join(","),
+                w.join(","),
+                rails
+            )
         }
     }
 }

@@ -35,7 +35,7 @@ impl Topology {
         match self {
             Self::Torus(t) | Self::Tofu(t) => t.node_count(),
             Self::Dragonfly(d) => d.node_count(),
-            Self::FatTree(f) => f.node_count() ,
+            Self::FatTree(f) => f.node_count(),
         }
     }
 
@@ -52,7 +52,9 @@ impl Topology {
         match self {
             Self::Torus(t) | Self::Tofu(t) => t.axes().iter().map(|a| a.name.clone()).collect(),
             Self::Dragonfly(d) => d.class_names().iter().map(|s| s.to_string()).collect(),
-            Self::FatTree(f) => (1..f.levels()).map(|l| format!("level-{}-{}", l, l + 1)).collect(),
+            Self::FatTree(f) => (1..f.levels())
+                .map(|l| format!("level-{}-{}", l, l + 1))
+                .collect(),
         }
     }
 
@@ -146,6 +148,10 @@ impl Network {
     }
 
     pub fn class_rates(&self) -> BTreeMap<String, f64> {
-        self.topology.class_names().into_iter().zip(self.link_Bps.iter().copied()).collect()
+        self.topology
+            .class_names()
+            .into_iter()
+            .zip(self.link_Bps.iter().copied())
+            .collect()
     }
 }

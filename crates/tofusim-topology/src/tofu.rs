@@ -18,7 +18,14 @@ pub const ROUTING_ORDER: [usize; 6] = [0, 1, 2, 3, 5, 4];
 /// Builds the 6D Tofu torus from its X, Y and Z axes (named x, y, z).
 pub fn tofu_torus(xyz: [Axis; 3]) -> Torus {
     let [x, y, z] = xyz;
-    Torus::new(vec![x, y, z, Axis::pair("a"), Axis::ring("b", 3), Axis::pair("c")])
+    Torus::new(vec![
+        x,
+        y,
+        z,
+        Axis::pair("a"),
+        Axis::ring("b", 3),
+        Axis::pair("c"),
+    ])
 }
 
 /// True when `t` has the Tofu ABC axes (lengths 2 × 3 × 2, A and C single-port).
@@ -35,16 +42,26 @@ mod tests {
     fn ten_ports_in_paper_order() {
         let t = tofu_torus([Axis::ring("x", 4), Axis::path("y", 3), Axis::ring("z", 3)]);
         let names: Vec<&str> = t.ports().iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["x+", "x-", "y+", "y-", "z+", "z-", "a", "b+", "b-", "c"]);
+        assert_eq!(
+            names,
+            ["x+", "x-", "y+", "y-", "z+", "z-", "a", "b+", "b-", "c"]
+        );
         assert_eq!(t.max_degree(), 10);
         assert!(is_tofu(&t));
     }
 
     #[test]
     fn k_computer_counts() {
-        let t = tofu_torus([Axis::ring("x", 24), Axis::path("y", 18), Axis::ring("z", 16)]);
+        let t = tofu_torus([
+            Axis::ring("x", 24),
+            Axis::path("y", 18),
+            Axis::ring("z", 16),
+        ]);
         assert_eq!(t.node_count(), 82_944);
-        assert_eq!(t.links_per_axis(), vec![82_944, 78_336, 82_944, 41_472, 82_944, 41_472]);
+        assert_eq!(
+            t.links_per_axis(),
+            vec![82_944, 78_336, 82_944, 41_472, 82_944, 41_472]
+        );
         assert_eq!(t.diameter(), 12 + 17 + 8 + 1 + 1 + 1);
     }
 

@@ -36,7 +36,10 @@ impl Torus {
     /// configuration code validates first and reports the error properly.
     pub fn new(axes: Vec<Axis>) -> Self {
         assert!(!axes.is_empty(), "a torus needs at least one axis");
-        assert!(axes.iter().all(|a| a.length >= 1), "axis lengths must be ≥ 1");
+        assert!(
+            axes.iter().all(|a| a.length >= 1),
+            "axis lengths must be ≥ 1"
+        );
         let mut strides = Vec::with_capacity(axes.len());
         let mut s = 1u64;
         for a in &axes {
@@ -52,10 +55,18 @@ impl Torus {
                     Direction::Minus => "-",
                     Direction::Single => "",
                 };
-                ports.push(Port { axis: i, direction: d, name: format!("{}{}", a.name, suffix) });
+                ports.push(Port {
+                    axis: i,
+                    direction: d,
+                    name: format!("{}{}", a.name, suffix),
+                });
             }
         }
-        Self { axes, strides, ports }
+        Self {
+            axes,
+            strides,
+            ports,
+        }
     }
 
     /// A torus with every axis wrapping, axes named x, y, z, then d3, d4…
@@ -117,7 +128,11 @@ impl Torus {
 
     pub fn node_id(&self, coords: &[u32]) -> NodeId {
         debug_assert_eq!(coords.len(), self.axes.len());
-        let id: u64 = coords.iter().zip(&self.strides).map(|(&c, &s)| c as u64 * s).sum();
+        let id: u64 = coords
+            .iter()
+            .zip(&self.strides)
+            .map(|(&c, &s)| c as u64 * s)
+            .sum();
         NodeId(id as u32)
     }
 
@@ -150,13 +165,18 @@ impl Torus {
 
     /// Minimal hop count between two nodes (sum of per-axis distances).
     pub fn distance(&self, a: NodeId, b: NodeId) -> u32 {
-        (0..self.axes.len()).map(|i| self.axes[i].distance(self.coord(a, i), self.coord(b, i))).sum()
+        (0..self.axes.len())
+            .map(|i| self.axes[i].distance(self.coord(a, i), self.coord(b, i)))
+            .sum()
     }
 
     /// Links (bidirectional, counting parallel links) along each axis.
     pub fn links_per_axis(&self) -> Vec<u64> {
         let n = self.node_count();
-        self.axes.iter().map(|a| n / a.length as u64 * a.links_per_line()).collect()
+        self.axes
+            .iter()
+            .map(|a| n / a.length as u64 * a.links_per_line())
+            .collect()
     }
 
     pub fn link_count(&self) -> u64 {
@@ -199,7 +219,11 @@ impl Torus {
 
     /// `x24 y18m z16`-style description.
     pub fn shape_label(&self) -> String {
-        self.axes.iter().map(Axis::label).collect::<Vec<_>>().join("x")
+        self.axes
+            .iter()
+            .map(Axis::label)
+            .collect::<Vec<_>>()
+            .join("x")
     }
 }
 
@@ -223,7 +247,12 @@ mod tests {
             Torus::with_lengths(&[3, 5], &[true, false]),
             Torus::with_lengths(&[2, 3, 1], &[true, true, true]),
             Torus::with_lengths(&[2, 2], &[false, true]),
-            Torus::new(vec![Axis::ring("x", 3), Axis::pair("a"), Axis::ring("b", 3), Axis::pair("c")]),
+            Torus::new(vec![
+                Axis::ring("x", 3),
+                Axis::pair("a"),
+                Axis::ring("b", 3),
+                Axis::pair("c"),
+            ]),
         ]
     }
 
@@ -254,9 +283,20 @@ mod tests {
                         continue;
                     }
                     let axis = t.ports()[p].axis;
-                    let back_same_axis = (0..np).filter(|&q| t.ports()[q].axis == axis && table[w as usize * np + q] == v as u32).count();
-                    let fwd_same_axis = (0..np).filter(|&q| t.ports()[q].axis == axis && table[v * np + q] == w).count();
-                    assert_eq!(back_same_axis, fwd_same_axis, "{} v={v} p={p}", t.shape_label());
+                    let back_same_axis = (0..np)
+                        .filter(|&q| {
+                            t.ports()[q].axis == axis && table[w as usize * np + q] == v as u32
+                        })
+                        .count();
+                    let fwd_same_axis = (0..np)
+                        .filter(|&q| t.ports()[q].axis == axis && table[v * np + q] == w)
+                        .count();
+                    assert_eq!(
+                        back_same_axis,
+                        fwd_same_axis,
+                        "{} v={v} p={p}",
+                        t.shape_label()
+                    );
                 }
             }
         }

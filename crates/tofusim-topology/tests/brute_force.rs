@@ -15,7 +15,16 @@ fn torus_strategy() -> impl Strategy<Value = Torus> {
 
 fn network(t: Topology) -> Network {
     let classes = t.class_names().len();
-    Network { topology: t, link_Bps: vec![1.0; classes], nic: NodeInterface { interfaces: 1, interface_Bps: 1.0, host_limit_Bps: None }, faults: Faults::default() }
+    Network {
+        topology: t,
+        link_Bps: vec![1.0; classes],
+        nic: NodeInterface {
+            interfaces: 1,
+            interface_Bps: 1.0,
+            host_limit_Bps: None,
+        },
+        faults: Faults::default(),
+    }
 }
 
 /// Minimum over all subsets of ⌊N/2⌋ nodes of the links crossing, by enumeration.
@@ -37,7 +46,10 @@ fn exhaustive_bisection(t: &Torus) -> u64 {
         if mask.count_ones() as usize != k {
             continue;
         }
-        let cut = edges.iter().filter(|&&(a, b)| ((mask >> a) & 1) != ((mask >> b) & 1)).count() as u64;
+        let cut = edges
+            .iter()
+            .filter(|&&(a, b)| ((mask >> a) & 1) != ((mask >> b) & 1))
+            .count() as u64;
         best = best.min(cut);
     }
     best

@@ -44,25 +44,45 @@ pub struct Fill {
 }
 
 impl Fill {
-    pub fn new(torus: &Torus, axes: Vec<usize>, message_bytes: u64, packet_bytes: u32, header_bytes: u32) -> Result<Self, WorkloadError> {
+    pub fn new(
+        torus: &Torus,
+        axes: Vec<usize>,
+        message_bytes: u64,
+        packet_bytes: u32,
+        header_bytes: u32,
+    ) -> Result<Self, WorkloadError> {
         let dims = torus.axes().len();
         for (i, &a) in axes.iter().enumerate() {
-            let ax = torus.axes().get(a).ok_or(WorkloadError { key: "axes", message: format!("expected axis indices below {dims}, found {a}") })?;
-            if !ax.wrap || ax.length < 2 || ax.ports != tofusim_topology::axis::PortStyle::PlusMinus {
+            let ax = torus.axes().get(a).ok_or(WorkloadError {
+                key: "axes",
+                message: format!("expected axis indices below {dims}, found {a}"),
+            })?;
+            if !ax.wrap || ax.length < 2 || ax.ports != tofusim_topology::axis::PortStyle::PlusMinus
+            {
                 return Err(WorkloadError { key: "axes", message: format!("axis {a} ({}) must be a ring of length 2 or more with + and − ports for deposit packets", ax.name) });
             }
             if axes[..i].contains(&a) {
-                return Err(WorkloadError { key: "axes", message: "expected two different axes for a plane fill".into() });
+                return Err(WorkloadError {
+                    key: "axes",
+                    message: "expected two different axes for a plane fill".into(),
+                });
             }
         }
         let payload = (packet_bytes - header_bytes) as u64;
         let m = message_bytes.max(1);
         let packets = m.div_ceil(payload);
         if packets > (u32::MAX >> SEQ_SHIFT) as u64 {
-            return Err(WorkloadError { key: "message_bytes", message: format!("expected at most {} packets per message", u32::MAX >> SEQ_SHIFT) });
+            return Err(WorkloadError {
+                key: "message_bytes",
+                message: format!(
+                    "expected at most {} packets per message",
+                    u32::MAX >> SEQ_SHIFT
+                ),
+            });
         }
         let last_payload = m - (packets - 1) * payload;
-        let last_bytes = (last_payload + header_bytes as u64).div_ceil(CHUNK_BYTES as u64) * CHUNK_BYTES as u64;
+        let last_bytes =
+            (last_payload + header_bytes as u64).div_ceil(CHUNK_BYTES as u64) * CHUNK_BYTES as u64;
         let n = torus.node_count() as usize;
         Ok(Self {
             torus: torus.clone(),
@@ -98,7 +118,10 @@ impl Fill {
 
     /// Nodes that must receive every node's message (line or plane size).
     pub fn group_nodes(&self) -> u64 {
-        self.axes.iter().map(|&a| self.torus.axes()[a].length as u64).product()
+        self.axes
+            .iter()
+            .map(|&a| self.torus.axes()[a].length as u64)
+            .product()
     }
 
     /// Incoming links of a node that carry the broadcast.
@@ -122,7 +145,11 @@ impl Fill {
     fn leg(&self, colour: u32, second: bool) -> (usize, bool) {
         let minus = colour % 2 == 1;
         let swap = colour >= 2;
-        let slot = if self.axes.len() == 1 { 0 } else { (second ^ swap) as usize };
+        let slot = if self.axes.len() == 1 {
+            0
+        } else {
+            (second ^ swap) as usize
+        };
         (slot, minus)
     }
 
@@ -132,12 +159,28 @@ impl Fill {
         let l = self.torus.axes()[axis].length;
         let mut c = self.torus.coords(NodeId(node));
         // The node just behind the source: L − 1 hops in the travel direction.
-        c[axis] = if minus { (c[axis] + 1) % l } else { (c[axis] + l - 1) % l };
+        c[axis] = if minus {
+            (c[axis] + 1) % l
+        } else {
+            (c[axis] + l - 1) % l
+        };
         let dst = self.torus.node_id(&c).0;
         let last = seq + 1 == self.packets;
-        let (bytes, payload) = if last { (self.last_bytes, self.last_payload) } else { (self.full_bytes, self.full_payload) };
+        let (bytes, payload) = if last {
+            (self.last_bytes, self.last_payload)
+        } else {
+            (self.full_bytes, self.full_payload)
+        };
         let tag = seq << SEQ_SHIFT | (second as u32) * LEG_BIT | colour;
-        NewPacket { dst, bytes, payload, tag, broadcast: Some(if minus { 1 << axis } else { 0 }), lane: (2 * slot + minus as usize) as u8 }
+        NewPacket {
+            dst,
+            bytes,
+            payload,
+            tag,
+            hints: Some(if minus { 1 << axis } else { 0 }),
+            deposit: true,
+            lane: (2 * slot + minus as usize) as u8,
+        }
     }
 
     /// A broadcast packet deposited at (or delivered to) `node`: count it,
@@ -146,7 +189,11 @@ impl Fill {
         let seq = tag >> SEQ_SHIFT;
         let last = seq + 1 == self.packets;
         self.received[node as usize] += 1;
-        self.received_payload_bytes += if last { self.last_payload } else { self.full_payload } as u64;
+        self.received_payload_bytes += if last {
+            self.last_payload
+        } else {
+            self.full_payload
+        } as u64;
         if self.axes.len() == 2 && tag & LEG_BIT == 0 {
             out.push(self.leg_packet(node, seq, tag & ((1 << COLOUR_BITS) - 1), true));
         }
@@ -162,7 +209,10 @@ impl Fill {
         let want = (self.group_nodes() - 1) * self.packets as u64;
         match self.received.iter().position(|&r| r as u64 != want) {
             None => Ok(()),
-            Some(v) => Err(format!("node {v} received {} broadcast packets, expected {want}", self.received[v])),
+            Some(v) => Err(format!(
+                "node {v} received {} broadcast packets, expected {want}",
+                self.received[v]
+            )),
         }
     }
 }
@@ -173,7 +223,7 @@ mod tests {
 
     fn walk(t: &Torus, src: u32, np: &NewPacket) -> Vec<u32> {
         // Follow the forced direction until the destination, like the router.
-        let h = np.broadcast.unwrap();
+        let h = np.hints.unwrap();
         let axis = (0..t.axes().len()).find(|&a| {
             let (cs, cd) = (t.coord(NodeId(src), a), t.coord(NodeId(np.dst), a));
             cs != cd
@@ -183,7 +233,11 @@ mod tests {
         let mut c = t.coords(NodeId(src));
         let mut out = vec![];
         loop {
-            c[axis] = if h & (1 << axis) != 0 { (c[axis] + l - 1) % l } else { (c[axis] + 1) % l };
+            c[axis] = if h & (1 << axis) != 0 {
+                (c[axis] + l - 1) % l
+            } else {
+                (c[axis] + 1) % l
+            };
             let v = t.node_id(&c).0;
             out.push(v);
             if v == np.dst {

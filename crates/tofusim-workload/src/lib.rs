@@ -35,9 +35,11 @@ pub struct NewPacket {
     pub payload: u16,
     /// Workload-defined tag returned on delivery (message id, sequence…).
     pub tag: u32,
-    /// A deposit (broadcast) packet: these hint bits are forced instead of
-    /// the minimal ones, and every node on the way receives a copy.
-    pub broadcast: Option<u8>,
+    /// Hint bits set by software (bit `a`: travel axis `a` in the `−`
+    /// direction) instead of the minimal ones the hardware computes.
+    pub hints: Option<u8>,
+    /// A deposit (broadcast) packet: every node on the way keeps a copy.
+    pub deposit: bool,
     /// The node's send lane (see [`Workload::lanes`]).
     pub lane: u8,
 }
@@ -48,7 +50,11 @@ pub struct NewPacket {
 pub enum OpenPattern {
     Uniform,
     /// A fraction of the packets go to a contiguous sub-block, the rest uniform.
-    HotRegion { hot_fraction: f64, origin: Vec<u32>, shape: Vec<u32> },
+    HotRegion {
+        hot_fraction: f64,
+        origin: Vec<u32>,
+        shape: Vec<u32>,
+    },
     Transpose,
     Tornado,
     Neighbor,
@@ -64,17 +70,43 @@ pub enum FinitePattern {
     AllToAll { message_bytes: u64 },
     /// Every node outside a region sends `packets` packets into it (to
     /// uniformly chosen nodes of the region); a 1-node region is a hot spot.
-    HotBurst { packets: u32, origin: Vec<u32>, shape: Vec<u32> },
+    HotBurst {
+        packets: u32,
+        origin: Vec<u32>,
+        shape: Vec<u32>,
+    },
     /// `repetitions` round trips of a `message_bytes` message between node 0
     /// and the node `hops` away (along the axes in order).
-    PingPong { hops: u32, message_bytes: u64, repetitions: u32 },
+    PingPong {
+        hops: u32,
+        message_bytes: u64,
+        repetitions: u32,
+    },
     /// Every node broadcasts `message_bytes` to its line along `axis` with
     /// deposit packets, half in each direction (BG/L line fill).
     LineFill { axis: usize, message_bytes: u64 },
     /// Every node broadcasts `message_bytes` to its plane of `axes`:
     /// deposit packets along one ring, re-injected along the other at each
     /// node (corner turns), four colours (BG/L plane fill).
-    PlaneFill { axes: [usize; 2], message_bytes: u64 },
+    PlaneFill {
+        axes: [usize; 2],
+        message_bytes: u64,
+    },
+    /// Packets given one by one: each enters its source's send queue at its cycle.
+    Trace { packets: Vec<TracePacket> },
+}
+
+/// One packet of a trace workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TracePacket {
+    pub cycle: u64,
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes on the router (multiple of 32).
+    pub bytes: u16,
+    /// Software hint bits (bit `a`: axis `a` travelled in the `−`
+    /// direction); `None`: minimal, as the hardware sets them.
+    pub hints: Option<u8>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -127,11 +159,25 @@ pub struct WorkloadError {
 fn region_nodes(torus: &Torus, origin: &[u32], shape: &[u32]) -> Result<Vec<u32>, WorkloadError> {
     let lens = torus.lengths();
     if origin.len() != lens.len() || shape.len() != lens.len() {
-        return Err(WorkloadError { key: "region_shape", message: format!("expected {} coordinates for region_origin and region_shape", lens.len()) });
+        return Err(WorkloadError {
+            key: "region_shape",
+            message: format!(
+                "expected {} coordinates for region_origin and region_shape",
+                lens.len()
+            ),
+        });
     }
     for a in 0..lens.len() {
         if shape[a] == 0 || origin[a] >= lens[a] || shape[a] > lens[a] {
-            return Err(WorkloadError { key: "region_shape", message: format!("the region must fit in the {} network (axis {a}: origin {}, length {})", torus.shape_label(), origin[a], shape[a]) });
+            return Err(WorkloadError {
+                key: "region_shape",
+                message: format!(
+                    "the region must fit in the {} network (axis {a}: origin {}, length {})",
+                    torus.shape_label(),
+                    origin[a],
+                    shape[a]
+                ),
+            });
         }
     }
     let mut out = Vec::new();
@@ -151,61 +197,161 @@ fn region_nodes(torus: &Torus, origin: &[u32], shape: &[u32]) -> Result<Vec<u32>
 }
 
 impl Workload {
-    pub fn new(kind: Kind, packet_bytes: u32, header_bytes: u32, torus: &Torus, seed: u64) -> Result<Self, WorkloadError> {
+    pub fn new(
+        kind: Kind,
+        packet_bytes: u32,
+        header_bytes: u32,
+        torus: &Torus,
+        seed: u64,
+    ) -> Result<Self, WorkloadError> {
         if !(CHUNK_BYTES..=256).contains(&packet_bytes) || packet_bytes % CHUNK_BYTES != 0 {
-            return Err(WorkloadError { key: "packet_bytes", message: format!("expected a multiple of 32 from 32 to 256, found {packet_bytes}") });
+            return Err(WorkloadError {
+                key: "packet_bytes",
+                message: format!("expected a multiple of 32 from 32 to 256, found {packet_bytes}"),
+            });
         }
         if header_bytes >= packet_bytes {
-            return Err(WorkloadError { key: "header_bytes", message: format!("expected fewer header bytes than packet_bytes ({packet_bytes})") });
+            return Err(WorkloadError {
+                key: "header_bytes",
+                message: format!("expected fewer header bytes than packet_bytes ({packet_bytes})"),
+            });
         }
         let n = torus.node_count() as u32;
         let mut region = Vec::new();
         let mut pingpong = None;
         let mut fill = None;
         match &kind {
-            Kind::Finite(FinitePattern::LineFill { axis, message_bytes }) => {
-                fill = Some(Fill::new(torus, vec![*axis], *message_bytes, packet_bytes, header_bytes)?);
-            }
-            Kind::Finite(FinitePattern::PlaneFill { axes, message_bytes }) => {
-                fill = Some(Fill::new(torus, axes.to_vec(), *message_bytes, packet_bytes, header_bytes)?);
-            }
-            Kind::Open { pattern: OpenPattern::HotRegion { origin, shape, hot_fraction }, .. } => {
-                region = region_nodes(torus, origin, shape)?;
-                if !(0.0..=1.0).contains(hot_fraction) {
-                    return Err(WorkloadError { key: "hot_fraction", message: "expected a fraction from 0 to 1".into() });
+            Kind::Finite(FinitePattern::Trace { packets }) => {
+                for (i, p) in packets.iter().enumerate() {
+                    if p.src >= n || p.dst >= n || p.src == p.dst {
+                        return Err(WorkloadError { key: "trace", message: format!("row {i}: expected two different node ids below {n}, found {} and {}", p.src, p.dst) });
+                    }
+                    if p.bytes as u32 % CHUNK_BYTES != 0
+                        || p.bytes == 0
+                        || p.bytes as u32 > packet_bytes
+                        || p.bytes as u32 <= header_bytes
+                    {
+                        return Err(WorkloadError { key: "trace", message: format!("row {i}: expected packet bytes in whole 32-byte chunks, above header_bytes ({header_bytes}) and at most {packet_bytes}, found {}", p.bytes) });
+                    }
                 }
             }
-            Kind::Open { pattern: OpenPattern::Transpose, .. } => {
+            Kind::Finite(FinitePattern::LineFill {
+                axis,
+                message_bytes,
+            }) => {
+                fill = Some(Fill::new(
+                    torus,
+                    vec![*axis],
+                    *message_bytes,
+                    packet_bytes,
+                    header_bytes,
+                )?);
+            }
+            Kind::Finite(FinitePattern::PlaneFill {
+                axes,
+                message_bytes,
+            }) => {
+                fill = Some(Fill::new(
+                    torus,
+                    axes.to_vec(),
+                    *message_bytes,
+                    packet_bytes,
+                    header_bytes,
+                )?);
+            }
+            Kind::Open {
+                pattern:
+                    OpenPattern::HotRegion {
+                        origin,
+                        shape,
+                        hot_fraction,
+                    },
+                ..
+            } => {
+                region = region_nodes(torus, origin, shape)?;
+                if !(0.0..=1.0).contains(hot_fraction) {
+                    return Err(WorkloadError {
+                        key: "hot_fraction",
+                        message: "expected a fraction from 0 to 1".into(),
+                    });
+                }
+            }
+            Kind::Open {
+                pattern: OpenPattern::Transpose,
+                ..
+            } => {
                 let l = torus.lengths();
                 if l.len() < 2 || l.iter().any(|&x| x != l[0]) {
-                    return Err(WorkloadError { key: "pattern", message: "transpose needs at least 2 axes of equal length".into() });
+                    return Err(WorkloadError {
+                        key: "pattern",
+                        message: "transpose needs at least 2 axes of equal length".into(),
+                    });
                 }
             }
             Kind::Finite(FinitePattern::HotBurst { origin, shape, .. }) => {
                 region = region_nodes(torus, origin, shape)?;
                 if region.len() as u32 >= n {
-                    return Err(WorkloadError { key: "region_shape", message: "the region must leave some nodes outside it to send".into() });
+                    return Err(WorkloadError {
+                        key: "region_shape",
+                        message: "the region must leave some nodes outside it to send".into(),
+                    });
                 }
             }
-            Kind::Finite(FinitePattern::PingPong { hops, message_bytes, repetitions }) => {
-                let b = node_at_hops(torus, *hops).ok_or(WorkloadError { key: "hops", message: format!("no node is {hops} hops from node 0 in {}", torus.shape_label()) })?;
+            Kind::Finite(FinitePattern::PingPong {
+                hops,
+                message_bytes,
+                repetitions,
+            }) => {
+                let b = node_at_hops(torus, *hops).ok_or(WorkloadError {
+                    key: "hops",
+                    message: format!(
+                        "no node is {hops} hops from node 0 in {}",
+                        torus.shape_label()
+                    ),
+                })?;
                 let payload = (packet_bytes - header_bytes) as u64;
                 let m = (*message_bytes).max(1);
                 let packets = m.div_ceil(payload) as u32;
                 let last_payload = m - (packets as u64 - 1) * payload;
-                let last_bytes = ((last_payload + header_bytes as u64).div_ceil(CHUNK_BYTES as u64) * CHUNK_BYTES as u64) as u16;
-                pingpong = Some(PingPongState { a: 0, b, packets_per_message: packets, received: 0, round: 0, repetitions: (*repetitions).max(1), last_bytes, started: Vec::new(), finished: Vec::new() });
+                let last_bytes = ((last_payload + header_bytes as u64).div_ceil(CHUNK_BYTES as u64)
+                    * CHUNK_BYTES as u64) as u16;
+                pingpong = Some(PingPongState {
+                    a: 0,
+                    b,
+                    packets_per_message: packets,
+                    received: 0,
+                    round: 0,
+                    repetitions: (*repetitions).max(1),
+                    last_bytes,
+                    started: Vec::new(),
+                    finished: Vec::new(),
+                });
             }
             _ => {}
         }
         if n < 2 {
-            return Err(WorkloadError { key: "pattern", message: "a workload needs at least 2 nodes".into() });
+            return Err(WorkloadError {
+                key: "pattern",
+                message: "a workload needs at least 2 nodes".into(),
+            });
         }
         let mut in_region = vec![false; n as usize];
         for &r in &region {
             in_region[r as usize] = true;
         }
-        Ok(Self { kind, packet_bytes, header_bytes, min_packet_bytes: None, turn_cycles: 0, torus: torus.clone(), region, in_region, seed, pingpong, fill })
+        Ok(Self {
+            kind,
+            packet_bytes,
+            header_bytes,
+            min_packet_bytes: None,
+            turn_cycles: 0,
+            torus: torus.clone(),
+            region,
+            in_region,
+            seed,
+            pingpong,
+            fill,
+        })
     }
 
     pub fn nodes(&self) -> u32 {
@@ -224,7 +370,9 @@ impl Workload {
     /// `injection_bytes_per_cycle` (the load is a fraction of it).
     pub fn packets_per_cycle(&self, injection_bytes_per_cycle: f64) -> Option<f64> {
         match &self.kind {
-            Kind::Open { load, .. } => Some(load * injection_bytes_per_cycle / self.packet_bytes as f64),
+            Kind::Open { load, .. } => {
+                Some(load * injection_bytes_per_cycle / self.packet_bytes as f64)
+            }
             Kind::Finite(_) => None,
         }
     }
@@ -245,7 +393,9 @@ impl Workload {
     /// `src` sends nothing under this pattern (e.g. a transpose fixed point).
     pub fn open_destination(&self, src: u32, rng: &mut Rng) -> Option<u32> {
         let n = self.nodes();
-        let Kind::Open { pattern, .. } = &self.kind else { return None };
+        let Kind::Open { pattern, .. } = &self.kind else {
+            return None;
+        };
         let uniform = |rng: &mut Rng| {
             let d = rng.random_range(0..n - 1);
             if d >= src {
@@ -283,7 +433,17 @@ impl Workload {
             OpenPattern::Tornado => {
                 let lens = self.torus.lengths();
                 let c = self.torus.coords(NodeId(src));
-                let d: Vec<u32> = c.iter().zip(&lens).map(|(&x, &l)| (x + l.div_ceil(2).saturating_sub(1).max(if l > 1 { 1 } else { 0 })) % l).collect();
+                let d: Vec<u32> = c
+                    .iter()
+                    .zip(&lens)
+                    .map(|(&x, &l)| {
+                        (x + l
+                            .div_ceil(2)
+                            .saturating_sub(1)
+                            .max(if l > 1 { 1 } else { 0 }))
+                            % l
+                    })
+                    .collect();
                 let dst = self.torus.node_id(&d).0;
                 (dst != src).then_some(dst)
             }
@@ -291,7 +451,10 @@ impl Workload {
                 let ports = self.torus.ports().len() as u32;
                 for _ in 0..4 * ports {
                     let p = rng.random_range(0..ports);
-                    if let Some(w) = self.torus.neighbor(NodeId(src), tofusim_topology::PortId(p as u8)) {
+                    if let Some(w) = self
+                        .torus
+                        .neighbor(NodeId(src), tofusim_topology::PortId(p as u8))
+                    {
                         if w.0 != src {
                             return Some(w.0);
                         }
@@ -315,7 +478,9 @@ impl Workload {
         }
         let n = self.nodes() as u64;
         match &self.kind {
-            Kind::Finite(FinitePattern::AllToAll { message_bytes }) => (n - 1) * self.packets_per_pair(*message_bytes).0 as u64,
+            Kind::Finite(FinitePattern::AllToAll { message_bytes }) => {
+                (n - 1) * self.packets_per_pair(*message_bytes).0 as u64
+            }
             Kind::Finite(FinitePattern::HotBurst { packets, .. }) => {
                 if self.in_region[node as usize] {
                     0
@@ -331,7 +496,11 @@ impl Workload {
                     0
                 }
             }
-            Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => unreachable!("handled above"),
+            Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => {
+                unreachable!("handled above")
+            }
+            // Trace packets enter at their cycles (see `trace`), not at the start.
+            Kind::Finite(FinitePattern::Trace { .. }) => 0,
             Kind::Open { .. } => 0,
         }
     }
@@ -342,7 +511,8 @@ impl Workload {
         let m = message_bytes.max(1);
         let k = m.div_ceil(payload);
         let last_payload = m - (k - 1) * payload;
-        let last = (last_payload + self.header_bytes as u64).div_ceil(CHUNK_BYTES as u64) * CHUNK_BYTES as u64;
+        let last = (last_payload + self.header_bytes as u64).div_ceil(CHUNK_BYTES as u64)
+            * CHUNK_BYTES as u64;
         (k as u32, last as u16)
     }
 
@@ -354,24 +524,55 @@ impl Workload {
             Kind::Finite(FinitePattern::AllToAll { message_bytes }) => {
                 let (k, last) = self.packets_per_pair(*message_bytes);
                 let total = (n - 1) * k as u64;
-                let j = Permutation::new(total, self.seed ^ (node as u64).wrapping_mul(0x9e3779b97f4a7c15)).apply(i);
+                let j = Permutation::new(
+                    total,
+                    self.seed ^ (node as u64).wrapping_mul(0x9e3779b97f4a7c15),
+                )
+                .apply(i);
                 let offset = j % (n - 1);
                 let seq = (j / (n - 1)) as u32;
                 let dst = ((node as u64 + 1 + offset) % n) as u32;
                 let bytes = if seq + 1 == k { last } else { full };
-                let payload = if seq + 1 == k { (*message_bytes - (k as u64 - 1) * self.payload_bytes() as u64).max(1) as u16 } else { self.payload_bytes() as u16 };
-                NewPacket { dst, bytes, payload, tag: seq, broadcast: None, lane: 0 }
+                let payload = if seq + 1 == k {
+                    (*message_bytes - (k as u64 - 1) * self.payload_bytes() as u64).max(1) as u16
+                } else {
+                    self.payload_bytes() as u16
+                };
+                NewPacket {
+                    dst,
+                    bytes,
+                    payload,
+                    tag: seq,
+                    hints: None,
+                    deposit: false,
+                    lane: 0,
+                }
             }
             Kind::Finite(FinitePattern::HotBurst { .. }) => {
                 let k = self.region.len() as u64;
                 let pick = Permutation::new(k.max(1), self.seed ^ node as u64).apply(i % k);
-                NewPacket { dst: self.region[pick as usize], bytes: full, payload: self.payload_bytes() as u16, tag: i as u32, broadcast: None, lane: 0 }
+                NewPacket {
+                    dst: self.region[pick as usize],
+                    bytes: full,
+                    payload: self.payload_bytes() as u16,
+                    tag: i as u32,
+                    hints: None,
+                    deposit: false,
+                    lane: 0,
+                }
             }
             Kind::Finite(FinitePattern::PingPong { .. }) => {
                 let pp = self.pingpong.as_ref().expect("ping-pong state");
                 self.pingpong_packet(pp, node, i as u32)
             }
-            Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => self.fill.as_ref().expect("fill state").packet(node, lane, i),
+            Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => self
+                .fill
+                .as_ref()
+                .expect("fill state")
+                .packet(node, lane, i),
+            Kind::Finite(FinitePattern::Trace { .. }) => {
+                unreachable!("trace packets are not generated at the start")
+            }
             Kind::Open { .. } => unreachable!("open-loop workloads have no finite packets"),
         }
     }
@@ -379,8 +580,20 @@ impl Workload {
     fn pingpong_packet(&self, pp: &PingPongState, node: u32, i: u32) -> NewPacket {
         let dst = if node == pp.a { pp.b } else { pp.a };
         let last = i + 1 == pp.packets_per_message;
-        let bytes = if last { pp.last_bytes } else { self.packet_bytes as u16 };
-        NewPacket { dst, bytes, payload: bytes.saturating_sub(self.header_bytes as u16), tag: i, broadcast: None, lane: 0 }
+        let bytes = if last {
+            pp.last_bytes
+        } else {
+            self.packet_bytes as u16
+        };
+        NewPacket {
+            dst,
+            bytes,
+            payload: bytes.saturating_sub(self.header_bytes as u16),
+            tag: i,
+            hints: None,
+            deposit: false,
+            lane: 0,
+        }
     }
 
     /// Closed loop: a packet with `tag` delivered (or, for a broadcast,
@@ -391,7 +604,9 @@ impl Workload {
             f.on_receive(node, tag, out);
             return;
         }
-        let Some(mut pp) = self.pingpong.take() else { return };
+        let Some(mut pp) = self.pingpong.take() else {
+            return;
+        };
         pp.received += 1;
         if pp.received == pp.packets_per_message {
             pp.received = 0;
@@ -420,7 +635,37 @@ impl Workload {
         let pp = self.pingpong.as_ref()?;
         let mut starts = vec![0];
         starts.extend(&pp.started);
-        Some((pp.a, pp.b, starts.iter().copied().zip(pp.finished.iter().copied()).collect()))
+        Some((
+            pp.a,
+            pp.b,
+            starts
+                .iter()
+                .copied()
+                .zip(pp.finished.iter().copied())
+                .collect(),
+        ))
+    }
+
+    /// Trace workloads: the packets with their cycles.
+    pub fn trace(&self) -> &[TracePacket] {
+        match &self.kind {
+            Kind::Finite(FinitePattern::Trace { packets }) => packets,
+            _ => &[],
+        }
+    }
+
+    /// The packet of trace row `i`.
+    pub fn trace_packet(&self, i: usize) -> NewPacket {
+        let p = self.trace()[i];
+        NewPacket {
+            dst: p.dst,
+            bytes: p.bytes,
+            payload: p.bytes - self.header_bytes as u16,
+            tag: i as u32,
+            hints: p.hints,
+            deposit: false,
+            lane: 0,
+        }
     }
 
     /// Line / plane fill state (received bytes, completeness check).
@@ -462,7 +707,16 @@ mod tests {
     #[test]
     fn alltoall_sends_every_pair_exactly_k_times() {
         let t = torus();
-        let w = Workload::new(Kind::Finite(FinitePattern::AllToAll { message_bytes: 3 * 240 }), 256, 16, &t, 5).unwrap();
+        let w = Workload::new(
+            Kind::Finite(FinitePattern::AllToAll {
+                message_bytes: 3 * 240,
+            }),
+            256,
+            16,
+            &t,
+            5,
+        )
+        .unwrap();
         for node in [0u32, 17, 63] {
             let count = w.initial_packets(node, 0);
             assert_eq!(count, 63 * 3);
@@ -472,14 +726,24 @@ mod tests {
                 assert_ne!(p.dst, node);
                 per_dst[p.dst as usize] += 1;
             }
-            assert!(per_dst.iter().enumerate().all(|(d, &c)| c == if d as u32 == node { 0 } else { 3 }));
+            assert!(per_dst
+                .iter()
+                .enumerate()
+                .all(|(d, &c)| c == if d as u32 == node { 0 } else { 3 }));
         }
     }
 
     #[test]
     fn short_messages_use_one_small_packet() {
         let t = torus();
-        let w = Workload::new(Kind::Finite(FinitePattern::AllToAll { message_bytes: 16 }), 256, 16, &t, 5).unwrap();
+        let w = Workload::new(
+            Kind::Finite(FinitePattern::AllToAll { message_bytes: 16 }),
+            256,
+            16,
+            &t,
+            5,
+        )
+        .unwrap();
         assert_eq!(w.initial_packets(0, 0), 63);
         let p = w.finite_packet(0, 0, 0);
         assert_eq!((p.bytes, p.payload), (32, 16));
@@ -488,7 +752,21 @@ mod tests {
     #[test]
     fn hot_region_share() {
         let t = torus();
-        let w = Workload::new(Kind::Open { pattern: OpenPattern::HotRegion { hot_fraction: 0.25, origin: vec![0, 0, 0], shape: vec![2, 2, 2] }, load: 0.5 }, 256, 16, &t, 1).unwrap();
+        let w = Workload::new(
+            Kind::Open {
+                pattern: OpenPattern::HotRegion {
+                    hot_fraction: 0.25,
+                    origin: vec![0, 0, 0],
+                    shape: vec![2, 2, 2],
+                },
+                load: 0.5,
+            },
+            256,
+            16,
+            &t,
+            1,
+        )
+        .unwrap();
         let mut rng = Rng::seed_from_u64(3);
         let mut hot = 0;
         let trials = 20000;

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .bgl import CASES as BGL_CASES
+from .bgl_bubble import CASES as BUBBLE_CASES
 from .bgl_fill import CASES as FILL_CASES
 from .bgl_hot import CASES as HOT_CASES
 
@@ -27,7 +28,7 @@ class Case:
     run: Callable[[str], dict[str, Any]]
 
 
-CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *HOT_CASES, *FILL_CASES]}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False) -> dict[str, Any]:

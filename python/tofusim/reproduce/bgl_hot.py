@@ -130,7 +130,7 @@ def dateline_waves(scale: str) -> dict[str, Any]:
 
 
 CASES = [
-    _C("bgl-hot-region-buffers", "B5: hot region, throughput over time for 2 KB / 1 KB / 512 B VC buffers", hot_region_buffers),
+    _C("bgl-hot-region", "B5: hot region, throughput over time for 2 KB / 1 KB / 512 B VC buffers", hot_region_buffers),
     _C("bgl-slq-hot-region", "B6: modified SLQ vs random receiver arbitration under a hot region", slq_hot_region),
     _C("bgl-dateline-waves", "B8: dateline escape pairs vs the bubble under a hot region", dateline_waves),
 ]
