@@ -22,12 +22,18 @@
 
 use crate::config::{Escape, PlantedFault, RouterParams, RoutingMode, RunParams};
 use crate::packet::{checksum, flags, list_pop, list_push, Packet, Pool, AT_DESTINATION, NONE};
+use crate::prefetch;
 use crate::result::{BlockedVc, Deadlock, InvariantError, RunResult};
 use crate::stats::{Histogram, PortCounters, Sample};
 use rand::{RngExt, SeedableRng};
 use tofusim_des::TimeWheel;
 use tofusim_routing::Routing;
 use tofusim_workload::{NewPacket, Workload, CHUNK_BYTES};
+
+/// How far ahead in a cycle's events, and in its list of routers to
+/// arbitrate, the engine prefetches state.
+const PREFETCH_EVENTS: usize = 8;
+const PREFETCH_ROUTERS: usize = 2;
 
 pub(crate) const ARRIVE: u8 = 0;
 pub(crate) const DONE: u8 = 1;
@@ -79,6 +85,16 @@ impl Layout {
         }
     }
 
+    /// The input unit of queue `q` (the inverse of [`Self::queue_of`]).
+    #[inline]
+    pub fn unit_of(&self, q: usize) -> usize {
+        if q < self.ports * self.vcs {
+            q / self.vcs
+        } else {
+            self.ports + (q - self.ports * self.vcs)
+        }
+    }
+
     pub fn vc_name(&self, vc: usize) -> String {
         if vc < self.dynamic {
             format!("dynamic-{vc}")
@@ -123,6 +139,10 @@ pub struct Engine {
     /// `HEAD_EJECTS` at its destination), so arbitration skips heads whose
     /// outputs are all busy without touching the packet.
     pub(crate) q_cand: Vec<u32>,
+    /// Per router and output (then one entry for heads at their
+    /// destination): the queues whose head could use it. Arbitration ORs
+    /// the entries of the free outputs instead of visiting every queue.
+    pub(crate) want: Vec<u64>,
     pub(crate) out_free_at: Vec<u64>,
     pub(crate) out_tokens: Vec<u16>,
     pub(crate) paths_used: Vec<u8>,
@@ -269,6 +289,7 @@ impl Engine {
             q_used: vec![0; routers * lay.queues],
             q_nonempty: vec![0; routers],
             q_cand: vec![0; routers * lay.queues],
+            want: vec![0; routers * (lay.ports + 1)],
             out_free_at: vec![0; routers * ports],
             out_tokens,
             paths_used: vec![0; routers * lay.units],
@@ -380,7 +401,8 @@ impl Engine {
     pub(crate) fn push_queue(&mut self, qi: usize, pkt: u32) {
         self.q_nonempty[qi / self.lay.queues] |= 1 << (qi % self.lay.queues);
         if self.q_tail[qi] == NONE {
-            self.q_cand[qi] = self.head_candidates(pkt);
+            let cand = self.head_candidates(pkt);
+            self.set_head_candidates(qi, cand);
         }
         list_push(
             &mut self.pool,
@@ -394,12 +416,35 @@ impl Engine {
     pub(crate) fn pop_queue(&mut self, qi: usize) -> u32 {
         let h = list_pop(&self.pool, &mut self.q_head[qi], &mut self.q_tail[qi]);
         let next = self.q_head[qi];
-        if next == NONE {
+        let cand = if next == NONE {
             self.q_nonempty[qi / self.lay.queues] &= !(1 << (qi % self.lay.queues));
+            0
         } else {
-            self.q_cand[qi] = self.head_candidates(next);
-        }
+            self.head_candidates(next)
+        };
+        self.set_head_candidates(qi, cand);
         h
+    }
+
+    /// Records the outputs the new head of queue `qi` could use, in
+    /// `q_cand` and in the router's per-output `want` masks.
+    #[inline]
+    fn set_head_candidates(&mut self, qi: usize, cand: u32) {
+        let (r, q) = (qi / self.lay.queues, qi % self.lay.queues);
+        let wbase = r * (self.lay.ports + 1);
+        let bit = 1u64 << q;
+        let old = std::mem::replace(&mut self.q_cand[qi], cand);
+        let mut m = old ^ cand;
+        while m != 0 {
+            let b = m.trailing_zeros();
+            m &= m - 1;
+            let w = if 1 << b == HEAD_EJECTS {
+                self.lay.ports
+            } else {
+                b as usize
+            };
+            self.want[wbase + w] ^= bit;
+        }
     }
 
     fn push_source(&mut self, r: usize, lane: usize, pkt: u32) {
@@ -597,7 +642,12 @@ impl Engine {
                 self.token_returns += 1;
                 self.win_tokens += 1;
                 self.token_at[oi] = t;
-                self.mark_dirty(ev.router);
+                // Tokens can only unblock a head that was refused for lack of
+                // them at this output (heads waiting for a busy link or path
+                // are woken by the DONE that frees it).
+                if self.depleted_since[oi] != u64::MAX {
+                    self.mark_dirty(ev.router);
+                }
             }
             DELIVER => self.deliver(ev, t),
             INJECT => {
@@ -859,8 +909,11 @@ impl Engine {
             }
             t = now;
             self.events += buf.len() as u64;
-            for &ev in &buf {
-                self.apply(ev, t);
+            for i in 0..buf.len() {
+                if let Some(&ahead) = buf.get(i + PREFETCH_EVENTS) {
+                    self.prefetch_event(ahead);
+                }
+                self.apply(buf[i], t);
             }
             self.process_dirty(t);
             if self.error.is_some() {
@@ -909,14 +962,55 @@ impl Engine {
         for &r in &list {
             self.dirty[r as usize] = false;
         }
-        for &r in &list {
-            self.arbitrate(r as usize, t);
+        for i in 0..list.len() {
+            if let Some(&ahead) = list.get(i + PREFETCH_ROUTERS) {
+                self.prefetch_router(ahead as usize);
+            }
+            self.arbitrate(list[i] as usize, t);
         }
         // Arbitration schedules only future events, so it marks no router:
         // the list can be reused as it is.
         debug_assert!(self.dirty_list.is_empty());
         list.clear();
         self.dirty_list = list;
+    }
+
+    /// Asks for the cache lines an event will touch: its packet and its
+    /// router's queue state.
+    #[inline]
+    fn prefetch_event(&self, ev: Ev) {
+        let lay = self.lay;
+        let r = ev.router as usize;
+        if matches!(ev.kind, ARRIVE | DELIVER) {
+            self.pool.prefetch(ev.x);
+        }
+        let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
+        prefetch::line(&self.q_used, qi);
+        prefetch::line(&self.q_tail, qi);
+        prefetch::line(&self.dirty, r);
+        if ev.kind == TOKEN {
+            prefetch::line(&self.out_tokens, (r * lay.ports + ev.a as usize) * lay.vcs);
+        }
+    }
+
+    /// Asks for the cache lines an arbitration at router `r` reads.
+    #[inline]
+    fn prefetch_router(&self, r: usize) {
+        let lay = self.lay;
+        let base = r * lay.queues;
+        prefetch::line(&self.q_nonempty, r);
+        prefetch::line(&self.want, r * (lay.ports + 1));
+        for k in (0..lay.queues).step_by(16) {
+            prefetch::line(&self.q_head, base + k);
+        }
+        prefetch::line(&self.q_used, base);
+        prefetch::line(&self.out_free_at, r * lay.ports);
+        prefetch::line(&self.out_tokens, r * lay.ports * lay.vcs);
+        prefetch::line(&self.paths_used, r * lay.units);
+        prefetch::line(&self.rngs, r);
+        prefetch::line(&self.gen_next, r * self.lanes);
+        prefetch::line(&self.gen_total, r * self.lanes);
+        prefetch::line(&self.src_head, r * self.lanes);
     }
 
     /// Records every connected port's PA counters as they stand at `at`.
@@ -1007,6 +1101,35 @@ impl Engine {
                 p = self.pool.get(p).next;
             }
         }
+        // The arbitration index: every head's candidate outputs are in its
+        // router's `want` masks, and nothing else is.
+        let mut index_err = None;
+        let mut want = vec![0u64; self.want.len()];
+        for qi in 0..lay.routers * lay.queues {
+            let h = self.q_head[qi];
+            let cand = if h == NONE {
+                0
+            } else {
+                self.head_candidates(h)
+            };
+            if cand != self.q_cand[qi] {
+                index_err.get_or_insert(format!(
+                    "queue {qi}: head candidates {:#x} recorded as {:#x}",
+                    cand, self.q_cand[qi]
+                ));
+            }
+            let (r, bit) = (qi / lay.queues, 1u64 << (qi % lay.queues));
+            for b in 0..32 {
+                if cand & (1 << b) != 0 {
+                    let w = if 1 << b == HEAD_EJECTS { lay.ports } else { b };
+                    want[r * (lay.ports + 1) + w] |= bit;
+                }
+            }
+        }
+        if want != self.want {
+            index_err
+                .get_or_insert("per-output want masks disagree with the queue heads".to_string());
+        }
         for r in 0..lay.routers * self.lanes {
             let mut p = self.src_head[r];
             while p != NONE {
@@ -1065,6 +1188,10 @@ impl Engine {
         }
         if let Some(e) = err {
             self.fail(t, "packet-conservation", e);
+            return;
+        }
+        if let Some(e) = index_err {
+            self.fail(t, "arbitration-index", e);
             return;
         }
         for r in 0..lay.routers {

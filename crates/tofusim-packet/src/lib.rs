@@ -15,6 +15,7 @@
 pub mod config;
 pub mod engine;
 pub mod packet;
+mod prefetch;
 pub mod result;
 pub mod router;
 pub mod stats;

@@ -110,6 +110,11 @@ impl Pool {
     }
 
     #[inline]
+    pub(crate) fn prefetch(&self, i: u32) {
+        crate::prefetch::line(&self.slots, i as usize);
+    }
+
+    #[inline]
     pub fn get(&self, i: u32) -> &Packet {
         &self.slots[i as usize]
     }

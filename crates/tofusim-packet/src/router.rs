@@ -21,8 +21,8 @@
 //! free (the hardware retries on the next cycle).
 
 use crate::config::{Arbitration, Escape, PlantedFault, RoutingMode};
-use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE, HEAD_EJECTS};
-use crate::packet::{flags, NONE};
+use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE};
+use crate::packet::flags;
 
 use rand::RngExt;
 
@@ -93,7 +93,6 @@ impl Engine {
     /// Step 2: each input unit proposes requests from its VC heads.
     fn collect_requests(&mut self, r: usize, t: u64, out_taken: u32, q_taken: u64) {
         let lay = self.lay;
-        let base = r * lay.queues;
         // Outputs whose link is free: a head that cannot use one of them is
         // skipped without drawing random numbers.
         let mut free_out = 0u32;
@@ -103,10 +102,20 @@ impl Engine {
             }
         }
         free_out &= !out_taken;
-        // Reception paths are free or not per input port: a head at its
-        // destination is a candidate when its input's path is free.
-        let usable = free_out | HEAD_EJECTS;
-        for unit in 0..lay.units {
+        // Queues whose head could use a free output, or has arrived (its
+        // input's reception path is checked in `route_head`), in queue order:
+        // the units in order, their VCs in order.
+        let wbase = r * (lay.ports + 1);
+        let mut cands = self.want[wbase + lay.ports];
+        let mut m = free_out;
+        while m != 0 {
+            cands |= self.want[wbase + m.trailing_zeros() as usize];
+            m &= m - 1;
+        }
+        cands &= !q_taken;
+        while cands != 0 {
+            let first = cands.trailing_zeros() as usize;
+            let unit = lay.unit_of(first);
             let limit = if unit < lay.ports {
                 self.params.paths
             } else {
@@ -115,15 +124,11 @@ impl Engine {
             let used = self.paths_used[r * lay.units + unit];
             let slots = limit.saturating_sub(used) as usize;
             if unit >= lay.ports {
-                let q = lay.queue_of(unit, 0);
-                if slots == 0
-                    || q_taken & (1 << q) != 0
-                    || self.q_head[base + q] == NONE
-                    || self.q_cand[base + q] & free_out == 0
-                {
+                cands &= cands - 1;
+                if slots == 0 {
                     continue;
                 }
-                if let Some(req) = self.route_head(r, t, unit, q, out_taken, free_out) {
+                if let Some(req) = self.route_head(r, t, unit, first, out_taken, free_out) {
                     self.requests.push(req);
                 }
                 continue;
@@ -131,13 +136,11 @@ impl Engine {
             let mut feasible = [(0u32, 0usize); 8];
             let mut k = 0;
             let unit_mask = ((1u64 << lay.vcs) - 1) << (unit * lay.vcs);
-            let mut pending = self.q_nonempty[r] & unit_mask & !q_taken;
+            let mut pending = cands & unit_mask;
+            cands &= !unit_mask;
             while pending != 0 {
                 let q = pending.trailing_zeros() as usize;
                 pending &= pending - 1;
-                if self.q_cand[base + q] & usable == 0 {
-                    continue;
-                }
                 let Some(req) = self.route_head(r, t, unit, q, out_taken, free_out) else {
                     continue;
                 };
@@ -325,21 +328,18 @@ impl Engine {
         }
     }
 
-    /// Step 3: the winner among the requests for output `out`.
+    /// Step 3: the winner among the requests for output `out`: priority
+    /// packets first, then in-network packets on `network_priority` of the
+    /// arbitrations, then the fullest (SLQ cycles) or any, at random.
     fn sender_arbitration(&mut self, r: usize, out: u8, q_taken: u64) -> Option<Request> {
-        let mut pool = [0usize; 64];
-        let mut n = 0;
-        let mut any_priority = false;
-        let mut any_network = false;
-        for (i, q) in self.requests.iter().enumerate() {
-            if q.out == out && q_taken & (1 << q.queue) == 0 {
-                pool[n] = i;
-                n += 1;
-                any_priority |= q.priority;
-                any_network |= q.network;
-            }
+        let open = |q: &Request| q.out == out && q_taken & (1 << q.queue) == 0;
+        let (mut any, mut any_priority, mut any_network) = (false, false, false);
+        for q in self.requests.iter().filter(|q| open(q)) {
+            any = true;
+            any_priority |= q.priority;
+            any_network |= q.network;
         }
-        if n == 0 {
+        if !any {
             return None;
         }
         let prefer_network = any_network
@@ -347,35 +347,26 @@ impl Engine {
             && (self.params.network_priority >= 1.0
                 || self.rngs[r].random_bool(self.params.network_priority));
         let keep = |q: &Request| {
-            (!any_priority || q.priority) && (any_priority || !prefer_network || q.network)
+            open(q)
+                && (!any_priority || q.priority)
+                && (any_priority || !prefer_network || q.network)
         };
-        let mut m = 0;
-        for k in 0..n {
-            if keep(&self.requests[pool[k]]) {
-                pool[m] = pool[k];
-                m += 1;
-            }
-        }
         let slq = self.params.arbitration == Arbitration::Slq
             && self.rngs[r].random_bool(self.params.slq_fraction);
-        let pick = if slq {
-            let top = (0..m)
-                .map(|k| self.requests[pool[k]].fullness)
+        let top = if slq {
+            self.requests
+                .iter()
+                .filter(|q| keep(q))
+                .map(|q| q.fullness)
                 .max()
-                .unwrap_or(0);
-            let mut best = [0usize; 64];
-            let mut b = 0;
-            for &i in pool.iter().take(m) {
-                if self.requests[i].fullness == top {
-                    best[b] = i;
-                    b += 1;
-                }
-            }
-            best[self.rngs[r].random_range(0..b)]
+                .unwrap_or(0)
         } else {
-            pool[self.rngs[r].random_range(0..m)]
+            0
         };
-        Some(self.requests[pick])
+        let eligible = |q: &Request| keep(q) && (!slq || q.fullness == top);
+        let n = self.requests.iter().filter(|q| eligible(q)).count();
+        let k = self.rngs[r].random_range(0..n);
+        self.requests.iter().filter(|q| eligible(q)).nth(k).copied()
     }
 
     fn grant_hop(&mut self, r: usize, t: u64, req: Request) {
