@@ -417,12 +417,12 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
             ))
         }
     };
+    let hint_limit = (1i64 << net.axes().len().min(8)) - 1;
     rows.iter()
         .enumerate()
         .map(|(i, r)| {
-            let hint_limit = (1i64 << net.axes().len().min(8)) - 1;
             if r[1] > max_node || r[2] > max_node || r[3] > u16::MAX as i64 || r.get(4).is_some_and(|&h| h > hint_limit) {
-                return Err(sec.error(&format!("trace[{i}]"), format!("expected node ids up to {max_node}, at most 256 bytes and hint bits up to {hint_limit}")));
+                return Err(sec.error(&format!("trace[{i}]"), format!("expected node ids up to {max_node}, bytes up to {} and hint bits up to {hint_limit}", u16::MAX)));
             }
             Ok(TracePacket { cycle: r[0] as u64, src: r[1] as u32, dst: r[2] as u32, bytes: r[3] as u16, hints: r.get(4).map(|&h| h as u8) })
         })

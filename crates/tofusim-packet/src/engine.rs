@@ -133,8 +133,6 @@ pub struct Engine {
     pub(crate) q_tail: Vec<u32>,
     /// Chunks held in each queue (packets waiting and tails still leaving).
     pub(crate) q_used: Vec<u16>,
-    /// Bit per queue of each router: the queue holds a packet.
-    pub(crate) q_nonempty: Vec<u64>,
     /// Outputs the head packet of each queue could use (bit per port;
     /// `HEAD_EJECTS` at its destination), so arbitration skips heads whose
     /// outputs are all busy without touching the packet.
@@ -287,7 +285,6 @@ impl Engine {
             q_head: vec![NONE; routers * lay.queues],
             q_tail: vec![NONE; routers * lay.queues],
             q_used: vec![0; routers * lay.queues],
-            q_nonempty: vec![0; routers],
             q_cand: vec![0; routers * lay.queues],
             want: vec![0; routers * (lay.ports + 1)],
             out_free_at: vec![0; routers * ports],
@@ -399,7 +396,6 @@ impl Engine {
 
     #[inline]
     pub(crate) fn push_queue(&mut self, qi: usize, pkt: u32) {
-        self.q_nonempty[qi / self.lay.queues] |= 1 << (qi % self.lay.queues);
         if self.q_tail[qi] == NONE {
             let cand = self.head_candidates(pkt);
             self.set_head_candidates(qi, cand);
@@ -417,7 +413,6 @@ impl Engine {
         let h = list_pop(&self.pool, &mut self.q_head[qi], &mut self.q_tail[qi]);
         let next = self.q_head[qi];
         let cand = if next == NONE {
-            self.q_nonempty[qi / self.lay.queues] &= !(1 << (qi % self.lay.queues));
             0
         } else {
             self.head_candidates(next)
@@ -998,7 +993,6 @@ impl Engine {
     fn prefetch_router(&self, r: usize) {
         let lay = self.lay;
         let base = r * lay.queues;
-        prefetch::line(&self.q_nonempty, r);
         prefetch::line(&self.want, r * (lay.ports + 1));
         for k in (0..lay.queues).step_by(16) {
             prefetch::line(&self.q_head, base + k);
