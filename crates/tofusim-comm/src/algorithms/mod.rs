@@ -1,0 +1,252 @@
+//! Collective algorithms, each a function that writes a [`Schedule`].
+//!
+//! Phases compose through a [`Frontier`]: per rank, the steps the next
+//! phase must wait for. So Rabenseifner is fold-in → recursive halving →
+//! recursive doubling → fold-out, each a few lines.
+//!
+//! Every algorithm works for any process count. Those that need a power of
+//! two fold the extra ranks in and out (DOMAIN.md §3.2 notes); those that
+//! need a torus-shaped communicator (the Tofu ones) fall back to a named
+//! general algorithm when the communicator is not one, and say so in
+//! [`Schedule::fallback`].
+
+mod allgather;
+mod alltoall;
+mod barrier;
+mod bcast;
+mod doubling;
+mod reduce;
+
+use crate::collective::Collective;
+use crate::schedule::{Schedule, Span, StepId};
+use crate::tree::Grid;
+
+/// Per rank, the steps a following phase depends on.
+pub type Frontier = Vec<Vec<StepId>>;
+
+pub(crate) fn start(ranks: u32) -> Frontier {
+    vec![Vec::new(); ranks as usize]
+}
+
+/// Part `i` of `k` near-equal parts of `n` elements starting at `base`.
+pub(crate) fn part(base: u64, n: u64, k: u64, i: u64) -> Span {
+    let (q, rem) = (n / k, n % k);
+    Span::new(base + i * q + i.min(rem), q + u64::from(i < rem))
+}
+
+/// Largest power of two ≤ `p` (p ≥ 1).
+pub(crate) fn pow2_floor(p: u32) -> u32 {
+    1 << (31 - p.leading_zeros())
+}
+
+/// What an algorithm needs besides the operation.
+#[derive(Clone, Debug)]
+pub struct Params {
+    pub ranks: u32,
+    /// Elements per rank (see [`Collective`]).
+    pub count: u64,
+    /// The communicator as a torus (x fastest), for the Tofu algorithms.
+    pub grid: Option<Grid>,
+    /// Pipelining segment of the chain and tree algorithms, elements.
+    pub segment_elements: u64,
+    /// Network interfaces per node the algorithm may spread over.
+    pub tnis: u8,
+}
+
+impl Params {
+    pub fn new(ranks: u32, count: u64) -> Self {
+        Self {
+            ranks,
+            count,
+            grid: None,
+            // 64 KiB segments: long enough to amortise per-message costs,
+            // short enough to fill a pipeline of a few dozen hops.
+            segment_elements: 8192,
+            tnis: 4,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// The input at fault: `op`, `algo`, `ranks`, `shape`.
+    pub key: &'static str,
+    pub message: String,
+}
+
+/// One algorithm of one operation (the enum is the registry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    Dissemination,
+    RecursiveDoubling,
+    Tree,
+    Binomial,
+    Chain,
+    ScatterAllgather,
+    TrinaryTree,
+    Ring,
+    Rabenseifner,
+    Trinaryx3,
+    Bruck,
+    QuadRings,
+    Pairwise,
+    OverlaidSymmetric,
+}
+
+impl Algorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Dissemination => "dissemination",
+            Self::RecursiveDoubling => "recursive-doubling",
+            Self::Tree => "tree",
+            Self::Binomial => "binomial",
+            Self::Chain => "chain",
+            Self::ScatterAllgather => "scatter-allgather",
+            Self::TrinaryTree => "trinary-tree",
+            Self::Ring => "ring",
+            Self::Rabenseifner => "rabenseifner",
+            Self::Trinaryx3 => "trinaryx3",
+            Self::Bruck => "bruck",
+            Self::QuadRings => "quad-rings",
+            Self::Pairwise => "pairwise",
+            Self::OverlaidSymmetric => "overlaid-symmetric",
+        }
+    }
+
+    /// Whether the algorithm is a Tofu construction on a torus-shaped
+    /// communicator (and a reconstruction, DOMAIN.md [RECON]).
+    pub fn needs_torus(self) -> bool {
+        matches!(
+            self,
+            Self::TrinaryTree | Self::Trinaryx3 | Self::QuadRings | Self::OverlaidSymmetric
+        )
+    }
+
+    /// The algorithms of an operation, in the order `coll --list` shows.
+    pub fn of(op: &str) -> &'static [Algorithm] {
+        use Algorithm::*;
+        match op {
+            "barrier" => &[Dissemination, RecursiveDoubling, Tree],
+            "bcast" => &[Binomial, Chain, ScatterAllgather, TrinaryTree],
+            "reduce" => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, TrinaryTree],
+            "allreduce" => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, Trinaryx3],
+            "allgather" => &[Ring, RecursiveDoubling, Bruck, QuadRings],
+            "alltoall" => &[Pairwise, Bruck, OverlaidSymmetric],
+            _ => &[],
+        }
+    }
+
+    pub fn parse(op: &str, name: &str) -> Result<Self, BuildError> {
+        if Self::of(op).is_empty() {
+            return Err(BuildError {
+                key: "op",
+                message: format!(
+                    "unknown operation `{op}`; expected one of: {}",
+                    crate::collective::OPERATIONS.join(", ")
+                ),
+            });
+        }
+        Self::of(op)
+            .iter()
+            .copied()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| BuildError {
+                key: "algo",
+                message: format!(
+                    "unknown {op} algorithm `{name}`; expected one of: {}",
+                    Self::of(op)
+                        .iter()
+                        .map(|a| a.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+    }
+
+    /// One line on what the algorithm does, for `coll --list`.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::Dissemination => "ceil(log2 p) rounds, rank r signals r+2^k",
+            Self::RecursiveDoubling => "log2 p exchanges with r xor 2^k; extra ranks folded in and out",
+            Self::Tree => "binomial gather to rank 0, then binomial broadcast",
+            Self::Binomial => "binomial tree over relative ranks",
+            Self::Chain => "pipelined chain in segments",
+            Self::ScatterAllgather => "binomial scatter, then ring allgather (van de Geijn)",
+            Self::TrinaryTree => "three arc-disjoint trinary trees, one TNI each, pipelined [torus; RECON]",
+            Self::Ring => "ring reduce-scatter (then ring allgather / gather to the root)",
+            Self::Rabenseifner => "recursive-halving reduce-scatter, then recursive-doubling allgather (or binomial gather)",
+            Self::Trinaryx3 => "reduce up and broadcast down three arc-disjoint trinary trees, 3 TNIs [torus; RECON]",
+            Self::Bruck => "ceil(log2 p) rounds on rotated blocks",
+            Self::QuadRings => "4 parts in 4 directions, ring allgather along X, Y, Z in turn, 4 TNIs [torus; RECON]",
+            Self::Pairwise => "p-1 exchanges with r+k / r-k",
+            Self::OverlaidSymmetric => "phases of symmetric torus shifts over several TNIs, paced at 1/hops [torus; RECON]",
+        }
+    }
+}
+
+/// Writes the schedule of `algorithm` for `collective`.
+pub fn build(
+    collective: Collective,
+    algorithm: Algorithm,
+    params: &Params,
+) -> Result<Schedule, BuildError> {
+    let p = params.ranks;
+    if p == 0 {
+        return Err(BuildError {
+            key: "ranks",
+            message: "expected at least one process".into(),
+        });
+    }
+    if collective.root() >= p {
+        return Err(BuildError {
+            key: "root",
+            message: format!("root {} is not a rank of {p}", collective.root()),
+        });
+    }
+    if let Some(g) = params.grid {
+        if g.ranks() != p {
+            return Err(BuildError {
+                key: "shape",
+                message: format!(
+                    "the communicator shape {}x{}x{} has {} ranks, not {p}",
+                    g.lengths[0],
+                    g.lengths[1],
+                    g.lengths[2],
+                    g.ranks()
+                ),
+            });
+        }
+    }
+    if Algorithm::of(collective.name())
+        .iter()
+        .all(|&a| a != algorithm)
+    {
+        return Err(Algorithm::parse(collective.name(), algorithm.name()).unwrap_err());
+    }
+    let mut s = Schedule::new(collective, algorithm.name(), p, params.count);
+    match collective {
+        Collective::Barrier => barrier::build(&mut s, algorithm),
+        Collective::Bcast { root } => bcast::build(&mut s, algorithm, root, params),
+        Collective::Reduce { root } => reduce::build_reduce(&mut s, algorithm, root, params),
+        Collective::Allreduce => reduce::build_allreduce(&mut s, algorithm, params),
+        Collective::Allgather => allgather::build(&mut s, algorithm, params),
+        Collective::Alltoall => alltoall::build(&mut s, algorithm, params),
+    }
+    Ok(s)
+}
+
+/// The grid a torus algorithm can use, or the reason to fall back.
+pub(crate) fn torus_grid(params: &Params, need_three: bool) -> Result<Grid, String> {
+    let Some(g) = params.grid else {
+        return Err("no communicator shape given (it needs a torus-shaped communicator)".into());
+    };
+    if need_three {
+        if let Some(why) = crate::tree::trinary_unsupported(&g) {
+            return Err(why);
+        }
+    }
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,167 @@
+//! The collective operations and the buffer layout each one fixes: which
+//! elements a rank starts with and which it must hold at the end. Every
+//! algorithm of an operation uses the same layout, so one checker serves
+//! them all (and the real-MPI executor in the front end uses it too).
+
+use serde::Serialize;
+
+use crate::schedule::Rank;
+
+/// A collective operation. `count` (elements per rank) means: the vector
+/// length for barrier-free reductions and broadcasts, the block each rank
+/// contributes for allgather, and the block per destination for alltoall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Collective {
+    Barrier,
+    Bcast {
+        root: Rank,
+    },
+    Reduce {
+        root: Rank,
+    },
+    Allreduce,
+    /// Buffer: `p` blocks of `count`; block `r` is rank `r`'s contribution.
+    Allgather,
+    /// Buffer: send blocks `0..p` (block `j` goes to rank `j`), then
+    /// receive blocks `p..2p` (block `p + j` comes from rank `j`).
+    Alltoall,
+}
+
+pub const OPERATIONS: [&str; 6] = [
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "allgather",
+    "alltoall",
+];
+
+/// Marks elements that carry no data yet, so a missing write shows.
+pub const POISON: u64 = 0xDEAD_BEEF_DEAD_BEEF;
+
+/// The value rank `src` contributes at element `i` (for alltoall: of its
+/// block for rank `dst`). A hash, so a misplaced element cannot pass.
+pub fn value(src: Rank, dst: Rank, i: u64) -> u64 {
+    let mut x = (src as u64) << 40 ^ (dst as u64) << 20 ^ i ^ 0x9E37_79B9_7F4A_7C15;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+impl Collective {
+    pub fn parse(op: &str, root: Rank) -> Option<Self> {
+        Some(match op {
+            "barrier" => Self::Barrier,
+            "bcast" => Self::Bcast { root },
+            "reduce" => Self::Reduce { root },
+            "allreduce" => Self::Allreduce,
+            "allgather" => Self::Allgather,
+            "alltoall" => Self::Alltoall,
+            _ => return None,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Barrier => "barrier",
+            Self::Bcast { .. } => "bcast",
+            Self::Reduce { .. } => "reduce",
+            Self::Allreduce => "allreduce",
+            Self::Allgather => "allgather",
+            Self::Alltoall => "alltoall",
+        }
+    }
+
+    pub fn root(&self) -> Rank {
+        match self {
+            Self::Bcast { root } | Self::Reduce { root } => *root,
+            _ => 0,
+        }
+    }
+
+    /// Elements of the collective's regions in one rank's buffer.
+    pub fn buffer_elements(&self, ranks: u32, count: u64) -> u64 {
+        match self {
+            Self::Barrier => 0,
+            Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce => count,
+            Self::Allgather => ranks as u64 * count,
+            Self::Alltoall => 2 * ranks as u64 * count,
+        }
+    }
+
+    /// Payload bytes the operation delivers per rank, the numerator of its
+    /// bandwidth figure (the message size for bcast/reduce/allreduce, the
+    /// gathered or exchanged total otherwise).
+    pub fn size_elements(&self, ranks: u32, count: u64) -> u64 {
+        match self {
+            Self::Barrier => 0,
+            Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce => count,
+            Self::Allgather | Self::Alltoall => ranks as u64 * count,
+        }
+    }
+
+    /// Rank `r`'s buffer before the operation (`len` ≥ the regions; the
+    /// scratch beyond them is poisoned).
+    pub fn initial(&self, r: Rank, ranks: u32, count: u64, len: u64) -> Vec<u64> {
+        let mut buf = vec![POISON; len as usize];
+        let n = count as usize;
+        match self {
+            Self::Barrier => {}
+            Self::Bcast { root } => {
+                if r == *root {
+                    (0..n).for_each(|i| buf[i] = value(r, 0, i as u64));
+                }
+            }
+            Self::Reduce { .. } | Self::Allreduce => {
+                (0..n).for_each(|i| buf[i] = value(r, 0, i as u64))
+            }
+            Self::Allgather => (0..n).for_each(|i| buf[r as usize * n + i] = value(r, 0, i as u64)),
+            Self::Alltoall => {
+                for j in 0..ranks as usize {
+                    (0..n).for_each(|i| buf[j * n + i] = value(r, j as Rank, i as u64));
+                }
+            }
+        }
+        buf
+    }
+
+    /// The elements rank `r` must hold at the end, as (offset, expected values).
+    pub fn expected(&self, r: Rank, ranks: u32, count: u64) -> Vec<u64> {
+        let n = count as usize;
+        let sum = |i: usize| (0..ranks).fold(0u64, |a, s| a.wrapping_add(value(s, 0, i as u64)));
+        match self {
+            Self::Barrier => Vec::new(),
+            Self::Bcast { root } => (0..n).map(|i| value(*root, 0, i as u64)).collect(),
+            Self::Reduce { root } if r != *root => Vec::new(),
+            Self::Reduce { .. } | Self::Allreduce => (0..n).map(sum).collect(),
+            Self::Allgather => (0..ranks as usize * n)
+                .map(|k| value((k / n) as Rank, 0, (k % n) as u64))
+                .collect(),
+            Self::Alltoall => (0..ranks as usize * n)
+                .map(|k| value((k / n) as Rank, r, (k % n) as u64))
+                .collect(),
+        }
+    }
+
+    /// Where [`Self::expected`] lies in the buffer.
+    pub fn result_offset(&self, ranks: u32, count: u64) -> u64 {
+        match self {
+            Self::Alltoall => ranks as u64 * count,
+            _ => 0,
+        }
+    }
+
+    /// Ranks whose start every rank `r` must causally follow at the end:
+    /// all of them, except for a broadcast (the root) and a reduce (only
+    /// the root must have heard from all).
+    pub fn must_hear_from_all(&self, r: Rank) -> bool {
+        match self {
+            Self::Bcast { .. } => false,
+            Self::Reduce { root } => r == *root,
+            _ => true,
+        }
+    }
+}

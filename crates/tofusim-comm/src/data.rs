@@ -1,0 +1,432 @@
+//! The data executor: runs a schedule on real buffers (64-bit integers,
+//! wrapping sums) and checks every rank's result against the collective's
+//! definition.
+//!
+//! Steps run as soon as their dependencies (and, for a receive, its
+//! message) allow, taken from the ready set in one of two orders. A
+//! schedule whose result depends on the order has a race (two unordered
+//! steps touching the same elements); running both orders catches that.
+//!
+//! Besides the values it checks *causality*: each step carries the set of
+//! ranks whose start it follows (through dependencies and messages). A
+//! barrier moves no data, so this is its whole check; for the others it
+//! is a second one (e.g. an allreduce rank must have heard from all).
+
+use std::collections::VecDeque;
+
+use crate::schedule::{total, Action, Combine, Rank, Schedule, Span};
+
+/// Above this many ranks the causal sets are not tracked (they cost
+/// ranks² bits per step).
+const CAUSAL_LIMIT_RANKS: u32 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Ready steps run oldest first.
+    Fifo,
+    /// Ready steps run newest first.
+    Lifo,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataError {
+    Invalid(String),
+    /// Steps that can never run: a receive without its message, or a
+    /// dependency on such a step.
+    Stuck {
+        rank: Rank,
+        step: u32,
+        left: u64,
+    },
+    Mismatch {
+        rank: Rank,
+        element: u64,
+        expected: u64,
+        found: u64,
+    },
+    /// A rank finished without having heard (causally) from another.
+    Unheard {
+        rank: Rank,
+        from: Rank,
+    },
+}
+
+impl std::fmt::Display for DataError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invalid(m) => write!(f, "invalid schedule: {m}"),
+            Self::Stuck { rank, step, left } => {
+                write!(
+                    f,
+                    "stuck: rank {rank} step {step} can never run ({left} steps left in all)"
+                )
+            }
+            Self::Mismatch {
+                rank,
+                element,
+                expected,
+                found,
+            } => write!(
+                f,
+                "wrong result: rank {rank} element {element} is {found:#x}, expected {expected:#x}"
+            ),
+            Self::Unheard { rank, from } => {
+                write!(f, "rank {rank} finished without hearing from rank {from}")
+            }
+        }
+    }
+}
+
+/// What a successful run moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub messages: u64,
+    pub elements_sent: u64,
+    /// Final buffers, one per rank.
+    pub buffers: Vec<Vec<u64>>,
+}
+
+struct Message {
+    data: Vec<u64>,
+    heard: Vec<u64>,
+}
+
+/// Per-step position of each send/receive in its (sender, receiver) stream.
+fn sequence_numbers(s: &Schedule) -> Vec<Vec<u32>> {
+    let p = s.ranks as usize;
+    let mut sends = vec![0u32; p * p];
+    let mut recvs = vec![0u32; p * p];
+    s.programs
+        .iter()
+        .enumerate()
+        .map(|(r, prog)| {
+            prog.steps
+                .iter()
+                .map(|st| match &st.action {
+                    Action::Send { peer, .. } => {
+                        let c = &mut sends[r * p + *peer as usize];
+                        *c += 1;
+                        *c - 1
+                    }
+                    Action::Recv { peer, .. } => {
+                        let c = &mut recvs[*peer as usize * p + r];
+                        *c += 1;
+                        *c - 1
+                    }
+                    Action::Copy { .. } => 0,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn gather(buf: &[u64], spans: &[Span]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(total(spans) as usize);
+    for s in spans {
+        out.extend_from_slice(&buf[s.offset as usize..s.end() as usize]);
+    }
+    out
+}
+
+fn scatter(buf: &mut [u64], spans: &[Span], data: &[u64], combine: Combine) {
+    let mut k = 0;
+    for s in spans {
+        for slot in &mut buf[s.offset as usize..s.end() as usize] {
+            *slot = match combine {
+                Combine::Replace => data[k],
+                Combine::Sum => slot.wrapping_add(data[k]),
+            };
+            k += 1;
+        }
+    }
+}
+
+fn own_bit(r: usize, words: usize) -> Vec<u64> {
+    let mut own = vec![0u64; words];
+    if words > 0 {
+        own[r / 64] |= 1 << (r % 64);
+    }
+    own
+}
+
+fn union(into: &mut [u64], from: &[u64]) {
+    into.iter_mut().zip(from).for_each(|(a, b)| *a |= b);
+}
+
+/// Runs `schedule` on its collective's initial buffers and checks the result.
+pub fn execute(schedule: &Schedule, order: Order) -> Result<Outcome, DataError> {
+    schedule.validate().map_err(DataError::Invalid)?;
+    let p = schedule.ranks as usize;
+    let coll = schedule.collective;
+    let words = if schedule.ranks <= CAUSAL_LIMIT_RANKS {
+        p.div_ceil(64)
+    } else {
+        0
+    };
+    let seq = sequence_numbers(schedule);
+    let mut buffers: Vec<Vec<u64>> = (0..p)
+        .map(|r| {
+            coll.initial(
+                r as Rank,
+                schedule.ranks,
+                schedule.count,
+                schedule.buffer_elements,
+            )
+        })
+        .collect();
+    // Dependants and unmet-dependency counts per step.
+    let mut dependants: Vec<Vec<Vec<u32>>> = Vec::with_capacity(p);
+    let mut unmet: Vec<Vec<u32>> = Vec::with_capacity(p);
+    let mut heard: Vec<Vec<Vec<u64>>> = Vec::with_capacity(p);
+    for (r, prog) in schedule.programs.iter().enumerate() {
+        let n = prog.steps.len();
+        let mut d = vec![Vec::new(); n];
+        for (i, st) in prog.steps.iter().enumerate() {
+            for &dep in &st.deps {
+                d[dep as usize].push(i as u32);
+            }
+        }
+        dependants.push(d);
+        unmet.push(prog.steps.iter().map(|st| st.deps.len() as u32).collect());
+        heard.push(vec![own_bit(r, words); n]);
+    }
+    let mut ready: VecDeque<(Rank, u32)> = VecDeque::new();
+    for (r, u) in unmet.iter().enumerate() {
+        for (i, &c) in u.iter().enumerate() {
+            if c == 0 {
+                ready.push_back((r as Rank, i as u32));
+            }
+        }
+    }
+    // In-flight messages and parked receives, keyed by (from, to, sequence).
+    let mut mailbox: std::collections::HashMap<(Rank, Rank, u32), Message> = Default::default();
+    let mut parked: std::collections::HashSet<(Rank, Rank, u32)> = Default::default();
+    let mut left: u64 = schedule.programs.iter().map(|p| p.steps.len() as u64).sum();
+    let (mut messages, mut elements_sent) = (0u64, 0u64);
+    let mut exit_heard: Vec<Vec<u64>> = (0..p).map(|r| own_bit(r, words)).collect();
+
+    while let Some((r, i)) = match order {
+        Order::Fifo => ready.pop_front(),
+        Order::Lifo => ready.pop_back(),
+    } {
+        let ru = r as usize;
+        let step = &schedule.programs[ru].steps[i as usize];
+        // Causal set: own rank plus everything the dependencies had heard.
+        let mut h = heard[ru][i as usize].clone();
+        for &d in &step.deps {
+            union(&mut h, &heard[ru][d as usize]);
+        }
+        match &step.action {
+            Action::Send { peer, spans, .. } => {
+                let data = gather(&buffers[ru], spans);
+                messages += 1;
+                elements_sent += data.len() as u64;
+                let key = (r, *peer, seq[ru][i as usize]);
+                mailbox.insert(
+                    key,
+                    Message {
+                        data,
+                        heard: h.clone(),
+                    },
+                );
+                if parked.remove(&key) {
+                    ready.push_back((*peer, find_recv(schedule, &seq, key)));
+                }
+            }
+            Action::Recv {
+                peer,
+                spans,
+                combine,
+            } => {
+                let key = (*peer, r, seq[ru][i as usize]);
+                let Some(msg) = mailbox.remove(&key) else {
+                    parked.insert(key);
+                    continue;
+                };
+                scatter(&mut buffers[ru], spans, &msg.data, *combine);
+                union(&mut h, &msg.heard);
+            }
+            Action::Copy { from, to } => {
+                let data = gather(&buffers[ru], from);
+                scatter(&mut buffers[ru], to, &data, Combine::Replace);
+            }
+        }
+        union(&mut exit_heard[ru], &h);
+        heard[ru][i as usize] = h;
+        left -= 1;
+        for &j in &dependants[ru][i as usize] {
+            unmet[ru][j as usize] -= 1;
+            if unmet[ru][j as usize] == 0 {
+                ready.push_back((r, j));
+            }
+        }
+    }
+    if left > 0 {
+        let (rank, step) = first_unfinished(schedule, &unmet, &parked, &seq);
+        return Err(DataError::Stuck { rank, step, left });
+    }
+    check(schedule, &buffers, &exit_heard, words)?;
+    Ok(Outcome {
+        messages,
+        elements_sent,
+        buffers,
+    })
+}
+
+fn find_recv(s: &Schedule, seq: &[Vec<u32>], (from, to, k): (Rank, Rank, u32)) -> u32 {
+    s.programs[to as usize]
+        .steps
+        .iter()
+        .enumerate()
+        .position(|(j, st)| {
+            matches!(st.action, Action::Recv { peer, .. } if peer == from)
+                && seq[to as usize][j] == k
+        })
+        .expect("a parked receive exists") as u32
+}
+
+fn first_unfinished(
+    s: &Schedule,
+    unmet: &[Vec<u32>],
+    parked: &std::collections::HashSet<(Rank, Rank, u32)>,
+    seq: &[Vec<u32>],
+) -> (Rank, u32) {
+    for (r, prog) in s.programs.iter().enumerate() {
+        for (i, st) in prog.steps.iter().enumerate() {
+            if let Action::Recv { peer, .. } = st.action {
+                if parked.contains(&(peer, r as Rank, seq[r][i])) {
+                    return (r as Rank, i as u32);
+                }
+            }
+            if unmet[r][i] > 0 {
+                return (r as Rank, i as u32);
+            }
+        }
+    }
+    (0, 0)
+}
+
+fn check(
+    s: &Schedule,
+    buffers: &[Vec<u64>],
+    heard: &[Vec<u64>],
+    words: usize,
+) -> Result<(), DataError> {
+    let coll = s.collective;
+    let base = coll.result_offset(s.ranks, s.count);
+    for (r, buf) in buffers.iter().enumerate() {
+        let r = r as Rank;
+        for (k, want) in coll.expected(r, s.ranks, s.count).into_iter().enumerate() {
+            let element = base + k as u64;
+            let found = buf[element as usize];
+            if found != want {
+                return Err(DataError::Mismatch {
+                    rank: r,
+                    element,
+                    expected: want,
+                    found,
+                });
+            }
+        }
+        if words == 0 {
+            continue;
+        }
+        let must_all = coll.must_hear_from_all(r);
+        let root = coll.root() as usize;
+        for from in 0..s.ranks as usize {
+            let needed =
+                must_all || (matches!(coll, crate::Collective::Bcast { .. }) && from == root);
+            if needed && heard[r as usize][from / 64] & (1 << (from % 64)) == 0 {
+                return Err(DataError::Unheard {
+                    rank: r,
+                    from: from as Rank,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{build, Algorithm, Params};
+    use crate::Collective;
+
+    fn schedule(op: &str, algo: Algorithm, p: u32) -> Schedule {
+        build(Collective::parse(op, 0).unwrap(), algo, &Params::new(p, 8)).unwrap()
+    }
+
+    #[test]
+    fn a_wrong_combine_is_caught() {
+        let mut s = schedule("allreduce", Algorithm::Ring, 5);
+        let step = s.programs[2]
+            .steps
+            .iter_mut()
+            .find(|st| matches!(st.action, Action::Recv { .. }))
+            .unwrap();
+        if let Action::Recv { combine, .. } = &mut step.action {
+            *combine = Combine::Replace;
+        }
+        assert!(matches!(
+            execute(&s, Order::Fifo),
+            Err(DataError::Mismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn a_missing_round_leaves_a_rank_unheard() {
+        // Dissemination on 8 ranks needs distances 1, 2, 4; drop the last round.
+        let mut s = schedule("barrier", Algorithm::Dissemination, 8);
+        for prog in &mut s.programs {
+            prog.steps.truncate(4);
+        }
+        assert!(matches!(
+            execute(&s, Order::Fifo),
+            Err(DataError::Unheard { .. })
+        ));
+    }
+
+    #[test]
+    fn a_receive_without_its_send_is_refused_and_a_cycle_is_stuck() {
+        let mut s = schedule("bcast", Algorithm::Binomial, 4);
+        let i = s.programs[0]
+            .steps
+            .iter()
+            .position(|st| matches!(st.action, Action::Send { .. }))
+            .unwrap();
+        s.programs[0].steps.remove(i);
+        assert!(matches!(
+            execute(&s, Order::Fifo),
+            Err(DataError::Invalid(_))
+        ));
+        // Two ranks that each receive before they send.
+        let mut s = Schedule::new(Collective::Allreduce, "test", 2, 1);
+        for r in 0..2 {
+            let rcv = s.recv(r, 1 - r, vec![Span::new(0, 1)], Combine::Sum, &[]);
+            s.send(r, 1 - r, vec![Span::new(0, 1)], 0, &[rcv]);
+        }
+        assert!(matches!(
+            execute(&s, Order::Fifo),
+            Err(DataError::Stuck { left: 4, .. })
+        ));
+    }
+
+    #[test]
+    fn a_race_shows_in_one_of_the_orders() {
+        // Recursive doubling with the receive not waiting for its send: the
+        // send may read the already-summed buffer.
+        let mut s = schedule("allreduce", Algorithm::RecursiveDoubling, 4);
+        for prog in &mut s.programs {
+            for i in 0..prog.steps.len() {
+                if matches!(prog.steps[i].action, Action::Recv { .. }) && i > 0 {
+                    let prev = (i - 1) as u32;
+                    prog.steps[i].deps.retain(|&d| d != prev);
+                }
+            }
+        }
+        let fifo = execute(&s, Order::Fifo).is_ok();
+        let lifo = execute(&s, Order::Lifo).is_ok();
+        assert!(!(fifo && lifo), "the race went unnoticed");
+    }
+}

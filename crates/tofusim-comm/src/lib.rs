@@ -1,0 +1,27 @@
+//! # tofusim-comm
+//!
+//! The communication layer's one definition of a collective: a
+//! [`Schedule`] — per rank, a small program of sends, receives (plain or
+//! reducing) and local copies, each with the steps it depends on and the
+//! network interface (TNI) a send uses. Algorithms ([`algorithms`]) build
+//! schedules; executors run them: the data executor here ([`data`]) moves
+//! real buffers and checks the result, the packet engine times them, and
+//! the Python front end runs them on real MPI ranks.
+//!
+//! Buffers are counted in *elements* of [`ELEMENT_BYTES`] bytes (a double,
+//! or a 64-bit integer in the data executor, where sums wrap so that every
+//! reduction order gives the same bits).
+
+pub mod algorithms;
+pub mod collective;
+pub mod data;
+pub mod schedule;
+pub mod tree;
+
+pub use algorithms::{Algorithm, BuildError, Params};
+pub use collective::Collective;
+pub use data::{execute, DataError, Outcome};
+pub use schedule::{Action, Combine, Program, Rank, Schedule, Span, Step, StepId};
+
+/// Bytes per buffer element.
+pub const ELEMENT_BYTES: u64 = 8;

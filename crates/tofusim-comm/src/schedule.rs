@@ -1,0 +1,292 @@
+//! The schedule: what each rank does, in which order, over which interface.
+//!
+//! A rank's [`Program`] is a list of [`Step`]s. A step may start once every
+//! step it depends on (`deps`, indices into the same program, always
+//! earlier ones) has finished; steps without an order between them may run
+//! at the same time, which is how an algorithm uses several TNIs at once.
+//! Messages are matched in order per (sender, receiver) pair: the k-th send
+//! from `a` to `b` is the k-th receive at `b` from `a`. A send reads its
+//! data when it starts (it owns a snapshot); a receive writes when the
+//! message has arrived.
+
+use serde::Serialize;
+
+use crate::collective::Collective;
+use crate::ELEMENT_BYTES;
+
+pub type Rank = u32;
+/// Index of a step within its rank's program.
+pub type StepId = u32;
+
+/// A contiguous range of a rank's buffer, in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub offset: u64,
+    pub len: u64,
+}
+
+impl Span {
+    pub fn new(offset: u64, len: u64) -> Self {
+        Self { offset, len }
+    }
+
+    pub fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
+/// Total elements of a gather list.
+pub fn total(spans: &[Span]) -> u64 {
+    spans.iter().map(|s| s.len).sum()
+}
+
+/// What a receive does with the arriving elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Combine {
+    /// Overwrite the buffer.
+    Replace,
+    /// Add element-wise into the buffer (a receive fused with a local
+    /// reduction; executors charge the reduction time).
+    Sum,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Action {
+    /// Send the elements of `spans` (a gather list, one message) to `peer`
+    /// through network interface `tni`. `pace` > 1 asks the interface to
+    /// inject at 1/`pace` of its rate (injection-rate control).
+    Send {
+        peer: Rank,
+        spans: Vec<Span>,
+        tni: u8,
+        pace: u8,
+    },
+    /// Receive one message from `peer` into `spans` (a scatter list).
+    Recv {
+        peer: Rank,
+        spans: Vec<Span>,
+        combine: Combine,
+    },
+    /// Local copy: the elements of `from`, in order, to `to` (same total).
+    Copy { from: Vec<Span>, to: Vec<Span> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Step {
+    pub action: Action,
+    pub deps: Vec<StepId>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Program {
+    pub steps: Vec<Step>,
+}
+
+/// A collective algorithm written out for a given process count and size.
+#[derive(Clone, Debug, Serialize)]
+pub struct Schedule {
+    pub collective: Collective,
+    pub algorithm: &'static str,
+    pub ranks: u32,
+    /// Elements per rank of the collective (see [`Collective`]).
+    pub count: u64,
+    /// Elements of every rank's buffer: the collective's regions plus any
+    /// scratch space the algorithm needs.
+    pub buffer_elements: u64,
+    /// Why the algorithm ran in a simpler form than its name says (e.g. a
+    /// torus algorithm on a communicator that is not a torus), if it did.
+    pub fallback: Option<String>,
+    pub programs: Vec<Program>,
+}
+
+impl Schedule {
+    pub fn new(collective: Collective, algorithm: &'static str, ranks: u32, count: u64) -> Self {
+        Self {
+            collective,
+            algorithm,
+            ranks,
+            count,
+            buffer_elements: collective.buffer_elements(ranks, count),
+            fallback: None,
+            programs: vec![Program::default(); ranks as usize],
+        }
+    }
+
+    fn push(&mut self, rank: Rank, action: Action, deps: &[StepId]) -> StepId {
+        let steps = &mut self.programs[rank as usize].steps;
+        steps.push(Step {
+            action,
+            deps: deps.to_vec(),
+        });
+        (steps.len() - 1) as StepId
+    }
+
+    pub fn send(
+        &mut self,
+        rank: Rank,
+        peer: Rank,
+        spans: Vec<Span>,
+        tni: u8,
+        deps: &[StepId],
+    ) -> StepId {
+        self.push(
+            rank,
+            Action::Send {
+                peer,
+                spans,
+                tni,
+                pace: 1,
+            },
+            deps,
+        )
+    }
+
+    pub fn send_paced(
+        &mut self,
+        rank: Rank,
+        peer: Rank,
+        spans: Vec<Span>,
+        tni: u8,
+        pace: u8,
+        deps: &[StepId],
+    ) -> StepId {
+        self.push(
+            rank,
+            Action::Send {
+                peer,
+                spans,
+                tni,
+                pace,
+            },
+            deps,
+        )
+    }
+
+    pub fn recv(
+        &mut self,
+        rank: Rank,
+        peer: Rank,
+        spans: Vec<Span>,
+        combine: Combine,
+        deps: &[StepId],
+    ) -> StepId {
+        self.push(
+            rank,
+            Action::Recv {
+                peer,
+                spans,
+                combine,
+            },
+            deps,
+        )
+    }
+
+    pub fn copy(&mut self, rank: Rank, from: Vec<Span>, to: Vec<Span>, deps: &[StepId]) -> StepId {
+        self.push(rank, Action::Copy { from, to }, deps)
+    }
+
+    /// Messages sent by all ranks.
+    pub fn messages(&self) -> u64 {
+        self.sends().count() as u64
+    }
+
+    /// Bytes sent by all ranks.
+    pub fn bytes_sent(&self) -> u64 {
+        self.sends().map(|(_, _, spans)| total(spans)).sum::<u64>() * ELEMENT_BYTES
+    }
+
+    /// Highest TNI index used, plus one.
+    pub fn tnis_used(&self) -> u8 {
+        self.programs
+            .iter()
+            .flat_map(|p| &p.steps)
+            .filter_map(|s| match s.action {
+                Action::Send { tni, .. } => Some(tni + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Every send as (rank, peer, spans).
+    pub fn sends(&self) -> impl Iterator<Item = (Rank, Rank, &Vec<Span>)> {
+        self.programs.iter().enumerate().flat_map(|(r, p)| {
+            p.steps.iter().filter_map(move |s| match &s.action {
+                Action::Send { peer, spans, .. } => Some((r as Rank, *peer, spans)),
+                _ => None,
+            })
+        })
+    }
+
+    /// Structural checks: dependencies point backwards, spans lie in the
+    /// buffer, peers exist and are not the rank itself, copies balance, and
+    /// every (sender, receiver) pair has as many sends as receives of equal
+    /// sizes, in order.
+    pub fn validate(&self) -> Result<(), String> {
+        let p = self.ranks;
+        let mut sent: std::collections::HashMap<(Rank, Rank), Vec<u64>> = Default::default();
+        let mut recvd: std::collections::HashMap<(Rank, Rank), Vec<u64>> = Default::default();
+        for (r, prog) in self.programs.iter().enumerate() {
+            let r = r as Rank;
+            for (i, step) in prog.steps.iter().enumerate() {
+                let at = || format!("rank {r} step {i}");
+                if let Some(d) = step.deps.iter().find(|&&d| d as usize >= i) {
+                    return Err(format!("{}: depends on step {d}, not an earlier one", at()));
+                }
+                let in_buffer =
+                    |spans: &[Span]| spans.iter().all(|s| s.end() <= self.buffer_elements);
+                match &step.action {
+                    Action::Send { peer, spans, .. } | Action::Recv { peer, spans, .. } => {
+                        if *peer >= p || *peer == r {
+                            return Err(format!(
+                                "{}: peer {peer} is not another rank of {p}",
+                                at()
+                            ));
+                        }
+                        if !in_buffer(spans) {
+                            return Err(format!(
+                                "{}: span beyond the buffer of {} elements",
+                                at(),
+                                self.buffer_elements
+                            ));
+                        }
+                        let map = if matches!(step.action, Action::Send { .. }) {
+                            sent.entry((r, *peer))
+                        } else {
+                            recvd.entry((*peer, r))
+                        };
+                        map.or_default().push(total(spans));
+                    }
+                    Action::Copy { from, to } => {
+                        if total(from) != total(to) || !in_buffer(from) || !in_buffer(to) {
+                            return Err(format!(
+                                "{}: copy of unequal lengths or beyond the buffer",
+                                at()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        for (pair, sizes) in &sent {
+            if recvd.get(pair) != Some(sizes) {
+                return Err(format!(
+                    "rank {} sends {:?} elements to rank {} but it receives {:?}",
+                    pair.0,
+                    sizes,
+                    pair.1,
+                    recvd.get(pair).cloned().unwrap_or_default()
+                ));
+            }
+        }
+        if let Some(pair) = recvd.keys().find(|k| !sent.contains_key(k)) {
+            return Err(format!(
+                "rank {} receives from rank {} which sends nothing",
+                pair.1, pair.0
+            ));
+        }
+        Ok(())
+    }
+}
