@@ -7,7 +7,7 @@ PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip
 STAMP   := $(VENV)/.deps-installed
 CARGO   ?= cargo
-PYDEPS  := maturin click rich numpy matplotlib pytest hypothesis
+PYDEPS  := maturin click rich numpy matplotlib pytest hypothesis mpi4py
 
 .PHONY: install demo test test-rust test-python bench docs clean core
 
@@ -16,7 +16,9 @@ install: $(STAMP) core
 $(PY):
 	python3 -m venv $(VENV) || { apt-get update && apt-get install -y python3-venv && python3 -m venv $(VENV); }
 
+# Open MPI (Debian packages) for the real-MPI executor; mpi4py builds against it.
 $(STAMP): $(PY) pyproject.toml
+	command -v mpicc >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openmpi-bin libopenmpi-dev; }
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(PYDEPS)
 	touch $(STAMP)

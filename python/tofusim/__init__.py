@@ -15,7 +15,7 @@ from ._core import ConfigError
 
 __version__ = _core.version()
 
-__all__ = ["ConfigError", "__version__", "presets", "run", "run_file", "topo", "topo_file", "topo_toml"]
+__all__ = ["ConfigError", "__version__", "coll", "collective_algorithms", "collective_schedule", "presets", "run", "run_file", "topo", "topo_file", "topo_toml"]
 
 
 def _read_text(path: str | Path) -> str:
@@ -61,3 +61,30 @@ def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = F
 def run_file(path: str | Path, progress: Any = None, ports: bool = False) -> dict[str, Any]:
     """Runs the experiment file at ``path``."""
     return run(_read_text(path), str(path), progress, ports)
+
+
+def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
+    """The collective algorithms of each operation: name, summary, needs_torus."""
+    return json.loads(_core.collective_algorithms())
+
+
+def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
+         tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
+         verify: bool = False, seed: int = 1, progress: Any = None) -> dict[str, Any]:
+    """Runs one collective on the packet engine over every node of ``system``.
+
+    ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
+    (allgather) or each rank's block per destination (alltoall).
+    """
+    spec = {
+        "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),
+        "segment_bytes": int(segment_bytes), "tnis": tnis, "descriptor": descriptor,
+        "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
+    }
+    return json.loads(_core.run_collective(json.dumps(spec), progress))
+
+
+def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root: int = 0,
+                        shape: list[int] | None = None, segment_bytes: int = 65536, tnis: int = 4) -> dict[str, Any]:
+    """The schedule of a collective (per rank: steps with dependencies), as a dict."""
+    return json.loads(_core.collective_schedule(op, algo, ranks, size_bytes, root, shape, segment_bytes, tnis))

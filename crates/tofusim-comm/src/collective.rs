@@ -26,6 +26,9 @@ pub enum Collective {
     /// Buffer: send blocks `0..p` (block `j` goes to rank `j`), then
     /// receive blocks `p..2p` (block `p + j` comes from rank `j`).
     Alltoall,
+    /// Point-to-point transfers with no collective result (put and
+    /// bandwidth benchmarks): the buffer is whatever the transfers need.
+    Transfers,
 }
 
 pub const OPERATIONS: [&str; 6] = [
@@ -72,6 +75,7 @@ impl Collective {
             Self::Allreduce => "allreduce",
             Self::Allgather => "allgather",
             Self::Alltoall => "alltoall",
+            Self::Transfers => "transfers",
         }
     }
 
@@ -86,7 +90,7 @@ impl Collective {
     pub fn buffer_elements(&self, ranks: u32, count: u64) -> u64 {
         match self {
             Self::Barrier => 0,
-            Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce => count,
+            Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce | Self::Transfers => count,
             Self::Allgather => ranks as u64 * count,
             Self::Alltoall => 2 * ranks as u64 * count,
         }
@@ -97,7 +101,7 @@ impl Collective {
     /// gathered or exchanged total otherwise).
     pub fn size_elements(&self, ranks: u32, count: u64) -> u64 {
         match self {
-            Self::Barrier => 0,
+            Self::Barrier | Self::Transfers => 0,
             Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce => count,
             Self::Allgather | Self::Alltoall => ranks as u64 * count,
         }
@@ -110,6 +114,10 @@ impl Collective {
         let n = count as usize;
         match self {
             Self::Barrier => {}
+            Self::Transfers => buf
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| *x = value(r, 0, i as u64)),
             Self::Bcast { root } => {
                 if r == *root {
                     (0..n).for_each(|i| buf[i] = value(r, 0, i as u64));
@@ -133,7 +141,7 @@ impl Collective {
         let n = count as usize;
         let sum = |i: usize| (0..ranks).fold(0u64, |a, s| a.wrapping_add(value(s, 0, i as u64)));
         match self {
-            Self::Barrier => Vec::new(),
+            Self::Barrier | Self::Transfers => Vec::new(),
             Self::Bcast { root } => (0..n).map(|i| value(*root, 0, i as u64)).collect(),
             Self::Reduce { root } if r != *root => Vec::new(),
             Self::Reduce { .. } | Self::Allreduce => (0..n).map(sum).collect(),
@@ -159,7 +167,7 @@ impl Collective {
     /// the root must have heard from all).
     pub fn must_hear_from_all(&self, r: Rank) -> bool {
         match self {
-            Self::Bcast { .. } => false,
+            Self::Bcast { .. } | Self::Transfers => false,
             Self::Reduce { root } => r == *root,
             _ => true,
         }

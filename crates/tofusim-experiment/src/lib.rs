@@ -5,6 +5,8 @@
 //! key path and what was expected. Raw TOML → merged with a preset →
 //! validated → a built network for the layers below.
 
+pub mod collective;
+pub mod comm_model;
 pub mod error;
 pub mod experiment;
 pub mod presets;

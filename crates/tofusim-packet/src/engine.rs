@@ -189,6 +189,9 @@ pub struct Engine {
     pub(crate) win_tokens: u64,
     pub(crate) win_unblocks: u64,
     pub(crate) last_progress: u64,
+    /// Packets created but held by the node's software until a later
+    /// cycle (RELEASE events pending): live, but not in the network.
+    pending_releases: u64,
     pub(crate) events: u64,
     pub(crate) directed_links: u64,
     pub(crate) gen_remaining: u64,
@@ -326,6 +329,7 @@ impl Engine {
             win_tokens: 0,
             win_unblocks: 0,
             last_progress: 0,
+            pending_releases: 0,
             events: 0,
             directed_links,
             gen_remaining,
@@ -604,6 +608,10 @@ impl Engine {
             }
             RELEASE => {
                 self.push_source(r, ev.a as usize, ev.x);
+                self.pending_releases -= 1;
+                // The software handing over a packet is progress: the
+                // stall clock restarts for it.
+                self.last_progress = t;
                 self.mark_dirty(ev.router);
             }
             TRACE => {
@@ -657,6 +665,7 @@ impl Engine {
                         hints: None,
                         deposit: false,
                         lane: 0,
+                        release_cycle: 0,
                     };
                     let pkt = self.create(ev.router, t, np);
                     self.push_source(r, 0, pkt);
@@ -768,11 +777,13 @@ impl Engine {
             self.turn_free_at[r as usize] = at;
         }
         for np in out.iter().copied() {
+            let at = at.max(np.release_cycle);
             let pkt = self.create(r, at, np);
             let lane = np.lane as usize % self.lanes;
             if at <= t {
                 self.push_source(r as usize, lane, pkt);
             } else {
+                self.pending_releases += 1;
                 self.wheel.schedule(
                     at,
                     Ev {
@@ -786,6 +797,32 @@ impl Engine {
             }
         }
         self.new_packets = out;
+    }
+
+    /// A collective schedule's first packets, each released at its cycle.
+    fn start_schedule(&mut self) {
+        let mut first = Vec::new();
+        self.workload.start_packets(&mut first);
+        for (r, np) in first {
+            let pkt = self.create(r, np.release_cycle, np);
+            let lane = np.lane as usize % self.lanes;
+            if np.release_cycle == 0 {
+                self.push_source(r as usize, lane, pkt);
+                self.mark_dirty(r);
+            } else {
+                self.pending_releases += 1;
+                self.wheel.schedule(
+                    np.release_cycle,
+                    Ev {
+                        kind: RELEASE,
+                        a: lane as u8,
+                        b: 0,
+                        router: r,
+                        x: pkt,
+                    },
+                );
+            }
+        }
     }
 
     pub(crate) fn fail(&mut self, t: u64, kind: &'static str, detail: String) {
@@ -830,7 +867,17 @@ impl Engine {
 
     /// Runs to the end (cycles reached, or the finite workload done) and
     /// returns the results; deadlocks and invariant violations are in them.
-    pub fn run(mut self, progress: Progress) -> RunResult {
+    pub fn run(self, progress: Progress) -> RunResult {
+        self.run_with(progress, |_| ()).0
+    }
+
+    /// [`Self::run`], also handing back what `inspect` reads from the
+    /// workload's final state (e.g. a schedule's per-rank finish times).
+    pub fn run_with<T>(
+        mut self,
+        progress: Progress,
+        inspect: impl FnOnce(&Workload) -> T,
+    ) -> (RunResult, T) {
         let wall = std::time::Instant::now();
         let n = self.lay.routers as u32;
         for r in 0..n {
@@ -875,6 +922,7 @@ impl Engine {
         let mut completion = None;
         let mut iter = 0u64;
         let mut last_report = std::time::Instant::now();
+        self.start_schedule();
         self.process_dirty(0);
         loop {
             if self.workload.is_finite()
@@ -914,7 +962,7 @@ impl Engine {
             if self.error.is_some() {
                 break;
             }
-            if self.pool.live() > 0
+            if self.pool.live() > self.pending_releases
                 && t.saturating_sub(self.last_progress) > self.run.deadlock_cycles
             {
                 deadlock = Some(self.deadlock_report(t));
@@ -947,9 +995,20 @@ impl Engine {
             if let Some(Err(e)) = self.workload.fill().map(|f| f.check_complete()) {
                 self.fail(t, "broadcast-incomplete", e);
             }
+            if let Some(run) = self.workload.schedule_run() {
+                match run.check_complete() {
+                    Err(e) => self.fail(t, "schedule-incomplete", e),
+                    // The last step may be local work after the last delivery.
+                    Ok(()) => completion = completion.map(|c| c.max(run.end_cycle())),
+                }
+            }
         }
         progress(1.0);
-        crate::result::finish(self, t, completion, deadlock, wall.elapsed().as_secs_f64())
+        let seen = inspect(&self.workload);
+        (
+            crate::result::finish(self, t, completion, deadlock, wall.elapsed().as_secs_f64()),
+            seen,
+        )
     }
 
     fn process_dirty(&mut self, t: u64) {

@@ -120,6 +120,139 @@ fn run_experiment(
     Ok(v.to_string())
 }
 
+/// The collective algorithms per operation, as JSON
+/// `{op: [{"name", "summary", "needs_torus"}]}`.
+#[pyfunction]
+fn collective_algorithms() -> String {
+    let mut m = serde_json::Map::new();
+    for op in tofusim_comm::collective::OPERATIONS {
+        let list: Vec<serde_json::Value> = tofusim_comm::Algorithm::of(op)
+            .iter()
+            .map(|a| serde_json::json!({"name": a.name(), "summary": a.summary(), "needs_torus": a.needs_torus()}))
+            .collect();
+        m.insert(op.to_string(), serde_json::Value::Array(list));
+    }
+    serde_json::Value::Object(m).to_string()
+}
+
+fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::CollectiveSpec> {
+    let v: serde_json::Value = serde_json::from_str(spec)
+        .map_err(|e| TofusimConfigError::new_err(format!("bad spec: {e}")))?;
+    let get_u = |k: &str, d: u64| v.get(k).and_then(|x| x.as_u64()).unwrap_or(d);
+    let get_s = |k: &str| {
+        v.get(k)
+            .and_then(|x| x.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let modes = tofusim_experiment::comm_model::Modes::parse(
+        &get_s("descriptor"),
+        v.get("cache_injection")
+            .and_then(|x| x.as_bool())
+            .unwrap_or(true),
+        &get_s("cmg"),
+    )
+    .map_err(|e| config_err(e))?;
+    Ok(tofusim_experiment::collective::CollectiveSpec {
+        op: get_s("op"),
+        algorithm: get_s("algo"),
+        size_bytes: get_u("size_bytes", 8),
+        system: get_s("system"),
+        root: get_u("root", 0) as u32,
+        segment_bytes: get_u("segment_bytes", 65536),
+        tnis: v
+            .get("tnis")
+            .and_then(|x| x.as_u64())
+            .map(|t| t.min(255) as u8),
+        modes,
+        verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
+        seed: get_u("seed", 1),
+    })
+}
+
+/// Runs one collective (spec as JSON: op, algo, size_bytes, system, root,
+/// segment_bytes, tnis, descriptor, cache_injection, cmg, verify, seed) on
+/// the packet engine; returns the result as JSON.
+#[pyfunction]
+#[pyo3(signature = (spec, progress=None))]
+fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let spec = collective_spec(&spec)?;
+    let r = py.detach(|| {
+        let mut report = |f: f64| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    let _ = cb.call1(py, (f,));
+                });
+            }
+        };
+        tofusim_experiment::collective::run(&spec, &mut report)
+    });
+    let r = r.map_err(config_err)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
+}
+
+/// The schedule of a collective for `ranks` processes (optionally shaped
+/// as a torus `shape`), as JSON, for the real-MPI executor.
+#[pyfunction]
+#[pyo3(signature = (op, algo, ranks, size_bytes, root=0, shape=None, segment_bytes=65536, tnis=4))]
+#[allow(clippy::too_many_arguments)]
+fn collective_schedule(
+    op: String,
+    algo: String,
+    ranks: u32,
+    size_bytes: u64,
+    root: u32,
+    shape: Option<Vec<u32>>,
+    segment_bytes: u64,
+    tnis: u8,
+) -> PyResult<String> {
+    let algorithm = tofusim_comm::Algorithm::parse(&op, &algo)
+        .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?;
+    let coll = tofusim_comm::Collective::parse(&op, root).expect("op checked");
+    let count = if coll == tofusim_comm::Collective::Barrier {
+        0
+    } else {
+        size_bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1)
+    };
+    let mut p = tofusim_comm::Params::new(ranks, count);
+    p.grid = match shape {
+        Some(s) => Some(tofusim_comm::tree::Grid::from_shape(&s).ok_or_else(|| {
+            TofusimConfigError::new_err("shape: expected 1 to 3 positive axis lengths")
+        })?),
+        None => None,
+    };
+    p.segment_elements = segment_bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
+    p.tnis = tnis.max(1);
+    let s = tofusim_comm::algorithms::build(coll, algorithm, &p)
+        .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?;
+    Ok(serde_json::to_string(&s).expect("schedules serialise"))
+}
+
+/// Rank `rank`'s buffer before a collective and the elements it must hold
+/// after, as little-endian u64 bytes: (initial, result offset, expected).
+#[pyfunction]
+fn collective_buffers(
+    op: String,
+    root: u32,
+    ranks: u32,
+    count: u64,
+    buffer_elements: u64,
+    rank: u32,
+) -> PyResult<(Vec<u8>, u64, Vec<u8>)> {
+    let coll = tofusim_comm::Collective::parse(&op, root)
+        .ok_or_else(|| TofusimConfigError::new_err(format!("op: unknown operation {op}")))?;
+    let bytes = |v: Vec<u64>| {
+        v.into_iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<u8>>()
+    };
+    Ok((
+        bytes(coll.initial(rank, ranks, count, buffer_elements)),
+        coll.result_offset(ranks, count),
+        bytes(coll.expected(rank, ranks, count)),
+    ))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -128,6 +261,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topo_name, m)?)?;
     m.add_function(wrap_pyfunction!(topo_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(collective_algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(run_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(collective_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(collective_buffers, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }

@@ -180,6 +180,7 @@ impl Fill {
             hints: Some(if minus { 1 << axis } else { 0 }),
             deposit: true,
             lane: (2 * slot + minus as usize) as u8,
+            release_cycle: 0,
         }
     }
 

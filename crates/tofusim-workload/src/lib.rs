@@ -13,9 +13,11 @@
 
 mod fill;
 mod permutation;
+pub mod schedule_run;
 
 pub use fill::Fill;
 pub use permutation::Permutation;
+pub use schedule_run::{HostTiming, ScheduleRun};
 
 use rand::RngExt;
 use serde::Serialize;
@@ -24,12 +26,14 @@ use tofusim_topology::{NodeId, Torus};
 pub type Rng = rand_pcg::Pcg32;
 
 pub const CHUNK_BYTES: u32 = 32;
+/// Largest packet any router model carries (packet sizes are `u16`).
+pub const MAX_PACKET_BYTES: u32 = 65504;
 
 /// One packet a workload asks a node to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NewPacket {
     pub dst: u32,
-    /// Bytes on the router (multiple of 32, at most 256).
+    /// Bytes on the router (multiple of 32, at most the router's largest packet).
     pub bytes: u16,
     /// Software payload bytes carried.
     pub payload: u16,
@@ -42,6 +46,9 @@ pub struct NewPacket {
     pub deposit: bool,
     /// The node's send lane (see [`Workload::lanes`]).
     pub lane: u8,
+    /// Cycle before which the node's software does not hand the packet
+    /// over (0: as soon as it is answered).
+    pub release_cycle: u64,
 }
 
 /// Destination patterns of open-loop traffic.
@@ -94,6 +101,12 @@ pub enum FinitePattern {
     },
     /// Packets given one by one: each enters its source's send queue at its cycle.
     Trace { packets: Vec<TracePacket> },
+    /// A collective schedule (see [`ScheduleRun`]).
+    Collective {
+        op: String,
+        algorithm: String,
+        ranks: u32,
+    },
 }
 
 /// One packet of a trace workload.
@@ -134,6 +147,7 @@ pub struct Workload {
     seed: u64,
     pingpong: Option<PingPongState>,
     fill: Option<Fill>,
+    schedule: Option<Box<ScheduleRun>>,
 }
 
 #[derive(Clone, Debug)]
@@ -204,10 +218,15 @@ impl Workload {
         torus: &Torus,
         seed: u64,
     ) -> Result<Self, WorkloadError> {
-        if !(CHUNK_BYTES..=256).contains(&packet_bytes) || packet_bytes % CHUNK_BYTES != 0 {
+        // The router's own limit (BG/L 256 bytes) is checked with the router.
+        if !(CHUNK_BYTES..=MAX_PACKET_BYTES).contains(&packet_bytes)
+            || packet_bytes % CHUNK_BYTES != 0
+        {
             return Err(WorkloadError {
                 key: "packet_bytes",
-                message: format!("expected a multiple of 32 from 32 to 256, found {packet_bytes}"),
+                message: format!(
+                    "expected a multiple of 32 from 32 to {MAX_PACKET_BYTES}, found {packet_bytes}"
+                ),
             });
         }
         if header_bytes >= packet_bytes {
@@ -351,7 +370,39 @@ impl Workload {
             seed,
             pingpong,
             fill,
+            schedule: None,
         })
+    }
+
+    /// A collective schedule run on `torus` (see [`ScheduleRun`]).
+    pub fn collective(
+        run: ScheduleRun,
+        packet_bytes: u32,
+        header_bytes: u32,
+        torus: &Torus,
+    ) -> Result<Self, WorkloadError> {
+        let s = run.schedule();
+        let kind = Kind::Finite(FinitePattern::Collective {
+            op: s.collective.name().into(),
+            algorithm: s.algorithm.into(),
+            ranks: s.ranks,
+        });
+        let mut w = Self::new(kind, packet_bytes, header_bytes, torus, 0)?;
+        w.schedule = Some(Box::new(run));
+        Ok(w)
+    }
+
+    /// The schedule being run, if this is a collective workload.
+    pub fn schedule_run(&self) -> Option<&ScheduleRun> {
+        self.schedule.as_deref()
+    }
+
+    /// Packets the workload hands over at the start with their release
+    /// cycles, as (node, packet) (collective schedules).
+    pub fn start_packets(&mut self, out: &mut Vec<(u32, NewPacket)>) {
+        if let Some(s) = self.schedule.as_mut() {
+            s.start(out);
+        }
     }
 
     pub fn nodes(&self) -> u32 {
@@ -468,6 +519,9 @@ impl Workload {
     /// Send lanes per node: separate software send queues, each with its
     /// own injection FIFOs (the fills use one per direction; others one).
     pub fn lanes(&self) -> usize {
+        if let Some(s) = &self.schedule {
+            return s.lanes();
+        }
         self.fill.as_ref().map_or(1, Fill::lanes)
     }
 
@@ -499,8 +553,9 @@ impl Workload {
             Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => {
                 unreachable!("handled above")
             }
-            // Trace packets enter at their cycles (see `trace`), not at the start.
-            Kind::Finite(FinitePattern::Trace { .. }) => 0,
+            // Trace packets enter at their cycles (see `trace`), and
+            // schedule packets at their release cycles (`start_packets`).
+            Kind::Finite(FinitePattern::Trace { .. } | FinitePattern::Collective { .. }) => 0,
             Kind::Open { .. } => 0,
         }
     }
@@ -546,6 +601,7 @@ impl Workload {
                     hints: None,
                     deposit: false,
                     lane: 0,
+                    release_cycle: 0,
                 }
             }
             Kind::Finite(FinitePattern::HotBurst { .. }) => {
@@ -559,6 +615,7 @@ impl Workload {
                     hints: None,
                     deposit: false,
                     lane: 0,
+                    release_cycle: 0,
                 }
             }
             Kind::Finite(FinitePattern::PingPong { .. }) => {
@@ -570,8 +627,8 @@ impl Workload {
                 .as_ref()
                 .expect("fill state")
                 .packet(node, lane, i),
-            Kind::Finite(FinitePattern::Trace { .. }) => {
-                unreachable!("trace packets are not generated at the start")
+            Kind::Finite(FinitePattern::Trace { .. } | FinitePattern::Collective { .. }) => {
+                unreachable!("trace and schedule packets are not generated at the start")
             }
             Kind::Open { .. } => unreachable!("open-loop workloads have no finite packets"),
         }
@@ -593,6 +650,7 @@ impl Workload {
             hints: None,
             deposit: false,
             lane: 0,
+            release_cycle: 0,
         }
     }
 
@@ -600,6 +658,14 @@ impl Workload {
     /// deposited) at `node` at cycle `t`; returns the packets `node` must
     /// now send (ping-pong replies, plane-fill corner turns).
     pub fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
+        if let Some(s) = self.schedule.as_mut() {
+            let mut timed = Vec::new();
+            s.on_delivery(t, tag, &mut timed);
+            // A receive only releases its own rank's steps: packets from `node`.
+            debug_assert!(timed.iter().all(|&(n, _)| n == node));
+            out.extend(timed.into_iter().map(|(_, p)| p));
+            return;
+        }
         if let Some(f) = self.fill.as_mut() {
             f.on_receive(node, tag, out);
             return;
@@ -665,6 +731,7 @@ impl Workload {
             hints: p.hints,
             deposit: false,
             lane: 0,
+            release_cycle: 0,
         }
     }
 

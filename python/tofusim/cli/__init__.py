@@ -12,6 +12,7 @@ import sys
 import click
 
 from .. import ConfigError, __version__
+from .coll import coll
 from .reproduce import reproduce
 from .run import run
 from .topo import topo
@@ -26,6 +27,7 @@ def cli() -> None:
 cli.add_command(topo)
 cli.add_command(run)
 cli.add_command(reproduce)
+cli.add_command(coll)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,8 @@ pub(crate) fn build(s: &mut Schedule, algorithm: Algorithm, root: Rank, params: 
                         t,
                         region,
                         params.segment_elements,
-                        i as u8 % params.tnis.max(1),
+                        i as u8,
+                        params.tnis,
                         &f,
                         None,
                     );
@@ -154,16 +155,22 @@ fn scatter_allgather(s: &mut Schedule, root: Rank, region: Span, f: &mut Frontie
     }
 }
 
-/// Pipelined broadcast of `region` down `tree` in segments through `tni`.
+/// Pipelined broadcast of `region` down `tree` in segments. The copies a
+/// rank sends to its children go through TNIs `tni`, `tni`+1, … (mod
+/// `tnis`), so a rank with three children in a tree does not queue them
+/// all behind one TNI (the policy of using several TNIs at once; the
+/// exact Fujitsu TNI assignment is not public).
 /// `after_up[r][k]` (Trinaryx3): the steps after which rank r's segment k
 /// has gone up the tree (the root: has been fully reduced); the final
 /// value may only arrive, or leave the root, after them.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_down(
     s: &mut Schedule,
     tree: &Tree,
     region: Span,
     segment: u64,
     tni: u8,
+    tnis: u8,
     f: &Frontier,
     after_up: Option<&[Vec<Vec<StepId>>]>,
 ) {
@@ -184,8 +191,14 @@ pub(crate) fn tree_down(
             } else {
                 last = deps;
             }
-            for &c in &tree.children[r as usize] {
-                s.send(r, c, vec![seg], tni, &last);
+            for (j, &c) in tree.children[r as usize].iter().enumerate() {
+                s.send(
+                    r,
+                    c,
+                    vec![seg],
+                    (tni as usize + j) as u8 % tnis.max(1),
+                    &last,
+                );
             }
         }
     }

@@ -18,7 +18,7 @@ mod doubling;
 mod reduce;
 
 use crate::collective::Collective;
-use crate::schedule::{Schedule, Span, StepId};
+use crate::schedule::{Rank, Schedule, Span, StepId};
 use crate::tree::Grid;
 
 /// Per rank, the steps a following phase depends on.
@@ -169,11 +169,11 @@ impl Algorithm {
             Self::Dissemination => "ceil(log2 p) rounds, rank r signals r+2^k",
             Self::RecursiveDoubling => "log2 p exchanges with r xor 2^k; extra ranks folded in and out",
             Self::Tree => "binomial gather to rank 0, then binomial broadcast",
-            Self::Binomial => "binomial tree over relative ranks",
+            Self::Binomial => "binomial tree over ranks relative to the root (allreduce: reduce to 0, then bcast)",
             Self::Chain => "pipelined chain in segments",
             Self::ScatterAllgather => "binomial scatter, then ring allgather (van de Geijn)",
             Self::TrinaryTree => "three arc-disjoint trinary trees, one TNI each, pipelined [torus; RECON]",
-            Self::Ring => "ring reduce-scatter (then ring allgather / gather to the root)",
+            Self::Ring => "p-1 steps to the next rank on a ring (reductions: ring reduce-scatter, then ring allgather or gather at the root)",
             Self::Rabenseifner => "recursive-halving reduce-scatter, then recursive-doubling allgather (or binomial gather)",
             Self::Trinaryx3 => "reduce up and broadcast down three arc-disjoint trinary trees, 3 TNIs [torus; RECON]",
             Self::Bruck => "ceil(log2 p) rounds on rotated blocks",
@@ -231,8 +231,48 @@ pub fn build(
         Collective::Allreduce => reduce::build_allreduce(&mut s, algorithm, params),
         Collective::Allgather => allgather::build(&mut s, algorithm, params),
         Collective::Alltoall => alltoall::build(&mut s, algorithm, params),
+        Collective::Transfers => unreachable!("transfers have no algorithms (see `transfers`)"),
     }
     Ok(s)
+}
+
+/// One point-to-point transfer of a [`transfers`] schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    pub src: Rank,
+    pub dst: Rank,
+    pub bytes: u64,
+    pub tni: u8,
+}
+
+/// Transfers that all start at once (bandwidth and injection-rate
+/// benchmarks), each a single message.
+pub fn transfers(ranks: u32, list: &[Transfer]) -> Schedule {
+    let elems = |b: u64| b.div_ceil(crate::ELEMENT_BYTES);
+    let count = list.iter().map(|t| elems(t.bytes)).max().unwrap_or(0);
+    let mut s = Schedule::new(Collective::Transfers, "transfers", ranks, count);
+    for t in list {
+        let span = vec![Span::new(0, elems(t.bytes))];
+        s.send(t.src, t.dst, span.clone(), t.tni, &[]);
+        s.recv(t.dst, t.src, span, crate::Combine::Replace, &[]);
+    }
+    s
+}
+
+/// `rounds` round trips of a `bytes` message between ranks `a` and `b`
+/// (latency benchmarks: one-way time = total / (2 · rounds)).
+pub fn pingpong(ranks: u32, a: Rank, b: Rank, bytes: u64, rounds: u32) -> Schedule {
+    let n = bytes.div_ceil(crate::ELEMENT_BYTES);
+    let mut s = Schedule::new(Collective::Transfers, "pingpong", ranks, n);
+    let span = vec![Span::new(0, n)];
+    let (mut la, mut lb): (Vec<StepId>, Vec<StepId>) = (vec![], vec![]);
+    for _ in 0..rounds {
+        s.send(a, b, span.clone(), 0, &la);
+        lb = vec![s.recv(b, a, span.clone(), crate::Combine::Replace, &lb)];
+        lb = vec![s.send(b, a, span.clone(), 0, &lb)];
+        la = vec![s.recv(a, b, span.clone(), crate::Combine::Replace, &la)];
+    }
+    s
 }
 
 /// The grid a torus algorithm can use, or the reason to fall back.

@@ -107,7 +107,16 @@ pub(crate) fn build_allreduce(s: &mut Schedule, algorithm: Algorithm, params: &P
                     let region = part(0, s.count, 3, i as u64);
                     let tni = i as u8 % params.tnis.max(1);
                     let up = tree_up(s, t, region, params.segment_elements, tni, &f);
-                    bcast::tree_down(s, t, region, params.segment_elements, tni, &f, Some(&up));
+                    bcast::tree_down(
+                        s,
+                        t,
+                        region,
+                        params.segment_elements,
+                        tni,
+                        params.tnis,
+                        &f,
+                        Some(&up),
+                    );
                 }
             }
             Err(why) => {

@@ -1,0 +1,272 @@
+//! One collective on the packet engine: `tofusim coll`.
+//!
+//! The communicator is the whole system, one rank per node. On a torus the
+//! rank is the node id (axis 0 fastest) and the communicator's torus shape
+//! is the network's; on Tofu it is the virtual 3D torus (2X, 3Y, 2Z) of
+//! [`tofusim_mapping::VirtualTorus`], so the Tofu algorithms talk to
+//! physical neighbours.
+
+// Rates carry their unit in the name (`link_Bps`), as the JSON keys do.
+#![allow(non_snake_case)]
+
+use serde::Serialize;
+use tofusim_comm::algorithms::{build, Algorithm, Params};
+use tofusim_comm::tree::Grid;
+use tofusim_comm::{data, Collective, ELEMENT_BYTES};
+use tofusim_mapping::VirtualTorus;
+use tofusim_packet::{Engine, RunParams, RunResult};
+use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
+use tofusim_topology::{tofu, Topology, Torus};
+use tofusim_workload::{ScheduleRun, Workload};
+
+use crate::comm_model::{CommModel, Modes};
+use crate::error::{ConfigError, Result};
+use crate::system;
+
+const WHERE: &str = "<command line>";
+
+/// What `tofusim coll` was asked.
+#[derive(Clone, Debug)]
+pub struct CollectiveSpec {
+    pub op: String,
+    pub algorithm: String,
+    /// The vector (bcast, reduce, allreduce), each rank's block
+    /// (allgather) or each rank's block per destination (alltoall), bytes.
+    pub size_bytes: u64,
+    pub system: String,
+    pub root: u32,
+    /// Pipelining segment of the chain and tree algorithms, bytes.
+    pub segment_bytes: u64,
+    /// TNIs the algorithm may use (default: all of the node's).
+    pub tnis: Option<u8>,
+    pub modes: Modes,
+    pub verify: bool,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectiveResult {
+    pub op: String,
+    pub algo: String,
+    pub size_bytes: u64,
+    pub processes: u32,
+    pub system: String,
+    /// The communicator's torus shape the algorithms saw.
+    pub communicator_shape: Option<[u32; 3]>,
+    pub time_seconds: f64,
+    /// Size over time (for allgather and alltoall: all the bytes a rank
+    /// receives, p × size, over time).
+    pub bandwidth_Bps: f64,
+    /// `None` when not asked for (`--verify`).
+    pub verified: Option<bool>,
+    pub verify_error: Option<String>,
+    pub fallback: Option<String>,
+    pub messages: u64,
+    pub bytes_sent: u64,
+    pub tnis_used: u8,
+    /// Packet-engine statistics of the run.
+    pub run: RunSummary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    pub cycles: u64,
+    pub cycle_ns: f64,
+    pub packets_delivered: u64,
+    pub link_utilization: f64,
+    pub deadlock: bool,
+    pub invariant_error: Option<String>,
+    pub wall_seconds: f64,
+}
+
+fn err(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::new(WHERE, key, message)
+}
+
+/// The communicator of a system: node of each rank, and its torus shape.
+fn communicator(t: &Torus) -> (Vec<u32>, Option<Grid>) {
+    if let Some(v) = VirtualTorus::of_tofu(t) {
+        return (v.node_of_rank().to_vec(), Some(Grid::new(v.shape)));
+    }
+    let n = t.node_count() as u32;
+    let l = t.lengths();
+    (
+        (0..n).collect(),
+        if l.len() <= 3 {
+            Grid::from_shape(&l)
+        } else {
+            None
+        },
+    )
+}
+
+/// Builds the schedule of `spec` for the system's communicator.
+pub fn schedule(
+    spec: &CollectiveSpec,
+    ranks: u32,
+    grid: Option<Grid>,
+    tnis: u8,
+) -> Result<tofusim_comm::Schedule> {
+    let algo = Algorithm::parse(&spec.op, &spec.algorithm).map_err(|e| err(e.key, e.message))?;
+    let coll = Collective::parse(&spec.op, spec.root).expect("checked by parse");
+    let count = if coll == Collective::Barrier {
+        0
+    } else {
+        spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1)
+    };
+    let mut params = Params::new(ranks, count);
+    params.grid = grid;
+    params.tnis = spec.tnis.unwrap_or(tnis).max(1);
+    params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+    build(coll, algo, &params).map_err(|e| err(e.key, e.message))
+}
+
+/// A schedule run on the packet engine.
+pub struct Timed {
+    pub schedule: tofusim_comm::Schedule,
+    pub ranks: u32,
+    pub grid: Option<Grid>,
+    pub cycles: u64,
+    pub time_seconds: f64,
+    pub run: RunSummary,
+    /// Per rank, the cycle its last step finished.
+    pub rank_end_cycles: Vec<u64>,
+    /// Per rank, the finish cycle of every step.
+    pub step_finish_cycles: Vec<Vec<u64>>,
+}
+
+/// The communicator of a system (rank → node, torus shape) and its model.
+pub fn setup(system_name: &str) -> Result<(Torus, CommModel, Vec<u32>, Option<Grid>, f64)> {
+    let sys = system::from_name(system_name)?;
+    let t = match &sys.network.topology {
+        Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
+        _ => return Err(err("system", "collectives run on tori, meshes and Tofu so far (the packet engine has no dragonfly or fat-tree routing yet)")),
+    };
+    let model = CommModel::for_system(&sys.network);
+    let (node_of_rank, grid) = communicator(&t);
+    let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
+    Ok((t, model, node_of_rank, grid, injection_links))
+}
+
+/// Runs the schedule `make(ranks, grid, tnis)` builds over every node of
+/// `system_name` on the packet engine.
+pub fn run_schedule(
+    system_name: &str,
+    modes: &Modes,
+    seed: u64,
+    make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<Timed> {
+    let (t, model, node_of_rank, grid, injection_links) = setup(system_name)?;
+    let ranks = node_of_rank.len() as u32;
+    let s = make(ranks, grid, model.tnis)?;
+    let timing = model.host_timing(modes);
+    let run_state = ScheduleRun::new(
+        s.clone(),
+        node_of_rank,
+        timing,
+        model.packet_bytes,
+        model.header_bytes,
+    )
+    .map_err(|e| err("algo", e))?;
+    let workload = Workload::collective(run_state, model.packet_bytes, model.header_bytes, &t)
+        .map_err(|e| err(e.key, e.message))?;
+    let order: Vec<usize> = if tofu::is_tofu(&t) {
+        tofu::ROUTING_ORDER.to_vec()
+    } else {
+        (0..t.axes().len()).collect()
+    };
+    let routing = Routing::Torus(TorusRouting::new(&t, &order, EscapeOrder::Dimension));
+    let run = RunParams {
+        seed,
+        ..RunParams::default()
+    };
+    let engine = Engine::new(
+        routing,
+        model.router.clone(),
+        model.routing,
+        run,
+        workload,
+        injection_links,
+        model.cycle_ns(),
+    );
+    let (r, (rank_end_cycles, step_finish_cycles)): (RunResult, (Vec<u64>, Vec<Vec<u64>>)) = engine
+        .run_with(progress, |w| {
+            w.schedule_run()
+                .map(|s| (s.rank_end_cycles(), s.step_finish_cycles()))
+                .unwrap_or_default()
+        });
+    let cycles = r.completion_cycles.unwrap_or(r.sim.cycles);
+    Ok(Timed {
+        schedule: s,
+        ranks,
+        grid,
+        cycles,
+        time_seconds: cycles as f64 * r.cycle_ns * 1e-9,
+        rank_end_cycles,
+        step_finish_cycles,
+        run: RunSummary {
+            cycles,
+            cycle_ns: r.cycle_ns,
+            packets_delivered: r.packets_delivered,
+            link_utilization: r.link_utilization,
+            deadlock: r.deadlock.is_some(),
+            invariant_error: r
+                .invariant_error
+                .map(|e| format!("{}: {}", e.kind, e.detail)),
+            wall_seconds: r.sim.wall_seconds,
+        },
+    })
+}
+
+/// Runs one collective on the packet engine (and, with `verify`, on real buffers).
+pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<CollectiveResult> {
+    let timed = run_schedule(
+        &spec.system,
+        &spec.modes,
+        spec.seed,
+        |ranks, grid, tnis| {
+            if spec.root >= ranks {
+                return Err(err("root", format!("expected a rank below {ranks}")));
+            }
+            schedule(spec, ranks, grid, tnis)
+        },
+        progress,
+    )?;
+    let s = &timed.schedule;
+    let (verified, verify_error) = if spec.verify {
+        match data::execute(s, data::Order::Fifo) {
+            Ok(_) => (Some(true), None),
+            Err(e) => (Some(false), Some(e.to_string())),
+        }
+    } else {
+        (None, None)
+    };
+    let coll = s.collective;
+    let ranks = timed.ranks;
+    let bytes = match coll {
+        Collective::Allgather | Collective::Alltoall => spec.size_bytes * ranks as u64,
+        _ => spec.size_bytes,
+    };
+    Ok(CollectiveResult {
+        op: spec.op.clone(),
+        algo: spec.algorithm.clone(),
+        size_bytes: spec.size_bytes,
+        processes: ranks,
+        system: spec.system.clone(),
+        communicator_shape: timed.grid.map(|g| g.lengths),
+        time_seconds: timed.time_seconds,
+        bandwidth_Bps: if timed.time_seconds > 0.0 && coll != Collective::Barrier {
+            bytes as f64 / timed.time_seconds
+        } else {
+            0.0
+        },
+        verified,
+        verify_error,
+        fallback: s.fallback.clone(),
+        messages: s.messages(),
+        bytes_sent: s.bytes_sent(),
+        tnis_used: s.tnis_used(),
+        run: timed.run,
+    })
+}

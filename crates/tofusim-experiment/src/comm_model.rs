@@ -1,0 +1,320 @@
+//! The communication model of each system generation: the packet format
+//! the router carries, the router timing, and the host/TNI latency
+//! components of an RDMA transfer. Published end-to-end figures (put
+//! latency, throughput) are *not* stored here: they come out of these
+//! components and the packet engine (DESIGN.md principle 1). Each value
+//! carries its source tag (DOMAIN.md: `[S:…]`, `[PUB]`, `[DER]`, `[MEM]`,
+//! `[FIT]` = fitted to the named figure, which then is not a validation).
+//! `docs/comm-model.md` lists them.
+
+// Rates carry their unit in the name (`link_Bps`), as the JSON keys do.
+#![allow(non_snake_case)]
+
+use serde::Serialize;
+use tofusim_packet::{Arbitration, Escape, FifoSelect, RouterParams, RoutingMode};
+use tofusim_topology::{Network, Topology};
+use tofusim_workload::HostTiming;
+
+use crate::error::{ConfigError, Result};
+
+/// How a TNI gets its descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Descriptor {
+    /// Written by the CPU straight into the TNI (Tofu1 "direct descriptor").
+    Direct,
+    /// Fetched by the TNI from memory.
+    Memory,
+}
+
+/// TofuD: the CMG of the core relative to the TNI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cmg {
+    Near,
+    Far,
+}
+
+/// The low-latency feature switches of one transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Modes {
+    pub descriptor: Descriptor,
+    pub cache_injection: bool,
+    pub cmg: Cmg,
+}
+
+impl Default for Modes {
+    fn default() -> Self {
+        Self {
+            descriptor: Descriptor::Direct,
+            cache_injection: true,
+            cmg: Cmg::Near,
+        }
+    }
+}
+
+impl Modes {
+    pub fn parse(descriptor: &str, cache_injection: bool, cmg: &str) -> Result<Self> {
+        let bad = |key: &str, what: &str| ConfigError::new("<command line>", key, what.to_string());
+        Ok(Self {
+            descriptor: match descriptor {
+                "" | "direct" => Descriptor::Direct,
+                "memory" => Descriptor::Memory,
+                _ => return Err(bad("descriptor", "expected direct or memory")),
+            },
+            cache_injection,
+            cmg: match cmg {
+                "" | "near" => Cmg::Near,
+                "far" => Cmg::Far,
+                _ => return Err(bad("cmg", "expected near or far")),
+            },
+        })
+    }
+}
+
+/// When a latency component applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum When {
+    Always,
+    DescriptorInMemory,
+    NoCacheInjection,
+    FarCmg,
+}
+
+/// Which end of the transfer pays a component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Side {
+    Send,
+    Receive,
+}
+
+/// One host/TNI latency component, nanoseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Component {
+    pub name: &'static str,
+    pub ns: f64,
+    pub side: Side,
+    pub when: When,
+    pub source: &'static str,
+}
+
+/// The communication model of a system.
+#[derive(Clone, Debug, Serialize)]
+pub struct CommModel {
+    pub generation: &'static str,
+    /// Link rate per direction, bytes per second (one network cycle = one byte time).
+    pub link_Bps: f64,
+    /// RDMA engines per node.
+    pub tnis: u8,
+    pub router: RouterParams,
+    pub routing: RoutingMode,
+    /// Largest packet the router carries, bytes (header included).
+    pub packet_bytes: u32,
+    /// Header bytes in every packet (routing + RDMA headers).
+    pub header_bytes: u32,
+    pub components: Vec<Component>,
+    /// Host reduction rate (summing receives), bytes per second.
+    pub reduce_Bps: f64,
+    /// Host memory copy rate, bytes per second.
+    pub copy_Bps: f64,
+    /// Rate at which the host feeds all TNIs together (K: the CPU–ICC bus).
+    pub host_limit_Bps: Option<f64>,
+    /// Source of each router/format parameter.
+    pub sources: Vec<(&'static str, &'static str)>,
+}
+
+impl CommModel {
+    /// The model for a resolved network: Tofu generations by link rate,
+    /// anything else the BG/L-style torus model.
+    pub fn for_system(net: &Network) -> Self {
+        let link = net.link_Bps[0];
+        let mut m = match net.topology {
+            Topology::Tofu(_) if (link - 12.5e9).abs() < 0.1e9 => Self::tofu2(),
+            Topology::Tofu(_) if (link - 6.8e9).abs() < 0.1e9 => Self::tofud(),
+            Topology::Tofu(_) => Self::tofu1(),
+            _ => Self::bgl(),
+        };
+        m.link_Bps = link;
+        m.tnis = net.nic.interfaces.clamp(1, 16) as u8;
+        m.router.injection_fifos = m.router.injection_fifos.max(m.tnis);
+        if net.nic.host_limit_Bps.is_some() {
+            m.host_limit_Bps = net.nic.host_limit_Bps;
+        }
+        m
+    }
+
+    /// Length of one network cycle (a byte time of a link), ns.
+    pub fn cycle_ns(&self) -> f64 {
+        1e9 / self.link_Bps
+    }
+
+    fn ns_to_cycles(&self, ns: f64) -> u64 {
+        (ns / self.cycle_ns()).round() as u64
+    }
+
+    fn applies(when: When, modes: &Modes) -> bool {
+        match when {
+            When::Always => true,
+            When::DescriptorInMemory => modes.descriptor == Descriptor::Memory,
+            When::NoCacheInjection => !modes.cache_injection,
+            When::FarCmg => modes.cmg == Cmg::Far,
+        }
+    }
+
+    /// Sum of the components of one side under `modes`, ns.
+    pub fn side_ns(&self, side: Side, modes: &Modes) -> f64 {
+        self.components
+            .iter()
+            .filter(|c| c.side == side && Self::applies(c.when, modes))
+            .map(|c| c.ns)
+            .sum()
+    }
+
+    /// The host timing the packet engine's schedule executor uses.
+    pub fn host_timing(&self, modes: &Modes) -> HostTiming {
+        let per_cycle = |bps: f64| bps * self.cycle_ns() * 1e-9;
+        HostTiming {
+            send_overhead_cycles: self.ns_to_cycles(self.side_ns(Side::Send, modes)),
+            recv_overhead_cycles: self.ns_to_cycles(self.side_ns(Side::Receive, modes)),
+            reduce_bytes_per_cycle: per_cycle(self.reduce_Bps),
+            copy_bytes_per_cycle: per_cycle(self.copy_Bps),
+            host_bytes_per_cycle: self.host_limit_Bps.map_or(f64::INFINITY, per_cycle),
+            wire_overhead_bytes: self.router.overhead_bytes,
+            tnis: self.tnis,
+        }
+    }
+}
+
+/// Router parameters shared by the Tofu generations: dimension-order
+/// routing with dateline VC pairs on the rings, whole-packet virtual
+/// cut-through, one injection FIFO per TNI.
+fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8) -> RouterParams {
+    RouterParams {
+        dynamic_vcs: 0,
+        escape: Escape::DatelineDimension,
+        priority_vc: false,
+        vc_buffer_bytes: 4 * packet_bytes,
+        chunk_bytes: 32,
+        max_packet_bytes: packet_bytes,
+        overhead_bytes,
+        hop_latency_cycles: hop_cycles,
+        token_latency_cycles: hop_cycles,
+        paths: 2,
+        arbitration: Arbitration::Random,
+        slq_fraction: 0.0,
+        // Through traffic and injection share an output fairly.
+        network_priority: 0.5,
+        jsq: false,
+        injection_fifos: tnis,
+        priority_fifos: 0,
+        injection_fifo_bytes: 4 * packet_bytes,
+        fifo_select: FifoSelect::RoundRobin,
+    }
+}
+
+impl CommModel {
+    /// Tofu1 (K computer, FX10).
+    pub fn tofu1() -> Self {
+        Self {
+            generation: "tofu1",
+            link_Bps: 5.0e9,
+            tnis: 4,
+            router: tofu_router(PROVISIONAL_PACKET, PROVISIONAL_OVERHEAD, 500, 4),
+            routing: RoutingMode::Deterministic,
+            packet_bytes: PROVISIONAL_PACKET,
+            header_bytes: PROVISIONAL_HEADER,
+            components: vec![
+                Component {
+                    name: "send: CPU writes the descriptor, TNI starts",
+                    ns: 400.0,
+                    side: Side::Send,
+                    when: When::Always,
+                    source: "[FIT] provisional",
+                },
+                Component {
+                    name: "send: TNI fetches the descriptor from memory",
+                    ns: 240.0,
+                    side: Side::Send,
+                    when: When::DescriptorInMemory,
+                    source: "[FIT] provisional",
+                },
+                Component {
+                    name: "receive: TNI writes the data, completion",
+                    ns: 390.0,
+                    side: Side::Receive,
+                    when: When::Always,
+                    source: "[FIT] provisional",
+                },
+            ],
+            reduce_Bps: 10e9,
+            copy_Bps: 20e9,
+            host_limit_Bps: None,
+            sources: vec![],
+        }
+    }
+
+    /// Tofu2 (FX100).
+    pub fn tofu2() -> Self {
+        let mut m = Self::tofu1();
+        m.generation = "tofu2";
+        m.link_Bps = 12.5e9;
+        m.router = tofu_router(PROVISIONAL_PACKET, PROVISIONAL_OVERHEAD, 1000, 4);
+        m
+    }
+
+    /// TofuD (Fugaku).
+    pub fn tofud() -> Self {
+        let mut m = Self::tofu1();
+        m.generation = "tofud";
+        m.link_Bps = 6.8e9;
+        m.tnis = 6;
+        m.router = tofu_router(PROVISIONAL_PACKET, PROVISIONAL_OVERHEAD, 500, 6);
+        m
+    }
+
+    /// Blue Gene/L torus: the packet engine's BG/L router, 256-byte packets
+    /// with a 16-byte software header.
+    pub fn bgl() -> Self {
+        Self {
+            generation: "bgl",
+            link_Bps: 175e6,
+            tnis: 1,
+            router: RouterParams::bgl(),
+            routing: RoutingMode::Adaptive,
+            packet_bytes: 256,
+            header_bytes: 16,
+            components: vec![
+                Component {
+                    name: "send: MPI software and injection FIFO write",
+                    ns: 1500.0,
+                    side: Side::Send,
+                    when: When::Always,
+                    source: "[MEM] BG/L MPI latency about 3 us, split evenly",
+                },
+                Component {
+                    name: "receive: reception FIFO read and MPI matching",
+                    ns: 1500.0,
+                    side: Side::Receive,
+                    when: When::Always,
+                    source: "[MEM] BG/L MPI latency about 3 us, split evenly",
+                },
+            ],
+            reduce_Bps: 1.4e9,
+            copy_Bps: 2.8e9,
+            host_limit_Bps: None,
+            sources: vec![
+                ("packet_bytes", "[S:004] 256-byte packets, 32-byte chunks"),
+                (
+                    "header_bytes",
+                    "[S:004] 16-byte software header in the B9 study",
+                ),
+            ],
+        }
+    }
+}
+
+const PROVISIONAL_PACKET: u32 = 2048;
+const PROVISIONAL_HEADER: u32 = 64;
+const PROVISIONAL_OVERHEAD: u32 = 32;

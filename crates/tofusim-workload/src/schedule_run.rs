@@ -1,0 +1,369 @@
+//! A collective schedule as a closed-loop workload: the packet-engine
+//! executor of [`tofusim_comm::Schedule`].
+//!
+//! Each step's finish time is computed as soon as it is known:
+//! - a **send** starts when its dependencies have finished, plus the host's
+//!   send overhead; its packets are handed to the TNI (the node's send lane
+//!   of that index) no faster than the host interface carries them and, if
+//!   the send is paced, one every `pace` packet wire times. A send finishes
+//!   locally when it starts (its data are snapshotted), as an RDMA put with
+//!   a local completion does;
+//! - a **receive** finishes when its message has fully arrived and its
+//!   dependencies have finished, plus the receive overhead, plus the
+//!   reduction time for a summing receive;
+//! - a **copy** takes its bytes over the memory copy rate.
+//!
+//! Messages are tagged with their index; the k-th message from rank a to
+//! rank b is the k-th receive from a at b. One rank per node.
+
+use tofusim_comm::{Action, Combine, Schedule, ELEMENT_BYTES};
+
+use crate::{NewPacket, CHUNK_BYTES};
+
+/// Host-side costs of a schedule, in network cycles (byte times of a link).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostTiming {
+    /// From a send's start to its first packet at the TNI: software, and
+    /// the TNI reading the descriptor.
+    pub send_overhead_cycles: u64,
+    /// From a message's last packet at the receiving node to the receive's
+    /// completion: writing the data, the completion notice, polling.
+    pub recv_overhead_cycles: u64,
+    /// Reduction rate of a summing receive, bytes per cycle.
+    pub reduce_bytes_per_cycle: f64,
+    /// Local copy rate, bytes per cycle.
+    pub copy_bytes_per_cycle: f64,
+    /// Rate at which the host interface feeds all the node's TNIs, bytes
+    /// per cycle (`f64::INFINITY`: no limit beyond the TNIs).
+    pub host_bytes_per_cycle: f64,
+    /// Per-packet link overhead, bytes (for pacing).
+    pub wire_overhead_bytes: u32,
+    /// Network interfaces (TNIs) per node: the send lanes. Each is one DMA
+    /// engine that injects its packets in order; a send's `tni` beyond
+    /// them wraps around.
+    pub tnis: u8,
+}
+
+const NOT_YET: u64 = u64::MAX;
+
+#[derive(Clone)]
+struct Message {
+    packets: u32,
+    received: u32,
+    arrived: u64,
+    /// Flat index of the receive step.
+    recv_step: u32,
+}
+
+/// Execution state of one schedule on the engine.
+#[derive(Clone)]
+pub struct ScheduleRun {
+    schedule: Schedule,
+    node_of_rank: Vec<u32>,
+    timing: HostTiming,
+    packet_bytes: u32,
+    header_bytes: u32,
+    /// First flat step index of each rank.
+    base: Vec<u32>,
+    unmet: Vec<u32>,
+    ready_at: Vec<u64>,
+    finish: Vec<u64>,
+    dependants: Vec<Vec<u32>>,
+    /// Message index of each send and receive step.
+    message_of: Vec<u32>,
+    messages: Vec<Message>,
+    host_free_at: Vec<f64>,
+    lanes: usize,
+    finished: u64,
+    /// Steps made ready but not yet run, earliest (then first in program
+    /// order) first, so a TNI sends in program order.
+    work: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
+}
+
+impl std::fmt::Debug for ScheduleRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ScheduleRun({} {} on {} ranks, {}/{} steps done)",
+            self.schedule.collective.name(),
+            self.schedule.algorithm,
+            self.schedule.ranks,
+            self.finished,
+            self.finish.len()
+        )
+    }
+}
+
+impl ScheduleRun {
+    pub fn new(
+        schedule: Schedule,
+        node_of_rank: Vec<u32>,
+        timing: HostTiming,
+        packet_bytes: u32,
+        header_bytes: u32,
+    ) -> Result<Self, String> {
+        schedule.validate()?;
+        if node_of_rank.len() != schedule.ranks as usize {
+            return Err(format!(
+                "{} ranks but {} nodes given",
+                schedule.ranks,
+                node_of_rank.len()
+            ));
+        }
+        let p = schedule.ranks as usize;
+        let mut base = Vec::with_capacity(p + 1);
+        let mut n = 0u32;
+        for prog in &schedule.programs {
+            base.push(n);
+            n += prog.steps.len() as u32;
+        }
+        base.push(n);
+        let mut unmet = Vec::with_capacity(n as usize);
+        let mut dependants = vec![Vec::new(); n as usize];
+        let mut message_of = vec![u32::MAX; n as usize];
+        let mut messages: Vec<Message> = Vec::new();
+        // Sends numbered per (from, to) stream; receives matched to them.
+        let mut stream: std::collections::HashMap<(u32, u32), Vec<u32>> = Default::default();
+        let mut recv_seen: std::collections::HashMap<(u32, u32), usize> = Default::default();
+        for (r, prog) in schedule.programs.iter().enumerate() {
+            for (i, st) in prog.steps.iter().enumerate() {
+                let flat = base[r] + i as u32;
+                unmet.push(st.deps.len() as u32);
+                for &d in &st.deps {
+                    dependants[(base[r] + d) as usize].push(flat);
+                }
+                if let Action::Send { peer, spans, .. } = &st.action {
+                    let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
+                    message_of[flat as usize] = messages.len() as u32;
+                    stream
+                        .entry((r as u32, *peer))
+                        .or_default()
+                        .push(messages.len() as u32);
+                    messages.push(Message {
+                        packets: packet_count(bytes, packet_bytes, header_bytes),
+                        received: 0,
+                        arrived: NOT_YET,
+                        recv_step: u32::MAX,
+                    });
+                }
+            }
+        }
+        for (r, prog) in schedule.programs.iter().enumerate() {
+            for (i, st) in prog.steps.iter().enumerate() {
+                if let Action::Recv { peer, .. } = &st.action {
+                    let k = recv_seen.entry((*peer, r as u32)).or_default();
+                    let m = stream[&(*peer, r as u32)][*k];
+                    *k += 1;
+                    let flat = base[r] + i as u32;
+                    message_of[flat as usize] = m;
+                    messages[m as usize].recv_step = flat;
+                }
+            }
+        }
+        let lanes = timing.tnis.max(1) as usize;
+        let nodes = node_of_rank.iter().copied().max().unwrap_or(0) as usize + 1;
+        Ok(Self {
+            schedule,
+            node_of_rank,
+            timing,
+            packet_bytes,
+            header_bytes,
+            base,
+            ready_at: vec![0; unmet.len()],
+            finish: vec![NOT_YET; unmet.len()],
+            unmet,
+            dependants,
+            message_of,
+            messages,
+            host_free_at: vec![0.0; nodes],
+            lanes,
+            finished: 0,
+            work: Default::default(),
+        })
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// Steps without dependencies start at cycle 0; returns their packets
+    /// as (node, packet).
+    pub fn start(&mut self, out: &mut Vec<(u32, NewPacket)>) {
+        for s in 0..self.unmet.len() as u32 {
+            if self.unmet[s as usize] == 0 {
+                self.work.push(std::cmp::Reverse((0, s)));
+            }
+        }
+        self.drain(out);
+    }
+
+    /// A packet of message `tag` arrived at its node at cycle `t`.
+    pub fn on_delivery(&mut self, t: u64, tag: u32, out: &mut Vec<(u32, NewPacket)>) {
+        let m = &mut self.messages[tag as usize];
+        m.received += 1;
+        if m.received < m.packets {
+            return;
+        }
+        m.arrived = t;
+        let s = m.recv_step;
+        if self.unmet[s as usize] == 0 && self.finish[s as usize] == NOT_YET {
+            self.work
+                .push(std::cmp::Reverse((self.ready_at[s as usize], s)));
+            self.drain(out);
+        }
+    }
+
+    fn rank_of(&self, flat: u32) -> usize {
+        self.base.partition_point(|&b| b <= flat) - 1
+    }
+
+    fn drain(&mut self, out: &mut Vec<(u32, NewPacket)>) {
+        while let Some(std::cmp::Reverse((at, s))) = self.work.pop() {
+            let r = self.rank_of(s);
+            let step = &self.schedule.programs[r].steps[(s - self.base[r]) as usize];
+            let done = match &step.action {
+                Action::Send {
+                    spans, tni, pace, ..
+                } => {
+                    let start = at + self.timing.send_overhead_cycles;
+                    let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
+                    let m = self.message_of[s as usize];
+                    let dst = self.node_of_rank[self.rank_of(self.messages[m as usize].recv_step)];
+                    self.emit(r, dst, m, bytes, *tni, *pace, start, out);
+                    Some(start)
+                }
+                Action::Copy { from, .. } => {
+                    let bytes = tofusim_comm::schedule::total(from) * ELEMENT_BYTES;
+                    Some(at + (bytes as f64 / self.timing.copy_bytes_per_cycle).ceil() as u64)
+                }
+                Action::Recv { spans, combine, .. } => {
+                    let m = &self.messages[self.message_of[s as usize] as usize];
+                    if m.arrived == NOT_YET {
+                        None
+                    } else {
+                        let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
+                        let reduce = match combine {
+                            Combine::Sum => {
+                                (bytes as f64 / self.timing.reduce_bytes_per_cycle).ceil() as u64
+                            }
+                            Combine::Replace => 0,
+                        };
+                        Some(at.max(m.arrived) + self.timing.recv_overhead_cycles + reduce)
+                    }
+                }
+            };
+            let Some(f) = done else { continue };
+            self.finish[s as usize] = f;
+            self.finished += 1;
+            for k in 0..self.dependants[s as usize].len() {
+                let d = self.dependants[s as usize][k] as usize;
+                self.ready_at[d] = self.ready_at[d].max(f);
+                self.unmet[d] -= 1;
+                if self.unmet[d] == 0 {
+                    self.work
+                        .push(std::cmp::Reverse((self.ready_at[d], d as u32)));
+                }
+            }
+        }
+    }
+
+    /// The packets of message `m` from rank `r`, released through the host
+    /// interface (and paced) from cycle `start`.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        r: usize,
+        dst: u32,
+        m: u32,
+        bytes: u64,
+        tni: u8,
+        pace: u8,
+        start: u64,
+        out: &mut Vec<(u32, NewPacket)>,
+    ) {
+        let node = self.node_of_rank[r];
+        let payload = (self.packet_bytes - self.header_bytes) as u64;
+        let packets = self.messages[m as usize].packets as u64;
+        let mut left = bytes;
+        let mut free = self.host_free_at[node as usize].max(start as f64);
+        for k in 0..packets {
+            let carried = left.min(payload);
+            left -= carried;
+            let wire = (carried + self.header_bytes as u64).div_ceil(CHUNK_BYTES as u64)
+                * CHUNK_BYTES as u64;
+            let paced = start as f64
+                + (k * pace.max(1) as u64) as f64
+                    * (wire + self.timing.wire_overhead_bytes as u64) as f64;
+            let release = free.max(if pace > 1 { paced } else { 0.0 });
+            free = release + carried as f64 / self.timing.host_bytes_per_cycle;
+            out.push((
+                node,
+                NewPacket {
+                    dst,
+                    bytes: wire as u16,
+                    payload: carried as u16,
+                    tag: m,
+                    hints: None,
+                    deposit: false,
+                    lane: tni % self.lanes as u8,
+                    release_cycle: release.ceil() as u64,
+                },
+            ));
+        }
+        self.host_free_at[node as usize] = free;
+    }
+
+    /// Cycle at which the last step finished (the collective's time).
+    pub fn end_cycle(&self) -> u64 {
+        self.finish
+            .iter()
+            .copied()
+            .filter(|&f| f != NOT_YET)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Per rank, the cycle its last step finished.
+    pub fn rank_end_cycles(&self) -> Vec<u64> {
+        (0..self.schedule.ranks as usize)
+            .map(|r| {
+                self.finish[self.base[r] as usize..self.base[r + 1] as usize]
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+
+    /// Per rank, the finish cycle of each step (`u64::MAX`: never ran).
+    pub fn step_finish_cycles(&self) -> Vec<Vec<u64>> {
+        (0..self.schedule.ranks as usize)
+            .map(|r| self.finish[self.base[r] as usize..self.base[r + 1] as usize].to_vec())
+            .collect()
+    }
+
+    /// Every step ran.
+    pub fn check_complete(&self) -> Result<(), String> {
+        let total = self.finish.len() as u64;
+        if self.finished == total {
+            return Ok(());
+        }
+        let s = self.finish.iter().position(|&f| f == NOT_YET).unwrap_or(0) as u32;
+        let r = self.rank_of(s);
+        Err(format!(
+            "{} of {total} schedule steps never ran; first: rank {r} step {}",
+            total - self.finished,
+            s - self.base[r]
+        ))
+    }
+}
+
+/// Packets of a message of `bytes` payload (an empty message still sends one).
+pub fn packet_count(bytes: u64, packet_bytes: u32, header_bytes: u32) -> u32 {
+    bytes.div_ceil((packet_bytes - header_bytes) as u64).max(1) as u32
+}

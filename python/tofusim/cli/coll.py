@@ -1,0 +1,98 @@
+"""``tofusim coll``: one collective operation on the packet engine."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .. import coll as run_coll
+from .. import collective_algorithms
+from ..units import parse_bytes
+from .run import _LazyProgress
+
+OPERATIONS = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
+
+
+def _list(as_json: bool) -> None:
+    algos = collective_algorithms()
+    if as_json:
+        click.echo(json.dumps(algos))
+        return
+    t = Table(title="collective algorithms (tofusim coll OP --algo NAME)")
+    for c in ("operation", "algorithm", "what it does"):
+        t.add_column(c)
+    for op, lst in algos.items():
+        for a in lst:
+            t.add_row(op, a["name"], a["summary"])
+    Console(width=None if sys.stdout.isatty() else 140).print(t)
+
+
+@click.command()
+@click.argument("op", required=False, type=click.Choice(OPERATIONS))
+@click.option("--algo", help="Algorithm (see --list).")
+@click.option("--size", "size", default="8B", show_default=True, help="Vector size (bcast, reduce, allreduce), per-rank block (allgather) or per-pair block (alltoall); units accepted, e.g. 64KiB.")
+@click.option("--system", "system", help="System preset, optionally resized: k:4x4x4, fugaku:2x2x2, bgl-midplane.")
+@click.option("--root", default=0, show_default=True, help="Root rank of bcast and reduce.")
+@click.option("--segment", "segment", default="64KiB", show_default=True, help="Pipelining segment of the chain and tree algorithms.")
+@click.option("--tnis", type=int, default=None, help="TNIs the algorithm may use (default: all of the node's).")
+@click.option("--descriptor", type=click.Choice(["direct", "memory"]), default="direct", show_default=True, help="Tofu descriptor mode.")
+@click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
+@click.option("--cmg", type=click.Choice(["near", "far"]), default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
+@click.option("--verify", is_flag=True, help="Also run the schedule on real buffers and check the result.")
+@click.option("--seed", default=1, show_default=True)
+@click.option("--list", "list_", is_flag=True, help="List the algorithms of every operation.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, list_, as_json) -> None:
+    """Run one collective OP over every node of a system, on the packet engine.
+
+    The algorithm is a schedule (per rank: sends, receives, reductions and
+    their dependencies); --verify also runs it on real buffers.
+    """
+    if list_:
+        _list(as_json)
+        return
+    if op is None:
+        raise click.UsageError("missing OP (or --list)")
+    if not algo:
+        raise click.UsageError(f"missing --algo; {op} has: " + ", ".join(a["name"] for a in collective_algorithms()[op]))
+    if not system:
+        raise click.UsageError("missing --system (e.g. k:4x4x4)")
+    size_bytes = parse_bytes(size, "--size")
+    segment_bytes = parse_bytes(segment, "--segment")
+    progress = _LazyProgress()
+    try:
+        r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
+                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress)
+    finally:
+        progress.close()
+    if as_json:
+        click.echo(json.dumps(r))
+    else:
+        t = Table(title=f"{op} / {algo} on {system}", show_header=False)
+        t.add_column("metric", style="bold")
+        t.add_column("value")
+        rows = [
+            ("processes", f"{r['processes']:,}" + (f" (communicator {'x'.join(map(str, r['communicator_shape']))})" if r["communicator_shape"] else "")),
+            ("size", f"{r['size_bytes']:,} bytes"),
+            ("time", f"{r['time_seconds'] * 1e6:.3f} µs"),
+            ("bandwidth", f"{r['bandwidth_Bps'] / 1e9:.3f} GB/s"),
+            ("messages / bytes sent", f"{r['messages']:,} / {r['bytes_sent']:,}"),
+            ("TNIs used", str(r["tnis_used"])),
+            ("verified", "-" if r["verified"] is None else str(r["verified"])),
+        ]
+        if r["fallback"]:
+            rows.append(("fallback", r["fallback"]))
+        rows.append(("simulator", f"{r['run']['cycles']:,} cycles, {r['run']['wall_seconds']:.2f} s wall"))
+        for k, v in rows:
+            t.add_row(k, v)
+        Console(width=None if sys.stdout.isatty() else 140).print(t)
+    if r["verified"] is False:
+        click.echo(f"tofusim: verification failed: {r['verify_error']}", err=True)
+        raise SystemExit(1)
+    if r["run"]["deadlock"] or r["run"]["invariant_error"]:
+        click.echo(f"tofusim: the run failed: {r['run']['invariant_error'] or 'deadlock'}", err=True)
+        raise SystemExit(1)
