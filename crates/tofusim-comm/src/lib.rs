@@ -13,6 +13,7 @@
 //! reduction order gives the same bits).
 
 pub mod algorithms;
+pub mod barrier_hw;
 pub mod collective;
 pub mod data;
 pub mod schedule;

@@ -142,7 +142,7 @@ pub fn setup(system_name: &str) -> Result<(Torus, CommModel, Vec<u32>, Option<Gr
         Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
         _ => return Err(err("system", "collectives run on tori, meshes and Tofu so far (the packet engine has no dragonfly or fat-tree routing yet)")),
     };
-    let model = CommModel::for_system(&sys.network);
+    let model = CommModel::for_system(system_name, &sys.network);
     let (node_of_rank, grid) = communicator(&t);
     let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
     Ok((t, model, node_of_rank, grid, injection_links))

@@ -128,7 +128,7 @@ pub struct CommModel {
 impl CommModel {
     /// The model for a resolved network: Tofu generations by link rate,
     /// anything else the BG/L-style torus model.
-    pub fn for_system(net: &Network) -> Self {
+    pub fn for_system(name: &str, net: &Network) -> Self {
         let link = net.link_Bps[0];
         let mut m = match net.topology {
             Topology::Tofu(_) if (link - 12.5e9).abs() < 0.1e9 => Self::tofu2(),
@@ -141,6 +141,19 @@ impl CommModel {
         m.router.injection_fifos = m.router.injection_fifos.max(m.tnis);
         if net.nic.host_limit_Bps.is_some() {
             m.host_limit_Bps = net.nic.host_limit_Bps;
+        }
+        // The CPU side of Tofu1 caps what the four TNIs can inject together.
+        let limit = match name.split(':').next().unwrap_or_default() {
+            "k" => Some((15.5e9, "[FIT] K: 15.03 GB/s with 4 TNIs [S:001], capped by the CPU-side interface (packet bytes, headers included)")),
+            "fx10" => Some((18.2e9, "[FIT] FX10: 17.6 GB/s injection [S:000] (packet bytes, headers included)")),
+            _ => None,
+        };
+        if let Some((bps, source)) = limit {
+            m.host_limit_Bps = Some(bps);
+            m.sources.push(("host limit", source));
+        }
+        if let Some(bps) = m.host_limit_Bps {
+            m.router.host_bytes_per_cycle = bps / m.link_Bps;
         }
         m
     }
@@ -180,7 +193,6 @@ impl CommModel {
             recv_overhead_cycles: self.ns_to_cycles(self.side_ns(Side::Receive, modes)),
             reduce_bytes_per_cycle: per_cycle(self.reduce_Bps),
             copy_bytes_per_cycle: per_cycle(self.copy_Bps),
-            host_bytes_per_cycle: self.host_limit_Bps.map_or(f64::INFINITY, per_cycle),
             wire_overhead_bytes: self.router.overhead_bytes,
             tnis: self.tnis,
         }
@@ -211,67 +223,155 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
         priority_fifos: 0,
         injection_fifo_bytes: 4 * packet_bytes,
         fifo_select: FifoSelect::RoundRobin,
+        host_bytes_per_cycle: f64::INFINITY,
     }
 }
 
+/// The Tofu packet format used for every generation: up to 1,920 payload
+/// bytes behind a 64-byte header (1,984 bytes, 62 chunks of 32 bytes), and
+/// 32 bytes of link overhead per packet (CRC, framing, gap).
+const TOFU_PAYLOAD_BYTES: u32 = 1920;
+const TOFU_HEADER_BYTES: u32 = 64;
+const TOFU_OVERHEAD_BYTES: u32 = 32;
+const TOFU_FORMAT_SOURCE: &str = "[MEM] maximum payload 1,920 B, 64 B header, 32 B per-packet link overhead; not confirmed by a primary source (DOMAIN.md §9 item 5). Chosen as the common Tofu format; the Tofu1 one-way put efficiency 1920/2016 = 0.952 then follows, so P3 for Tofu1 counts as fitted";
+
+fn ns_per_hop_cycles(ns: f64, link_bps: f64) -> u32 {
+    (ns * link_bps * 1e-9).round() as u32
+}
+
 impl CommModel {
-    /// Tofu1 (K computer, FX10).
-    pub fn tofu1() -> Self {
+    fn tofu(
+        generation: &'static str,
+        link_bps: f64,
+        tnis: u8,
+        hop_ns: f64,
+        components: Vec<Component>,
+    ) -> Self {
+        let packet = TOFU_PAYLOAD_BYTES + TOFU_HEADER_BYTES;
         Self {
-            generation: "tofu1",
-            link_Bps: 5.0e9,
-            tnis: 4,
-            router: tofu_router(PROVISIONAL_PACKET, PROVISIONAL_OVERHEAD, 500, 4),
+            generation,
+            link_Bps: link_bps,
+            tnis,
+            router: tofu_router(packet, TOFU_OVERHEAD_BYTES, ns_per_hop_cycles(hop_ns, link_bps), tnis),
             routing: RoutingMode::Deterministic,
-            packet_bytes: PROVISIONAL_PACKET,
-            header_bytes: PROVISIONAL_HEADER,
-            components: vec![
+            packet_bytes: packet,
+            header_bytes: TOFU_HEADER_BYTES,
+            components,
+            // SPARC64 VIIIfx / A64FX-class hosts: a summing receive reads two
+            // operands and writes one: a third of the memory bandwidth.
+            reduce_Bps: 64e9 / 3.0,
+            copy_Bps: 64e9 / 2.0,
+            host_limit_Bps: None,
+            sources: vec![
+                ("packet format", TOFU_FORMAT_SOURCE),
+                ("routing", "[PUB] dimension order X, Y, Z, A, C, B (DOMAIN.md 1.1)"),
+                ("virtual channels", "[MEM] a dateline pair per ring for deadlock freedom; buffer of 4 maximum packets per VC"),
+                ("hop latency", "[MEM] about 100 ns per router hop (router pipeline + link)"),
+                ("reduce rate", "[MEM] 64 GB/s host memory bandwidth, a sum moves 3 operands: 21 GB/s"),
+            ],
+        }
+    }
+
+    /// Tofu1 (K computer, FX10). The host components are fitted to the
+    /// 8-byte put latencies of [S:000] (0.91 µs with a direct descriptor,
+    /// 1.15 µs with the descriptor in memory): those two figures are
+    /// calibration, not validation.
+    pub fn tofu1() -> Self {
+        Self::tofu(
+            "tofu1",
+            5.0e9,
+            4,
+            100.0,
+            vec![
                 Component {
-                    name: "send: CPU writes the descriptor, TNI starts",
-                    ns: 400.0,
+                    name: "send: CPU writes a direct descriptor, TNI reads the data",
+                    ns: 395.0,
                     side: Side::Send,
                     when: When::Always,
-                    source: "[FIT] provisional",
+                    source: "[FIT] 0.91 us 8-byte put [S:000], shared with the receive side",
                 },
                 Component {
                     name: "send: TNI fetches the descriptor from memory",
                     ns: 240.0,
                     side: Side::Send,
                     when: When::DescriptorInMemory,
-                    source: "[FIT] provisional",
+                    source: "[FIT] 1.15 - 0.91 us [S:000]",
                 },
                 Component {
-                    name: "receive: TNI writes the data, completion",
-                    ns: 390.0,
+                    name: "receive: TNI writes the data to memory, completion queue",
+                    ns: 395.0,
                     side: Side::Receive,
                     when: When::Always,
-                    source: "[FIT] provisional",
+                    source: "[FIT] 0.91 us 8-byte put [S:000]",
                 },
             ],
-            reduce_Bps: 10e9,
-            copy_Bps: 20e9,
-            host_limit_Bps: None,
-            sources: vec![],
-        }
+        )
     }
 
-    /// Tofu2 (FX100).
+    /// Tofu2 (FX100): the router and TNIs on the CPU die, cache injection.
     pub fn tofu2() -> Self {
-        let mut m = Self::tofu1();
-        m.generation = "tofu2";
-        m.link_Bps = 12.5e9;
-        m.router = tofu_router(PROVISIONAL_PACKET, PROVISIONAL_OVERHEAD, 1000, 4);
-        m
+        Self::tofu(
+            "tofu2",
+            12.5e9,
+            4,
+            100.0,
+            vec![
+                Component {
+                    name: "send: CPU writes the descriptor, on-die TNI reads the data",
+                    ns: 300.0,
+                    side: Side::Send,
+                    when: When::Always,
+                    source: "[FIT] 0.71 us 8-byte put with cache injection [S:000]",
+                },
+                Component {
+                    name: "receive: TNI injects the data into the cache",
+                    ns: 300.0,
+                    side: Side::Receive,
+                    when: When::Always,
+                    source: "[FIT] 0.71 us [S:000]",
+                },
+                Component {
+                    name: "receive: write to memory instead of the cache",
+                    ns: 160.0,
+                    side: Side::Receive,
+                    when: When::NoCacheInjection,
+                    source: "[FIT] 0.87 - 0.71 us [S:000]",
+                },
+            ],
+        )
     }
 
-    /// TofuD (Fugaku).
+    /// TofuD (Fugaku): 6 TNIs, 4 CMGs per chip.
     pub fn tofud() -> Self {
-        let mut m = Self::tofu1();
-        m.generation = "tofud";
-        m.link_Bps = 6.8e9;
-        m.tnis = 6;
-        m.router = tofu_router(PROVISIONAL_PACKET, PROVISIONAL_OVERHEAD, 500, 6);
-        m
+        Self::tofu(
+            "tofud",
+            6.8e9,
+            6,
+            80.0,
+            vec![
+                Component {
+                    name: "send: CPU writes the descriptor, TNI reads the data (near CMG)",
+                    ns: 198.0,
+                    side: Side::Send,
+                    when: When::Always,
+                    source: "[FIT] 0.49 us 8-byte put, near CMG [S:000]",
+                },
+                Component {
+                    name: "receive: TNI injects the data into the cache",
+                    ns: 198.0,
+                    side: Side::Receive,
+                    when: When::Always,
+                    source: "[FIT] 0.49 us [S:000]",
+                },
+                Component {
+                    name: "send: the core's CMG is far from the TNI",
+                    ns: 50.0,
+                    side: Side::Send,
+                    when: When::FarCmg,
+                    source: "[FIT] 0.54 - 0.49 us [S:000]",
+                },
+            ],
+        )
     }
 
     /// Blue Gene/L torus: the packet engine's BG/L router, 256-byte packets
@@ -314,7 +414,3 @@ impl CommModel {
         }
     }
 }
-
-const PROVISIONAL_PACKET: u32 = 2048;
-const PROVISIONAL_HEADER: u32 = 64;
-const PROVISIONAL_OVERHEAD: u32 = 32;

@@ -132,6 +132,18 @@ pub struct RouterParams {
     /// Capacity of one injection FIFO, bytes.
     pub injection_fifo_bytes: u32,
     pub fifo_select: FifoSelect,
+    /// Rate of the host interface feeding all injection FIFOs of a node,
+    /// bytes per cycle (`f64::INFINITY`: no limit beyond the FIFOs).
+    #[serde(serialize_with = "finite_or_null")]
+    pub host_bytes_per_cycle: f64,
+}
+
+fn finite_or_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_finite() {
+        s.serialize_f64(*v)
+    } else {
+        s.serialize_none()
+    }
 }
 
 impl RouterParams {
@@ -156,6 +168,7 @@ impl RouterParams {
             priority_fifos: 2,
             injection_fifo_bytes: 1024,
             fifo_select: FifoSelect::RoundRobin,
+            host_bytes_per_cycle: f64::INFINITY,
         }
     }
 

@@ -12,6 +12,7 @@
 //! | `INJECT` | geometric gaps | open-loop traffic creates a packet at a node |
 //! | `TRACE` | the row's cycle | a trace workload's packet is created at its source |
 //! | `RELEASE` | a delivery or deposit + the workload's `turn_cycles` | a packet the node's software sends in response (corner turn, reply) joins its send queue |
+//! | `WAKE` | an injection + its bytes over the host interface rate | the node may start its next injection |
 //!
 //! Each cycle, the events due are applied (each touches only its router),
 //! then every router they touched arbitrates once ([`crate::router`]).
@@ -43,6 +44,8 @@ pub(crate) const INJECT: u8 = 4;
 pub(crate) const RELEASE: u8 = 5;
 /// A trace workload's row `x` enters its source's send queue.
 pub(crate) const TRACE: u8 = 6;
+/// The node's host interface is free again: its injection FIFOs may go.
+pub(crate) const WAKE: u8 = 7;
 
 /// `q_cand` bit of a head packet that has arrived.
 pub(crate) const HEAD_EJECTS: u32 = 1 << 31;
@@ -145,6 +148,9 @@ pub struct Engine {
     pub(crate) out_tokens: Vec<u16>,
     pub(crate) paths_used: Vec<u8>,
     pub(crate) recv_free_at: Vec<u64>,
+    /// Per node, when its host interface can start the next injection
+    /// (fractional cycles: the interface may be faster than a link).
+    pub(crate) host_free_at: Vec<f64>,
     pub(crate) rngs: Vec<rand_pcg::Pcg32>,
     pub(crate) dirty: Vec<bool>,
     pub(crate) dirty_list: Vec<u32>,
@@ -294,6 +300,7 @@ impl Engine {
             out_tokens,
             paths_used: vec![0; routers * lay.units],
             recv_free_at: vec![0; routers * ports],
+            host_free_at: vec![0.0; routers],
             rngs,
             dirty: vec![false; routers],
             dirty_list: Vec::with_capacity(routers),
@@ -614,6 +621,7 @@ impl Engine {
                 self.last_progress = t;
                 self.mark_dirty(ev.router);
             }
+            WAKE => self.mark_dirty(ev.router),
             TRACE => {
                 let np = self.workload.trace_packet(ev.x as usize);
                 let pkt = self.create(ev.router, t, np);

@@ -21,7 +21,7 @@
 //! free (the hardware retries on the next cycle).
 
 use crate::config::{Arbitration, Escape, PlantedFault, RoutingMode};
-use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE};
+use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE, WAKE};
 use crate::packet::flags;
 
 use rand::RngExt;
@@ -125,7 +125,9 @@ impl Engine {
             let slots = limit.saturating_sub(used) as usize;
             if unit >= lay.ports {
                 cands &= cands - 1;
-                if slots == 0 {
+                // The host interface feeds every injection FIFO of the node;
+                // while it is busy no FIFO starts a packet (a WAKE is due).
+                if slots == 0 || self.host_free_at[r] > t as f64 {
                     continue;
                 }
                 if let Some(req) = self.route_head(r, t, unit, first, out_taken, free_out) {
@@ -379,6 +381,23 @@ impl Engine {
         let wire = self.wire_cycles(p.bytes);
         self.out_free_at[oi] = t + wire;
         self.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
+        if req.unit as usize >= lay.ports && self.params.host_bytes_per_cycle.is_finite() {
+            // The packet's data cross the host interface (K: the CPU-ICC
+            // bus) at its rate; the next injection waits for it.
+            let free = self.host_free_at[r].max(t as f64)
+                + p.bytes as f64 / self.params.host_bytes_per_cycle;
+            self.host_free_at[r] = free;
+            self.wheel.schedule(
+                free.ceil() as u64,
+                Ev {
+                    kind: WAKE,
+                    a: 0,
+                    b: 0,
+                    router: r as u32,
+                    x: 0,
+                },
+            );
+        }
         self.paths_used[r * lay.units + req.unit as usize] += 1;
         let local_vc = if (req.unit as usize) < lay.ports {
             p.vc

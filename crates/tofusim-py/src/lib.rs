@@ -253,6 +253,143 @@ fn collective_buffers(
     ))
 }
 
+fn timed_json(t: tofusim_experiment::collective::Timed) -> String {
+    serde_json::json!({
+        "processes": t.ranks,
+        "communicator_shape": t.grid.map(|g| g.lengths),
+        "cycles": t.cycles,
+        "time_seconds": t.time_seconds,
+        "rank_end_cycles": t.rank_end_cycles,
+        "run": t.run,
+    })
+    .to_string()
+}
+
+/// Transfers that start together over `system`'s communicator: a list of
+/// (src rank, dst rank, bytes, tni). Returns the timing as JSON.
+#[pyfunction]
+#[pyo3(signature = (system, transfers, descriptor="direct", cache_injection=true, cmg="near"))]
+fn run_transfers(
+    py: Python<'_>,
+    system: String,
+    transfers: Vec<(u32, u32, u64, u8)>,
+    descriptor: &str,
+    cache_injection: bool,
+    cmg: &str,
+) -> PyResult<String> {
+    let modes = tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
+        .map_err(config_err)?;
+    let list: Vec<tofusim_comm::algorithms::Transfer> = transfers
+        .into_iter()
+        .map(
+            |(src, dst, bytes, tni)| tofusim_comm::algorithms::Transfer {
+                src,
+                dst,
+                bytes,
+                tni,
+            },
+        )
+        .collect();
+    let t = py.detach(|| {
+        tofusim_experiment::collective::run_schedule(
+            &system,
+            &modes,
+            1,
+            |ranks, _, _| {
+                if let Some(t) = list
+                    .iter()
+                    .find(|t| t.src >= ranks || t.dst >= ranks || t.src == t.dst)
+                {
+                    return Err(ConfigError::new(
+                        "<transfers>",
+                        "transfers",
+                        format!(
+                            "expected two different ranks below {ranks}, found {} and {}",
+                            t.src, t.dst
+                        ),
+                    ));
+                }
+                Ok(tofusim_comm::algorithms::transfers(ranks, &list))
+            },
+            &mut |_| {},
+        )
+    });
+    Ok(timed_json(t.map_err(config_err)?))
+}
+
+/// `rounds` round trips of `bytes` between ranks `a` and `b` of `system`.
+#[pyfunction]
+#[pyo3(signature = (system, a, b, bytes, rounds, descriptor="direct", cache_injection=true, cmg="near"))]
+#[allow(clippy::too_many_arguments)]
+fn run_pingpong(
+    py: Python<'_>,
+    system: String,
+    a: u32,
+    b: u32,
+    bytes: u64,
+    rounds: u32,
+    descriptor: &str,
+    cache_injection: bool,
+    cmg: &str,
+) -> PyResult<String> {
+    let modes = tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
+        .map_err(config_err)?;
+    let t = py.detach(|| {
+        tofusim_experiment::collective::run_schedule(
+            &system,
+            &modes,
+            1,
+            |ranks, _, _| {
+                if a >= ranks || b >= ranks || a == b {
+                    return Err(ConfigError::new(
+                        "<pingpong>",
+                        "ranks",
+                        format!("expected two different ranks below {ranks}"),
+                    ));
+                }
+                Ok(tofusim_comm::algorithms::pingpong(
+                    ranks,
+                    a,
+                    b,
+                    bytes,
+                    rounds.max(1),
+                ))
+            },
+            &mut |_| {},
+        )
+    });
+    Ok(timed_json(t.map_err(config_err)?))
+}
+
+/// The TofuD (or Tofu1) barrier-gate plan for each BCH count, as JSON.
+#[pyfunction]
+#[pyo3(signature = (bchs, generation="tofud"))]
+fn barrier_plans(bchs: Vec<u32>, generation: &str) -> PyResult<String> {
+    let hw = match generation {
+        "tofud" => tofusim_comm::barrier_hw::BarrierHardware::tofud(),
+        "tofu1" | "tofu2" => tofusim_comm::barrier_hw::BarrierHardware::tofu1(),
+        g => {
+            return Err(TofusimConfigError::new_err(format!(
+                "generation: expected tofu1, tofu2 or tofud, found {g}"
+            )))
+        }
+    };
+    let plans: Result<Vec<_>, String> = bchs
+        .iter()
+        .map(|&k| tofusim_comm::barrier_hw::intra_node(k, &hw))
+        .collect();
+    let plans = plans.map_err(|e| TofusimConfigError::new_err(format!("bchs: {e}")))?;
+    Ok(serde_json::json!({"hardware": hw, "plans": plans}).to_string())
+}
+
+/// The communication model of a system (packet format, components, sources).
+#[pyfunction]
+fn comm_model(system: String) -> PyResult<String> {
+    let sys = system::from_name(&system).map_err(config_err)?;
+    let m = tofusim_experiment::comm_model::CommModel::for_system(&system, &sys.network);
+    Ok(serde_json::to_string(&m).expect("models serialise"))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -265,6 +402,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_collective, m)?)?;
     m.add_function(wrap_pyfunction!(collective_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(collective_buffers, m)?)?;
+    m.add_function(wrap_pyfunction!(run_transfers, m)?)?;
+    m.add_function(wrap_pyfunction!(run_pingpong, m)?)?;
+    m.add_function(wrap_pyfunction!(barrier_plans, m)?)?;
+    m.add_function(wrap_pyfunction!(comm_model, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }

@@ -33,9 +33,6 @@ pub struct HostTiming {
     pub reduce_bytes_per_cycle: f64,
     /// Local copy rate, bytes per cycle.
     pub copy_bytes_per_cycle: f64,
-    /// Rate at which the host interface feeds all the node's TNIs, bytes
-    /// per cycle (`f64::INFINITY`: no limit beyond the TNIs).
-    pub host_bytes_per_cycle: f64,
     /// Per-packet link overhead, bytes (for pacing).
     pub wire_overhead_bytes: u32,
     /// Network interfaces (TNIs) per node: the send lanes. Each is one DMA
@@ -72,7 +69,6 @@ pub struct ScheduleRun {
     /// Message index of each send and receive step.
     message_of: Vec<u32>,
     messages: Vec<Message>,
-    host_free_at: Vec<f64>,
     lanes: usize,
     finished: u64,
     /// Steps made ready but not yet run, earliest (then first in program
@@ -161,7 +157,6 @@ impl ScheduleRun {
             }
         }
         let lanes = timing.tnis.max(1) as usize;
-        let nodes = node_of_rank.iter().copied().max().unwrap_or(0) as usize + 1;
         Ok(Self {
             schedule,
             node_of_rank,
@@ -175,7 +170,6 @@ impl ScheduleRun {
             dependants,
             message_of,
             messages,
-            host_free_at: vec![0.0; nodes],
             lanes,
             finished: 0,
             work: Default::default(),
@@ -271,8 +265,8 @@ impl ScheduleRun {
         }
     }
 
-    /// The packets of message `m` from rank `r`, released through the host
-    /// interface (and paced) from cycle `start`.
+    /// The packets of message `m` from rank `r`, released from cycle
+    /// `start` (one every `pace` packet wire times when paced).
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -289,17 +283,12 @@ impl ScheduleRun {
         let payload = (self.packet_bytes - self.header_bytes) as u64;
         let packets = self.messages[m as usize].packets as u64;
         let mut left = bytes;
-        let mut free = self.host_free_at[node as usize].max(start as f64);
-        for k in 0..packets {
+        let mut release = start;
+        for _ in 0..packets {
             let carried = left.min(payload);
             left -= carried;
             let wire = (carried + self.header_bytes as u64).div_ceil(CHUNK_BYTES as u64)
                 * CHUNK_BYTES as u64;
-            let paced = start as f64
-                + (k * pace.max(1) as u64) as f64
-                    * (wire + self.timing.wire_overhead_bytes as u64) as f64;
-            let release = free.max(if pace > 1 { paced } else { 0.0 });
-            free = release + carried as f64 / self.timing.host_bytes_per_cycle;
             out.push((
                 node,
                 NewPacket {
@@ -310,11 +299,13 @@ impl ScheduleRun {
                     hints: None,
                     deposit: false,
                     lane: tni % self.lanes as u8,
-                    release_cycle: release.ceil() as u64,
+                    release_cycle: release,
                 },
             ));
+            if pace > 1 {
+                release += pace as u64 * (wire + self.timing.wire_overhead_bytes as u64);
+            }
         }
-        self.host_free_at[node as usize] = free;
     }
 
     /// Cycle at which the last step finished (the collective's time).

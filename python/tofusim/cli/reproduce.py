@@ -19,7 +19,7 @@ def _table(res: dict) -> Table:
         t.add_column(c)
     for m in res["metrics"]:
         pub = "held back" if m["published"] is None else f"{m['published']:.4g}"
-        within = "-" if m["within"] is None else ("yes" if m["within"] else "NO")
+        within = "-" if m["within"] is None else ("yes" if m["within"] else ("no (known)" if m.get("known_difference") else "NO"))
         t.add_row(m["name"], m["unit"], f"{m['measured']:.4g}", pub, within)
     return t
 

@@ -1,0 +1,301 @@
+//! The Tofu barrier offload (DOMAIN.md §3.1(d)): barrier gates (BGs) and
+//! barrier channels (BCHs) inside the TNIs.
+//!
+//! A **BG** waits for two incoming signals, then sends two. A **BCH** is
+//! the software interface: writing it starts a signal into its TNI's BG
+//! graph, and the graph's last BG signals it back. Inside a node, the BCHs
+//! of one TNI are combined by a reduce-broadcast tree of BGs, and the TNIs
+//! by recursive doubling (dissemination rounds, which need no power of
+//! two); across nodes, recursive doubling again.
+//!
+//! Timing: a BCH costs `bch_ns` (0.48 µs) and a BG `bg_ns` (0.13 µs) of its
+//! TNI's barrier logic, and one TNI processes one BCH or BG at a time —
+//! the serialisation that makes the simple estimate (BCH + stages × BG)
+//! too low once several BCHs share a TNI. The BG graph is a
+//! **reconstruction** ([RECON]): the sources give its rules and the stage
+//! counts, not the wiring.
+
+use serde::Serialize;
+
+/// Barrier resources and logic delays of a generation.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct BarrierHardware {
+    pub tnis_with_barrier: u32,
+    pub bch_per_tni: u32,
+    pub bg_per_tni: u32,
+    pub bch_ns: f64,
+    pub bg_ns: f64,
+}
+
+impl BarrierHardware {
+    /// TofuD: 16 BCHs and 48 BGs on each of 6 TNIs [S:000].
+    pub fn tofud() -> Self {
+        Self {
+            tnis_with_barrier: 6,
+            bch_per_tni: 16,
+            bg_per_tni: 48,
+            bch_ns: 480.0,
+            bg_ns: 130.0,
+        }
+    }
+
+    /// Tofu1 / Tofu2: 8 BCHs and 64 BGs, on TNI 0 only [S:000].
+    pub fn tofu1() -> Self {
+        Self {
+            tnis_with_barrier: 1,
+            bch_per_tni: 8,
+            bg_per_tni: 64,
+            bch_ns: 480.0,
+            bg_ns: 130.0,
+        }
+    }
+}
+
+/// Where a BG's input comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// Software writing BCH `b`.
+    Bch(usize),
+    /// Another BG's output.
+    Bg(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Gate {
+    tni: usize,
+    inputs: Vec<Source>,
+}
+
+/// The BG graph synchronising `k` BCHs of one node, and its timing.
+#[derive(Clone, Debug, Serialize)]
+pub struct IntraNodeBarrier {
+    pub bchs: u32,
+    pub tnis_used: u32,
+    pub max_bch_per_tni: u32,
+    pub max_bg_per_tni: u32,
+    /// BGs on the longest signal path.
+    pub stages: u32,
+    /// BCH + stages × BG, µs.
+    pub simple_estimate_us: f64,
+    /// The DOMAIN.md reconstruction of the source's corrected estimate:
+    /// simple + (max BCH/TNI − 1)·BCH + (max BG/TNI − stages)·BG, µs.
+    pub modified_estimate_us: f64,
+    /// Event-by-event: each TNI's logic handles one BCH or BG at a time, µs.
+    pub serialised_us: f64,
+}
+
+/// Builds the BG graph for `k` BCHs allocated round-robin over the TNIs
+/// and times it. Returns an error if the TNIs lack BCHs or BGs.
+pub fn intra_node(k: u32, hw: &BarrierHardware) -> Result<IntraNodeBarrier, String> {
+    if k == 0 {
+        return Err("expected at least one BCH".into());
+    }
+    let u = k.min(hw.tnis_with_barrier) as usize;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); u];
+    for b in 0..k as usize {
+        members[b % u].push(b);
+    }
+    if members[0].len() as u32 > hw.bch_per_tni {
+        return Err(format!(
+            "{k} BCHs need {} per TNI; a TNI has {}",
+            members[0].len(),
+            hw.bch_per_tni
+        ));
+    }
+    let mut gates: Vec<Gate> = Vec::new();
+    let add = |gates: &mut Vec<Gate>, tni: usize, inputs: Vec<Source>| {
+        gates.push(Gate { tni, inputs });
+        Source::Bg(gates.len() - 1)
+    };
+    // 1. Reduce the BCH signals of each TNI pairwise (binary tree of BGs).
+    let mut top: Vec<Source> = Vec::with_capacity(u);
+    for (t, bchs) in members.iter().enumerate() {
+        let mut level: Vec<Source> = bchs.iter().map(|&b| Source::Bch(b)).collect();
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            for pair in level.chunks(2) {
+                next.push(if pair.len() == 2 {
+                    add(&mut gates, t, pair.to_vec())
+                } else {
+                    pair[0]
+                });
+            }
+            level = next;
+        }
+        top.push(level[0]);
+    }
+    // 2. Dissemination rounds between the TNIs: round i's BG at TNI t fires
+    //    on its own previous signal and TNI t − 2^i's.
+    let mut dist = 1;
+    while dist < u {
+        let prev = top.clone();
+        for t in 0..u {
+            top[t] = add(&mut gates, t, vec![prev[t], prev[(t + u - dist) % u]]);
+        }
+        dist *= 2;
+    }
+    // A lone BCH still passes a start and an end BG.
+    while gates.iter().filter(|g| g.tni == 0).count() < 2 {
+        top[0] = add(&mut gates, 0, vec![top[0]]);
+    }
+    // 3. Broadcast back: the last BG signals the first BCH and a fan-out
+    //    tree (each BG two outputs) reaching the other m − 1.
+    let mut ends: Vec<(usize, Source)> = Vec::new(); // (bch, signal that ends it)
+    for (t, bchs) in members.iter().enumerate() {
+        ends.push((bchs[0], top[t]));
+        let mut frontier = vec![top[t]];
+        let mut rest: Vec<usize> = bchs[1..].to_vec();
+        // Grow a binary fan-out until it has a leaf for every other BCH.
+        while frontier.len() < rest.len() {
+            let mut next = Vec::new();
+            for &f in &frontier {
+                let g = add(&mut gates, t, vec![f]);
+                next.push(g);
+                next.push(g);
+                if next.len() >= rest.len() {
+                    break;
+                }
+            }
+            frontier = next;
+        }
+        for (i, b) in rest.drain(..).enumerate() {
+            ends.push((b, frontier[i]));
+        }
+    }
+    let per_tni = |t: usize| gates.iter().filter(|g| g.tni == t).count() as u32;
+    let max_bg = (0..u).map(per_tni).max().unwrap_or(0);
+    if max_bg > hw.bg_per_tni {
+        return Err(format!(
+            "{k} BCHs need {max_bg} BGs on a TNI; it has {}",
+            hw.bg_per_tni
+        ));
+    }
+    // Stages: BGs on the longest path (gates are in topological order).
+    let mut depth = vec![0u32; gates.len()];
+    for (i, g) in gates.iter().enumerate() {
+        depth[i] = 1 + g
+            .inputs
+            .iter()
+            .map(|s| match s {
+                Source::Bg(j) => depth[*j],
+                Source::Bch(_) => 0,
+            })
+            .max()
+            .unwrap_or(0);
+    }
+    let stages = ends
+        .iter()
+        .map(|(_, s)| match s {
+            Source::Bg(j) => depth[*j],
+            Source::Bch(_) => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    let max_bch = members.iter().map(|m| m.len() as u32).max().unwrap_or(0);
+    let simple = (hw.bch_ns + stages as f64 * hw.bg_ns) / 1000.0;
+    Ok(IntraNodeBarrier {
+        bchs: k,
+        tnis_used: u as u32,
+        max_bch_per_tni: max_bch,
+        max_bg_per_tni: max_bg,
+        stages,
+        simple_estimate_us: simple,
+        modified_estimate_us: simple
+            + ((max_bch - 1) as f64 * hw.bch_ns + (max_bg as f64 - stages as f64) * hw.bg_ns)
+                / 1000.0,
+        serialised_us: serialised(&members, &gates, &ends, hw) / 1000.0,
+    })
+}
+
+/// Event-by-event timing: each TNI's barrier logic handles one BCH or BG
+/// at a time, in the order they become ready.
+fn serialised(
+    members: &[Vec<usize>],
+    gates: &[Gate],
+    ends: &[(usize, Source)],
+    hw: &BarrierHardware,
+) -> f64 {
+    let tnis = members.len();
+    let mut free = vec![0.0f64; tnis];
+    let mut bch_out = vec![0.0f64; members.iter().map(Vec::len).sum()];
+    // Software writes every BCH at 0; each TNI starts its BCHs one by one.
+    for (t, bchs) in members.iter().enumerate() {
+        for &b in bchs {
+            free[t] += hw.bch_ns;
+            bch_out[b] = free[t];
+        }
+    }
+    // Gates in topological order; each TNI serves its ready gates earliest
+    // first (a gate's index order is a valid tie-break).
+    let mut out = vec![f64::NAN; gates.len()];
+    let mut order: Vec<usize> = (0..gates.len()).collect();
+    let ready = |out: &[f64], g: &Gate| -> Option<f64> {
+        g.inputs.iter().try_fold(0.0f64, |m, s| {
+            let v = match s {
+                Source::Bch(b) => bch_out[*b],
+                Source::Bg(j) => out[*j],
+            };
+            if v.is_nan() {
+                None
+            } else {
+                Some(m.max(v))
+            }
+        })
+    };
+    while !order.is_empty() {
+        // The gate that can start earliest on its TNI.
+        let (pos, start) = order
+            .iter()
+            .enumerate()
+            .filter_map(|(p, &i)| ready(&out, &gates[i]).map(|r| (p, r.max(free[gates[i].tni]))))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("the gate graph is acyclic");
+        let i = order.remove(pos);
+        out[i] = start + hw.bg_ns;
+        free[gates[i].tni] = out[i];
+    }
+    ends.iter()
+        .map(|(_, s)| match s {
+            Source::Bg(j) => out[*j],
+            Source::Bch(b) => bch_out[*b],
+        })
+        .fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tofud_stage_table() {
+        // DOMAIN.md §7.1: 1, 4, 8, 16, 48 BCHs → 2, 2, 4, 6, 9 stages, on
+        // 1, 4, 6, 6, 6 TNIs with at most 1, 1, 2, 3, 8 BCHs per TNI.
+        let hw = BarrierHardware::tofud();
+        let want = [
+            (1, 1, 1, 2),
+            (4, 4, 1, 2),
+            (8, 6, 2, 4),
+            (16, 6, 3, 6),
+            (48, 6, 8, 9),
+        ];
+        for (k, tnis, bch, stages) in want {
+            let b = intra_node(k, &hw).unwrap();
+            assert_eq!(
+                (b.tnis_used, b.max_bch_per_tni, b.stages),
+                (tnis, bch, stages),
+                "{k} BCHs"
+            );
+            assert!(b.serialised_us >= b.simple_estimate_us - 1e-9);
+        }
+        assert!((intra_node(1, &hw).unwrap().simple_estimate_us - 0.74).abs() < 1e-9);
+        let many = intra_node(48, &hw).unwrap();
+        assert!(many.serialised_us > 2.0 * many.simple_estimate_us);
+    }
+
+    #[test]
+    fn resources_are_enforced() {
+        assert!(intra_node(9, &BarrierHardware::tofu1()).is_err());
+        assert!(intra_node(8, &BarrierHardware::tofu1()).is_ok());
+        assert!(intra_node(97, &BarrierHardware::tofud()).is_err());
+    }
+}
