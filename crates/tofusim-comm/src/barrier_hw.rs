@@ -299,3 +299,40 @@ mod tests {
         assert!(intra_node(97, &BarrierHardware::tofud()).is_err());
     }
 }
+
+/// A barrier across `p` nodes through the barrier gates: one BCH per node
+/// (on TNI 0), then ⌈log2 p⌉ dissemination rounds, each a BG that fires on
+/// its own previous signal and the signal from node i − 2^r, which crosses
+/// the network in `latency_ns(from, to)`. Returns the time until the last
+/// node's BCH is signalled, µs.
+pub fn across_nodes(p: u32, hw: &BarrierHardware, latency_ns: impl Fn(u32, u32) -> f64) -> f64 {
+    let n = p as usize;
+    let mut t = vec![hw.bch_ns; n];
+    let mut dist = 1usize;
+    while dist < n {
+        let prev = t.clone();
+        for i in 0..n {
+            let from = (i + n - dist) % n;
+            t[i] = prev[i].max(prev[from] + latency_ns(from as u32, i as u32)) + hw.bg_ns;
+        }
+        dist *= 2;
+    }
+    if n == 1 {
+        t[0] += 2.0 * hw.bg_ns;
+    }
+    t.into_iter().fold(0.0, f64::max) / 1000.0
+}
+
+#[cfg(test)]
+mod across {
+    use super::*;
+
+    #[test]
+    fn grows_with_rounds_only() {
+        let hw = BarrierHardware::tofu1();
+        let a = across_nodes(16, &hw, |_, _| 100.0);
+        let b = across_nodes(1024, &hw, |_, _| 100.0);
+        // 4 vs 10 rounds of (link 0.1 + BG 0.13 us) on top of the BCH.
+        assert!((a - (0.48 + 4.0 * 0.23)).abs() < 1e-9 && (b - (0.48 + 10.0 * 0.23)).abs() < 1e-9);
+    }
+}

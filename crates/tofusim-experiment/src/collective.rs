@@ -270,3 +270,23 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
         run: timed.run,
     })
 }
+
+/// The hardware barrier across every node of `system_name` (one BCH per
+/// node, dissemination through the barrier gates): µs. A barrier signal
+/// crosses the network as one 32-byte packet: the hop latency per hop plus
+/// its wire time.
+pub fn hardware_barrier_us(system_name: &str) -> Result<f64> {
+    let (t, model, node_of_rank, _, _) = setup(system_name)?;
+    let hw = if model.generation == "tofud" {
+        tofusim_comm::barrier_hw::BarrierHardware::tofud()
+    } else {
+        tofusim_comm::barrier_hw::BarrierHardware::tofu1()
+    };
+    let cycle = model.cycle_ns();
+    let hop_ns = model.router.hop_latency_cycles as f64 * cycle;
+    let wire_ns = (32 + model.router.overhead_bytes) as f64 * cycle;
+    Ok(tofusim_comm::barrier_hw::across_nodes(node_of_rank.len() as u32, &hw, |a, b| {
+        let hops = t.distance(tofusim_topology::NodeId(node_of_rank[a as usize]), tofusim_topology::NodeId(node_of_rank[b as usize]));
+        hops as f64 * hop_ns + wire_ns
+    }))
+}

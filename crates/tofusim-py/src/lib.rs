@@ -390,6 +390,12 @@ fn comm_model(system: String) -> PyResult<String> {
     Ok(serde_json::to_string(&m).expect("models serialise"))
 }
 
+/// The Tofu hardware barrier across every node of `system`, µs.
+#[pyfunction]
+fn hardware_barrier_us(py: Python<'_>, system: String) -> PyResult<f64> {
+    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system)).map_err(config_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -406,6 +412,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(barrier_plans, m)?)?;
     m.add_function(wrap_pyfunction!(comm_model, m)?)?;
+    m.add_function(wrap_pyfunction!(hardware_barrier_us, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }

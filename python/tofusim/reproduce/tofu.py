@@ -153,3 +153,32 @@ CASES = [
     _C("k-trinaryx3", "C1: Trinaryx3 allreduce against ring and recursive doubling", trinaryx3),
     _C("tofud-barrier", "C2: TofuD barrier stages and the serialisation inside a TNI", tofud_barrier),
 ]
+
+
+def k_barrier(scale: str) -> dict[str, Any]:
+    """Hardware (barrier gates) vs software (dissemination over put messages) barrier."""
+    from . import metric
+
+    systems = ["k:1x1x1", "k:2x1x2", "k:2x2x4", "k:4x4x4"]
+    if scale == "full":
+        systems.append("k:8x8x12")  # 9,216 nodes
+    hw, sw = [], []
+    for s in systems:
+        h = _core.hardware_barrier_us(s)
+        r = run_coll("barrier", "dissemination", 0, s)
+        hw.append((r["processes"], h))
+        sw.append((r["processes"], r["time_seconds"] * 1e6))
+    rows = [
+        metric(f"hardware barrier, {hw[-1][0]} / {hw[0][0]} nodes", "ratio", hw[-1][1] / hw[0][1], None, None),
+        metric(f"software barrier, {sw[-1][0]} / {sw[0][0]} nodes", "ratio", sw[-1][1] / sw[0][1], None, None),
+        metric(f"software / hardware at {hw[-1][0]} nodes", "ratio", sw[-1][1] / hw[-1][1], None, None),
+    ]
+    for (p, h), (_, s_) in zip(hw, sw):
+        rows.append(metric(f"{p} nodes: hardware barrier", "us", h, None, None))
+        rows.append(metric(f"{p} nodes: software dissemination barrier", "us", s_, None, None))
+    plot = {"title": "K computer barrier: barrier gates vs software dissemination", "x": "nodes", "y": "us",
+            "curves": {"hardware (BG)": hw, "software (puts)": sw}}
+    return {"metrics": rows, "setup": {"systems": systems}, "plots": [plot]}
+
+
+CASES.append(_C("k-barrier", "Hardware barrier (barrier gates) vs software barrier as the node count grows", k_barrier))
