@@ -138,3 +138,10 @@ def test_hardware_barrier_beats_software_at_every_size():
     assert len(sizes) == 4
     for n in sizes:
         assert measured(j, f"{n} nodes: hardware barrier") < measured(j, f"{n} nodes: software")
+
+
+def test_mpi_modes_trade_latency_for_memory():
+    j = case("k-mpi")
+    assert measured(j, "latency cost of the memory-saving mode") > 0
+    mem = [m["measured"] for m in j["metrics"] if m["name"].startswith("buffer memory per process")]
+    assert mem == sorted(mem) and mem[-1] < 1000  # MiB, with 10,000 peers

@@ -113,7 +113,7 @@ fn sequence_numbers(s: &Schedule) -> Vec<Vec<u32>> {
                         *c += 1;
                         *c - 1
                     }
-                    Action::Copy { .. } => 0,
+                    Action::Copy { .. } | Action::Work { .. } => 0,
                 })
                 .collect()
         })
@@ -250,6 +250,7 @@ pub fn execute(schedule: &Schedule, order: Order) -> Result<Outcome, DataError> 
                 let data = gather(&buffers[ru], from);
                 scatter(&mut buffers[ru], to, &data, Combine::Replace);
             }
+            Action::Work { .. } => {}
         }
         union(&mut exit_heard[ru], &h);
         heard[ru][i as usize] = h;

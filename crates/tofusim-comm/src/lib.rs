@@ -16,6 +16,7 @@ pub mod algorithms;
 pub mod barrier_hw;
 pub mod collective;
 pub mod data;
+pub mod mpi;
 pub mod schedule;
 pub mod tree;
 

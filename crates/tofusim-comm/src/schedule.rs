@@ -71,6 +71,9 @@ pub enum Action {
     },
     /// Local copy: the elements of `from`, in order, to `to` (same total).
     Copy { from: Vec<Span>, to: Vec<Span> },
+    /// Local software work of a fixed duration (protocol processing of an
+    /// MPI layer); moves no data.
+    Work { ns: u32 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -187,6 +190,10 @@ impl Schedule {
         self.push(rank, Action::Copy { from, to }, deps)
     }
 
+    pub fn work(&mut self, rank: Rank, ns: u32, deps: &[StepId]) -> StepId {
+        self.push(rank, Action::Work { ns }, deps)
+    }
+
     /// Messages sent by all ranks.
     pub fn messages(&self) -> u64 {
         self.sends().count() as u64
@@ -267,6 +274,7 @@ impl Schedule {
                             ));
                         }
                     }
+                    Action::Work { .. } => {}
                 }
             }
         }

@@ -285,8 +285,15 @@ pub fn hardware_barrier_us(system_name: &str) -> Result<f64> {
     let cycle = model.cycle_ns();
     let hop_ns = model.router.hop_latency_cycles as f64 * cycle;
     let wire_ns = (32 + model.router.overhead_bytes) as f64 * cycle;
-    Ok(tofusim_comm::barrier_hw::across_nodes(node_of_rank.len() as u32, &hw, |a, b| {
-        let hops = t.distance(tofusim_topology::NodeId(node_of_rank[a as usize]), tofusim_topology::NodeId(node_of_rank[b as usize]));
-        hops as f64 * hop_ns + wire_ns
-    }))
+    Ok(tofusim_comm::barrier_hw::across_nodes(
+        node_of_rank.len() as u32,
+        &hw,
+        |a, b| {
+            let hops = t.distance(
+                tofusim_topology::NodeId(node_of_rank[a as usize]),
+                tofusim_topology::NodeId(node_of_rank[b as usize]),
+            );
+            hops as f64 * hop_ns + wire_ns
+        },
+    ))
 }

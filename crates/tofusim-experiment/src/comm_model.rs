@@ -194,6 +194,7 @@ impl CommModel {
             reduce_bytes_per_cycle: per_cycle(self.reduce_Bps),
             copy_bytes_per_cycle: per_cycle(self.copy_Bps),
             wire_overhead_bytes: self.router.overhead_bytes,
+            cycle_ns: self.cycle_ns(),
             tnis: self.tnis,
         }
     }

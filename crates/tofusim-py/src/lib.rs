@@ -393,7 +393,70 @@ fn comm_model(system: String) -> PyResult<String> {
 /// The Tofu hardware barrier across every node of `system`, µs.
 #[pyfunction]
 fn hardware_barrier_us(py: Python<'_>, system: String) -> PyResult<f64> {
-    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system)).map_err(config_err)
+    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system))
+        .map_err(config_err)
+}
+
+fn buffer_mode(mode: &str) -> PyResult<Option<tofusim_comm::mpi::BufferMode>> {
+    Ok(match mode {
+        "auto" => None,
+        "memory-saving" => Some(tofusim_comm::mpi::BufferMode::MemorySaving),
+        "high-speed" => Some(tofusim_comm::mpi::BufferMode::HighSpeed),
+        m => {
+            return Err(TofusimConfigError::new_err(format!(
+                "mode: expected auto, memory-saving or high-speed, found {m}"
+            )))
+        }
+    })
+}
+
+/// `rounds` MPI ping-pongs of `bytes` between ranks 0 and 1 of `system`
+/// (K computer MPI settings); `mode` forces a buffer mode or follows the
+/// switching policy (`auto`). Returns the timing as JSON.
+#[pyfunction]
+#[pyo3(signature = (system, bytes, rounds, mode="auto"))]
+fn run_mpi_pingpong(
+    py: Python<'_>,
+    system: String,
+    bytes: u64,
+    rounds: u32,
+    mode: &str,
+) -> PyResult<String> {
+    let forced = buffer_mode(mode)?;
+    let cfg = tofusim_comm::mpi::MpiConfig::k_computer();
+    let t = py.detach(|| {
+        tofusim_experiment::collective::run_schedule(
+            &system,
+            &Default::default(),
+            1,
+            |ranks, _, _| {
+                Ok(tofusim_comm::mpi::pingpong(
+                    ranks,
+                    0,
+                    1,
+                    bytes,
+                    rounds.max(1),
+                    &cfg,
+                    forced,
+                ))
+            },
+            &mut |_| {},
+        )
+    });
+    Ok(timed_json(t.map_err(config_err)?))
+}
+
+/// The MPI settings and the communication-buffer memory per process for
+/// each number of peers under each policy, as JSON.
+#[pyfunction]
+fn mpi_memory(peers: Vec<u32>) -> String {
+    use tofusim_comm::mpi::MemoryPolicy::*;
+    let cfg = tofusim_comm::mpi::MpiConfig::k_computer();
+    let rows: Vec<serde_json::Value> = peers
+        .iter()
+        .map(|&p| serde_json::json!({"peers": p, "memory-saving": cfg.buffer_memory_bytes(p, AllMemorySaving), "high-speed": cfg.buffer_memory_bytes(p, AllHighSpeed), "adaptive": cfg.buffer_memory_bytes(p, Adaptive)}))
+        .collect();
+    serde_json::json!({"config": cfg, "memory_bytes": rows}).to_string()
 }
 
 #[pymodule]
@@ -413,6 +476,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(barrier_plans, m)?)?;
     m.add_function(wrap_pyfunction!(comm_model, m)?)?;
     m.add_function(wrap_pyfunction!(hardware_barrier_us, m)?)?;
+    m.add_function(wrap_pyfunction!(run_mpi_pingpong, m)?)?;
+    m.add_function(wrap_pyfunction!(mpi_memory, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }

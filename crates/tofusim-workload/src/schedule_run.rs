@@ -35,6 +35,8 @@ pub struct HostTiming {
     pub copy_bytes_per_cycle: f64,
     /// Per-packet link overhead, bytes (for pacing).
     pub wire_overhead_bytes: u32,
+    /// Length of a cycle, ns (for the software work of `Work` steps).
+    pub cycle_ns: f64,
     /// Network interfaces (TNIs) per node: the send lanes. Each is one DMA
     /// engine that injects its packets in order; a send's `tni` beyond
     /// them wraps around.
@@ -233,6 +235,9 @@ impl ScheduleRun {
                 Action::Copy { from, .. } => {
                     let bytes = tofusim_comm::schedule::total(from) * ELEMENT_BYTES;
                     Some(at + (bytes as f64 / self.timing.copy_bytes_per_cycle).ceil() as u64)
+                }
+                Action::Work { ns } => {
+                    Some(at + (*ns as f64 / self.timing.cycle_ns).round() as u64)
                 }
                 Action::Recv { spans, combine, .. } => {
                     let m = &self.messages[self.message_of[s as usize] as usize];

@@ -182,3 +182,40 @@ def k_barrier(scale: str) -> dict[str, Any]:
 
 
 CASES.append(_C("k-barrier", "Hardware barrier (barrier gates) vs software barrier as the node count grows", k_barrier))
+
+
+def _mpi_one_way(system: str, size: int, rounds: int, mode: str) -> float:
+    r = json.loads(_core.run_mpi_pingpong(system, size, rounds, mode))
+    return r["time_seconds"] / (2 * rounds)
+
+
+def k_mpi(scale: str) -> dict[str, Any]:
+    """MPI point-to-point on the K computer: latency, bandwidth, buffer modes."""
+    from . import metric
+
+    system = "k:1x1x1"  # ranks 0 and 1 are neighbours on one board
+    big = 16 << 20
+    sizes = [8, 1 << 10, 32 << 10, 64 << 10, 1 << 20, big] if scale == "full" else [8, 1 << 10, 32 << 10, 64 << 10, 1 << 20, 4 << 20]
+    hs = "high-speed"
+    lat = _mpi_one_way(system, 8, 20, hs) * 1e6
+    bw_big = big / _mpi_one_way(system, big, 1, hs) / 1e9
+    saving = _mpi_one_way(system, 8, 20, "memory-saving") * 1e6
+    curve = [(n, n / _mpi_one_way(system, n, 2 if n > (1 << 20) else 10, hs) / 1e9) for n in sizes]
+    mem = json.loads(_core.mpi_memory([1, 10, 100, 1000, 10000]))
+    rows = [
+        metric("MPI 8-byte one-way latency, neighbour (fitted)", "us", lat, 1.27, 0.03),
+        metric("MPI bandwidth at 16 MiB (rendezvous + one put)", "GB/s", bw_big, 4.7, 0.03),
+        metric("8-byte latency in memory-saving mode", "us", saving, None, None),
+        metric("latency cost of the memory-saving mode", "us", saving - lat, None, None),
+    ]
+    for row in mem["memory_bytes"]:
+        rows.append(metric(f"buffer memory per process, {row['peers']} peers, adaptive", "MiB", row["adaptive"] / 2**20, None, None))
+    plots = [
+        {"title": "K MPI bandwidth vs message size (eager up to 32 KiB, then rendezvous)", "x": "bytes", "y": "GB/s", "curves": {"high-speed mode": curve}},
+        {"title": "MPI communication-buffer memory per process", "x": "peers", "y": "MiB",
+         "curves": {k: [(r["peers"], r[k] / 2**20) for r in mem["memory_bytes"]] for k in ("memory-saving", "high-speed", "adaptive")}},
+    ]
+    return {"metrics": rows, "setup": {"system": system, "mpi": mem["config"]}, "plots": plots}
+
+
+CASES.append(_C("k-mpi", "P6: K computer MPI latency and bandwidth; memory-saving vs high-speed buffers", k_mpi))
