@@ -237,6 +237,7 @@ pub fn execute(schedule: &Schedule, order: Order) -> Result<Outcome, DataError> 
                 peer,
                 spans,
                 combine,
+                ..
             } => {
                 let key = (*peer, r, seq[ru][i as usize]);
                 let Some(msg) = mailbox.remove(&key) else {

@@ -62,12 +62,20 @@ pub enum Action {
         spans: Vec<Span>,
         tni: u8,
         pace: u8,
+        /// Done by the TNI alone, without the host (the reply of an RDMA
+        /// Get or Atomic): no host overhead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        offload: bool,
     },
     /// Receive one message from `peer` into `spans` (a scatter list).
     Recv {
         peer: Rank,
         spans: Vec<Span>,
         combine: Combine,
+        /// Handled by the TNI alone (the request of an RDMA Get or Atomic
+        /// arriving at its target): no host overhead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        offload: bool,
     },
     /// Local copy: the elements of `from`, in order, to `to` (same total).
     Copy { from: Vec<Span>, to: Vec<Span> },
@@ -141,6 +149,7 @@ impl Schedule {
                 spans,
                 tni,
                 pace: 1,
+                offload: false,
             },
             deps,
         )
@@ -162,6 +171,7 @@ impl Schedule {
                 spans,
                 tni,
                 pace,
+                offload: false,
             },
             deps,
         )
@@ -181,8 +191,46 @@ impl Schedule {
                 peer,
                 spans,
                 combine,
+                offload: false,
             },
             deps,
+        )
+    }
+
+    /// The target side of an RDMA Get or Atomic: the TNI receives the
+    /// request (applying it with `combine`) and answers with `reply`,
+    /// without the host. Returns the reply step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn offloaded_reply(
+        &mut self,
+        rank: Rank,
+        peer: Rank,
+        request: Vec<Span>,
+        combine: Combine,
+        reply: Vec<Span>,
+        tni: u8,
+        deps: &[StepId],
+    ) -> StepId {
+        let r = self.push(
+            rank,
+            Action::Recv {
+                peer,
+                spans: request,
+                combine,
+                offload: true,
+            },
+            deps,
+        );
+        self.push(
+            rank,
+            Action::Send {
+                peer,
+                spans: reply,
+                tni,
+                pace: 1,
+                offload: true,
+            },
+            &[r],
         )
     }
 

@@ -1,6 +1,6 @@
 //! The communication layer on the packet engine: puts, collectives.
 
-use tofusim_comm::algorithms::{pingpong, transfers, Transfer};
+use tofusim_comm::algorithms::{atomic_add, get, pingpong, transfers, Transfer};
 use tofusim_experiment::collective::{run_schedule, Timed};
 use tofusim_experiment::comm_model::Modes;
 
@@ -113,4 +113,28 @@ fn a_node_forwards_while_it_receives() {
         "{} vs {one}",
         t.cycles
     );
+}
+
+#[test]
+fn get_and_atomic_skip_the_target_host() {
+    let one = |s| {
+        run_schedule(
+            "k:1x1x1",
+            &Modes::default(),
+            1,
+            |_, _, _| Ok(s),
+            &mut |_| {},
+        )
+        .unwrap()
+    };
+    let put_round_trip = one(pingpong(12, 0, 1, 8, 10)).time_seconds / 10.0;
+    let g = one(get(12, 0, 1, 8, 10)).time_seconds / 10.0;
+    let a = one(atomic_add(12, 0, 1, 10)).time_seconds / 10.0;
+    // A round trip of two host-driven puts costs the target's host twice;
+    // a Get or Atomic costs only the initiator's.
+    assert!(
+        g < put_round_trip && a < put_round_trip,
+        "{g} {a} {put_round_trip}"
+    );
+    assert!(g > 0.5 * put_round_trip);
 }

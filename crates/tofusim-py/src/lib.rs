@@ -459,6 +459,50 @@ fn mpi_memory(peers: Vec<u32>) -> String {
     serde_json::json!({"config": cfg, "memory_bytes": rows}).to_string()
 }
 
+/// `rounds` RDMA Gets (`kind = "get"`) of `bytes`, or 8-byte atomic adds
+/// (`"atomic"`), by rank 0 on rank 1 of `system`, one after another.
+#[pyfunction]
+#[pyo3(signature = (system, kind, bytes, rounds, descriptor="direct", cache_injection=true, cmg="near"))]
+#[allow(clippy::too_many_arguments)]
+fn run_rdma(
+    py: Python<'_>,
+    system: String,
+    kind: &str,
+    bytes: u64,
+    rounds: u32,
+    descriptor: &str,
+    cache_injection: bool,
+    cmg: &str,
+) -> PyResult<String> {
+    let modes = tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
+        .map_err(config_err)?;
+    let atomic = match kind {
+        "get" => false,
+        "atomic" => true,
+        k => {
+            return Err(TofusimConfigError::new_err(format!(
+                "kind: expected get or atomic, found {k}"
+            )))
+        }
+    };
+    let t = py.detach(|| {
+        tofusim_experiment::collective::run_schedule(
+            &system,
+            &modes,
+            1,
+            |ranks, _, _| {
+                Ok(if atomic {
+                    tofusim_comm::algorithms::atomic_add(ranks, 0, 1, rounds.max(1))
+                } else {
+                    tofusim_comm::algorithms::get(ranks, 0, 1, bytes, rounds.max(1))
+                })
+            },
+            &mut |_| {},
+        )
+    });
+    Ok(timed_json(t.map_err(config_err)?))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -478,6 +522,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hardware_barrier_us, m)?)?;
     m.add_function(wrap_pyfunction!(run_mpi_pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(mpi_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(run_rdma, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }

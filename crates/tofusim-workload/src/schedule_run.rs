@@ -223,9 +223,18 @@ impl ScheduleRun {
             let step = &self.schedule.programs[r].steps[(s - self.base[r]) as usize];
             let done = match &step.action {
                 Action::Send {
-                    spans, tni, pace, ..
+                    spans,
+                    tni,
+                    pace,
+                    offload,
+                    ..
                 } => {
-                    let start = at + self.timing.send_overhead_cycles;
+                    let start = at
+                        + if *offload {
+                            0
+                        } else {
+                            self.timing.send_overhead_cycles
+                        };
                     let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
                     let m = self.message_of[s as usize];
                     let dst = self.node_of_rank[self.rank_of(self.messages[m as usize].recv_step)];
@@ -239,19 +248,30 @@ impl ScheduleRun {
                 Action::Work { ns } => {
                     Some(at + (*ns as f64 / self.timing.cycle_ns).round() as u64)
                 }
-                Action::Recv { spans, combine, .. } => {
+                Action::Recv {
+                    spans,
+                    combine,
+                    offload,
+                    ..
+                } => {
                     let m = &self.messages[self.message_of[s as usize] as usize];
                     if m.arrived == NOT_YET {
                         None
                     } else {
                         let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
+                        // The TNI applies an offloaded request itself.
                         let reduce = match combine {
-                            Combine::Sum => {
+                            Combine::Sum if !*offload => {
                                 (bytes as f64 / self.timing.reduce_bytes_per_cycle).ceil() as u64
                             }
-                            Combine::Replace => 0,
+                            _ => 0,
                         };
-                        Some(at.max(m.arrived) + self.timing.recv_overhead_cycles + reduce)
+                        let host = if *offload {
+                            0
+                        } else {
+                            self.timing.recv_overhead_cycles
+                        };
+                        Some(at.max(m.arrived) + host + reduce)
                     }
                 }
             };

@@ -43,6 +43,12 @@ def put_latency(scale: str) -> dict[str, Any]:
     for name, system, modes, pub in cases:
         rows.append(metric(f"8-byte put latency, {name} (fitted)", "us", _pingpong(system, **modes), pub, 0.03))
         setup[name] = system
+    # Get and Atomic: a request and a reply, the target's TNI answering
+    # without its host. No published figure.
+    for gen, system in (("Tofu1", "k:1x1x1"), ("TofuD", "fugaku:1x1x1")):
+        for kind in ("get", "atomic"):
+            r = json.loads(_core.run_rdma(system, kind, 8, 20))
+            rows.append(metric(f"8-byte {kind} latency (request to reply), {gen}", "us", r["time_seconds"] / 20 * 1e6, None, None))
     return {"metrics": rows, "setup": setup}
 
 

@@ -275,6 +275,55 @@ pub fn pingpong(ranks: u32, a: Rank, b: Rank, bytes: u64, rounds: u32) -> Schedu
     s
 }
 
+/// `rounds` RDMA Gets of `bytes` by rank `a` from rank `b`, one after
+/// another: a request to `b`'s TNI, which answers with the data without
+/// `b`'s host (latency benchmarks: time per Get = total / rounds).
+pub fn get(ranks: u32, a: Rank, b: Rank, bytes: u64, rounds: u32) -> Schedule {
+    let n = bytes.div_ceil(crate::ELEMENT_BYTES);
+    let mut s = Schedule::new(Collective::Transfers, "get", ranks, n + 1);
+    let (req, data) = (vec![Span::new(n, 1)], vec![Span::new(0, n)]);
+    let mut last: Vec<StepId> = vec![];
+    let mut tgt: Vec<StepId> = vec![];
+    for _ in 0..rounds {
+        let r = s.send(a, b, req.clone(), 0, &last);
+        tgt = vec![s.offloaded_reply(
+            b,
+            a,
+            req.clone(),
+            crate::Combine::Replace,
+            data.clone(),
+            0,
+            &tgt,
+        )];
+        last = vec![s.recv(a, b, data.clone(), crate::Combine::Replace, &[r])];
+    }
+    s
+}
+
+/// `rounds` 8-byte atomic adds by rank `a` on a word of rank `b`, each
+/// returning the new value: the request carries the operand, `b`'s TNI adds
+/// it and replies, without `b`'s host.
+pub fn atomic_add(ranks: u32, a: Rank, b: Rank, rounds: u32) -> Schedule {
+    let mut s = Schedule::new(Collective::Transfers, "atomic-add", ranks, 2);
+    let (operand, word) = (vec![Span::new(1, 1)], vec![Span::new(0, 1)]);
+    let mut last: Vec<StepId> = vec![];
+    let mut tgt: Vec<StepId> = vec![];
+    for _ in 0..rounds {
+        let r = s.send(a, b, operand.clone(), 0, &last);
+        tgt = vec![s.offloaded_reply(
+            b,
+            a,
+            word.clone(),
+            crate::Combine::Sum,
+            word.clone(),
+            0,
+            &tgt,
+        )];
+        last = vec![s.recv(a, b, operand.clone(), crate::Combine::Replace, &[r])];
+    }
+    s
+}
+
 /// The grid a torus algorithm can use, or the reason to fall back.
 pub(crate) fn torus_grid(params: &Params, need_three: bool) -> Result<Grid, String> {
     let Some(g) = params.grid else {
