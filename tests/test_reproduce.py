@@ -137,7 +137,8 @@ def test_hardware_barrier_beats_software_at_every_size():
     sizes = [m["name"].split(" nodes")[0] for m in j["metrics"] if m["name"].endswith("nodes: hardware barrier")]
     assert len(sizes) == 4
     for n in sizes:
-        assert measured(j, f"{n} nodes: hardware barrier") < measured(j, f"{n} nodes: software")
+        assert measured(j, f"{n} nodes: hardware barrier") < measured(j, f"{n} nodes: software dissemination")
+        assert measured(j, f"{n} nodes: hardware 8-byte") < measured(j, f"{n} nodes: software 8-byte")
 
 
 def test_mpi_modes_trade_latency_for_memory():

@@ -75,9 +75,9 @@ impl MpiConfig {
             max_high_speed_peers: 64,
             sources: vec![
                 ("llp_ns", "[FIT] 1.27 us MPI 8-byte latency [S:001] minus the 0.91 us put, split over the two sides"),
-                ("eager_limit_bytes, llp_limit_bytes", "[MEM] settings; the source gives no thresholds"),
+                ("eager_limit_bytes, llp_limit_bytes", "[MEM] settings; the source gives no thresholds (Fugaku's btl_tofu_eager_limit is set to 128,000 or 512,000 B in public job scripts, not a default)"),
                 ("stack_ns, rendezvous_ns, saving_extra_ns", "[MEM] settings"),
-                ("buffer sizes, switch_after_exchanges, max_high_speed_peers", "[MEM] settings; the source describes the policy (start memory-saving, switch after a threshold, cap the number), not the values"),
+                ("buffer sizes, switch_after_exchanges, max_high_speed_peers", "[MEM] settings; the source describes the policy (start memory-saving, switch after a threshold, cap the number), not the values. Fujitsu MPI exposes them as common_tofu_fastmode_threshold and common_tofu_max_fastmode_procs [PUB: public K job scripts]; their defaults are not public"),
             ],
         }
     }

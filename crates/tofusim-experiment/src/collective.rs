@@ -274,8 +274,10 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
 /// The hardware barrier across every node of `system_name` (one BCH per
 /// node, dissemination through the barrier gates): µs. A barrier signal
 /// crosses the network as one 32-byte packet: the hop latency per hop plus
-/// its wire time.
-pub fn hardware_barrier_us(system_name: &str) -> Result<f64> {
+/// its wire time. With `payload_bytes` > 0 it is the barrier interface's
+/// small allreduce: each signal carries the operand and each gate combines
+/// it (in its BG delay, [MEM]).
+pub fn hardware_barrier_us(system_name: &str, payload_bytes: u32) -> Result<f64> {
     let (t, model, node_of_rank, _, _) = setup(system_name)?;
     let hw = if model.generation == "tofud" {
         tofusim_comm::barrier_hw::BarrierHardware::tofud()
@@ -284,7 +286,8 @@ pub fn hardware_barrier_us(system_name: &str) -> Result<f64> {
     };
     let cycle = model.cycle_ns();
     let hop_ns = model.router.hop_latency_cycles as f64 * cycle;
-    let wire_ns = (32 + model.router.overhead_bytes) as f64 * cycle;
+    let wire_ns =
+        ((32 + payload_bytes).div_ceil(32) * 32 + model.router.overhead_bytes) as f64 * cycle;
     Ok(tofusim_comm::barrier_hw::across_nodes(
         node_of_rank.len() as u32,
         &hw,

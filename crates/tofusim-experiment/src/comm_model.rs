@@ -234,7 +234,7 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
 const TOFU_PAYLOAD_BYTES: u32 = 1920;
 const TOFU_HEADER_BYTES: u32 = 64;
 const TOFU_OVERHEAD_BYTES: u32 = 32;
-const TOFU_FORMAT_SOURCE: &str = "[MEM] maximum payload 1,920 B, 64 B header, 32 B per-packet link overhead; not confirmed by a primary source (DOMAIN.md §9 item 5). Chosen as the common Tofu format; the Tofu1 one-way put efficiency 1920/2016 = 0.952 then follows, so P3 for Tofu1 counts as fitted";
+const TOFU_FORMAT_SOURCE: &str = "[PUB] 1,920 B maximum data per packet: uTofu max_mtu on Fugaku, as reported in RIKEN's libfabric Tofu provider (github.com/yutaka-ishikawa/libfabric, utf_conf.h); [MEM] 64 B header and 32 B per-packet link overhead, and the same format for Tofu1 and Tofu2 (not public, DOMAIN.md §9 item 5). With them the Tofu1 put efficiency 1920/2016 = 0.952 follows, so P3 for Tofu1 counts as fitted";
 
 fn ns_per_hop_cycles(ns: f64, link_bps: f64) -> u32 {
     (ns * link_bps * 1e-9).round() as u32

@@ -390,10 +390,12 @@ fn comm_model(system: String) -> PyResult<String> {
     Ok(serde_json::to_string(&m).expect("models serialise"))
 }
 
-/// The Tofu hardware barrier across every node of `system`, µs.
+/// The Tofu hardware barrier (or, with `payload_bytes`, the barrier
+/// interface's small allreduce) across every node of `system`, µs.
 #[pyfunction]
-fn hardware_barrier_us(py: Python<'_>, system: String) -> PyResult<f64> {
-    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system))
+#[pyo3(signature = (system, payload_bytes=0))]
+fn hardware_barrier_us(py: Python<'_>, system: String, payload_bytes: u32) -> PyResult<f64> {
+    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system, payload_bytes))
         .map_err(config_err)
 }
 

@@ -168,26 +168,31 @@ def k_barrier(scale: str) -> dict[str, Any]:
     systems = ["k:1x1x1", "k:2x1x2", "k:2x2x4", "k:4x4x4"]
     if scale == "full":
         systems.append("k:8x8x12")  # 9,216 nodes
-    hw, sw = [], []
+    hw, sw, hw_ar, sw_ar = [], [], [], []
     for s in systems:
-        h = _core.hardware_barrier_us(s)
         r = run_coll("barrier", "dissemination", 0, s)
-        hw.append((r["processes"], h))
-        sw.append((r["processes"], r["time_seconds"] * 1e6))
+        p = r["processes"]
+        hw.append((p, _core.hardware_barrier_us(s)))
+        sw.append((p, r["time_seconds"] * 1e6))
+        # Small (8-byte) allreduce: the barrier interface vs recursive doubling.
+        hw_ar.append((p, _core.hardware_barrier_us(s, 8)))
+        sw_ar.append((p, run_coll("allreduce", "recursive-doubling", 8, s)["time_seconds"] * 1e6))
     rows = [
         metric(f"hardware barrier, {hw[-1][0]} / {hw[0][0]} nodes", "ratio", hw[-1][1] / hw[0][1], None, None),
         metric(f"software barrier, {sw[-1][0]} / {sw[0][0]} nodes", "ratio", sw[-1][1] / sw[0][1], None, None),
         metric(f"software / hardware at {hw[-1][0]} nodes", "ratio", sw[-1][1] / hw[-1][1], None, None),
     ]
-    for (p, h), (_, s_) in zip(hw, sw):
+    for (p, h), (_, s_), (_, ha), (_, sa) in zip(hw, sw, hw_ar, sw_ar):
         rows.append(metric(f"{p} nodes: hardware barrier", "us", h, None, None))
         rows.append(metric(f"{p} nodes: software dissemination barrier", "us", s_, None, None))
-    plot = {"title": "K computer barrier: barrier gates vs software dissemination", "x": "nodes", "y": "us",
-            "curves": {"hardware (BG)": hw, "software (puts)": sw}}
+        rows.append(metric(f"{p} nodes: hardware 8-byte allreduce", "us", ha, None, None))
+        rows.append(metric(f"{p} nodes: software 8-byte allreduce (recursive doubling)", "us", sa, None, None))
+    plot = {"title": "K computer barrier and 8-byte allreduce: barrier gates vs software", "x": "nodes", "y": "us",
+            "curves": {"hardware barrier": hw, "software barrier": sw, "hardware allreduce": hw_ar, "software allreduce": sw_ar}}
     return {"metrics": rows, "setup": {"systems": systems}, "plots": [plot]}
 
 
-CASES.append(_C("k-barrier", "Hardware barrier (barrier gates) vs software barrier as the node count grows", k_barrier))
+CASES.append(_C("k-barrier", "Hardware barrier and small allreduce (barrier gates) vs software algorithms as the node count grows", k_barrier))
 
 
 def _mpi_one_way(system: str, size: int, rounds: int, mode: str) -> float:
