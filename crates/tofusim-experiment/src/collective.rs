@@ -135,8 +135,19 @@ pub struct Timed {
     pub step_finish_cycles: Vec<Vec<u64>>,
 }
 
+/// A system ready for collectives: its network, communication model and
+/// communicator (rank → node, torus shape).
+pub struct Setup {
+    pub torus: Torus,
+    pub model: CommModel,
+    pub node_of_rank: Vec<u32>,
+    pub grid: Option<Grid>,
+    /// Injection capacity of a node, in links.
+    pub injection_links: f64,
+}
+
 /// The communicator of a system (rank → node, torus shape) and its model.
-pub fn setup(system_name: &str) -> Result<(Torus, CommModel, Vec<u32>, Option<Grid>, f64)> {
+pub fn setup(system_name: &str) -> Result<Setup> {
     let sys = system::from_name(system_name)?;
     let t = match &sys.network.topology {
         Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
@@ -145,7 +156,13 @@ pub fn setup(system_name: &str) -> Result<(Torus, CommModel, Vec<u32>, Option<Gr
     let model = CommModel::for_system(system_name, &sys.network);
     let (node_of_rank, grid) = communicator(&t);
     let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
-    Ok((t, model, node_of_rank, grid, injection_links))
+    Ok(Setup {
+        torus: t,
+        model,
+        node_of_rank,
+        grid,
+        injection_links,
+    })
 }
 
 /// Runs the schedule `make(ranks, grid, tnis)` builds over every node of
@@ -157,7 +174,13 @@ pub fn run_schedule(
     make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Timed> {
-    let (t, model, node_of_rank, grid, injection_links) = setup(system_name)?;
+    let Setup {
+        torus: t,
+        model,
+        node_of_rank,
+        grid,
+        injection_links,
+    } = setup(system_name)?;
     let ranks = node_of_rank.len() as u32;
     let s = make(ranks, grid, model.tnis)?;
     let timing = model.host_timing(modes);
@@ -278,7 +301,12 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
 /// small allreduce: each signal carries the operand and each gate combines
 /// it (in its BG delay, [MEM]).
 pub fn hardware_barrier_us(system_name: &str, payload_bytes: u32) -> Result<f64> {
-    let (t, model, node_of_rank, _, _) = setup(system_name)?;
+    let Setup {
+        torus: t,
+        model,
+        node_of_rank,
+        ..
+    } = setup(system_name)?;
     let hw = if model.generation == "tofud" {
         tofusim_comm::barrier_hw::BarrierHardware::tofud()
     } else {

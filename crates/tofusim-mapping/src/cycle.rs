@@ -22,7 +22,7 @@ pub fn helix(l: u32) -> Vec<(u32, u32)> {
     if l == 1 {
         return vec![(0, 0), (0, 1), (0, 2)];
     }
-    if l % 2 == 0 {
+    if l.is_multiple_of(2) {
         for y in 0..l {
             if y % 2 == 0 {
                 v.extend([(y, 1), (y, 2)]);
