@@ -142,17 +142,7 @@ impl Schedule {
         tni: u8,
         deps: &[StepId],
     ) -> StepId {
-        self.push(
-            rank,
-            Action::Send {
-                peer,
-                spans,
-                tni,
-                pace: 1,
-                offload: false,
-            },
-            deps,
-        )
+        self.send_paced(rank, peer, spans, tni, 1, deps)
     }
 
     pub fn send_paced(

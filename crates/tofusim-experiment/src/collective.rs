@@ -10,7 +10,7 @@
 #![allow(non_snake_case)]
 
 use serde::Serialize;
-use tofusim_comm::algorithms::{build, Algorithm, Params};
+use tofusim_comm::algorithms::{build_named, Params};
 use tofusim_comm::tree::Grid;
 use tofusim_comm::{data, Collective, ELEMENT_BYTES};
 use tofusim_mapping::VirtualTorus;
@@ -107,18 +107,18 @@ pub fn schedule(
     grid: Option<Grid>,
     tnis: u8,
 ) -> Result<tofusim_comm::Schedule> {
-    let algo = Algorithm::parse(&spec.op, &spec.algorithm).map_err(|e| err(e.key, e.message))?;
-    let coll = Collective::parse(&spec.op, spec.root).expect("checked by parse");
-    let count = if coll == Collective::Barrier {
-        0
-    } else {
-        spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1)
-    };
-    let mut params = Params::new(ranks, count);
+    let mut params = Params::new(ranks, 0);
     params.grid = grid;
     params.tnis = spec.tnis.unwrap_or(tnis).max(1);
     params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
-    build(coll, algo, &params).map_err(|e| err(e.key, e.message))
+    build_named(
+        &spec.op,
+        &spec.algorithm,
+        spec.root,
+        spec.size_bytes,
+        params,
+    )
+    .map_err(|e| err(e.key, e.message))
 }
 
 /// A schedule run on the packet engine.

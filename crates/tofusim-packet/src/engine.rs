@@ -785,26 +785,32 @@ impl Engine {
             self.turn_free_at[r as usize] = at;
         }
         for np in out.iter().copied() {
-            let at = at.max(np.release_cycle);
-            let pkt = self.create(r, at, np);
-            let lane = np.lane as usize % self.lanes;
-            if at <= t {
-                self.push_source(r as usize, lane, pkt);
-            } else {
-                self.pending_releases += 1;
-                self.wheel.schedule(
-                    at,
-                    Ev {
-                        kind: RELEASE,
-                        a: lane as u8,
-                        b: 0,
-                        router: r,
-                        x: pkt,
-                    },
-                );
-            }
+            self.hand_over(r, t, at.max(np.release_cycle), np);
         }
         self.new_packets = out;
+    }
+
+    /// Node `r`'s software hands packet `np` to its send lane at cycle
+    /// `at`: now if `at` ≤ `t`, else by a `RELEASE` event.
+    fn hand_over(&mut self, r: u32, t: u64, at: u64, np: NewPacket) {
+        let pkt = self.create(r, at, np);
+        let lane = np.lane as usize % self.lanes;
+        if at <= t {
+            self.push_source(r as usize, lane, pkt);
+            self.mark_dirty(r);
+        } else {
+            self.pending_releases += 1;
+            self.wheel.schedule(
+                at,
+                Ev {
+                    kind: RELEASE,
+                    a: lane as u8,
+                    b: 0,
+                    router: r,
+                    x: pkt,
+                },
+            );
+        }
     }
 
     /// A collective schedule's first packets, each released at its cycle.
@@ -812,24 +818,7 @@ impl Engine {
         let mut first = Vec::new();
         self.workload.start_packets(&mut first);
         for (r, np) in first {
-            let pkt = self.create(r, np.release_cycle, np);
-            let lane = np.lane as usize % self.lanes;
-            if np.release_cycle == 0 {
-                self.push_source(r as usize, lane, pkt);
-                self.mark_dirty(r);
-            } else {
-                self.pending_releases += 1;
-                self.wheel.schedule(
-                    np.release_cycle,
-                    Ev {
-                        kind: RELEASE,
-                        a: lane as u8,
-                        b: 0,
-                        router: r,
-                        x: pkt,
-                    },
-                );
-            }
+            self.hand_over(r, 0, np.release_cycle, np);
         }
     }
 

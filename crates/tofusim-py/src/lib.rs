@@ -145,14 +145,13 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
             .unwrap_or_default()
             .to_string()
     };
-    let modes = tofusim_experiment::comm_model::Modes::parse(
+    let modes = modes(
         &get_s("descriptor"),
         v.get("cache_injection")
             .and_then(|x| x.as_bool())
             .unwrap_or(true),
         &get_s("cmg"),
-    )
-    .map_err(|e| config_err(e))?;
+    )?;
     Ok(tofusim_experiment::collective::CollectiveSpec {
         op: get_s("op"),
         algorithm: get_s("algo"),
@@ -206,15 +205,7 @@ fn collective_schedule(
     segment_bytes: u64,
     tnis: u8,
 ) -> PyResult<String> {
-    let algorithm = tofusim_comm::Algorithm::parse(&op, &algo)
-        .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?;
-    let coll = tofusim_comm::Collective::parse(&op, root).expect("op checked");
-    let count = if coll == tofusim_comm::Collective::Barrier {
-        0
-    } else {
-        size_bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1)
-    };
-    let mut p = tofusim_comm::Params::new(ranks, count);
+    let mut p = tofusim_comm::Params::new(ranks, 0);
     p.grid = match shape {
         Some(s) => Some(tofusim_comm::tree::Grid::from_shape(&s).ok_or_else(|| {
             TofusimConfigError::new_err("shape: expected 1 to 3 positive axis lengths")
@@ -223,7 +214,7 @@ fn collective_schedule(
     };
     p.segment_elements = segment_bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
     p.tnis = tnis.max(1);
-    let s = tofusim_comm::algorithms::build(coll, algorithm, &p)
+    let s = tofusim_comm::algorithms::build_named(&op, &algo, root, size_bytes, p)
         .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?;
     Ok(serde_json::to_string(&s).expect("schedules serialise"))
 }
@@ -265,6 +256,36 @@ fn timed_json(t: tofusim_experiment::collective::Timed) -> String {
     .to_string()
 }
 
+/// The low-latency switches of a transfer, or the error naming the bad one.
+fn modes(
+    descriptor: &str,
+    cache_injection: bool,
+    cmg: &str,
+) -> PyResult<tofusim_experiment::comm_model::Modes> {
+    tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
+        .map_err(config_err)
+}
+
+/// Times the schedule `make(ranks)` builds over every node of `system` on
+/// the packet engine; the timing as JSON.
+fn time_schedule(
+    py: Python<'_>,
+    system: &str,
+    modes: &tofusim_experiment::comm_model::Modes,
+    make: impl FnOnce(u32) -> Result<tofusim_comm::Schedule, ConfigError> + Send,
+) -> PyResult<String> {
+    let t = py.detach(|| {
+        tofusim_experiment::collective::run_schedule(
+            system,
+            modes,
+            1,
+            |ranks, _, _| make(ranks),
+            &mut |_| {},
+        )
+    });
+    Ok(timed_json(t.map_err(config_err)?))
+}
+
 /// Transfers that start together over `system`'s communicator: a list of
 /// (src rank, dst rank, bytes, tni). Returns the timing as JSON.
 #[pyfunction]
@@ -277,8 +298,6 @@ fn run_transfers(
     cache_injection: bool,
     cmg: &str,
 ) -> PyResult<String> {
-    let modes = tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
-        .map_err(config_err)?;
     let list: Vec<tofusim_comm::algorithms::Transfer> = transfers
         .into_iter()
         .map(
@@ -290,31 +309,27 @@ fn run_transfers(
             },
         )
         .collect();
-    let t = py.detach(|| {
-        tofusim_experiment::collective::run_schedule(
-            &system,
-            &modes,
-            1,
-            |ranks, _, _| {
-                if let Some(t) = list
-                    .iter()
-                    .find(|t| t.src >= ranks || t.dst >= ranks || t.src == t.dst)
-                {
-                    return Err(ConfigError::new(
-                        "<transfers>",
-                        "transfers",
-                        format!(
-                            "expected two different ranks below {ranks}, found {} and {}",
-                            t.src, t.dst
-                        ),
-                    ));
-                }
-                Ok(tofusim_comm::algorithms::transfers(ranks, &list))
-            },
-            &mut |_| {},
-        )
-    });
-    Ok(timed_json(t.map_err(config_err)?))
+    time_schedule(
+        py,
+        &system,
+        &modes(descriptor, cache_injection, cmg)?,
+        |ranks| {
+            if let Some(t) = list
+                .iter()
+                .find(|t| t.src >= ranks || t.dst >= ranks || t.src == t.dst)
+            {
+                return Err(ConfigError::new(
+                    "<transfers>",
+                    "transfers",
+                    format!(
+                        "expected two different ranks below {ranks}, found {} and {}",
+                        t.src, t.dst
+                    ),
+                ));
+            }
+            Ok(tofusim_comm::algorithms::transfers(ranks, &list))
+        },
+    )
 }
 
 /// `rounds` round trips of `bytes` between ranks `a` and `b` of `system`.
@@ -332,33 +347,27 @@ fn run_pingpong(
     cache_injection: bool,
     cmg: &str,
 ) -> PyResult<String> {
-    let modes = tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
-        .map_err(config_err)?;
-    let t = py.detach(|| {
-        tofusim_experiment::collective::run_schedule(
-            &system,
-            &modes,
-            1,
-            |ranks, _, _| {
-                if a >= ranks || b >= ranks || a == b {
-                    return Err(ConfigError::new(
-                        "<pingpong>",
-                        "ranks",
-                        format!("expected two different ranks below {ranks}"),
-                    ));
-                }
-                Ok(tofusim_comm::algorithms::pingpong(
-                    ranks,
-                    a,
-                    b,
-                    bytes,
-                    rounds.max(1),
-                ))
-            },
-            &mut |_| {},
-        )
-    });
-    Ok(timed_json(t.map_err(config_err)?))
+    time_schedule(
+        py,
+        &system,
+        &modes(descriptor, cache_injection, cmg)?,
+        |ranks| {
+            if a >= ranks || b >= ranks || a == b {
+                return Err(ConfigError::new(
+                    "<pingpong>",
+                    "ranks",
+                    format!("expected two different ranks below {ranks}"),
+                ));
+            }
+            Ok(tofusim_comm::algorithms::pingpong(
+                ranks,
+                a,
+                b,
+                bytes,
+                rounds.max(1),
+            ))
+        },
+    )
 }
 
 /// The TofuD (or Tofu1) barrier-gate plan for each BCH count, as JSON.
@@ -426,26 +435,17 @@ fn run_mpi_pingpong(
 ) -> PyResult<String> {
     let forced = buffer_mode(mode)?;
     let cfg = tofusim_comm::mpi::MpiConfig::k_computer();
-    let t = py.detach(|| {
-        tofusim_experiment::collective::run_schedule(
-            &system,
-            &Default::default(),
+    time_schedule(py, &system, &Default::default(), |ranks| {
+        Ok(tofusim_comm::mpi::pingpong(
+            ranks,
+            0,
             1,
-            |ranks, _, _| {
-                Ok(tofusim_comm::mpi::pingpong(
-                    ranks,
-                    0,
-                    1,
-                    bytes,
-                    rounds.max(1),
-                    &cfg,
-                    forced,
-                ))
-            },
-            &mut |_| {},
-        )
-    });
-    Ok(timed_json(t.map_err(config_err)?))
+            bytes,
+            rounds.max(1),
+            &cfg,
+            forced,
+        ))
+    })
 }
 
 /// The MPI settings and the communication-buffer memory per process for
@@ -476,8 +476,6 @@ fn run_rdma(
     cache_injection: bool,
     cmg: &str,
 ) -> PyResult<String> {
-    let modes = tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
-        .map_err(config_err)?;
     let atomic = match kind {
         "get" => false,
         "atomic" => true,
@@ -487,22 +485,19 @@ fn run_rdma(
             )))
         }
     };
-    let t = py.detach(|| {
-        tofusim_experiment::collective::run_schedule(
-            &system,
-            &modes,
-            1,
-            |ranks, _, _| {
-                Ok(if atomic {
-                    tofusim_comm::algorithms::atomic_add(ranks, 0, 1, rounds.max(1))
-                } else {
-                    tofusim_comm::algorithms::get(ranks, 0, 1, bytes, rounds.max(1))
-                })
-            },
-            &mut |_| {},
-        )
-    });
-    Ok(timed_json(t.map_err(config_err)?))
+    let rounds = rounds.max(1);
+    time_schedule(
+        py,
+        &system,
+        &modes(descriptor, cache_injection, cmg)?,
+        |ranks| {
+            Ok(if atomic {
+                tofusim_comm::algorithms::atomic_add(ranks, 0, 1, rounds)
+            } else {
+                tofusim_comm::algorithms::get(ranks, 0, 1, bytes, rounds)
+            })
+        },
+    )
 }
 
 #[pymodule]

@@ -148,6 +148,8 @@ pub struct Workload {
     pingpong: Option<PingPongState>,
     fill: Option<Fill>,
     schedule: Option<Box<ScheduleRun>>,
+    /// Reused buffer for the packets a schedule releases on a delivery.
+    released: Vec<(u32, NewPacket)>,
 }
 
 #[derive(Clone, Debug)]
@@ -220,7 +222,7 @@ impl Workload {
     ) -> Result<Self, WorkloadError> {
         // The router's own limit (BG/L 256 bytes) is checked with the router.
         if !(CHUNK_BYTES..=MAX_PACKET_BYTES).contains(&packet_bytes)
-            || packet_bytes % CHUNK_BYTES != 0
+            || !packet_bytes.is_multiple_of(CHUNK_BYTES)
         {
             return Err(WorkloadError {
                 key: "packet_bytes",
@@ -371,6 +373,7 @@ impl Workload {
             pingpong,
             fill,
             schedule: None,
+            released: Vec::new(),
         })
     }
 
@@ -659,11 +662,10 @@ impl Workload {
     /// now send (ping-pong replies, plane-fill corner turns).
     pub fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
         if let Some(s) = self.schedule.as_mut() {
-            let mut timed = Vec::new();
-            s.on_delivery(t, tag, &mut timed);
             // A receive only releases its own rank's steps: packets from `node`.
-            debug_assert!(timed.iter().all(|&(n, _)| n == node));
-            out.extend(timed.into_iter().map(|(_, p)| p));
+            s.on_delivery(t, tag, &mut self.released);
+            debug_assert!(self.released.iter().all(|&(n, _)| n == node));
+            out.extend(self.released.drain(..).map(|(_, p)| p));
             return;
         }
         if let Some(f) = self.fill.as_mut() {

@@ -11,22 +11,14 @@ reduced scale by default and at the published scale with ``scale="full"``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .bgl import CASES as BGL_CASES
 from .bgl_bubble import CASES as BUBBLE_CASES
 from .bgl_fill import CASES as FILL_CASES
 from .bgl_hot import CASES as HOT_CASES
+from .case import Case
 from .tofu import CASES as TOFU_CASES
-
-
-@dataclass
-class Case:
-    id: str
-    title: str
-    source: str
-    run: Callable[[str], dict[str, Any]]
 
 
 CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES]}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .case import case_maker
+
 from .. import run as run_experiment
 
 SOURCE = "[S:004] Adiga et al., Blue Gene/L torus interconnection network, IBM J. Res. & Dev. 49(2/3), 2005"
@@ -127,9 +129,7 @@ def hot_spot(scale: str) -> dict[str, Any]:
     return {"metrics": rows, "setup": setup}
 
 
-class _C:
-    def __init__(self, id: str, title: str, fn):
-        self.id, self.title, self.source, self.run = id, title, SOURCE, fn
+_C = case_maker(SOURCE)
 
 
 CASES = [

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .case import case_maker
+
 from .. import _core
 from .. import coll as run_coll
 
@@ -147,9 +149,7 @@ def tofud_barrier(scale: str) -> dict[str, Any]:
     return {"metrics": rows, "setup": {"hardware": res["hardware"], "plans": res["plans"]}, "plots": [plot]}
 
 
-class _C:
-    def __init__(self, id: str, title: str, fn):
-        self.id, self.title, self.source, self.run = id, title, SOURCE, fn
+_C = case_maker(SOURCE)
 
 
 CASES = [

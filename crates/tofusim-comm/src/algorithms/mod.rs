@@ -275,53 +275,84 @@ pub fn pingpong(ranks: u32, a: Rank, b: Rank, bytes: u64, rounds: u32) -> Schedu
     s
 }
 
-/// `rounds` RDMA Gets of `bytes` by rank `a` from rank `b`, one after
-/// another: a request to `b`'s TNI, which answers with the data without
-/// `b`'s host (latency benchmarks: time per Get = total / rounds).
-pub fn get(ranks: u32, a: Rank, b: Rank, bytes: u64, rounds: u32) -> Schedule {
-    let n = bytes.div_ceil(crate::ELEMENT_BYTES);
-    let mut s = Schedule::new(Collective::Transfers, "get", ranks, n + 1);
-    let (req, data) = (vec![Span::new(n, 1)], vec![Span::new(0, n)]);
-    let mut last: Vec<StepId> = vec![];
-    let mut tgt: Vec<StepId> = vec![];
+/// `rounds` request-reply operations by rank `a` on rank `b`, one after
+/// another: `a` sends `request`, `b`'s TNI applies it with `combine` and
+/// answers with `reply` without `b`'s host, `a` receives the reply.
+#[allow(clippy::too_many_arguments)]
+fn request_reply(
+    mut s: Schedule,
+    a: Rank,
+    b: Rank,
+    request: Vec<Span>,
+    combine: crate::Combine,
+    target: Vec<Span>,
+    reply: Vec<Span>,
+    rounds: u32,
+) -> Schedule {
+    let (mut last, mut tgt): (Vec<StepId>, Vec<StepId>) = (vec![], vec![]);
     for _ in 0..rounds {
-        let r = s.send(a, b, req.clone(), 0, &last);
-        tgt = vec![s.offloaded_reply(
-            b,
-            a,
-            req.clone(),
-            crate::Combine::Replace,
-            data.clone(),
-            0,
-            &tgt,
-        )];
-        last = vec![s.recv(a, b, data.clone(), crate::Combine::Replace, &[r])];
+        let r = s.send(a, b, request.clone(), 0, &last);
+        tgt = vec![s.offloaded_reply(b, a, target.clone(), combine, reply.clone(), 0, &tgt)];
+        last = vec![s.recv(a, b, reply.clone(), crate::Combine::Replace, &[r])];
     }
     s
+}
+
+/// `rounds` RDMA Gets of `bytes` by rank `a` from rank `b`: a one-element
+/// request to `b`'s TNI, which answers with the data without `b`'s host
+/// (latency benchmarks: time per Get = total / rounds).
+pub fn get(ranks: u32, a: Rank, b: Rank, bytes: u64, rounds: u32) -> Schedule {
+    let n = bytes.div_ceil(crate::ELEMENT_BYTES);
+    let s = Schedule::new(Collective::Transfers, "get", ranks, n + 1);
+    let req = vec![Span::new(n, 1)];
+    request_reply(
+        s,
+        a,
+        b,
+        req.clone(),
+        crate::Combine::Replace,
+        req,
+        vec![Span::new(0, n)],
+        rounds,
+    )
 }
 
 /// `rounds` 8-byte atomic adds by rank `a` on a word of rank `b`, each
 /// returning the new value: the request carries the operand, `b`'s TNI adds
 /// it and replies, without `b`'s host.
 pub fn atomic_add(ranks: u32, a: Rank, b: Rank, rounds: u32) -> Schedule {
-    let mut s = Schedule::new(Collective::Transfers, "atomic-add", ranks, 2);
-    let (operand, word) = (vec![Span::new(1, 1)], vec![Span::new(0, 1)]);
-    let mut last: Vec<StepId> = vec![];
-    let mut tgt: Vec<StepId> = vec![];
-    for _ in 0..rounds {
-        let r = s.send(a, b, operand.clone(), 0, &last);
-        tgt = vec![s.offloaded_reply(
-            b,
-            a,
-            word.clone(),
-            crate::Combine::Sum,
-            word.clone(),
-            0,
-            &tgt,
-        )];
-        last = vec![s.recv(a, b, operand.clone(), crate::Combine::Replace, &[r])];
-    }
-    s
+    let s = Schedule::new(Collective::Transfers, "atomic-add", ranks, 2);
+    let word = vec![Span::new(0, 1)];
+    request_reply(
+        s,
+        a,
+        b,
+        vec![Span::new(1, 1)],
+        crate::Combine::Sum,
+        word.clone(),
+        word,
+        rounds,
+    )
+}
+
+/// Builds operation `op` with algorithm `algo` for a vector of
+/// `size_bytes` (rounded up to whole elements; a barrier moves none);
+/// `params.count` is set from the size.
+pub fn build_named(
+    op: &str,
+    algo: &str,
+    root: Rank,
+    size_bytes: u64,
+    mut params: Params,
+) -> Result<Schedule, BuildError> {
+    let algorithm = Algorithm::parse(op, algo)?;
+    let coll = Collective::parse(op, root).expect("checked by parse");
+    params.count = if coll == Collective::Barrier {
+        0
+    } else {
+        size_bytes.div_ceil(crate::ELEMENT_BYTES).max(1)
+    };
+    build(coll, algorithm, &params)
 }
 
 /// The grid a torus algorithm can use, or the reason to fall back.
