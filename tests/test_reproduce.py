@@ -128,6 +128,9 @@ def test_trinaryx3_beats_ring_and_recursive_doubling():
     j = case("k-trinaryx3")
     assert measured(j, "Trinaryx3 / ring") > 2
     assert measured(j, "Trinaryx3 / recursive doubling") > 2
+    # Edge-disjoint trees (at most 3 children per node over all three) put
+    # the steady state at 1.5 TNI rates; the pipeline's fill costs the rest.
+    assert measured(j, "Trinaryx3 allreduce bandwidth at 16 MiB") > 0.85 * 7.1
 
 
 def test_hardware_barrier_beats_software_at_every_size():

@@ -14,6 +14,7 @@ pub(crate) fn build(s: &mut Schedule, algorithm: Algorithm, root: Rank, params: 
         Algorithm::TrinaryTree => match torus_grid(params, true) {
             Ok(g) => {
                 let trees = trinary_trees(&g, root);
+                let mut load = TniLoad::new(s.ranks, params.tnis);
                 for (i, t) in trees.iter().enumerate() {
                     let region = part(0, s.count, 3, i as u64);
                     tree_down(
@@ -22,7 +23,7 @@ pub(crate) fn build(s: &mut Schedule, algorithm: Algorithm, root: Rank, params: 
                         region,
                         params.segment_elements,
                         i as u8,
-                        params.tnis,
+                        &mut load,
                         &f,
                         None,
                     );
@@ -164,13 +165,49 @@ fn scatter_allgather(s: &mut Schedule, root: Rank, region: Span, f: &mut Frontie
 /// has gone up the tree (the root: has been fully reduced); the final
 /// value may only arrive, or leave the root, after them.
 #[allow(clippy::too_many_arguments)]
+/// Transfers each rank has given to each of its TNIs, used to spread a
+/// rank's broadcast copies over its TNIs: a TNI is one DMA engine, so
+/// copies on the same TNI go one after another while copies on different
+/// TNIs overlap.
+pub(crate) struct TniLoad {
+    tnis: u8,
+    count: Vec<[u32; 8]>,
+}
+
+impl TniLoad {
+    pub(crate) fn new(ranks: u32, tnis: u8) -> Self {
+        Self {
+            tnis: tnis.clamp(1, 8),
+            count: vec![[0; 8]; ranks as usize],
+        }
+    }
+
+    /// Records a transfer of `r` on `tni` (wrapped to the rank's TNIs).
+    pub(crate) fn take(&mut self, r: Rank, tni: u8) -> u8 {
+        let tni = tni % self.tnis;
+        self.count[r as usize][tni as usize] += 1;
+        tni
+    }
+
+    /// The least-loaded TNI of `r` — `preferred` among equals — recorded.
+    pub(crate) fn least(&mut self, r: Rank, preferred: u8) -> u8 {
+        let loads = &self.count[r as usize][..self.tnis as usize];
+        let preferred = preferred % self.tnis;
+        let best = (0..self.tnis)
+            .min_by_key(|&k| (loads[k as usize], k != preferred, k))
+            .expect("at least one TNI");
+        self.take(r, best)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_down(
     s: &mut Schedule,
     tree: &Tree,
     region: Span,
     segment: u64,
     tni: u8,
-    tnis: u8,
+    load: &mut TniLoad,
     f: &Frontier,
     after_up: Option<&[Vec<Vec<StepId>>]>,
 ) {
@@ -179,6 +216,11 @@ pub(crate) fn tree_down(
     }
     let segs = region.len.div_ceil(segment.max(1));
     for r in tree.top_down() {
+        // One TNI per child for every segment: a child's stream stays in order.
+        let lanes: Vec<u8> = tree.children[r as usize]
+            .iter()
+            .map(|_| load.least(r, tni))
+            .collect();
         let mut last: Vec<StepId> = f[r as usize].clone();
         for k in 0..segs {
             let seg = part(region.offset, region.len, segs, k);
@@ -191,14 +233,8 @@ pub(crate) fn tree_down(
             } else {
                 last = deps;
             }
-            for (j, &c) in tree.children[r as usize].iter().enumerate() {
-                s.send(
-                    r,
-                    c,
-                    vec![seg],
-                    (tni as usize + j) as u8 % tnis.max(1),
-                    &last,
-                );
+            for (&c, &lane) in tree.children[r as usize].iter().zip(&lanes) {
+                s.send(r, c, vec![seg], lane, &last);
             }
         }
     }

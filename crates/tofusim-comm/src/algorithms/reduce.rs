@@ -103,19 +103,32 @@ pub(crate) fn build_allreduce(s: &mut Schedule, algorithm: Algorithm, params: &P
         }
         Algorithm::Trinaryx3 => match torus_grid(params, true) {
             Ok(g) => {
-                for (i, t) in trinary_trees(&g, 0).iter().enumerate() {
-                    let region = part(0, s.count, 3, i as u64);
-                    let tni = i as u8 % params.tnis.max(1);
-                    let up = tree_up(s, t, region, params.segment_elements, tni, &f);
+                // Reduce up each tree on its own TNI, then spread the
+                // broadcast copies over the TNIs left least loaded.
+                let trees = trinary_trees(&g, 0);
+                let mut load = bcast::TniLoad::new(s.ranks, params.tnis);
+                let ups: Vec<_> = trees
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let region = part(0, s.count, 3, i as u64);
+                        for r in (0..s.ranks).filter(|&r| t.parent[r as usize].is_some()) {
+                            load.take(r, i as u8);
+                        }
+                        let tni = i as u8 % params.tnis.max(1);
+                        tree_up(s, t, region, params.segment_elements, tni, &f)
+                    })
+                    .collect();
+                for (i, (t, up)) in trees.iter().zip(&ups).enumerate() {
                     bcast::tree_down(
                         s,
                         t,
-                        region,
+                        part(0, s.count, 3, i as u64),
                         params.segment_elements,
-                        tni,
-                        params.tnis,
+                        i as u8,
+                        &mut load,
                         &f,
-                        Some(&up),
+                        Some(up),
                     );
                 }
             }

@@ -134,3 +134,34 @@ fn message_counts_follow_the_textbook() {
     .unwrap();
     assert_eq!(s.bytes_sent(), 16 * 2 * 15 * 100 * crate::ELEMENT_BYTES);
 }
+
+/// The bandwidth argument of Trinaryx3: every node sends the vector once up
+/// (a third per tree) and at most once down (three children over the three
+/// trees), and no TNI carries more than two thirds of it — so with one
+/// link-rate TNI each the steady state is 1.5 × the single-TNI rate.
+#[test]
+fn trinaryx3_sends_each_byte_twice_and_spreads_over_four_tnis() {
+    for lengths in [[4, 3, 4], [6, 9, 6], [3, 7, 5]] {
+        let g = Grid::new(lengths);
+        let count = 3 * 64 * 40;
+        let mut p = Params::new(g.ranks(), count);
+        p.grid = Some(g);
+        p.segment_elements = 64;
+        p.tnis = 4;
+        let s = build(Collective::Allreduce, Algorithm::Trinaryx3, &p).unwrap();
+        for (r, prog) in s.programs.iter().enumerate() {
+            let mut per_tni = [0u64; 4];
+            for step in &prog.steps {
+                if let crate::schedule::Action::Send { spans, tni, .. } = &step.action {
+                    per_tni[*tni as usize] += crate::schedule::total(spans);
+                }
+            }
+            let sent: u64 = per_tni.iter().sum();
+            assert!(sent <= 2 * count, "rank {r} on {lengths:?} sends {sent}");
+            assert!(
+                per_tni.iter().all(|&b| b <= 2 * count / 3),
+                "rank {r} on {lengths:?}: TNI loads {per_tni:?}"
+            );
+        }
+    }
+}
