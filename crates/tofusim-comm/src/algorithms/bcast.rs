@@ -156,15 +156,6 @@ fn scatter_allgather(s: &mut Schedule, root: Rank, region: Span, f: &mut Frontie
     }
 }
 
-/// Pipelined broadcast of `region` down `tree` in segments. The copies a
-/// rank sends to its children go through TNIs `tni`, `tni`+1, … (mod
-/// `tnis`), so a rank with three children in a tree does not queue them
-/// all behind one TNI (the policy of using several TNIs at once; the
-/// exact Fujitsu TNI assignment is not public).
-/// `after_up[r][k]` (Trinaryx3): the steps after which rank r's segment k
-/// has gone up the tree (the root: has been fully reduced); the final
-/// value may only arrive, or leave the root, after them.
-#[allow(clippy::too_many_arguments)]
 /// Transfers each rank has given to each of its TNIs, used to spread a
 /// rank's broadcast copies over its TNIs: a TNI is one DMA engine, so
 /// copies on the same TNI go one after another while copies on different
@@ -200,6 +191,14 @@ impl TniLoad {
     }
 }
 
+/// Pipelined broadcast of `region` down `tree` in segments. A rank's
+/// sends to each child go through the TNI `load` finds least
+/// loaded (`tni` among equals), so a rank with three children does not
+/// queue them all behind one TNI (the exact Fujitsu TNI assignment is not
+/// public).
+/// `after_up[r][k]` (Trinaryx3): the steps after which rank r's segment k
+/// has gone up the tree (the root: has been fully reduced); the final
+/// value may only arrive, or leave the root, after them.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tree_down(
     s: &mut Schedule,
