@@ -174,15 +174,63 @@ pub fn run_schedule(
     make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Timed> {
+    let setup = setup(system_name)?;
+    let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.model.tnis)?;
+    run_on(setup, s, modes, seed, progress)
+}
+
+/// A plain torus of `lengths` (every axis wraps) with the links and
+/// communication model of the preset `model_system`, its ranks placed by
+/// `node_of_rank` (rank → node, x fastest): a job's virtual torus, on
+/// which a rank order from RMATT is evaluated.
+pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) -> Result<Setup> {
+    let sys = system::from_name(model_system)?;
+    let axes = lengths
+        .iter()
+        .enumerate()
+        .map(|(k, &l)| {
+            let name = tofusim_topology::torus::default_axis_name(k);
+            if l >= 3 {
+                tofusim_topology::Axis::ring(&name, l)
+            } else {
+                tofusim_topology::Axis::path(&name, l)
+            }
+        })
+        .collect();
+    let t = Torus::new(axes);
+    if node_of_rank.iter().any(|&n| n as u64 >= t.node_count()) {
+        return Err(err("order", format!("a rank is placed beyond the {} nodes of the torus", t.node_count())));
+    }
+    let model = CommModel::for_system(model_system, &sys.network);
+    let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
+    Ok(Setup {
+        grid: Grid::from_shape(lengths),
+        torus: t,
+        model,
+        node_of_rank,
+        injection_links,
+    })
+}
+
+/// Runs `s` on the packet engine over the ranks of `setup`.
+pub fn run_on(
+    setup: Setup,
+    s: tofusim_comm::Schedule,
+    modes: &Modes,
+    seed: u64,
+    progress: &mut dyn FnMut(f64),
+) -> Result<Timed> {
     let Setup {
         torus: t,
         model,
         node_of_rank,
         grid,
         injection_links,
-    } = setup(system_name)?;
+    } = setup;
     let ranks = node_of_rank.len() as u32;
-    let s = make(ranks, grid, model.tnis)?;
+    if s.ranks != ranks {
+        return Err(err("schedule", format!("{} ranks for {ranks} placed ranks", s.ranks)));
+    }
     let timing = model.host_timing(modes);
     let run_state = ScheduleRun::new(
         s.clone(),

@@ -1,11 +1,23 @@
 //! # tofusim-mapping
 //!
-//! Where ranks go. So far: the virtual 3D torus of a whole Tofu system
-//! (DOMAIN.md §2.2), each virtual axis a Hamiltonian cycle of one XYZ axis
-//! and one ABC axis, so that virtual-torus neighbours are physical
-//! neighbours.
+//! Where ranks go (DOMAIN.md §2, §4):
+//! - [`cycle`], [`virtual_torus`]: virtual 1D/2D/3D tori embedded in Tofu
+//!   regions, each virtual axis a Hamiltonian cycle of physical axes, so
+//!   that virtual-torus neighbours are physical neighbours;
+//! - [`comm_list`], [`placement`], [`rmatt`]: RMATT's input, the costs of
+//!   a rank order, and the simulated-annealing optimiser with its
+//!   baselines;
+//! - [`cg`]: the NAS CG communication pattern RMATT is evaluated on.
 
+pub mod cg;
+pub mod comm_list;
 pub mod cycle;
+pub mod embed;
+pub mod faults;
+pub mod placement;
+pub mod rmatt;
 pub mod virtual_torus;
 
+pub use comm_list::{CommList, Flow};
+pub use placement::TorusShape;
 pub use virtual_torus::VirtualTorus;

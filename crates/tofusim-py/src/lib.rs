@@ -500,6 +500,136 @@ fn run_rdma(
     )
 }
 
+// ---- RMATT (DOMAIN.md §4) -------------------------------------------------
+
+fn bad(key: &str, message: impl Into<String>) -> PyErr {
+    TofusimConfigError::new_err(format!("{key}: {}", message.into()))
+}
+
+fn torus_shape(torus: &str) -> PyResult<tofusim_mapping::TorusShape> {
+    tofusim_mapping::TorusShape::parse(torus).map_err(|m| bad("--torus", m))
+}
+
+fn comm_list(pattern: &str, source: &str) -> PyResult<tofusim_mapping::CommList> {
+    tofusim_mapping::CommList::parse(pattern).map_err(|e| {
+        if e.line == 0 {
+            bad(source, e.message)
+        } else {
+            bad(&format!("{source}, line {}", e.line), e.message)
+        }
+    })
+}
+
+/// The NAS CG communication list of `procs` processes, class `class`, as
+/// text (`SRC DST BYTES` lines).
+#[pyfunction]
+fn cg_comm_list(procs: u32, class: char) -> PyResult<String> {
+    let l = tofusim_mapping::cg::CgLayout::new(procs, class).map_err(|m| bad("--procs/--class", m))?;
+    Ok(l.comm_list().to_text())
+}
+
+/// Hop-bytes and maximum link load (bytes) of `order` (rank → node).
+#[pyfunction]
+#[pyo3(signature = (torus, pattern, order, source="pattern"))]
+fn order_costs(torus: &str, pattern: &str, order: Vec<u32>, source: &str) -> PyResult<(u64, u64)> {
+    let t = torus_shape(torus)?;
+    let c = comm_list(pattern, source)?;
+    tofusim_mapping::placement::check_order(&t, c.ranks, &order).map_err(|m| bad("order", m))?;
+    Ok((
+        tofusim_mapping::placement::hop_bytes(&t, &c, &order),
+        tofusim_mapping::placement::max_link_load(&t, &c, &order),
+    ))
+}
+
+/// A baseline order: `default` (x-y), `random` (seeded) or `greedy`.
+#[pyfunction]
+#[pyo3(signature = (torus, pattern, kind, seed=1, source="pattern"))]
+fn baseline_order(py: Python<'_>, torus: &str, pattern: &str, kind: &str, seed: u64, source: &str) -> PyResult<Vec<u32>> {
+    let t = torus_shape(torus)?;
+    let c = comm_list(pattern, source)?;
+    if c.ranks > t.nodes() {
+        return Err(bad("--torus", format!("{} ranks do not fit {} nodes", c.ranks, t.nodes())));
+    }
+    Ok(match kind {
+        "default" => (0..c.ranks).collect(),
+        "random" => tofusim_mapping::rmatt::random_order(c.ranks, seed),
+        "greedy" => py.detach(|| tofusim_mapping::rmatt::greedy_order(&t, &c)),
+        _ => return Err(bad("kind", format!("expected default, random or greedy, got {kind:?}"))),
+    })
+}
+
+/// RMATT: anneals the rank order of `pattern` on `torus`. JSON with
+/// objective, default_cost (of `start`, the x-y order by default),
+/// optimized_cost, iterations, accepted, seconds and order.
+#[pyfunction]
+#[pyo3(signature = (torus, pattern, objective="hop-bytes", seed=1, iterations=None, start=None, source="pattern"))]
+#[allow(clippy::too_many_arguments)]
+fn rmatt(
+    py: Python<'_>,
+    torus: &str,
+    pattern: &str,
+    objective: &str,
+    seed: u64,
+    iterations: Option<u64>,
+    start: Option<Vec<u32>>,
+    source: &str,
+) -> PyResult<String> {
+    use tofusim_mapping::rmatt::{anneal, AnnealParams, Objective};
+    let t = torus_shape(torus)?;
+    let c = comm_list(pattern, source)?;
+    let obj = Objective::parse(objective)
+        .ok_or_else(|| bad("--objective", format!("expected hop-bytes or max-link-load, got {objective:?}")))?;
+    if c.ranks > t.nodes() {
+        return Err(bad("--torus", format!("the pattern has {} ranks, more than the {} nodes of {torus}", c.ranks, t.nodes())));
+    }
+    let start = start.unwrap_or_else(|| (0..c.ranks).collect());
+    let mut params = AnnealParams::default_for(obj, c.ranks, seed);
+    if let Some(i) = iterations {
+        params.iterations = i;
+    }
+    let t0 = std::time::Instant::now();
+    let a = py
+        .detach(|| anneal(&t, &c, obj, &start, params))
+        .map_err(|m| bad("start order", m))?;
+    Ok(serde_json::json!({
+        "objective": obj.name(),
+        "torus": t.lengths,
+        "ranks": c.ranks,
+        "default_cost": a.start_cost,
+        "optimized_cost": a.cost,
+        "iterations": a.iterations,
+        "accepted": a.accepted,
+        "seed": seed,
+        "seconds": t0.elapsed().as_secs_f64(),
+        "order": a.order,
+    })
+    .to_string())
+}
+
+/// One NAS CG iteration's communication on the packet engine: `torus`
+/// (the job's virtual torus, with the links and host model of `system`),
+/// ranks placed by `order`. Timing JSON as the other schedule runs.
+#[pyfunction]
+#[pyo3(signature = (torus, procs, class, order, system="k"))]
+fn cg_iteration_time(py: Python<'_>, torus: &str, procs: u32, class: char, order: Vec<u32>, system: &str) -> PyResult<String> {
+    let t = torus_shape(torus)?;
+    let layout = tofusim_mapping::cg::CgLayout::new(procs, class).map_err(|m| bad("--procs/--class", m))?;
+    tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| bad("order", m))?;
+    let lengths = t.lengths.clone();
+    let system = system.to_string();
+    let timed = py.detach(move || {
+        let setup = tofusim_experiment::collective::torus_setup(&lengths, &system, order)?;
+        tofusim_experiment::collective::run_on(
+            setup,
+            layout.iteration_schedule(),
+            &tofusim_experiment::comm_model::Modes::default(),
+            1,
+            &mut |_| {},
+        )
+    });
+    Ok(timed_json(timed.map_err(config_err)?))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -520,6 +650,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_mpi_pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(mpi_memory, m)?)?;
     m.add_function(wrap_pyfunction!(run_rdma, m)?)?;
+    m.add_function(wrap_pyfunction!(cg_comm_list, m)?)?;
+    m.add_function(wrap_pyfunction!(order_costs, m)?)?;
+    m.add_function(wrap_pyfunction!(baseline_order, m)?)?;
+    m.add_function(wrap_pyfunction!(rmatt, m)?)?;
+    m.add_function(wrap_pyfunction!(cg_iteration_time, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }

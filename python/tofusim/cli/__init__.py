@@ -14,6 +14,7 @@ import click
 from .. import ConfigError, __version__
 from .coll import coll
 from .reproduce import reproduce
+from .rmatt import pattern, rmatt
 from .run import run
 from .topo import topo
 
@@ -28,6 +29,8 @@ cli.add_command(topo)
 cli.add_command(run)
 cli.add_command(reproduce)
 cli.add_command(coll)
+cli.add_command(pattern)
+cli.add_command(rmatt)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,10 +18,11 @@ from .bgl_bubble import CASES as BUBBLE_CASES
 from .bgl_fill import CASES as FILL_CASES
 from .bgl_hot import CASES as HOT_CASES
 from .case import Case
+from .rmatt import CASES as RMATT_CASES
 from .tofu import CASES as TOFU_CASES
 
 
-CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES]}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES, *RMATT_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False,

@@ -1,0 +1,119 @@
+"""``tofusim pattern`` and ``tofusim rmatt``: communication lists and the
+RMATT rank-order optimiser (DOMAIN.md §4; docs/mapping.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .. import ConfigError, _core
+
+
+def read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the {what}: {e.strerror}") from None
+
+
+def read_order(path: str) -> list[int]:
+    """An order file: line i (comments and blank lines aside) is rank i's node."""
+    order = []
+    for n, line in enumerate(read_text(path, "order file").splitlines(), 1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        try:
+            order.append(int(body))
+        except ValueError:
+            raise ConfigError(f"{path}, line {n}: expected one node number per line, got {body!r}") from None
+        if order[-1] < 0:
+            raise ConfigError(f"{path}, line {n}: node numbers are non-negative, got {body!r}")
+    return order
+
+
+def write_order(path: str, torus: str, order: list[int], note: str) -> None:
+    head = f"# rank order on a {torus} torus ({note}): line i = node of rank i, nodes numbered x fastest\n"
+    Path(path).write_text(head + "".join(f"{n}\n" for n in order))
+
+
+@click.group()
+def pattern() -> None:
+    """Communication lists (SRC DST BYTES per line) and their simulated time."""
+
+
+@pattern.command("cg")
+@click.option("--procs", type=int, required=True, help="Processes (a power of two, as NAS CG requires).")
+@click.option("--class", "class_", default="B", show_default=True, type=click.Choice(list("SWABCDE"), case_sensitive=False), help="NPB problem class.")
+@click.option("--out", "out", help="Write the list to this file (default: stdout).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (needs --out).")
+def cg(procs: int, class_: str, out: str | None, as_json: bool) -> None:
+    """The NAS CG communication list: bytes each rank sends each other rank over the timed run."""
+    text = _core.cg_comm_list(procs, class_.upper())
+    if as_json and not out:
+        raise click.UsageError("--json prints a summary; give --out FILE for the list")
+    if not out:
+        click.echo(text, nl=False)
+        return
+    Path(out).write_text(text)
+    flows = [line.split() for line in text.splitlines() if line and not line.startswith("#")]
+    summary = {"pattern": "cg", "procs": procs, "class": class_.upper(), "flows": len(flows),
+               "total_bytes": sum(int(f[2]) for f in flows), "out": out}
+    click.echo(json.dumps(summary) if as_json else f"wrote {out}: {summary['flows']} flows, {summary['total_bytes']:.3e} bytes")
+
+
+@pattern.command("time")
+@click.option("--torus", required=True, help="The job's virtual torus, e.g. 32x32.")
+@click.option("--procs", type=int, required=True, help="NAS CG processes.")
+@click.option("--class", "class_", default="B", show_default=True, type=click.Choice(list("SWABCDE"), case_sensitive=False))
+@click.option("--order", "order_file", help="Rank order file (from tofusim rmatt --out); default: x-y order.")
+@click.option("--system", default="k", show_default=True, help="Preset whose links and host model the torus gets.")
+@click.option("--json", "as_json", is_flag=True)
+def time_(torus: str, procs: int, class_: str, order_file: str | None, system: str, as_json: bool) -> None:
+    """Communication time of one NAS CG iteration on the packet engine, ranks placed by an order."""
+    order = read_order(order_file) if order_file else list(range(procs))
+    r = json.loads(_core.cg_iteration_time(torus, procs, class_.upper(), order, system))
+    out = {"torus": torus, "procs": procs, "class": class_.upper(), "order": order_file or "x-y",
+           "time_seconds": r["time_seconds"], "run": r["run"]}
+    if as_json:
+        click.echo(json.dumps(out))
+    else:
+        click.echo(f"one CG iteration's communication on {torus} ({out['order']}): {r['time_seconds'] * 1e6:.1f} µs "
+                   f"(simulated in {r['run']['wall_seconds']:.1f} s)")
+
+
+@click.command()
+@click.option("--torus", required=True, help="The job's virtual torus, e.g. 32x32 or 128x64.")
+@click.option("--pattern", "pattern_file", required=True, help="Communication list: SRC DST BYTES per line.")
+@click.option("--objective", default="hop-bytes", show_default=True, type=click.Choice(["hop-bytes", "max-link-load"]))
+@click.option("--seed", default=1, show_default=True, help="Seed of the annealer (same seed, same order).")
+@click.option("--iterations", type=int, help="Proposed swaps (default: 2,000 per rank for hop-bytes, 500 for max-link-load).")
+@click.option("--start", "start_file", help="Start from this order file instead of the x-y order.")
+@click.option("--out", "out", help="Write the optimised rank order here.")
+@click.option("--json", "as_json", is_flag=True)
+def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: int | None, start_file: str | None,
+          out: str | None, as_json: bool) -> None:
+    """RMATT: simulated annealing of the rank order of a communication list on a torus."""
+    text = read_text(pattern_file, "communication list")
+    start = read_order(start_file) if start_file else None
+    r = json.loads(_core.rmatt(torus, text, objective, seed, iterations, start, pattern_file))
+    order = r.pop("order")
+    if out:
+        write_order(out, torus, order, f"RMATT {objective}, seed {seed}")
+        r["out"] = out
+    if as_json:
+        click.echo(json.dumps(r))
+        return
+    t = Table(title=f"RMATT on {torus}: {r['ranks']} ranks, {objective}")
+    for c in ("start (x-y order)" if not start_file else "start", "optimised", "change", "iterations", "seconds"):
+        t.add_column(c)
+    change = (r["optimized_cost"] / r["default_cost"] - 1) if r["default_cost"] else 0.0
+    t.add_row(f"{r['default_cost']:.4g}", f"{r['optimized_cost']:.4g}", f"{change:+.1%}", f"{r['iterations']:,}", f"{r['seconds']:.2f}")
+    Console(width=None if sys.stdout.isatty() else 120).print(t)
+    if out:
+        click.echo(f"order written to {out}")
