@@ -149,3 +149,13 @@ def test_mpi_modes_trade_latency_for_memory():
     assert measured(j, "latency cost of the memory-saving mode") > 0
     mem = [m["measured"] for m in j["metrics"] if m["name"].startswith("buffer memory per process")]
     assert mem == sorted(mem) and mem[-1] < 1000  # MiB, with 10,000 peers
+
+
+def test_rmatt_improves_cg_over_the_default_order():
+    j = case("rmatt-cg")
+    label = "CG class B, 1024 procs on 32x32"
+    t = lambda order: measured(j, f"{label}, {order}: one CG iteration's communication")  # noqa: E731
+    hb = lambda order: measured(j, f"{label}, {order}: hop-bytes")  # noqa: E731
+    assert hb("RMATT hop-bytes") < hb("x-y (default)") < hb("random")
+    assert t("RMATT hop-bytes") < t("x-y (default)") < t("random")
+    assert all(m["published"] is None for m in j["metrics"])

@@ -9,6 +9,7 @@
 //!   baselines;
 //! - [`cg`]: the NAS CG communication pattern RMATT is evaluated on.
 
+pub mod alloc;
 pub mod cg;
 pub mod comm_list;
 pub mod cycle;

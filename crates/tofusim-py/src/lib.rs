@@ -630,6 +630,111 @@ fn cg_iteration_time(py: Python<'_>, torus: &str, procs: u32, class: char, order
     Ok(timed_json(timed.map_err(config_err)?))
 }
 
+// ---- virtual torus mapping (DOMAIN.md §2) -----------------------------------
+
+/// Parses a region `X0,Y0,Z0:SXxSYxSZ`.
+fn parse_region(text: &str) -> PyResult<tofusim_mapping::embed::Region> {
+    let bad_region = || bad("--region", format!("expected ORIGIN:SIZE like 0,0,0:4x6x2, got {text:?}"));
+    let (o, sz) = text.split_once(':').ok_or_else(bad_region)?;
+    let o: Vec<u32> = o.split(',').map(|p| p.trim().parse()).collect::<Result<_, _>>().map_err(|_| bad_region())?;
+    let sz: Vec<u32> = sz.split('x').map(|p| p.trim().parse()).collect::<Result<_, _>>().map_err(|_| bad_region())?;
+    if o.len() != 3 || sz.len() != 3 {
+        return Err(bad_region());
+    }
+    Ok(tofusim_mapping::embed::Region { origin: [o[0], o[1], o[2]], size: [sz[0], sz[1], sz[2]] })
+}
+
+/// A virtual torus on a Tofu system: JSON with virtual_shape, nodes_used,
+/// padding_nodes, lost_nodes, max/mean_neighbor_hops, mechanism, block,
+/// axes, and (with `with_order`) node_of_rank and node coordinates.
+#[pyfunction]
+#[pyo3(signature = (system, shape, region=None, faults=None, faults_source="faults", with_order=false))]
+fn map_virtual(
+    py: Python<'_>,
+    system: &str,
+    shape: &str,
+    region: Option<&str>,
+    faults: Option<&str>,
+    faults_source: &str,
+    with_order: bool,
+) -> PyResult<String> {
+    use tofusim_mapping::{embed, faults as fl};
+    let sys = tofusim_experiment::from_name(system).map_err(config_err)?;
+    let t = match &sys.network.topology {
+        tofusim_topology::Topology::Tofu(t) => t.clone(),
+        _ => return Err(bad("--system", format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"))),
+    };
+    let shape_v = embed::parse_shape(shape).map_err(|m| bad("--shape", m))?;
+    let region = match region {
+        Some(r) => parse_region(r)?,
+        None => embed::Region::whole(&t),
+    };
+    region.check(&t).map_err(|m| bad("--region", m))?;
+    let f = match faults {
+        Some(text) => fl::Faults::parse(text, &t).map_err(|(line, m)| bad(&format!("{faults_source}, line {line}"), m))?,
+        None => fl::Faults::default(),
+    };
+    let m = py
+        .detach(|| fl::map_virtual(&t, region, &shape_v, &f))
+        .map_err(|m| bad("--shape", m))?;
+    let e = &m.embedding;
+    let mut out = serde_json::json!({
+        "system": system,
+        "virtual_shape": e.virtual_shape,
+        "ranks": e.node_of_rank.len(),
+        "nodes_used": e.node_of_rank.len(),
+        "region": {"origin": region.origin, "size": region.size, "nodes": region.nodes()},
+        "padding_nodes": m.unused_nodes - m.lost_nodes,
+        "lost_nodes": m.lost_nodes,
+        "failed_nodes": f.nodes.len(),
+        "failed_links": f.links.len(),
+        "max_neighbor_hops": m.max_neighbor_hops,
+        "mean_neighbor_hops": m.mean_neighbor_hops,
+        "mechanism": m.mechanism.describe(),
+        "block": {"origin": e.block.origin, "size": e.block.size},
+        "axes": e.axes,
+    });
+    if with_order {
+        out["node_of_rank"] = serde_json::json!(e.node_of_rank);
+        let coords: Vec<Vec<u32>> = e.node_of_rank.iter().map(|&n| t.coords(tofusim_topology::NodeId(n))).collect();
+        out["node_coords"] = serde_json::json!(coords);
+    }
+    Ok(out.to_string())
+}
+
+/// The job allocator on a synthetic stream, under the four policies (no
+/// rotation or padding, rotation, padding, both). JSON.
+#[pyfunction]
+#[pyo3(signature = (system, jobs=500, load=0.9, seed=1))]
+fn alloc_stream(py: Python<'_>, system: &str, jobs: usize, load: f64, seed: u64) -> PyResult<String> {
+    use tofusim_mapping::alloc::{simulate, synthetic_jobs, Policy};
+    let sys = tofusim_experiment::from_name(system).map_err(config_err)?;
+    let t = match &sys.network.topology {
+        tofusim_topology::Topology::Tofu(t) => t.clone(),
+        _ => return Err(bad("--system", format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"))),
+    };
+    if jobs == 0 || jobs > 1_000_000 {
+        return Err(bad("--jobs", format!("expected 1 to 1,000,000 jobs, got {jobs}")));
+    }
+    if !(load > 0.0 && load <= 10.0) {
+        return Err(bad("--load", format!("expected an offered load in (0, 10], got {load}")));
+    }
+    let stream = synthetic_jobs(&t, jobs, load, seed);
+    let runs = py.detach(|| {
+        [(false, false), (true, false), (false, true), (true, true)].map(|(rotation, padding)| {
+            let st = simulate(&t, &stream, Policy { rotation, padding });
+            serde_json::json!({
+                "rotation": rotation, "padding": padding, "jobs": st.jobs, "unplaceable": st.unplaceable,
+                "utilization": st.utilization, "allocated_fraction": st.allocated_fraction,
+                "mean_wait_seconds": st.mean_wait_s, "max_wait_seconds": st.max_wait_s,
+                "fragmentation": st.fragmentation, "makespan_seconds": st.makespan_s,
+                "rotated_jobs": st.rotated, "padded_jobs": st.padded, "padding_fraction": st.padding_fraction,
+            })
+        })
+    });
+    Ok(serde_json::json!({"system": system, "nodes": t.node_count(), "jobs": jobs, "load": load, "seed": seed, "policies": runs}).to_string())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -651,6 +756,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mpi_memory, m)?)?;
     m.add_function(wrap_pyfunction!(run_rdma, m)?)?;
     m.add_function(wrap_pyfunction!(cg_comm_list, m)?)?;
+    m.add_function(wrap_pyfunction!(map_virtual, m)?)?;
+    m.add_function(wrap_pyfunction!(alloc_stream, m)?)?;
     m.add_function(wrap_pyfunction!(order_costs, m)?)?;
     m.add_function(wrap_pyfunction!(baseline_order, m)?)?;
     m.add_function(wrap_pyfunction!(rmatt, m)?)?;

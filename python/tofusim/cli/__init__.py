@@ -12,7 +12,9 @@ import sys
 import click
 
 from .. import ConfigError, __version__
+from .alloc import alloc
 from .coll import coll
+from .map import map_
 from .reproduce import reproduce
 from .rmatt import pattern, rmatt
 from .run import run
@@ -31,6 +33,8 @@ cli.add_command(reproduce)
 cli.add_command(coll)
 cli.add_command(pattern)
 cli.add_command(rmatt)
+cli.add_command(map_)
+cli.add_command(alloc)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,99 @@
+"""`tofusim map virtual`, `tofusim alloc`, `tofusim pattern` and `tofusim rmatt` end to end."""
+
+import json
+
+import pytest
+
+from conftest import ROOT  # noqa: F401
+
+
+@pytest.mark.parametrize("shape", ["82944", "576x144", "54x48x32", "48x54x32", "32x54x48", "144x576"])
+def test_full_k_shapes_map_with_one_hop_neighbours(run, shape):
+    r = run("map", "virtual", "--system", "k", "--shape", shape, "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    for key in ("virtual_shape", "nodes_used", "padding_nodes", "max_neighbor_hops", "mean_neighbor_hops"):
+        assert key in j
+    assert j["nodes_used"] == 82944 and j["padding_nodes"] == 0
+    assert j["max_neighbor_hops"] == 1 and j["mean_neighbor_hops"] == 1.0
+
+
+def test_sub_region_with_padding_and_rank_map_file(run, tmp_path):
+    out = tmp_path / "map.txt"
+    r = run("map", "virtual", "--system", "k", "--shape", "8x9x4", "--region", "2,3,4:6x5x4", "--out", str(out), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert j["nodes_used"] == 288 and j["padding_nodes"] == 6 * 5 * 4 * 12 - 288
+    lines = [l.split() for l in out.read_text().splitlines() if not l.startswith("#")]
+    assert len(lines) == 288
+    # Every rank inside the region (X 2..7, Y 3..7, Z 4..7).
+    for _, _, x, y, z, *_ in lines:
+        assert 2 <= int(x) < 8 and 3 <= int(y) < 8 and 4 <= int(z) < 8
+
+
+def test_faulty_nodes_are_avoided_and_reported(run, tmp_path):
+    faults = tmp_path / "faults.txt"
+    faults.write_text("# failed nodes\n0,0,0,0,0,0\n3,2,1,1,2,1\n")
+    out = tmp_path / "map.txt"
+    r = run("map", "virtual", "--system", "k:8x6x4", "--shape", "8x9x4", "--faults", str(faults), "--out", str(out), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert j["failed_nodes"] == 2 and j["mechanism"] == "fault-free block" and j["max_neighbor_hops"] == 1
+    used = {tuple(map(int, l.split()[2:])) for l in out.read_text().splitlines() if not l.startswith("#")}
+    assert (0, 0, 0, 0, 0, 0) not in used and (3, 2, 1, 1, 2, 1) not in used
+
+
+def test_bad_mapping_input_exits_2_naming_the_key(run, tmp_path):
+    r = run("map", "virtual", "--system", "k", "--shape", "7x12")
+    assert r.code == 2 and "--shape" in r.err and "wrap link" in r.err
+    r = run("map", "virtual", "--system", "bgl", "--shape", "8")
+    assert r.code == 2 and "not a Tofu system" in r.err
+    bad = tmp_path / "faults.txt"
+    bad.write_text("1,2,3\n")
+    r = run("map", "virtual", "--system", "k", "--shape", "54x48x32", "--faults", str(bad))
+    assert r.code == 2 and "line 1" in r.err and str(bad) in r.err
+    r = run("map", "virtual", "--system", "k", "--shape", "8x9x4", "--region", "0,0:4x4x4")
+    assert r.code == 2 and "--region" in r.err
+
+
+def test_alloc_reports_four_policies(run):
+    r = run("alloc", "--system", "k:12x9x8", "--jobs", "120", "--seed", "2", "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert [(p["rotation"], p["padding"]) for p in j["policies"]] == [(False, False), (True, False), (False, True), (True, True)]
+    base, both = j["policies"][0], j["policies"][3]
+    for p in j["policies"]:
+        assert 0 < p["utilization"] <= p["allocated_fraction"] <= 1
+    # Padding places shapes that have no exact block.
+    assert both["unplaceable"] < base["unplaceable"]
+    assert run("alloc", "--system", "k:12x9x8", "--jobs", "120", "--seed", "2", "--json").json() == j
+
+
+def test_cg_pattern_rmatt_and_simulated_time(run, tmp_path):
+    pat, order = tmp_path / "cg.txt", tmp_path / "order.txt"
+    r = run("pattern", "cg", "--procs", "64", "--class", "A", "--out", str(pat), "--json")
+    assert r.code == 0, r.err
+    assert r.json()["flows"] > 0
+    r = run("rmatt", "--torus", "8x8", "--pattern", str(pat), "--seed", "3", "--out", str(order), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    for key in ("default_cost", "optimized_cost", "objective", "iterations", "seconds"):
+        assert key in j
+    assert j["optimized_cost"] < j["default_cost"]
+    again = run("rmatt", "--torus", "8x8", "--pattern", str(pat), "--seed", "3", "--json").json()
+    assert again["optimized_cost"] == j["optimized_cost"]
+    t_default = run("pattern", "time", "--torus", "8x8", "--procs", "64", "--class", "A", "--json").json()["time_seconds"]
+    t_rmatt = run("pattern", "time", "--torus", "8x8", "--procs", "64", "--class", "A", "--order", str(order), "--json").json()["time_seconds"]
+    assert t_rmatt < t_default
+
+
+def test_bad_rmatt_input_exits_2(run, tmp_path):
+    pat = tmp_path / "p.txt"
+    pat.write_text("0 1 100\n1 2\n")
+    r = run("rmatt", "--torus", "4x4", "--pattern", str(pat))
+    assert r.code == 2 and "line 2" in r.err
+    pat.write_text("0 99 100\n")
+    r = run("rmatt", "--torus", "4x4", "--pattern", str(pat))
+    assert r.code == 2 and "--torus" in r.err
+    r = run("pattern", "cg", "--procs", "24", "--class", "B")
+    assert r.code == 2 and "power-of-two" in r.err
