@@ -118,7 +118,7 @@ fn options(t: &Torus, shape: &[u32], policy: Policy) -> Vec<([u32; 3], u64, bool
     let whole = Region::whole(t);
     let ranks: u64 = shape.iter().map(|&s| s as u64).product();
     let mut out = Vec::new();
-    let mut add = |s: &[u32], padded: bool, out: &mut Vec<([u32; 3], u64, bool, bool)>| {
+    let add = |s: &[u32], padded: bool, out: &mut Vec<([u32; 3], u64, bool, bool)>| {
         let max = if policy.rotation { 24 } else { 1 };
         if let Ok(ls) = embed::layouts(t, whole, s, max) {
             let mut seen = BTreeSet::new();

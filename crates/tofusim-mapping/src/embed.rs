@@ -63,6 +63,10 @@ impl Region {
     }
 }
 
+/// A block size (X, Y, Z) and the virtual axis each of X, Y, Z, A, B, C
+/// serves.
+pub type Layout = ([u32; 3], [usize; 6]);
+
 /// One physical axis of a block as a factor of a virtual axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Factor {
@@ -150,7 +154,7 @@ fn cycle(factors: &[Factor]) -> Result<Vec<Vec<u32>>, String> {
     let lens: Vec<u32> = live.iter().map(|&i| factors[i].len).collect();
     // An even factor: the comb. Prefer A and C (the pairs).
     let even = (0..live.len())
-        .filter(|&k| lens[k] % 2 == 0)
+        .filter(|&k| lens[k].is_multiple_of(2))
         .max_by_key(|&k| (factors[live[k]].axis >= 3, std::cmp::Reverse(k)));
     if let Some(e) = even {
         let others: Vec<usize> = (0..live.len()).filter(|&k| k != e).collect();
@@ -212,7 +216,7 @@ fn cycle(factors: &[Factor]) -> Result<Vec<Vec<u32>>, String> {
 
 /// Divisors of `n` no larger than `max`.
 fn divisors(n: u32, max: u32) -> impl Iterator<Item = u32> {
-    (1..=n.min(max)).filter(move |d| n % d == 0)
+    (1..=n.min(max)).filter(move |&d| n.is_multiple_of(d))
 }
 
 /// Every block size (sx, sy, sz) within `limit` and assignment of the six
@@ -265,7 +269,7 @@ fn fill(
     let v = assign[axis];
     // What the other XYZ axes of this virtual axis still have to give.
     let target = shape[v];
-    if target % fixed[v] != 0 {
+    if !target.is_multiple_of(fixed[v]) {
         return true;
     }
     for d in divisors(target / fixed[v], limit[axis]).collect::<Vec<_>>() {
@@ -294,7 +298,7 @@ fn build(t: &Torus, shape: &[u32], block: Region, assign: &[usize; 6], layers: [
     let k = shape.len();
     let mut cycles = Vec::with_capacity(k);
     let mut axes = Vec::with_capacity(k);
-    for v in 0..k {
+    for (v, &length) in shape.iter().enumerate() {
         let factors: Vec<Factor> = (0..6)
             .filter(|&a| assign[a] == v)
             .map(|a| {
@@ -309,7 +313,7 @@ fn build(t: &Torus, shape: &[u32], block: Region, assign: &[usize; 6], layers: [
             .collect();
         axes.push(factors.iter().filter(|f| f.len > 1).map(|f| AXIS_NAMES[f.axis]).collect());
         let c = cycle(&factors)?;
-        debug_assert_eq!(c.len() as u32, shape[v]);
+        debug_assert_eq!(c.len() as u32, length);
         cycles.push((factors, c));
     }
     let ranks: u64 = shape.iter().map(|&s| s as u64).product();
@@ -359,7 +363,7 @@ fn layer_map(t: &Torus, axis: usize, origin: u32, size: u32, skip: Option<u32>) 
 /// (deterministic): block sizes and axis assignments that carry the cycles
 /// (every block holds exactly the ranks; the rest of the region is
 /// padding).
-pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<Vec<([u32; 3], [usize; 6])>, String> {
+pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<Vec<Layout>, String> {
     if !tofu::is_tofu(t) {
         return Err("virtual torus mapping needs a Tofu system (X×Y×Z×2×3×2)".into());
     }
@@ -368,7 +372,7 @@ pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<V
     if ranks > region.nodes() {
         return Err(format!("{ranks} ranks do not fit the region's {} nodes", region.nodes()));
     }
-    let mut found: Vec<([u32; 3], [usize; 6])> = Vec::new();
+    let mut found: Vec<Layout> = Vec::new();
     let mut why: Option<String> = None;
     for_each_layout(shape, region.size, &mut |size, assign| {
         let block = Region { origin: region.origin, size };
