@@ -6,7 +6,8 @@
 //!   axes, so one shape has several block sizes (8×3×2 or 2×3×8 …);
 //! - **padding**: a shape that has no exact block (or none that fits now)
 //!   may take the block of a slightly larger shape (each virtual length up
-//!   to +25%); the extra nodes hold no rank.
+//!   to a quarter longer, and at least one longer); the extra nodes hold
+//!   no rank.
 //!
 //! The simulation is first-come first-served without backfilling: the job
 //! at the head of the queue waits until a block fits, and the jobs behind

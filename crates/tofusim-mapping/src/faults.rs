@@ -74,15 +74,6 @@ impl Faults {
         self.links.contains(&(a.min(b), a.max(b)))
     }
 
-    /// Every node a fault touches (failed nodes, both ends of failed links).
-    fn touched(&self) -> Vec<u32> {
-        let mut v: Vec<u32> = self.nodes.iter().copied().collect();
-        v.extend(self.links.iter().flat_map(|&(a, b)| [a, b]));
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-
     /// Hops from `a` to `b` avoiding failed nodes and links (None: more
     /// than `limit`).
     pub fn hops(&self, t: &Torus, a: u32, b: u32, limit: u32) -> Option<u32> {
@@ -169,16 +160,26 @@ fn offset(c: u32, origin: u32, l: u32) -> u32 {
 pub fn map_virtual(t: &Torus, region: Region, shape: &[u32], faults: &Faults) -> Result<Mapping, String> {
     let candidates = embed::layouts(t, region, shape, 24)?;
     let lens = t.lengths();
-    let touched = faults.touched();
-    let coords: Vec<Vec<u32>> = touched.iter().map(|&n| t.coords(NodeId(n))).collect();
+    let node_coords: Vec<Vec<u32>> = faults.nodes.iter().map(|&n| t.coords(NodeId(n))).collect();
+    let link_coords: Vec<[Vec<u32>; 2]> = faults
+        .links
+        .iter()
+        .map(|&(a, b)| [t.coords(NodeId(a)), t.coords(NodeId(b))])
+        .collect();
     let inside = |origin: [u32; 3], size: [u32; 3], c: &[u32]| (0..3).all(|a| offset(c[a], origin[a], lens[a]) < size[a]);
+    // A failed node inside a block, or a failed link with both ends inside
+    // (a link leading out of the block is never used by its torus).
+    let clear = |o: [u32; 3], size: [u32; 3]| {
+        !node_coords.iter().any(|c| inside(o, size, c))
+            && !link_coords.iter().any(|[a, b]| inside(o, size, a) && inside(o, size, b))
+    };
     // 1. A block clear of every fault.
     for &(size, assign) in &candidates {
         for &ox in &origins(t, region, 0, size[0]) {
             for &oy in &origins(t, region, 1, size[1]) {
                 for &oz in &origins(t, region, 2, size[2]) {
                     let o = [ox, oy, oz];
-                    if coords.iter().any(|c| inside(o, size, c)) {
+                    if !clear(o, size) {
                         continue;
                     }
                     if let Ok(e) = embed::build_at(t, shape, o, size, &assign, [None; 3]) {
@@ -188,7 +189,29 @@ pub fn map_virtual(t: &Torus, region: Region, shape: &[u32], faults: &Faults) ->
             }
         }
     }
-    // 2. One layer longer along an axis, the faults all in one inner layer.
+    // 2. One layer longer along an axis, the faults all in one inner layer:
+    // every failed node inside is on it, and every failed link with both
+    // ends inside has an end on it.
+    let layer_holding = |o: [u32; 3], big: [u32; 3], axis: usize| -> Option<u32> {
+        let nodes: Vec<u32> = node_coords.iter().filter(|c| inside(o, big, c)).map(|c| c[axis]).collect();
+        let links: Vec<[u32; 2]> = link_coords
+            .iter()
+            .filter(|[a, b]| inside(o, big, a) && inside(o, big, b))
+            .map(|[a, b]| [a[axis], b[axis]])
+            .collect();
+        let candidates: Vec<u32> = match (nodes.first(), links.first()) {
+            (Some(&n), _) => vec![n],
+            (None, Some(&[a, b])) => vec![a, b],
+            (None, None) => return None,
+        };
+        candidates.into_iter().find(|&layer| {
+            let off = offset(layer, o[axis], lens[axis]);
+            off != 0
+                && off + 1 != big[axis]
+                && nodes.iter().all(|&c| c == layer)
+                && links.iter().all(|l| l.contains(&layer))
+        })
+    };
     for &(size, assign) in &candidates {
         for axis in 0..3 {
             let mut big = size;
@@ -197,13 +220,7 @@ pub fn map_virtual(t: &Torus, region: Region, shape: &[u32], faults: &Faults) ->
                 for &oy in &origins(t, region, 1, big[1]) {
                     for &oz in &origins(t, region, 2, big[2]) {
                         let o = [ox, oy, oz];
-                        let within: Vec<&Vec<u32>> = coords.iter().filter(|c| inside(o, big, c)).collect();
-                        let Some(first) = within.first() else { continue };
-                        let layer = first[axis];
-                        let off = offset(layer, o[axis], lens[axis]);
-                        if off == 0 || off + 1 == big[axis] || within.iter().any(|c| c[axis] != layer) {
-                            continue;
-                        }
+                        let Some(layer) = layer_holding(o, big, axis) else { continue };
                         let mut skip = [None; 3];
                         skip[axis] = Some(layer);
                         if let Ok(e) = embed::build_at(t, shape, o, size, &assign, skip) {
@@ -296,6 +313,17 @@ mod tests {
         assert_eq!(m.mechanism, Mechanism::FaultFreeBlock);
         assert_eq!(m.max_neighbor_hops, 1);
         assert!(m.embedding.node_of_rank.iter().all(|n| !faults.nodes.contains(n)));
+    }
+
+    #[test]
+    fn a_failed_link_leading_out_of_the_block_does_not_matter() {
+        let t = small();
+        // 10 x 12 x 8 needs a 5-long X block; every one holds x = 2 or 3,
+        // but the block x = 4, 5, 0, 1, 2 holds only one end of the link.
+        let f = Faults::parse("2,0,0,0,0,0 - 3,0,0,0,0,0\n", &t).unwrap();
+        let m = map_virtual(&t, Region::whole(&t), &[10, 12, 8], &f).unwrap();
+        assert_eq!(m.mechanism, Mechanism::FaultFreeBlock);
+        assert_eq!(m.max_neighbor_hops, 1);
     }
 
     #[test]

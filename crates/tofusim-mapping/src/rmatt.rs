@@ -86,6 +86,8 @@ pub struct Anneal {
 
 /// The flows of each rank, both directions, for incremental costs.
 struct Incidence {
+    /// The job's ranks; slots beyond are empty nodes.
+    real: u32,
     /// Per rank: (peer, bytes both ways) for hop-bytes.
     peers: Vec<Vec<(u32, u64)>>,
     /// Per rank: indices of the directed flows it sends or receives.
@@ -109,7 +111,11 @@ impl Incidence {
             peers[a as usize].push((b, w));
             peers[b as usize].push((a, w));
         }
-        Self { peers, flows }
+        Self {
+            real: comm.ranks,
+            peers,
+            flows,
+        }
     }
 }
 
@@ -324,6 +330,7 @@ fn propose(
     rank_at: &[u32],
     ranks: u32,
 ) -> Option<(u32, u32)> {
+    // `a` is a real rank; its partner may be an empty node's placeholder.
     let a = rng.random_range(0..ranks);
     let peers = &inc.peers[a as usize];
     let node = if !peers.is_empty() && rng.random::<bool>() {
@@ -345,7 +352,8 @@ fn search(
     rank_at: &mut [u32],
     params: AnnealParams,
 ) -> (Vec<u32>, u64, u64) {
-    let ranks = order.len() as u32;
+    // Real ranks (placeholders for empty nodes come after them).
+    let ranks = inc.real;
     let mut rng = Pcg64::seed_from_u64(params.seed);
     let mut best = order.to_vec();
     if ranks < 2 || params.iterations == 0 {
