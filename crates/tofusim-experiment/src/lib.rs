@@ -9,6 +9,7 @@ pub mod collective;
 pub mod comm_model;
 pub mod error;
 pub mod experiment;
+pub mod flow_model;
 pub mod presets;
 pub mod section;
 pub mod system;
