@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
+
 SMALL = """
 [network]
 system = "bgl:4x4x4"
@@ -97,7 +99,7 @@ BAD = {
     "bad packet size": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 100"), "workload.packet_bytes: expected a multiple of 32"),
     "load out of range": (SMALL.replace("load = 0.05", "load = 1.5"), "workload.load"),
     "warmup too long": (SMALL.replace("warmup = 2000", "warmup = 30000"), "run.warmup"),
-    "dragonfly not in engine": ("[network]\nsystem = \"piz-daint:2\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "network.topology"),
+    "aries preset: 4 nodes per router": ("[network]\nsystem = \"piz-daint:2\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "network.nodes_per_router"),
     "trace node out of range": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 64, 32]]"), "workload.trace[0]: expected node ids up to 63"),
     "trace row too short": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 1]]"), "workload.trace[0]: expected 4 to 5 integers"),
     "trace file missing": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace_file = \"nope.csv\""), "workload.trace_file: cannot read"),
@@ -112,3 +114,41 @@ def test_bad_experiment_exits_2(run, tmp_path, case):
     assert r.code == 2, (case, r.err)
     assert needle in r.err, r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+def _dragonfly(tmp_path, algorithm, extra=""):
+    text = (ROOT / "examples/experiments/dragonfly-adversarial.toml").read_text()
+    text = text.replace('algorithm = "valiant"', f'algorithm = "{algorithm}"') + extra
+    f = tmp_path / f"df-{algorithm}.toml"
+    f.write_text(text)
+    return f
+
+
+def test_dragonfly_adversarial_minimal_at_the_global_link_bound_valiant_above(run, tmp_path):
+    # 4 nodes per group share the one global link to the next group:
+    # 256/(256+14) of a link over 4 nodes.
+    bound = 256 / (256 + 14) / 4
+    got = {}
+    for algo in ("minimal", "valiant", "ugal", "ugal-g", "adaptive-prefer-minimal"):
+        r = run("run", str(_dragonfly(tmp_path, algo)), "--json")
+        assert r.code == 0, r.err
+        j = r.json()
+        assert j.get("deadlock") is None
+        got[algo] = j["accepted_load"]
+    assert abs(got["minimal"] / bound - 1) < 0.05, got
+    for algo in ("valiant", "ugal", "ugal-g", "adaptive-prefer-minimal"):
+        assert got[algo] > 1.3 * bound, (algo, got)
+
+
+def test_dragonfly_input_errors_name_the_key(run, tmp_path):
+    bad = tmp_path / "bad.toml"
+    text = (ROOT / "examples/experiments/dragonfly-adversarial.toml").read_text()
+    bad.write_text(text.replace("nodes_per_router = 1", "nodes_per_router = 4"))
+    r = run("run", str(bad))
+    assert r.code == 2 and "nodes_per_router" in r.err
+    bad.write_text(text.replace('pattern = "group-shift"', 'pattern = "tornado"'))
+    r = run("run", str(bad))
+    assert r.code == 2 and "workload.pattern" in r.err
+    bad.write_text(text.replace('algorithm = "valiant"', 'algorithm = "adaptive"'))
+    r = run("run", str(bad))
+    assert r.code == 2 and "routing.algorithm" in r.err

@@ -9,11 +9,11 @@ use tofusim_packet::{
     Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
     RunResult,
 };
-use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
-use tofusim_topology::{tofu, Topology};
+use tofusim_routing::{DragonflyMode, DragonflyRouting, EscapeOrder, Routing, TorusRouting};
+use tofusim_topology::{tofu, Topology, Torus};
 use tofusim_workload::{FinitePattern, Kind, OpenPattern, TracePacket, Workload};
 
-pub const PATTERNS: [&str; 13] = [
+pub const PATTERNS: [&str; 14] = [
     "uniform",
     "hot-region",
     "hot-spot",
@@ -27,8 +27,11 @@ pub const PATTERNS: [&str; 13] = [
     "tornado",
     "neighbor",
     "nearest-neighbor",
+    "group-shift",
 ];
 pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
+/// Routing algorithms of dragonflies (DOMAIN.md §6.2).
+pub const DRAGONFLY_ALGORITHMS: [&str; 6] = ["minimal", "valiant", "ugal", "ugal-l", "ugal-g", "adaptive-prefer-minimal"];
 
 /// Everything a packet-engine run needs, validated.
 pub struct Experiment {
@@ -39,6 +42,8 @@ pub struct Experiment {
     pub workload: Workload,
     pub injection_links: f64,
     pub cycle_ns: f64,
+    /// Dragonflies: the routing mode (the engine routes them by it).
+    pub dragonfly: Option<DragonflyMode>,
 }
 
 /// Parses and validates an experiment file.
@@ -46,24 +51,37 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     let doc = system::parse_toml(file, text)?;
     let top = Section::new(file, "", &doc);
     let system = system::from_doc(file, &doc)?;
-    let net = match &system.network.topology {
-        Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
-        Topology::Dragonfly(_) | Topology::FatTree(_) => {
-            return Err(ConfigError::new(file, "network.topology", "the packet engine routes tori, meshes and Tofu so far (dragonfly and fat-tree routing are not in the engine yet)"))
-        }
-    };
     let empty = toml::Table::new();
     let sec = |name: &str| -> Result<Section> {
         Ok(top
             .table(name)?
             .unwrap_or_else(|| Section::new(file, name, &empty)))
     };
-    let router = parse_router(&sec("router")?, net.ports().len())?;
-    let mode = parse_routing(&sec("routing")?)?;
+    let (net, ports, dragonfly) = match &system.network.topology {
+        Topology::Torus(t) | Topology::Tofu(t) => (t.clone(), t.ports().len(), None),
+        Topology::Dragonfly(d) => {
+            let (net, ports) = dragonfly_space(file, d, &system.network.link_Bps)?;
+            let mode = parse_dragonfly_routing(&sec("routing")?)?;
+            (net, ports, Some(mode))
+        }
+        Topology::FatTree(_) => {
+            return Err(ConfigError::new(file, "network.topology", "the packet engine routes tori, meshes, Tofu and dragonflies so far (fat-tree routing is not in the engine yet)"))
+        }
+    };
+    let router = parse_router(&sec("router")?, ports, dragonfly)?;
+    let mode = if dragonfly.is_some() {
+        RoutingMode::Deterministic
+    } else {
+        parse_routing(&sec("routing")?)?
+    };
     let run = parse_run(&sec("run")?)?;
     let link = system.network.link_Bps[0];
     let injection_links = system.network.injection_per_node_Bps() / link;
-    let workload = parse_workload(&sec("workload")?, &net, &router, run.seed)?;
+    let group_nodes = match &system.network.topology {
+        Topology::Dragonfly(d) => Some(d.routers_per_group()),
+        _ => None,
+    };
+    let workload = parse_workload(&sec("workload")?, &net, &router, run.seed, group_nodes)?;
     top.finish(&["network", "router", "routing", "workload", "run"])?;
     Ok(Experiment {
         system,
@@ -73,15 +91,54 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         workload,
         injection_links,
         cycle_ns: 1e9 / link,
+        dragonfly,
     })
+}
+
+/// A dragonfly the engine can run: one node per router (the workload's
+/// nodes are the routers), one link rate, at most 32 ports per router.
+/// Returns the node space and the ports per router.
+fn dragonfly_space(file: &str, d: &tofusim_topology::dragonfly::Dragonfly, rates: &[f64]) -> Result<(Torus, usize)> {
+    if d.nodes_per_router != 1 {
+        return Err(ConfigError::new(file, "network.nodes_per_router", format!(
+            "the packet engine models one node per dragonfly router so far; got {} (set nodes_per_router = 1)",
+            d.nodes_per_router
+        )));
+    }
+    if rates.iter().any(|&r| (r - rates[0]).abs() > 1e-6 * rates[0]) {
+        return Err(ConfigError::new(file, "network.link_bandwidth", "the packet engine gives every link one rate so far; the dragonfly's link classes differ (give link_bandwidth only)"));
+    }
+    let ports = DragonflyRouting::new(d, DragonflyMode::Minimal).ports();
+    if ports > 32 {
+        return Err(ConfigError::new(file, "network", format!(
+            "this dragonfly has {ports} ports per router; the packet engine handles at most 32"
+        )));
+    }
+    let routers = d.router_count() as u32;
+    Ok((Torus::new(vec![tofusim_topology::Axis::ring("node", routers)]), ports))
+}
+
+fn parse_dragonfly_routing(sec: &Section) -> Result<DragonflyMode> {
+    let m = sec
+        .choice("algorithm", &DRAGONFLY_ALGORITHMS)?
+        .map(|a| DragonflyMode::parse(&a).expect("checked"))
+        .unwrap_or(DragonflyMode::Minimal);
+    sec.finish(&[])?;
+    Ok(m)
 }
 
 fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<i64> {
     Ok(sec.int(key, min, max)?.unwrap_or(default))
 }
 
-fn parse_router(sec: &Section, ports: usize) -> Result<RouterParams> {
+fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>) -> Result<RouterParams> {
     let mut p = RouterParams::bgl();
+    if dragonfly.is_some() {
+        // Dragonflies: the VC of a hop is its class of global hops.
+        p.escape = Escape::HopClass;
+        p.dynamic_vcs = 0;
+        p.priority_vc = false;
+    }
     if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
         p.escape = Escape::parse(&e).expect("checked");
     }
@@ -163,6 +220,12 @@ fn parse_router(sec: &Section, ports: usize) -> Result<RouterParams> {
             format!("expected from {} bytes to 960000 bytes", p.max_packet_bytes),
         ));
     }
+    if dragonfly.is_some() && (p.escape != Escape::HopClass || p.dynamic_vcs != 0) {
+        return Err(sec.error("escape", "dragonflies use escape = \"hop-class\" with dynamic_vcs = 0 (the VC of a hop is its class of global hops)"));
+    }
+    if dragonfly.is_none() && p.escape == Escape::HopClass {
+        return Err(sec.error("escape", "\"hop-class\" is the dragonfly VC policy; tori use bubble, dateline-dimension, dateline-direction or none"));
+    }
     if p.dynamic_vcs == 0 && p.escape == Escape::None {
         return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
     }
@@ -229,6 +292,7 @@ fn parse_workload(
     net: &tofusim_topology::Torus,
     router: &RouterParams,
     seed: u64,
+    group_nodes: Option<u32>,
 ) -> Result<Workload> {
     let pattern = sec
         .choice("pattern", &PATTERNS)?
@@ -256,11 +320,18 @@ fn parse_workload(
         Ok(Kind::Open { pattern: p, load })
     };
     let payload = packet_bytes.saturating_sub(header_bytes) as u64;
+    if group_nodes.is_some() && !matches!(pattern.as_str(), "uniform" | "group-shift" | "alltoall") {
+        return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a dragonfly the engine runs uniform, group-shift and alltoall")));
+    }
+    if group_nodes.is_none() && pattern == "group-shift" {
+        return Err(sec.error("pattern", "group-shift (every node of group i sends to group i + 1) needs a dragonfly"));
+    }
     let kind = match pattern.as_str() {
         "uniform" => open(OpenPattern::Uniform)?,
         "transpose" => open(OpenPattern::Transpose)?,
         "tornado" => open(OpenPattern::Tornado)?,
         "neighbor" | "nearest-neighbor" => open(OpenPattern::Neighbor)?,
+        "group-shift" => open(OpenPattern::GroupShift { group_nodes: group_nodes.unwrap_or(1) })?,
         "hot-region" => {
             let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
             let shape = coords(sec, "region_shape", dims, None)?;
@@ -431,6 +502,10 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
 
 /// Builds the engine of a validated experiment.
 pub fn engine(exp: Experiment) -> Engine {
+    if let (Topology::Dragonfly(d), Some(mode)) = (&exp.system.network.topology, exp.dragonfly) {
+        let routing = Routing::Dragonfly(DragonflyRouting::new(d, mode));
+        return Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, exp.injection_links, exp.cycle_ns);
+    }
     let t = match &exp.system.network.topology {
         Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
         _ => unreachable!("checked in parse"),

@@ -28,16 +28,21 @@ pub enum Escape {
     DatelineDirection,
     /// No escape channel (dynamic VCs only): tori can deadlock.
     None,
+    /// Dragonflies: the route's own VC by class — the number of global
+    /// links the packet will have crossed after the link (0, 1, 2); local
+    /// hops in a fixed order within a class. Three VCs.
+    HopClass,
 }
 
 impl Escape {
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "bubble",
         "bubble-unfixed",
         "bubble-full-counts",
         "dateline-dimension",
         "dateline-direction",
         "none",
+        "hop-class",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -48,6 +53,7 @@ impl Escape {
             "dateline-dimension" => Self::DatelineDimension,
             "dateline-direction" => Self::DatelineDirection,
             "none" => Self::None,
+            "hop-class" => Self::HopClass,
             _ => return None,
         })
     }
@@ -58,6 +64,7 @@ impl Escape {
             Self::Bubble | Self::BubbleUnfixed | Self::BubbleFullCounts => 1,
             Self::DatelineDimension | Self::DatelineDirection => 2,
             Self::None => 0,
+            Self::HopClass => 3,
         }
     }
 

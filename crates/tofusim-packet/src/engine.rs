@@ -373,7 +373,7 @@ impl Engine {
     pub(crate) fn cache_route(&mut self, r: u32, pkt: u32) {
         let (dst, hints) = {
             let p = self.pool.get(pkt);
-            (p.dst, p.hints)
+            (p.dst, self.routing.advance(r, p.hints))
         };
         let (mask, esc) = if dst == r {
             (0, AT_DESTINATION)
@@ -386,6 +386,7 @@ impl Engine {
             )
         };
         let p = self.pool.get_mut(pkt);
+        p.hints = hints;
         p.route_mask = mask;
         p.route_escape = esc;
     }
@@ -463,11 +464,61 @@ impl Engine {
         );
     }
 
+    /// Route state of a new packet. Dragonfly UGAL and adaptive modes
+    /// choose here between the minimal route and a Valiant one, from the
+    /// occupancy of the buffers the two would enter (DOMAIN.md §6.2):
+    /// - UGAL-L: the source router's output queues, weighted by hops
+    ///   (minimal if q_min·H_min ≤ q_nm·H_nm);
+    /// - UGAL-G: the queues of the global links the two routes would take;
+    /// - adaptive prefer-minimal: as UGAL-L with the non-minimal side
+    ///   counted double (minimal unless clearly congested).
+    fn initial_route(&mut self, r: u32, dst: u32) -> u8 {
+        use tofusim_routing::{DragonflyMode, Routing};
+        let hints = self.routing.init(r, dst, &mut self.rngs[r as usize]);
+        let Routing::Dragonfly(d) = &self.routing else {
+            return hints;
+        };
+        let mode = d.mode;
+        if matches!(mode, DragonflyMode::Minimal | DragonflyMode::Valiant) || r == dst {
+            return hints;
+        }
+        let vh = d.valiant_hints(r, dst, &mut self.rngs[r as usize]);
+        if vh == 0 {
+            return 0;
+        }
+        let lay = self.lay;
+        let occupancy = |s: &Self, router: u32, port: u8| -> u64 {
+            let base = (router as usize * lay.ports + port as usize) * lay.vcs;
+            (0..lay.vcs)
+                .map(|v| (s.cap - s.out_tokens[base + v].min(s.cap)) as u64)
+                .sum()
+        };
+        let (h_min, h_nm) = (d.route_hops(r, dst, 0) as u64, d.route_hops(r, dst, vh) as u64);
+        let (q_min, q_nm) = match mode {
+            DragonflyMode::UgalGlobal => {
+                let (gm, pm) = d.global_hop(r, dst, 0).unwrap_or((r, 0));
+                let (gn, pn) = d.global_hop(r, dst, vh).unwrap_or((r, 0));
+                (occupancy(self, gm, pm), occupancy(self, gn, pn))
+            }
+            _ => {
+                let pm = d.next_port(r, dst, 0).expect("not at the destination");
+                let pn = d.next_port(r, dst, vh).expect("not at the destination");
+                (occupancy(self, r, pm), occupancy(self, r, pn))
+            }
+        };
+        let bias = if mode == DragonflyMode::AdaptivePreferMinimal { 2 } else { 1 };
+        if q_min * h_min <= bias * q_nm * h_nm {
+            0
+        } else {
+            vh
+        }
+    }
+
     /// Creates a packet at node `r`.
     pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
         let hints = match np.hints {
             Some(h) => h,
-            None => self.routing.init(r, np.dst, &mut self.rngs[r as usize]),
+            None => self.initial_route(r, np.dst),
         };
         let serial = self.serial;
         self.serial = self.serial.wrapping_add(1);
@@ -1327,7 +1378,9 @@ impl Engine {
                 let Some((w, i)) = self.routing.neighbor(r as u32, o) else {
                     continue;
                 };
-                let v = if p.vc as usize >= lay.esc {
+                let v = if self.params.escape == Escape::HopClass {
+                    lay.esc + self.routing.vc_class(r as u32, p.src, p.hints, o) as usize
+                } else if p.vc as usize >= lay.esc {
                     p.vc as usize
                 } else if lay.esc_count > 0 && self.mode == RoutingMode::Deterministic {
                     lay.esc

@@ -314,6 +314,10 @@ impl Engine {
                         || self.routing.is_dateline(r as u32, o as u8);
                     (lay.esc + crossed as usize, full, chunks, crossed)
                 }
+                Escape::HopClass => {
+                    let class = self.routing.vc_class(r as u32, p.src, p.hints, o as u8);
+                    (lay.esc + class as usize, full, chunks, false)
+                }
                 Escape::None => {
                     // Dimension order on the dynamic VCs, the most tokens first.
                     let d = (0..lay.dynamic)

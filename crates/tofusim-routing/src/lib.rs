@@ -6,8 +6,10 @@
 //! dateline links of each ring. The engine does the selection (JSQ) and the
 //! virtual-channel policy (bubble, dateline pairs).
 
+pub mod dragonfly;
 pub mod torus;
 
+pub use dragonfly::{DragonflyMode, DragonflyRouting};
 pub use torus::{EscapeOrder, TorusRouting};
 
 /// Random numbers for routing decisions (ties at exactly half a ring).
@@ -16,6 +18,7 @@ pub type Rng = rand_pcg::Pcg32;
 /// A routing function over some topology (static dispatch: the enum is the registry).
 pub enum Routing {
     Torus(TorusRouting),
+    Dragonfly(DragonflyRouting),
 }
 
 impl Routing {
@@ -24,12 +27,14 @@ impl Routing {
     pub fn ports(&self) -> usize {
         match self {
             Self::Torus(t) => t.ports(),
+            Self::Dragonfly(d) => d.ports(),
         }
     }
 
     pub fn routers(&self) -> usize {
         match self {
             Self::Torus(t) => t.routers(),
+            Self::Dragonfly(d) => d.routers(),
         }
     }
 
@@ -38,6 +43,7 @@ impl Routing {
     pub fn neighbor(&self, router: u32, port: u8) -> Option<(u32, u8)> {
         match self {
             Self::Torus(t) => t.neighbor(router, port),
+            Self::Dragonfly(d) => d.neighbor(router, port),
         }
     }
 
@@ -54,6 +60,7 @@ impl Routing {
     pub fn init(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
         match self {
             Self::Torus(t) => t.hints(src, dst, rng),
+            Self::Dragonfly(d) => d.init(src, dst, rng),
         }
     }
 
@@ -62,6 +69,7 @@ impl Routing {
     pub fn adaptive_ports(&self, router: u32, dst: u32, hints: u8) -> u16 {
         match self {
             Self::Torus(t) => t.productive_ports(router, dst, hints),
+            Self::Dragonfly(_) => 0,
         }
     }
 
@@ -70,6 +78,7 @@ impl Routing {
     pub fn escape_port(&self, router: u32, dst: u32, hints: u8) -> Option<u8> {
         match self {
             Self::Torus(t) => t.escape_port(router, dst, hints),
+            Self::Dragonfly(d) => d.next_port(router, dst, hints),
         }
     }
 
@@ -78,6 +87,7 @@ impl Routing {
     pub fn is_dateline(&self, router: u32, port: u8) -> bool {
         match self {
             Self::Torus(t) => t.is_dateline(router, port),
+            Self::Dragonfly(_) => false,
         }
     }
 
@@ -87,6 +97,7 @@ impl Routing {
     pub fn ring(&self, port: u8) -> u8 {
         match self {
             Self::Torus(t) => t.ring(port),
+            Self::Dragonfly(_) => port,
         }
     }
 
@@ -95,6 +106,27 @@ impl Routing {
     pub fn straight(&self, in_port: u8) -> u8 {
         match self {
             Self::Torus(t) => t.straight(in_port),
+            Self::Dragonfly(_) => in_port,
+        }
+    }
+
+    /// The route state after reaching `router` (dragonfly Valiant: the
+    /// intermediate group reached); tori keep their hint bits.
+    #[inline]
+    pub fn advance(&self, router: u32, hints: u8) -> u8 {
+        match self {
+            Self::Torus(_) => hints,
+            Self::Dragonfly(d) => d.advance(router, hints),
+        }
+    }
+
+    /// Virtual-channel class of the link out of `port` (dragonfly: global
+    /// links crossed after it); 0 on tori.
+    #[inline]
+    pub fn vc_class(&self, router: u32, src: u32, hints: u8, port: u8) -> u8 {
+        match self {
+            Self::Torus(_) => 0,
+            Self::Dragonfly(d) => d.vc_class(router, src, hints, port),
         }
     }
 
@@ -102,18 +134,21 @@ impl Routing {
     pub fn distance(&self, a: u32, b: u32) -> u32 {
         match self {
             Self::Torus(t) => t.distance(a, b),
+            Self::Dragonfly(d) => d.distance(a, b),
         }
     }
 
     pub fn port_name(&self, port: u8) -> String {
         match self {
             Self::Torus(t) => t.port_name(port),
+            Self::Dragonfly(d) => d.port_name(port),
         }
     }
 
     pub fn router_label(&self, router: u32) -> String {
         match self {
             Self::Torus(t) => t.router_label(router),
+            Self::Dragonfly(d) => d.router_label(router),
         }
     }
 }

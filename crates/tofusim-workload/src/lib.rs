@@ -65,6 +65,9 @@ pub enum OpenPattern {
     Transpose,
     Tornado,
     Neighbor,
+    /// Dragonfly adversarial traffic: a node of group i (nodes
+    /// `i·group_nodes ..`) sends to a random node of group i + 1.
+    GroupShift { group_nodes: u32 },
 }
 
 /// Finite workloads.
@@ -500,6 +503,13 @@ impl Workload {
                     .collect();
                 let dst = self.torus.node_id(&d).0;
                 (dst != src).then_some(dst)
+            }
+            OpenPattern::GroupShift { group_nodes } => {
+                let g = (*group_nodes).max(1);
+                let groups = n / g;
+                let next = (src / g + 1) % groups.max(1);
+                let d = next * g + rng.random_range(0..g);
+                (d != src).then_some(d)
             }
             OpenPattern::Neighbor => {
                 let ports = self.torus.ports().len() as u32;

@@ -1,0 +1,450 @@
+//! Routing on dragonflies (DOMAIN.md §6.2): minimal, Valiant, and the
+//! candidates of UGAL and of Aries-style adaptive routing; the engine makes
+//! the congestion-based choice at injection (it owns the queues).
+//!
+//! **Ports** of a router: its local links (Kim–Dally: to every other router
+//! of the group, in router order; Aries: rank-1 in its chassis, then rank-2
+//! to the same slot of the other chassis, each of the parallel links), then
+//! its global links in the order of the group's global port numbers. The
+//! two ends of a link use their own port indices; the table stores both.
+//!
+//! **Minimal route**: inside the group, straight to the destination router
+//! (Kim–Dally) or rank-1 then rank-2 (Aries); across groups, to the
+//! group's gateway router for the destination group (one of the routers
+//! holding a global link to it, chosen by the destination so that the
+//! gateway does not change along the way), its global link, then local
+//! hops in the destination group.
+//!
+//! **Valiant**: minimal to a random intermediate group, then minimal to the
+//! destination. The route state (hint byte): bit 7 = Valiant, bit 6 = the
+//! intermediate group has been reached, bits 0–5 = the intermediate group
+//! (≤ 64 groups for Valiant).
+//!
+//! **Virtual channels** ([`DragonflyRouting::vc_class`]): a packet's VC on
+//! a link is the number of global links it will have crossed after that
+//! link (0, 1, 2). Within one class the local hops go rank-1 before rank-2,
+//! and each global hop raises the class, so the channel dependency graph is
+//! acyclic: minimal routing needs 2 VCs, Valiant 3.
+
+use crate::Rng;
+use rand::RngExt;
+use tofusim_topology::dragonfly::{Dragonfly, GroupWiring};
+
+const NONE: u32 = u32::MAX;
+const VALIANT: u8 = 0x80;
+const REACHED: u8 = 0x40;
+const GROUP_BITS: u8 = 0x3f;
+
+/// Link class of a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkKind {
+    /// Kim–Dally local, or Aries rank-1.
+    Local,
+    /// Aries rank-2.
+    Rank2,
+    Global,
+}
+
+/// How a packet's route is chosen at injection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DragonflyMode {
+    Minimal,
+    Valiant,
+    /// UGAL with the source router's queues.
+    UgalLocal,
+    /// UGAL with the queue of the global link each route would take.
+    UgalGlobal,
+    /// Minimal unless its first port is congested (Aries "adaptive,
+    /// prefer minimal").
+    AdaptivePreferMinimal,
+}
+
+impl DragonflyMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "minimal" => Self::Minimal,
+            "valiant" => Self::Valiant,
+            "ugal" | "ugal-l" => Self::UgalLocal,
+            "ugal-g" => Self::UgalGlobal,
+            "adaptive-prefer-minimal" => Self::AdaptivePreferMinimal,
+            _ => return None,
+        })
+    }
+
+    /// Virtual channels the mode needs (one per class of global hops).
+    pub fn vcs(self) -> u8 {
+        match self {
+            Self::Minimal => 2,
+            _ => 3,
+        }
+    }
+}
+
+pub struct DragonflyRouting {
+    pub mode: DragonflyMode,
+    groups: u32,
+    /// Routers per group.
+    a: u32,
+    ports: usize,
+    /// `neighbor[r * ports + p]`: (router, its port), `NONE` if unused.
+    neighbor: Vec<(u32, u8)>,
+    kind: Vec<LinkKind>,
+    /// `local[r * a + j]`: port of router r towards router j of its group
+    /// (Kim–Dally: direct; Aries: the first hop, rank-1 or rank-2).
+    local: Vec<u8>,
+    /// `gateways[g * groups + h]`: (router, port) of group g's global links
+    /// to group h.
+    gateways: Vec<Vec<(u32, u8)>>,
+    aries: Option<(u32, u32)>,
+}
+
+impl DragonflyRouting {
+    pub fn new(d: &Dragonfly, mode: DragonflyMode) -> Self {
+        let groups = d.groups;
+        let a = d.routers_per_group();
+        let routers = (groups * a) as usize;
+        // Per router, its links in port order: (far router, kind, tag).
+        let mut links: Vec<Vec<(u32, LinkKind, u32)>> = vec![Vec::new(); routers];
+        let aries = match d.wiring {
+            GroupWiring::AllToAll { .. } => None,
+            GroupWiring::Aries { chassis, routers_per_chassis, .. } => Some((chassis, routers_per_chassis)),
+        };
+        for g in 0..groups {
+            let base = g * a;
+            for i in 0..a {
+                let r = (base + i) as usize;
+                match d.wiring {
+                    GroupWiring::AllToAll { .. } => {
+                        for j in (0..a).filter(|&j| j != i) {
+                            links[r].push((base + j, LinkKind::Local, 0));
+                        }
+                    }
+                    GroupWiring::Aries { chassis, routers_per_chassis: rpc, rank2_links } => {
+                        let (c, s) = (i / rpc, i % rpc);
+                        for j in (0..rpc).filter(|&j| j != s) {
+                            links[r].push((base + c * rpc + j, LinkKind::Local, 0));
+                        }
+                        for c2 in (0..chassis).filter(|&c2| c2 != c) {
+                            for l in 0..rank2_links {
+                                links[r].push((base + c2 * rpc + s, LinkKind::Rank2, l));
+                            }
+                        }
+                    }
+                }
+            }
+            for k in 0..d.used_global_ports_per_group() {
+                let (peer, kp) = d.global_peer(g, k);
+                let r = (base + d.port_router(k)) as usize;
+                // Tag: the global port numbers of both ends, lower group first.
+                let tag = if g < peer { k << 16 | kp } else { kp << 16 | k };
+                links[r].push((peer * a + d.port_router(kp), LinkKind::Global, tag));
+            }
+        }
+        let ports = links.iter().map(Vec::len).max().unwrap_or(0);
+        let mut neighbor = vec![(NONE, 0u8); routers * ports];
+        let mut kind = vec![LinkKind::Local; routers * ports];
+        for r in 0..routers {
+            // The k-th parallel link to the same router with the same tag
+            // pairs with the k-th at the far end.
+            for (p, &(w, kd, tag)) in links[r].iter().enumerate() {
+                let nth = links[r][..p].iter().filter(|&&(w2, k2, t2)| w2 == w && k2 == kd && t2 == tag).count();
+                let q = links[w as usize]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &(w2, k2, t2))| w2 == r as u32 && k2 == kd && t2 == tag)
+                    .nth(nth)
+                    .map(|(q, _)| q)
+                    .expect("links are symmetric");
+                neighbor[r * ports + p] = (w, q as u8);
+                kind[r * ports + p] = kd;
+            }
+        }
+        let mut local = vec![u8::MAX; routers * a as usize];
+        for r in 0..routers as u32 {
+            let (g, i) = (r / a, r % a);
+            for j in (0..a).filter(|&j| j != i) {
+                let target = g * a + j;
+                let p = match aries {
+                    None => links[r as usize].iter().position(|&(w, _, _)| w == target),
+                    Some((_, rpc)) => {
+                        // Rank-1 to the router of the target's slot in this
+                        // chassis, then rank-2; or rank-2 directly.
+                        let (c, s) = (i / rpc, i % rpc);
+                        let (tc, ts) = (j / rpc, j % rpc);
+                        let first = if s != ts { g * a + c * rpc + ts } else { g * a + tc * rpc + s };
+                        let _ = tc;
+                        links[r as usize].iter().position(|&(w, _, _)| w == first)
+                    }
+                };
+                local[r as usize * a as usize + j as usize] = p.expect("a local route exists") as u8;
+            }
+        }
+        let mut gateways = vec![Vec::new(); (groups * groups) as usize];
+        for r in 0..routers as u32 {
+            for (p, &(w, kd, _)) in links[r as usize].iter().enumerate() {
+                if kd == LinkKind::Global {
+                    gateways[((r / a) * groups + w / a) as usize].push((r, p as u8));
+                }
+            }
+        }
+        Self { mode, groups, a, ports, neighbor, kind, local, gateways, aries }
+    }
+
+    pub fn ports(&self) -> usize {
+        self.ports
+    }
+
+    pub fn routers(&self) -> usize {
+        (self.groups * self.a) as usize
+    }
+
+    pub fn group(&self, r: u32) -> u32 {
+        r / self.a
+    }
+
+    #[inline]
+    pub fn neighbor(&self, r: u32, p: u8) -> Option<(u32, u8)> {
+        let (w, q) = self.neighbor[r as usize * self.ports + p as usize];
+        (w != NONE).then_some((w, q))
+    }
+
+    pub fn kind(&self, r: u32, p: u8) -> LinkKind {
+        self.kind[r as usize * self.ports + p as usize]
+    }
+
+    /// The (router, port) of group `g`'s global link used towards group `h`
+    /// for destination `dst`.
+    fn gateway(&self, g: u32, h: u32, dst: u32) -> (u32, u8) {
+        let list = &self.gateways[(g * self.groups + h) as usize];
+        list[(dst as usize / self.a as usize + dst as usize) % list.len()]
+    }
+
+    /// Next port of a minimal route from `r` to router `target`.
+    fn minimal_port(&self, r: u32, target: u32, dst: u32) -> Option<u8> {
+        if r == target {
+            return None;
+        }
+        let (g, h) = (self.group(r), self.group(target));
+        if g == h {
+            return Some(self.local[r as usize * self.a as usize + (target % self.a) as usize]);
+        }
+        let (gw, port) = self.gateway(g, h, dst);
+        if gw == r {
+            Some(port)
+        } else {
+            Some(self.local[r as usize * self.a as usize + (gw % self.a) as usize])
+        }
+    }
+
+    /// Route state at injection for minimal routing (0) or Valiant through
+    /// a random group other than the source's and the destination's.
+    pub fn init(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
+        match self.mode {
+            DragonflyMode::Minimal => 0,
+            _ => {
+                if self.mode == DragonflyMode::Valiant {
+                    self.valiant_hints(src, dst, rng)
+                } else {
+                    0
+                }
+            }
+        }
+    }
+
+    /// Valiant route state through a random intermediate group (minimal
+    /// when there is no third group).
+    pub fn valiant_hints(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
+        let (gs, gd) = (self.group(src), self.group(dst));
+        let others = self.groups - 1 - u32::from(gs != gd);
+        if others == 0 || self.groups > 64 {
+            return 0;
+        }
+        let mut k = rng.random_range(0..others);
+        let mut gi = 0;
+        for g in 0..self.groups {
+            if g == gs || g == gd {
+                continue;
+            }
+            if k == 0 {
+                gi = g;
+                break;
+            }
+            k -= 1;
+        }
+        VALIANT | gi as u8
+    }
+
+    /// Updates the route state at router `r` (Valiant: the intermediate
+    /// group reached).
+    #[inline]
+    pub fn advance(&self, r: u32, hints: u8) -> u8 {
+        if hints & VALIANT != 0 && hints & REACHED == 0 && self.group(r) == (hints & GROUP_BITS) as u32 {
+            hints | REACHED
+        } else {
+            hints
+        }
+    }
+
+    /// The next port, `None` at the destination.
+    #[inline]
+    pub fn next_port(&self, r: u32, dst: u32, hints: u8) -> Option<u8> {
+        if hints & VALIANT != 0 && hints & REACHED == 0 {
+            let gi = (hints & GROUP_BITS) as u32;
+            if self.group(r) != gi {
+                // Towards the intermediate group: its gateway's far end.
+                let (gw, port) = self.gateway(self.group(r), gi, dst);
+                return Some(if gw == r { port } else { self.local[r as usize * self.a as usize + (gw % self.a) as usize] });
+            }
+        }
+        self.minimal_port(r, dst, dst)
+    }
+
+    /// Global links crossed before reaching router `r` on this route.
+    #[inline]
+    fn globals_so_far(&self, r: u32, src: u32, hints: u8) -> u8 {
+        let (g, gs) = (self.group(r), self.group(src));
+        if hints & VALIANT == 0 {
+            u8::from(g != gs)
+        } else if hints & REACHED == 0 {
+            // The first global link leads straight to the intermediate group.
+            u8::from(g != gs)
+        } else if g == (hints & GROUP_BITS) as u32 {
+            1
+        } else {
+            // Past the intermediate group (possibly back in the source group).
+            2
+        }
+    }
+
+    /// VC class of the link out of `port` at `r`: global links crossed
+    /// after it.
+    #[inline]
+    pub fn vc_class(&self, r: u32, src: u32, hints: u8, port: u8) -> u8 {
+        self.globals_so_far(r, src, hints) + u8::from(self.kind(r, port) == LinkKind::Global)
+    }
+
+    /// The first global link of the route from `src` (its router and port),
+    /// `None` for a route inside one group.
+    pub fn global_hop(&self, src: u32, dst: u32, hints: u8) -> Option<(u32, u8)> {
+        let (mut r, mut h) = (src, self.advance(src, hints));
+        while let Some(p) = self.next_port(r, dst, h) {
+            if self.kind(r, p) == LinkKind::Global {
+                return Some((r, p));
+            }
+            r = self.neighbor(r, p).expect("routes follow links").0;
+            h = self.advance(r, h);
+        }
+        None
+    }
+
+    /// Router hops of the route from `src` (minimal, or Valiant with `hints`).
+    pub fn route_hops(&self, src: u32, dst: u32, hints: u8) -> u32 {
+        let (mut r, mut h, mut n) = (src, self.advance(src, hints), 0);
+        while let Some(p) = self.next_port(r, dst, h) {
+            r = self.neighbor(r, p).expect("routes follow links").0;
+            h = self.advance(r, h);
+            n += 1;
+        }
+        n
+    }
+
+    /// Minimal hop count between routers.
+    pub fn distance(&self, a: u32, b: u32) -> u32 {
+        self.route_hops(a, b, 0)
+    }
+
+    pub fn port_name(&self, p: u8) -> String {
+        format!("p{p}")
+    }
+
+    pub fn router_label(&self, r: u32) -> String {
+        match self.aries {
+            Some((_, rpc)) => format!("g{}c{}s{}", self.group(r), (r % self.a) / rpc, (r % self.a) % rpc),
+            None => format!("g{}r{}", self.group(r), r % self.a),
+        }
+    }
+
+    /// Global links between two groups (the adversarial-traffic bound).
+    pub fn links_between(&self, g: u32, h: u32) -> usize {
+        self.gateways[(g * self.groups + h) as usize].len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use tofusim_topology::dragonfly::Arrangement;
+
+    fn kim_dally(groups: u32, a: u32, h: u32, per_pair: u32) -> Dragonfly {
+        Dragonfly {
+            groups,
+            nodes_per_router: 1,
+            wiring: GroupWiring::AllToAll { routers: a },
+            global_ports_per_router: h,
+            links_per_group_pair: per_pair,
+            arrangement: Arrangement::Consecutive,
+        }
+    }
+
+    fn aries_small() -> Dragonfly {
+        Dragonfly {
+            groups: 3,
+            nodes_per_router: 1,
+            wiring: GroupWiring::Aries { chassis: 2, routers_per_chassis: 4, rank2_links: 2 },
+            global_ports_per_router: 2,
+            links_per_group_pair: 8,
+            arrangement: Arrangement::RoundRobin,
+        }
+    }
+
+    /// Every route reaches its destination within the hop bound, links are
+    /// symmetric, and the VC class never falls along a route.
+    fn check(d: &Dragonfly, mode: DragonflyMode, max_hops: u32) {
+        let rt = DragonflyRouting::new(d, mode);
+        for r in 0..rt.routers() as u32 {
+            for p in 0..rt.ports() as u8 {
+                if let Some((w, q)) = rt.neighbor(r, p) {
+                    assert_eq!(rt.neighbor(w, q), Some((r, p)));
+                }
+            }
+        }
+        let mut rng = Rng::seed_from_u64(1);
+        for s in 0..rt.routers() as u32 {
+            for t in 0..rt.routers() as u32 {
+                let mut h = rt.advance(s, rt.init(s, t, &mut rng));
+                let (mut r, mut n, mut class) = (s, 0, 0);
+                while let Some(p) = rt.next_port(r, t, h) {
+                    let c = rt.vc_class(r, s, h, p);
+                    assert!(c >= class && c < mode.vcs(), "{mode:?}: class {c} after {class}");
+                    class = c;
+                    r = rt.neighbor(r, p).unwrap().0;
+                    h = rt.advance(r, h);
+                    n += 1;
+                    assert!(n <= max_hops, "{mode:?}: {s} -> {t} loops");
+                }
+                assert_eq!(r, t);
+            }
+        }
+    }
+
+    #[test]
+    fn routes_reach_their_destination_with_rising_vc_classes() {
+        let d = kim_dally(9, 4, 2, 1);
+        check(&d, DragonflyMode::Minimal, 3);
+        check(&d, DragonflyMode::Valiant, 6);
+        let two = kim_dally(2, 4, 2, 8);
+        check(&two, DragonflyMode::Minimal, 3);
+        // Aries: ≤ 2 local hops per group.
+        check(&aries_small(), DragonflyMode::Minimal, 5);
+        check(&aries_small(), DragonflyMode::Valiant, 8);
+    }
+
+    #[test]
+    fn the_gateways_count_the_global_links_between_groups() {
+        let two = kim_dally(2, 4, 2, 8);
+        let rt = DragonflyRouting::new(&two, DragonflyMode::Minimal);
+        assert_eq!(rt.links_between(0, 1), 8);
+        assert_eq!(rt.ports(), 3 + 2);
+    }
+}
