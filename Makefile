@@ -41,6 +41,8 @@ test-python: install
 
 bench: install
 	$(CARGO) bench -p tofusim-topology
+	$(CARGO) bench -p tofusim-flow
+	$(CARGO) bench -p tofusim-mapping
 	$(CARGO) build --release -q -p tofusim-experiment --example run_experiment
 	for n in 8 16 32; do echo "== uniform $${n}^3"; target/release/examples/run_experiment bench/uniform-$$n.toml; done
 

@@ -5,15 +5,17 @@
 //! A message is one flow along its dimension-order route (the engine's
 //! escape route with the same order and hint bits). Resources, in wire
 //! bytes per second: each directed link (the link rate); each node's
-//! injection and ejection (its injection capacity, or the host-interface
-//! limit where the preset has one); each node's TNIs (one DMA engine each,
-//! at the link rate, shared by the messages given to it). Wire bytes: the message's packets, each with its
-//! header, rounded to 32-byte chunks, plus the per-packet link overhead.
-//! Latency: send overhead + hops × hop latency + receive overhead, added
-//! to the bandwidth-shared transfer time. A TNI sends its messages in
-//! order: each starts when the one before it on that TNI has finished.
-//! Not modelled: buffers, flow control and arbitration (hence no
-//! head-of-line blocking in the network and no deadlock).
+//! injection (its injection capacity, or the host-interface limit where
+//! the preset has one); each node's TNIs (one DMA engine each, at the link
+//! rate, shared by the messages given to it). Reception is limited by the
+//! links into the node only, as in the engine (its reception FIFOs drain at
+//! once). Wire bytes: the message's packets, each with its header, rounded
+//! to 32-byte chunks, plus the per-packet link overhead. Latency: send
+//! overhead + hops × hop latency + receive overhead, added to the
+//! bandwidth-shared transfer time. A TNI sends its messages in order: each
+//! starts when the one before it on that TNI has finished. Not modelled:
+//! buffers, flow control and arbitration (hence no head-of-line blocking in
+//! the network and no deadlock).
 
 use rand::SeedableRng;
 use tofusim_comm::algorithms::Transfer;
@@ -56,15 +58,14 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
         .model
         .host_limit_Bps
         .map_or(s.injection_links * link_bps, |h| h.min(s.injection_links * link_bps));
-    // Links, then each node's injection and ejection, then each node's TNI
-    // lanes (one DMA engine each, at the link rate).
+    // Links, then each node's injection, then each node's TNI lanes (one
+    // DMA engine each, at the link rate).
     let tnis = s.model.tnis.max(1) as usize;
     let mut capacity = vec![link_bps; routers * ports];
-    capacity.extend(std::iter::repeat_n(node_bps, 2 * routers));
+    capacity.extend(std::iter::repeat_n(node_bps, routers));
     capacity.extend(std::iter::repeat_n(link_bps, routers * tnis));
     let inject = |n: u32| (routers * ports) as u32 + n;
-    let eject = |n: u32| (routers * ports + routers) as u32 + n;
-    let lane = |n: u32, tni: u8| (routers * ports + 2 * routers + n as usize * tnis + tni as usize % tnis) as u32;
+    let lane = |n: u32, tni: u8| (routers * ports + routers + n as usize * tnis + tni as usize % tnis) as u32;
     let payload = (s.model.packet_bytes - s.model.header_bytes) as u64;
     let timing = s.model.host_timing(&Modes::default());
     let cycle_s = s.model.cycle_ns() * 1e-9;
@@ -86,7 +87,6 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
             links.push((r as usize * ports + p as usize) as u32);
             r = routing.neighbor(r, p).expect("routes follow links").0;
         }
-        links.push(eject(b));
         let packets = tr.bytes.div_ceil(payload).max(1);
         let mut wire = 0u64;
         let mut left = tr.bytes;
@@ -95,7 +95,7 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
             left -= carried;
             wire += (carried + s.model.header_bytes as u64).div_ceil(32) * 32 + s.model.router.overhead_bytes as u64;
         }
-        let hops = (links.len() - 3) as u64;
+        let hops = (links.len() - 2) as u64;
         latency.push(
             (timing.send_overhead_cycles + hops * s.model.router.hop_latency_cycles as u64 + timing.recv_overhead_cycles)
                 as f64

@@ -1,0 +1,66 @@
+//! Speed of the max-min solvers: all-to-all on a 8×8×8 torus with
+//! dimension-order routes (512 × 511 flows), and a 16×16 2D torus.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::hint::black_box;
+use tofusim_flow::{reference, Flow, MaxMin};
+
+/// All-to-all flows on an `l`^`dims` torus, dimension-order routes,
+/// shortest direction (+ on ties); links: node × 2·dims.
+fn all_to_all(l: u32, dims: u32) -> (Vec<f64>, Vec<Flow>) {
+    let n = l.pow(dims);
+    let coord = |v: u32, k: u32| (v / l.pow(k)) % l;
+    let mut flows = Vec::new();
+    for s in 0..n {
+        for d in (0..n).filter(|&d| d != s) {
+            let mut links = Vec::new();
+            let mut cur = s;
+            for k in 0..dims {
+                let (a, b) = (coord(cur, k), coord(d, k));
+                let fwd = (b + l - a) % l;
+                let (plus, steps) = if fwd <= l - fwd { (true, fwd) } else { (false, l - fwd) };
+                for _ in 0..steps {
+                    links.push(cur * 2 * dims + 2 * k + u32::from(!plus));
+                    let c = coord(cur, k);
+                    let nc = if plus { (c + 1) % l } else { (c + l - 1) % l };
+                    cur = cur - c * l.pow(k) + nc * l.pow(k);
+                }
+            }
+            flows.push(Flow { links, cap: f64::INFINITY });
+        }
+    }
+    (vec![1.0; (n * 2 * dims) as usize], flows)
+}
+
+fn benches(c: &mut Criterion) {
+    let (cap, flows) = all_to_all(8, 3);
+    let mut g = c.benchmark_group("max-min");
+    g.sample_size(10);
+    let mut solver = MaxMin::new();
+    let mut rates = Vec::new();
+    g.bench_function("fast, all-to-all 8x8x8 (261,632 flows)", |b| {
+        b.iter(|| {
+            solver.solve(black_box(&cap), black_box(&flows), &mut rates);
+            black_box(rates[0])
+        })
+    });
+    let (cap2, flows2) = all_to_all(16, 2);
+    g.bench_function("fast, all-to-all 16x16 (65,280 flows)", |b| {
+        b.iter(|| {
+            solver.solve(black_box(&cap2), black_box(&flows2), &mut rates);
+            black_box(rates[0])
+        })
+    });
+    let (cap3, flows3) = all_to_all(4, 3);
+    g.bench_function("reference, all-to-all 4x4x4 (4,032 flows)", |b| b.iter(|| black_box(reference::max_min(black_box(&cap3), black_box(&flows3)))));
+    g.bench_function("fast, all-to-all 4x4x4 (4,032 flows)", |b| {
+        b.iter(|| {
+            solver.solve(black_box(&cap3), black_box(&flows3), &mut rates);
+            black_box(rates[0])
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(solver_benches, benches);
+criterion_main!(solver_benches);
