@@ -117,3 +117,257 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
         time_seconds,
     })
 }
+
+/// One message of a schedule on the flow model.
+struct ScheduleMessage {
+    links: Vec<u32>,
+    wire: f64,
+    /// Hop latency of its route, seconds.
+    latency_s: f64,
+    lane: usize,
+    recv_step: usize,
+    arrived: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A step's dependencies are met.
+    Ready(usize),
+    /// A message is handed to its TNI.
+    Submit(usize),
+    /// A message's last byte reached the receiving node.
+    Arrive(usize),
+}
+
+/// A collective schedule on the flow model: the same steps, overheads,
+/// reduction and copy rates as the packet-engine executor
+/// (`tofusim_workload::ScheduleRun`), with each message a flow (see the
+/// module docs). Returns the time of the last step, seconds.
+pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes, seed: u64) -> Result<f64> {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, VecDeque};
+    use tofusim_comm::{Action, Combine, ELEMENT_BYTES};
+    let err = |m: String| ConfigError::new("<flow>", "schedule", m);
+    schedule.validate().map_err(err)?;
+    let t = &s.torus;
+    let order: Vec<usize> = if tofu::is_tofu(t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
+    let routing = Routing::Torus(TorusRouting::new(t, &order, EscapeOrder::Dimension));
+    let (routers, ports) = (routing.routers(), routing.ports());
+    let link_bps = s.model.link_Bps;
+    let node_bps = s.model.host_limit_Bps.map_or(s.injection_links * link_bps, |h| h.min(s.injection_links * link_bps));
+    let tnis = s.model.tnis.max(1) as usize;
+    let mut capacity = vec![link_bps; routers * ports];
+    capacity.extend(std::iter::repeat_n(node_bps, routers));
+    capacity.extend(std::iter::repeat_n(link_bps, routers * tnis));
+    let timing = s.model.host_timing(modes);
+    let cycle_s = s.model.cycle_ns() * 1e-9;
+    let payload = (s.model.packet_bytes - s.model.header_bytes) as u64;
+    let wire_of = |bytes: u64| -> f64 {
+        let packets = bytes.div_ceil(payload).max(1);
+        let mut left = bytes;
+        let mut wire = 0u64;
+        for _ in 0..packets {
+            let carried = left.min(payload);
+            left -= carried;
+            wire += (carried + s.model.header_bytes as u64).div_ceil(32) * 32 + s.model.router.overhead_bytes as u64;
+        }
+        wire as f64
+    };
+    let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
+    // Flat step numbering and message matching, as ScheduleRun does.
+    let mut base = vec![0usize];
+    for p in &schedule.programs {
+        base.push(base.last().copied().unwrap_or(0) + p.steps.len());
+    }
+    let n = *base.last().unwrap_or(&0);
+    let mut unmet = vec![0u32; n];
+    let mut dependants: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut message_of = vec![usize::MAX; n];
+    let mut messages: Vec<ScheduleMessage> = Vec::new();
+    let mut stream: std::collections::HashMap<(u32, u32), Vec<usize>> = Default::default();
+    for (r, prog) in schedule.programs.iter().enumerate() {
+        for (i, st) in prog.steps.iter().enumerate() {
+            let flat = base[r] + i;
+            unmet[flat] = st.deps.len() as u32;
+            for &d in &st.deps {
+                dependants[base[r] + d as usize].push(flat);
+            }
+            if let Action::Send { peer, spans, tni, .. } = &st.action {
+                let (a, b) = (s.node_of_rank[r], s.node_of_rank[*peer as usize]);
+                let hints = routing.init(a, b, &mut rng);
+                let mut links = vec![(routers * ports + routers + a as usize * tnis + *tni as usize % tnis) as u32, (routers * ports) as u32 + a];
+                let mut x = a;
+                while let Some(p) = routing.escape_port(x, b, hints) {
+                    links.push((x as usize * ports + p as usize) as u32);
+                    x = routing.neighbor(x, p).expect("routes follow links").0;
+                }
+                let hops = (links.len() - 2) as f64;
+                message_of[flat] = messages.len();
+                stream.entry((r as u32, *peer)).or_default().push(messages.len());
+                messages.push(ScheduleMessage {
+                    links,
+                    wire: wire_of(tofusim_comm::schedule::total(spans) * ELEMENT_BYTES),
+                    latency_s: hops * s.model.router.hop_latency_cycles as f64 * cycle_s,
+                    lane: a as usize * tnis + *tni as usize % tnis,
+                    recv_step: usize::MAX,
+                    arrived: f64::NAN,
+                });
+            }
+        }
+    }
+    let mut seen: std::collections::HashMap<(u32, u32), usize> = Default::default();
+    for (r, prog) in schedule.programs.iter().enumerate() {
+        for (i, st) in prog.steps.iter().enumerate() {
+            if let Action::Recv { peer, .. } = &st.action {
+                let k = seen.entry((*peer, r as u32)).or_default();
+                let m = stream[&(*peer, r as u32)][*k];
+                *k += 1;
+                message_of[base[r] + i] = m;
+                messages[m].recv_step = base[r] + i;
+            }
+        }
+    }
+    let rank_of = |flat: usize| base.partition_point(|&b| b <= flat) - 1;
+    let mut ready = vec![0.0f64; n];
+    let mut finish = vec![f64::NAN; n];
+    let mut events: BinaryHeap<Reverse<(u64, Event)>> = BinaryHeap::new();
+    let at = |x: f64| x.max(0.0).to_bits();
+    for (i, &u) in unmet.iter().enumerate() {
+        if u == 0 {
+            events.push(Reverse((at(0.0), Event::Ready(i))));
+        }
+    }
+    let mut lane_busy = vec![false; routers * tnis];
+    let mut lane_queue: Vec<VecDeque<usize>> = vec![VecDeque::new(); routers * tnis];
+    let mut active: Vec<usize> = Vec::new();
+    let mut left: Vec<f64> = messages.iter().map(|m| m.wire).collect();
+    let mut solver = tofusim_flow::MaxMin::new();
+    let mut flows: Vec<Flow> = Vec::new();
+    let mut rates: Vec<f64> = Vec::new();
+    let mut dirty = false;
+    let mut now = 0.0f64;
+    let recv_s = timing.recv_overhead_cycles as f64 * cycle_s;
+    let send_s = timing.send_overhead_cycles as f64 * cycle_s;
+    let reduce_bps = timing.reduce_bytes_per_cycle / cycle_s;
+    let copy_bps = timing.copy_bytes_per_cycle / cycle_s;
+    let mut done_steps = 0usize;
+    // Finishing a step releases its dependants at its finish time.
+    let complete = |flat: usize, f: f64, finish: &mut Vec<f64>, ready: &mut Vec<f64>, unmet: &mut Vec<u32>, events: &mut BinaryHeap<Reverse<(u64, Event)>>| {
+        finish[flat] = f;
+        for &d in &dependants[flat] {
+            ready[d] = ready[d].max(f);
+            unmet[d] -= 1;
+            if unmet[d] == 0 {
+                events.push(Reverse((at(ready[d]), Event::Ready(d))));
+            }
+        }
+    };
+    loop {
+        if dirty {
+            flows.clear();
+            flows.extend(active.iter().map(|&m| Flow { links: messages[m].links.clone(), cap: f64::INFINITY }));
+            solver.solve(&capacity, &flows, &mut rates);
+            dirty = false;
+        }
+        let t_flow = active
+            .iter()
+            .zip(&rates)
+            .map(|(&m, &r)| if r > 0.0 { now + left[m] / r } else { f64::INFINITY })
+            .fold(f64::INFINITY, f64::min);
+        let t_event = events.peek().map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
+        let next = t_flow.min(t_event);
+        if !next.is_finite() {
+            break;
+        }
+        let dt = next - now;
+        for (&m, &r) in active.iter().zip(&rates) {
+            left[m] -= r * dt;
+        }
+        now = next;
+        // Flows that finished: free their lanes, arrive after the hops.
+        let mut k = 0;
+        let mut freed = Vec::new();
+        while k < active.len() {
+            let m = active[k];
+            if left[m] <= 1e-9 * messages[m].wire.max(1.0) {
+                active.swap_remove(k);
+                rates.swap_remove(k);
+                freed.push(m);
+            } else {
+                k += 1;
+            }
+        }
+        for m in freed {
+            dirty = true;
+            events.push(Reverse((at(now + messages[m].latency_s), Event::Arrive(m))));
+            let lane = messages[m].lane;
+            match lane_queue[lane].pop_front() {
+                Some(next_m) => active.push(next_m),
+                None => lane_busy[lane] = false,
+            }
+        }
+        // Events due now.
+        while let Some(&Reverse((b, ev))) = events.peek() {
+            if f64::from_bits(b) > now {
+                break;
+            }
+            events.pop();
+            match ev {
+                Event::Submit(m) => {
+                    let lane = messages[m].lane;
+                    if lane_busy[lane] {
+                        lane_queue[lane].push_back(m);
+                    } else {
+                        lane_busy[lane] = true;
+                        active.push(m);
+                        dirty = true;
+                    }
+                }
+                Event::Arrive(m) => {
+                    messages[m].arrived = now;
+                    let r = messages[m].recv_step;
+                    if unmet[r] == 0 && finish[r].is_nan() && ready[r] <= now {
+                        events.push(Reverse((at(now), Event::Ready(r))));
+                    }
+                }
+                Event::Ready(flat) => {
+                    if !finish[flat].is_nan() {
+                        continue;
+                    }
+                    let r = rank_of(flat);
+                    let st = &schedule.programs[r].steps[flat - base[r]];
+                    let f = match &st.action {
+                        Action::Send { offload, .. } => {
+                            let start = ready[flat] + if *offload { 0.0 } else { send_s };
+                            events.push(Reverse((at(start), Event::Submit(message_of[flat]))));
+                            Some(start)
+                        }
+                        Action::Recv { spans, combine, offload, .. } => {
+                            let m = &messages[message_of[flat]];
+                            if m.arrived.is_nan() {
+                                None
+                            } else {
+                                let bytes = (tofusim_comm::schedule::total(spans) * ELEMENT_BYTES) as f64;
+                                let reduce = if *combine == Combine::Sum && !*offload { bytes / reduce_bps } else { 0.0 };
+                                let host = if *offload { 0.0 } else { recv_s };
+                                Some(ready[flat].max(m.arrived) + host + reduce)
+                            }
+                        }
+                        Action::Copy { from, .. } => {
+                            Some(ready[flat] + (tofusim_comm::schedule::total(from) * ELEMENT_BYTES) as f64 / copy_bps)
+                        }
+                        Action::Work { ns } => Some(ready[flat] + *ns as f64 * 1e-9),
+                    };
+                    if let Some(f) = f {
+                        done_steps += 1;
+                        complete(flat, f, &mut finish, &mut ready, &mut unmet, &mut events);
+                    }
+                }
+            }
+        }
+    }
+    if done_steps != n {
+        return Err(err(format!("{} of {n} steps never ran on the flow model", n - done_steps)));
+    }
+    Ok(finish.iter().copied().fold(0.0, f64::max))
+}

@@ -13,6 +13,42 @@ fn both(system: &str, list: &[Transfer]) -> (f64, f64) {
     (packet, flow)
 }
 
+/// A collective on both models: (packet engine, flow model) seconds.
+fn collective(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64) -> (f64, f64) {
+    let make = |ranks: u32, grid, tnis: u8| {
+        let mut p = tofusim_comm::Params::new(ranks, 0);
+        p.grid = grid;
+        p.tnis = tnis;
+        p.segment_elements = segment_bytes / 8;
+        Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, p).unwrap())
+    };
+    let timed = run_schedule(system, &Modes::default(), 1, make, &mut |_| {}).unwrap();
+    let setup = tofusim_experiment::collective::setup(system).unwrap();
+    let flow = flow_model::schedule_time(&setup, &timed.schedule, &Modes::default(), 1).unwrap();
+    (timed.time_seconds, flow)
+}
+
+#[test]
+fn collectives_on_both_models() {
+    let mut rows = Vec::new();
+    for (algo, bytes) in [("ring", 4 << 20), ("recursive-doubling", 4 << 20), ("rabenseifner", 4 << 20), ("trinaryx3", 16 << 20)] {
+        rows.push((format!("k:2x1x2 allreduce {algo} {} MiB", bytes >> 20), collective("k:2x1x2", "allreduce", algo, bytes, 16 << 10)));
+    }
+    rows.push(("k:2x1x2 bcast binomial 4 MiB".into(), collective("k:2x1x2", "bcast", "binomial", 4 << 20, 16 << 10)));
+    rows.push(("bgl:4x4x4 alltoall pairwise 16 KiB".into(), collective("bgl:4x4x4", "alltoall", "pairwise", 16 << 10, 16 << 10)));
+    for (name, (p, f)) in &rows {
+        println!("{name:40} packet {:9.1} us  flow {:9.1} us  error {:+.1}%", p * 1e6, f * 1e6, (f / p - 1.0) * 100.0);
+    }
+    // The allreduce algorithms and the broadcast: within 5% (large messages).
+    for (name, (p, f)) in rows.iter().filter(|r| !r.0.contains("alltoall")) {
+        assert!((f / p - 1.0).abs() < 0.05, "{name}: packet {p}, flow {f}");
+    }
+    // Pairwise all-to-all: the lockstep of fair shares again (docs/validation.md).
+    for (name, (p, f)) in rows.iter().filter(|r| r.0.contains("alltoall")) {
+        assert!(*f > *p && f / p < 2.0, "{name}: packet {p}, flow {f}");
+    }
+}
+
 fn t(src: u32, dst: u32, bytes: u64, tni: u8) -> Transfer {
     Transfer { src, dst, bytes, tni }
 }
