@@ -62,6 +62,12 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         Topology::Dragonfly(d) => {
             let (net, ports) = dragonfly_space(file, d, &system.network.link_Bps)?;
             let mode = parse_dragonfly_routing(&sec("routing")?)?;
+            if mode != DragonflyMode::Minimal && d.groups > 64 {
+                return Err(ConfigError::new(file, "routing.algorithm", format!(
+                    "non-minimal dragonfly routing carries the intermediate group in 6 bits: at most 64 groups, got {}",
+                    d.groups
+                )));
+            }
             (net, ports, Some(mode))
         }
         Topology::FatTree(_) => {
