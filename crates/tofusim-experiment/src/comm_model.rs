@@ -225,6 +225,8 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
         injection_fifo_bytes: 4 * packet_bytes,
         fifo_select: FifoSelect::RoundRobin,
         host_bytes_per_cycle: f64::INFINITY,
+        nodes_per_router: 1,
+        port_cycles_per_byte: Vec::new(),
     }
 }
 

@@ -60,7 +60,8 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     let (net, ports, dragonfly) = match &system.network.topology {
         Topology::Torus(t) | Topology::Tofu(t) => (t.clone(), t.ports().len(), None),
         Topology::Dragonfly(d) => {
-            let (net, ports) = dragonfly_space(file, d, &system.network.link_Bps)?;
+            let space = dragonfly_space(file, d, &system.network.link_Bps)?;
+            let (net, ports) = (space.nodes, space.ports);
             let mode = parse_dragonfly_routing(&sec("routing")?)?;
             if mode != DragonflyMode::Minimal && d.groups > 64 {
                 return Err(ConfigError::new(file, "routing.algorithm", format!(
@@ -74,17 +75,34 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
             return Err(ConfigError::new(file, "network.topology", "the packet engine routes tori, meshes, Tofu and dragonflies so far (fat-tree routing is not in the engine yet)"))
         }
     };
-    let router = parse_router(&sec("router")?, ports, dragonfly)?;
+    let mut router = RouterParams::bgl();
+    let mut link = system.network.link_Bps[0];
+    if let Topology::Dragonfly(d) = &system.network.topology {
+        let space = dragonfly_space(file, d, &system.network.link_Bps)?;
+        router.escape = Escape::HopClass;
+        router.dynamic_vcs = 0;
+        router.priority_vc = false;
+        router.nodes_per_router = d.nodes_per_router;
+        router.port_cycles_per_byte = space.port_cycles_per_byte;
+        link = space.reference_Bps;
+        if d.nodes_per_router > 1 {
+            // Several nodes share the router's 128 queues: two FIFOs each,
+            // fed by the node's NIC at its rate.
+            router.injection_fifos = 2;
+            router.priority_fifos = 0;
+            router.host_bytes_per_cycle = system.network.injection_per_node_Bps() / link;
+        }
+    }
+    let router = parse_router(&sec("router")?, ports, dragonfly, router)?;
     let mode = if dragonfly.is_some() {
         RoutingMode::Deterministic
     } else {
         parse_routing(&sec("routing")?)?
     };
     let run = parse_run(&sec("run")?)?;
-    let link = system.network.link_Bps[0];
     let injection_links = system.network.injection_per_node_Bps() / link;
     let group_nodes = match &system.network.topology {
-        Topology::Dragonfly(d) => Some(d.routers_per_group()),
+        Topology::Dragonfly(d) => Some(d.routers_per_group() * d.nodes_per_router),
         _ => None,
     };
     let workload = parse_workload(&sec("workload")?, &net, &router, run.seed, group_nodes)?;
@@ -101,27 +119,43 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     })
 }
 
-/// A dragonfly the engine can run: one node per router (the workload's
-/// nodes are the routers), one link rate, at most 32 ports per router.
-/// Returns the node space and the ports per router.
-fn dragonfly_space(file: &str, d: &tofusim_topology::dragonfly::Dragonfly, rates: &[f64]) -> Result<(Torus, usize)> {
-    if d.nodes_per_router != 1 {
-        return Err(ConfigError::new(file, "network.nodes_per_router", format!(
-            "the packet engine models one node per dragonfly router so far; got {} (set nodes_per_router = 1)",
-            d.nodes_per_router
-        )));
-    }
-    if rates.iter().any(|&r| (r - rates[0]).abs() > 1e-6 * rates[0]) {
-        return Err(ConfigError::new(file, "network.link_bandwidth", "the packet engine gives every link one rate so far; the dragonfly's link classes differ (give link_bandwidth only)"));
-    }
-    let ports = DragonflyRouting::new(d, DragonflyMode::Minimal).ports();
-    if ports > 32 {
+/// A dragonfly the engine can run: at most 63 ports per router, every
+/// port index of one link class (the routing numbers them so). Returns the
+/// node space, the ports per router, each port's cycles per byte relative
+/// to the fastest class (which defines the cycle), and that class's rate.
+pub fn dragonfly_space(file: &str, d: &tofusim_topology::dragonfly::Dragonfly, rates: &[f64]) -> Result<DragonflySpace> {
+    let routing = DragonflyRouting::new(d, DragonflyMode::Minimal);
+    let ports = routing.ports();
+    if ports > tofusim_packet::MAX_PORTS {
         return Err(ConfigError::new(file, "network", format!(
-            "this dragonfly has {ports} ports per router; the packet engine handles at most 32"
+            "this dragonfly has {ports} ports per router; the packet engine handles at most {}",
+            tofusim_packet::MAX_PORTS
         )));
     }
-    let routers = d.router_count() as u32;
-    Ok((Torus::new(vec![tofusim_topology::Axis::ring("node", routers)]), ports))
+    let reference_Bps = rates.iter().cloned().fold(0.0, f64::max);
+    let port_cycles_per_byte = (0..ports as u8)
+        .map(|p| {
+            let class = routing.port_class(p).unwrap_or(0) as usize;
+            reference_Bps / rates.get(class).copied().unwrap_or(reference_Bps)
+        })
+        .collect();
+    let nodes = d.node_count() as u32;
+    Ok(DragonflySpace {
+        nodes: Torus::new(vec![tofusim_topology::Axis::ring("node", nodes)]),
+        ports,
+        port_cycles_per_byte,
+        reference_Bps,
+    })
+}
+
+/// What the packet engine needs of a dragonfly (see [`dragonfly_space`]).
+#[allow(non_snake_case)]
+pub struct DragonflySpace {
+    /// The workload's node space: a ring of every node (router-major).
+    pub nodes: Torus,
+    pub ports: usize,
+    pub port_cycles_per_byte: Vec<f64>,
+    pub reference_Bps: f64,
 }
 
 fn parse_dragonfly_routing(sec: &Section) -> Result<DragonflyMode> {
@@ -137,14 +171,9 @@ fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<
     Ok(sec.int(key, min, max)?.unwrap_or(default))
 }
 
-fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>) -> Result<RouterParams> {
-    let mut p = RouterParams::bgl();
-    if dragonfly.is_some() {
-        // Dragonflies: the VC of a hop is its class of global hops.
-        p.escape = Escape::HopClass;
-        p.dynamic_vcs = 0;
-        p.priority_vc = false;
-    }
+/// The `[router]` table over the defaults `p` (BG/L's; dragonflies: the
+/// VC of a hop is its class of global hops).
+fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>, mut p: RouterParams) -> Result<RouterParams> {
     if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
         p.escape = Escape::parse(&e).expect("checked");
     }
@@ -235,9 +264,10 @@ fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>) -
     if p.dynamic_vcs == 0 && p.escape == Escape::None {
         return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
     }
-    let queues = p.vcs() as usize * ports + (p.injection_fifos + p.priority_fifos) as usize;
-    if queues > 64 {
-        return Err(sec.error("dynamic_vcs", format!("too many VCs and FIFOs: {} VCs on each of {ports} ports plus the FIFOs make {queues} queues; at most 64 per router", p.vcs())));
+    let npr = p.nodes_per_router.max(1) as usize;
+    let queues = p.vcs() as usize * ports + npr * (p.injection_fifos + p.priority_fifos) as usize;
+    if queues > tofusim_packet::MAX_QUEUES {
+        return Err(sec.error("injection_fifos", format!("too many VCs and FIFOs: {} VCs on each of {ports} ports plus {npr} node(s) x {} FIFOs make {queues} queues; at most {} per router", p.vcs(), p.injection_fifos + p.priority_fifos, tofusim_packet::MAX_QUEUES)));
     }
     sec.finish(&[])?;
     Ok(p)

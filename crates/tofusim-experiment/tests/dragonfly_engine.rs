@@ -88,3 +88,73 @@ fn adversarial_traffic_minimal_meets_the_global_link_bound_and_valiant_exceeds_i
         assert!(x > 1.3 * bound, "{mode:?}: {x} vs bound {bound}");
     }
 }
+
+/// A small Aries: 2 groups of 2 chassis × 4 routers, 4 nodes per router,
+/// 3 rank-2 links per connection, 2 rank-3 ports per router.
+fn small_aries() -> Dragonfly {
+    Dragonfly {
+        groups: 2,
+        nodes_per_router: 4,
+        wiring: GroupWiring::Aries { chassis: 2, routers_per_chassis: 4, rank2_links: 3 },
+        global_ports_per_router: 2,
+        links_per_group_pair: 16,
+        arrangement: Arrangement::RoundRobin,
+    }
+}
+
+fn aries_params(d: &Dragonfly, rates: &[f64]) -> RouterParams {
+    let space = tofusim_experiment::experiment::dragonfly_space("<test>", d, rates).unwrap();
+    RouterParams {
+        nodes_per_router: d.nodes_per_router,
+        port_cycles_per_byte: space.port_cycles_per_byte,
+        injection_fifos: 2,
+        priority_fifos: 0,
+        host_bytes_per_cycle: 2.0,
+        ..params()
+    }
+}
+
+#[test]
+fn several_nodes_per_router_and_slower_global_links_run_every_mode_without_deadlock() {
+    let d = small_aries();
+    let rates = [5.25e9, 5.25e9, 4.6875e9];
+    let p = aries_params(&d, &rates);
+    // Global ports come last and are the slow class.
+    assert!(p.port_cycles_per_byte.iter().any(|&s| s > 1.1));
+    let nodes = d.node_count() as u32;
+    let space = Torus::new(vec![Axis::ring("n", nodes)]);
+    for mode in [DragonflyMode::Minimal, DragonflyMode::Valiant, DragonflyMode::UgalLocal, DragonflyMode::AdaptivePreferMinimal] {
+        let w = Workload::new(Kind::Open { pattern: OpenPattern::Uniform, load: 1.0 }, PACKET, 16, &space, 7).unwrap();
+        let run = RunParams { cycles: Some(200_000), warmup: 40_000, seed: 7, audit_cycles: 50_000, ..RunParams::default() };
+        let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
+        let r = Engine::new(routing, p.clone(), RoutingMode::Deterministic, run, w, 1.0, 1.0).run(&mut |_| {});
+        assert!(r.deadlock.is_none(), "{mode:?}: {:?}", r.deadlock);
+        assert!(r.invariant_error.is_none(), "{mode:?}: {:?}", r.invariant_error);
+        // Per node, in link units: 4 nodes share a router, and a quarter of
+        // the traffic stays in the group of 8 routers.
+        assert!(r.accepted_load > 0.1, "{mode:?}: {}", r.accepted_load);
+    }
+}
+
+#[test]
+fn traffic_between_nodes_of_one_router_turns_around_at_the_host_rate() {
+    // Node 0 → node 1 on the same router: no network link carries it, and
+    // the sender's host interface (2 bytes per cycle) paces it.
+    let d = small_aries();
+    let p = aries_params(&d, &[1.0, 1.0, 1.0]);
+    let nodes = d.node_count() as u32;
+    let space = Torus::new(vec![Axis::ring("n", nodes)]);
+    let trace: Vec<_> = (0..200)
+        .map(|i| tofusim_workload::TracePacket { cycle: i, src: 0, dst: 1, bytes: PACKET as u16, hints: None })
+        .collect();
+    let kind = Kind::Finite(tofusim_workload::FinitePattern::Trace { packets: trace });
+    let w = Workload::new(kind, PACKET, 16, &space, 1).unwrap();
+    let routing = Routing::Dragonfly(DragonflyRouting::new(&d, DragonflyMode::Minimal));
+    let r = Engine::new(routing, p, RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| {});
+    assert!(r.invariant_error.is_none(), "{:?}", r.invariant_error);
+    assert_eq!(r.packets_delivered, 200);
+    assert_eq!(r.link_utilization, 0.0);
+    let cycles = r.completion_cycles.unwrap() as f64;
+    let expected = 200.0 * PACKET as f64 / 2.0;
+    assert!((cycles / expected - 1.0).abs() < 0.02, "{cycles} cycles, expected about {expected}");
+}

@@ -143,6 +143,15 @@ pub struct RouterParams {
     /// bytes per cycle (`f64::INFINITY`: no limit beyond the FIFOs).
     #[serde(serialize_with = "finite_or_null")]
     pub host_bytes_per_cycle: f64,
+    /// Nodes attached to each router (BG/L, Tofu: 1; Aries: 4). Each node
+    /// has its own injection FIFOs, host interface and send queues; traffic
+    /// between two nodes of one router turns around inside it.
+    pub nodes_per_router: u32,
+    /// Per output port index: cycles per byte on that port's links, relative
+    /// to the reference link that defines the cycle (empty: every link at
+    /// the reference rate). Aries: rank-3 optical links are slower than
+    /// the electrical ones.
+    pub port_cycles_per_byte: Vec<f64>,
 }
 
 fn finite_or_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -176,6 +185,8 @@ impl RouterParams {
             injection_fifo_bytes: 1024,
             fifo_select: FifoSelect::RoundRobin,
             host_bytes_per_cycle: f64::INFINITY,
+            nodes_per_router: 1,
+            port_cycles_per_byte: Vec::new(),
         }
     }
 

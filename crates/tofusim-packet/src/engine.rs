@@ -48,7 +48,16 @@ pub(crate) const TRACE: u8 = 6;
 pub(crate) const WAKE: u8 = 7;
 
 /// `q_cand` bit of a head packet that has arrived.
-pub(crate) const HEAD_EJECTS: u32 = 1 << 31;
+pub(crate) const HEAD_EJECTS: u64 = 1 << 63;
+/// Largest number of network ports per router (`q_cand` holds one bit
+/// per port and [`HEAD_EJECTS`]).
+pub const MAX_PORTS: usize = 63;
+/// Largest number of queues per router (VC buffers and injection FIFOs:
+/// the per-output `want` masks are `u128`).
+pub const MAX_QUEUES: usize = 128;
+
+/// A set of queues of one router, one bit per queue.
+pub(crate) type QueueSet = u128;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ev {
@@ -76,6 +85,9 @@ pub(crate) struct Layout {
     pub esc: usize,
     pub esc_count: usize,
     pub hp: Option<usize>,
+    /// Nodes per router, and injection FIFOs per node (normal + priority).
+    pub npr: usize,
+    pub fifos_per_node: usize,
 }
 
 impl Layout {
@@ -86,6 +98,12 @@ impl Layout {
         } else {
             self.ports * self.vcs + (unit - self.ports)
         }
+    }
+
+    /// The node (global index) that owns injection FIFO unit `unit` of router `r`.
+    #[inline]
+    pub fn fifo_node(&self, r: usize, unit: usize) -> usize {
+        r * self.npr + (unit - self.ports) / self.fifos_per_node
     }
 
     /// The input unit of queue `q` (the inverse of [`Self::queue_of`]).
@@ -122,6 +140,10 @@ pub struct Engine {
     pub(crate) run: RunParams,
     pub(crate) workload: Workload,
     pub(crate) lay: Layout,
+    /// Nodes (`routers × nodes_per_router`); packets carry node ids.
+    pub(crate) nodes: usize,
+    /// Cycles per byte of each output port index (all 1: no scaling).
+    pub(crate) wire_scale: Vec<f64>,
     /// Chunks of a full-sized packet; tokens of a VC; chunks of a FIFO.
     pub(crate) full: u16,
     pub(crate) cap: u16,
@@ -139,11 +161,11 @@ pub struct Engine {
     /// Outputs the head packet of each queue could use (bit per port;
     /// `HEAD_EJECTS` at its destination), so arbitration skips heads whose
     /// outputs are all busy without touching the packet.
-    pub(crate) q_cand: Vec<u32>,
+    pub(crate) q_cand: Vec<u64>,
     /// Per router and output (then one entry for heads at their
     /// destination): the queues whose head could use it. Arbitration ORs
     /// the entries of the free outputs instead of visiting every queue.
-    pub(crate) want: Vec<u64>,
+    pub(crate) want: Vec<QueueSet>,
     pub(crate) out_free_at: Vec<u64>,
     pub(crate) out_tokens: Vec<u16>,
     pub(crate) paths_used: Vec<u8>,
@@ -224,7 +246,10 @@ impl Engine {
         let routers = routing.routers();
         let ports = routing.ports();
         let vcs = params.vcs() as usize;
-        let fifos = (params.injection_fifos + params.priority_fifos) as usize;
+        let npr = params.nodes_per_router.max(1) as usize;
+        let nodes = routers * npr;
+        let fifos_per_node = (params.injection_fifos + params.priority_fifos) as usize;
+        let fifos = npr * fifos_per_node;
         let lay = Layout {
             routers,
             ports,
@@ -235,11 +260,22 @@ impl Engine {
             esc: params.dynamic_vcs as usize,
             esc_count: params.escape.vcs() as usize,
             hp: params.priority_vc.then_some(vcs - 1),
+            npr,
+            fifos_per_node: fifos_per_node.max(1),
         };
         assert!(
-            lay.queues <= 64 && ports <= 32,
-            "at most 64 queues and 32 ports per router"
+            lay.queues <= MAX_QUEUES && ports <= MAX_PORTS && lay.units <= 255,
+            "at most {MAX_QUEUES} queues and {MAX_PORTS} ports per router"
         );
+        let mut wire_scale = params.port_cycles_per_byte.clone();
+        if wire_scale.iter().all(|&x| x == 1.0) {
+            wire_scale.clear();
+        } else {
+            assert!(
+                wire_scale.len() == ports && wire_scale.iter().all(|&x| x >= 1.0),
+                "one rate per port, none faster than the reference link"
+            );
+        }
         let full = params.full_chunks() as u16;
         let cap = params.vc_tokens() as u16;
         let fifo_cap = (params.injection_fifo_bytes / params.chunk_bytes) as u16;
@@ -270,7 +306,7 @@ impl Engine {
             + params.token_latency_cycles) as u64
             * 4;
         let lanes = workload.lanes();
-        let gen_total: Vec<u64> = (0..routers * lanes)
+        let gen_total: Vec<u64> = (0..nodes * lanes)
             .map(|i| {
                 if workload.is_finite() {
                     workload.initial_packets((i / lanes) as u32, i % lanes)
@@ -284,6 +320,8 @@ impl Engine {
             routing,
             mode,
             lay,
+            nodes,
+            wire_scale,
             full,
             cap,
             fifo_cap,
@@ -300,16 +338,16 @@ impl Engine {
             out_tokens,
             paths_used: vec![0; routers * lay.units],
             recv_free_at: vec![0; routers * ports],
-            host_free_at: vec![0.0; routers],
+            host_free_at: vec![0.0; nodes],
             rngs,
             dirty: vec![false; routers],
             dirty_list: Vec::with_capacity(routers),
             lanes,
-            src_head: vec![NONE; routers * lanes],
-            src_tail: vec![NONE; routers * lanes],
-            gen_next: vec![0; routers * lanes],
+            src_head: vec![NONE; nodes * lanes],
+            src_tail: vec![NONE; nodes * lanes],
+            gen_next: vec![0; nodes * lanes],
             gen_total,
-            fifo_rr: vec![0; routers * lanes],
+            fifo_rr: vec![0; nodes * lanes],
             counters: vec![PortCounters::default(); routers * ports],
             depleted_since: vec![u64::MAX; routers * ports],
             token_at: vec![u64::MAX; routers * ports],
@@ -322,7 +360,7 @@ impl Engine {
             delivered: 0,
             deposits: 0,
             trace_pending: 0,
-            turn_free_at: vec![0; routers],
+            turn_free_at: vec![0; nodes],
             counter_snapshots: Vec::new(),
             serial: 0,
             busy_measured: 0,
@@ -356,9 +394,30 @@ impl Engine {
         }
     }
 
+    /// Cycles a packet of `bytes` occupies a link (reference rate).
     #[inline]
     pub(crate) fn wire_cycles(&self, bytes: u16) -> u64 {
         bytes as u64 + self.params.overhead_bytes as u64
+    }
+
+    /// Cycles a packet of `bytes` occupies the link out of `port`.
+    #[inline]
+    pub(crate) fn port_wire_cycles(&self, bytes: u16, port: usize) -> u64 {
+        let w = self.wire_cycles(bytes);
+        match self.wire_scale.get(port) {
+            Some(&s) => (w as f64 * s).ceil() as u64,
+            None => w,
+        }
+    }
+
+    /// The router node `node` is attached to.
+    #[inline]
+    pub(crate) fn router_of(&self, node: u32) -> u32 {
+        if self.lay.npr == 1 {
+            node
+        } else {
+            node / self.lay.npr as u32
+        }
     }
 
     #[inline]
@@ -373,7 +432,7 @@ impl Engine {
     pub(crate) fn cache_route(&mut self, r: u32, pkt: u32) {
         let (dst, hints) = {
             let p = self.pool.get(pkt);
-            (p.dst, self.routing.advance(r, p.hints))
+            (self.router_of(p.dst), self.routing.advance(r, p.hints))
         };
         let (mask, esc) = if dst == r {
             (0, AT_DESTINATION)
@@ -392,7 +451,7 @@ impl Engine {
     }
 
     #[inline]
-    fn head_candidates(&self, pkt: u32) -> u32 {
+    fn head_candidates(&self, pkt: u32) -> u64 {
         let p = self.pool.get(pkt);
         if p.route_escape == AT_DESTINATION {
             HEAD_EJECTS
@@ -400,7 +459,7 @@ impl Engine {
             && p.flags & flags::PRIORITY == 0
             && self.lay.dynamic > 0
         {
-            p.route_mask as u32 | 1 << p.route_escape
+            p.route_mask as u64 | 1 << p.route_escape
         } else {
             1 << p.route_escape
         }
@@ -436,10 +495,10 @@ impl Engine {
     /// Records the outputs the new head of queue `qi` could use, in
     /// `q_cand` and in the router's per-output `want` masks.
     #[inline]
-    fn set_head_candidates(&mut self, qi: usize, cand: u32) {
+    fn set_head_candidates(&mut self, qi: usize, cand: u64) {
         let (r, q) = (qi / self.lay.queues, qi % self.lay.queues);
         let wbase = r * (self.lay.ports + 1);
-        let bit = 1u64 << q;
+        let bit: QueueSet = 1 << q;
         let old = std::mem::replace(&mut self.q_cand[qi], cand);
         let mut m = old ^ cand;
         while m != 0 {
@@ -454,8 +513,8 @@ impl Engine {
         }
     }
 
-    fn push_source(&mut self, r: usize, lane: usize, pkt: u32) {
-        let i = r * self.lanes + lane;
+    fn push_source(&mut self, node: usize, lane: usize, pkt: u32) {
+        let i = node * self.lanes + lane;
         list_push(
             &mut self.pool,
             &mut self.src_head[i],
@@ -518,7 +577,7 @@ impl Engine {
     pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
         let hints = match np.hints {
             Some(h) => h,
-            None => self.initial_route(r, np.dst),
+            None => self.initial_route(self.router_of(r), self.router_of(np.dst)),
         };
         let serial = self.serial;
         self.serial = self.serial.wrapping_add(1);
@@ -557,8 +616,11 @@ impl Engine {
         if self.params.injection_fifos == 0 {
             return;
         }
-        for lane in 0..self.lanes {
-            self.fill_lane(r, lane, t);
+        let npr = self.lay.npr;
+        for node in r * npr..(r + 1) * npr {
+            for lane in 0..self.lanes {
+                self.fill_lane(node, lane, t);
+            }
         }
     }
 
@@ -573,10 +635,13 @@ impl Engine {
         }
     }
 
-    fn fill_lane(&mut self, r: usize, lane: usize, t: u64) {
+    fn fill_lane(&mut self, node: usize, lane: usize, t: u64) {
         let lay = self.lay;
+        let r = self.router_of(node as u32) as usize;
+        // The node's FIFOs follow those of the nodes before it on the router.
+        let unit0 = lay.ports + (node % lay.npr) * lay.fifos_per_node;
         let normal = self.params.injection_fifos as usize;
-        let li = r * self.lanes + lane;
+        let li = node * self.lanes + lane;
         let (first, count) = self.lane_fifos(lane);
         let step = self.lanes.min(normal);
         loop {
@@ -593,12 +658,12 @@ impl Engine {
             } else {
                 let np = self
                     .workload
-                    .finite_packet(r as u32, lane, self.gen_next[li]);
+                    .finite_packet(node as u32, lane, self.gen_next[li]);
                 (np.bytes, np.dst, 0)
             };
             let need = Self::chunks(bytes);
             let room = |s: &Self, f: usize| {
-                s.fifo_cap - s.q_used[r * lay.queues + lay.queue_of(lay.ports + f, 0)] >= need
+                s.fifo_cap - s.q_used[r * lay.queues + lay.queue_of(unit0 + f, 0)] >= need
             };
             let fifo = match self.params.fifo_select {
                 crate::config::FifoSelect::RoundRobin => {
@@ -609,7 +674,8 @@ impl Engine {
                 }
                 crate::config::FifoSelect::Direction => {
                     let port = if from_source {
-                        self.routing.escape_port(r as u32, dst, hints).unwrap_or(0) as usize
+                        let dst_router = self.router_of(dst);
+                        self.routing.escape_port(r as u32, dst_router, hints).unwrap_or(0) as usize
                     } else {
                         dst as usize
                     };
@@ -624,12 +690,12 @@ impl Engine {
             } else {
                 let np = self
                     .workload
-                    .finite_packet(r as u32, lane, self.gen_next[li]);
+                    .finite_packet(node as u32, lane, self.gen_next[li]);
                 self.gen_next[li] += 1;
                 self.gen_remaining -= 1;
-                self.create(r as u32, t, np)
+                self.create(node as u32, t, np)
             };
-            let unit = lay.ports + f;
+            let unit = unit0 + f;
             let qi = r * lay.queues + lay.queue_of(unit, 0);
             {
                 let p = self.pool.get_mut(pkt);
@@ -656,29 +722,32 @@ impl Engine {
                 self.cache_route(ev.router, ev.x);
                 self.push_queue(qi, ev.x);
                 let p = self.pool.get(ev.x);
-                if p.flags & flags::DEPOSIT != 0 && p.dst != ev.router {
-                    // The copy is complete in the reception FIFO when the tail is in.
+                if p.flags & flags::DEPOSIT != 0 && self.router_of(p.dst) != ev.router {
+                    // The copy is complete in the reception FIFO when the tail
+                    // is in (deposits: one node per router).
                     let (tag, bytes) = (p.tag, p.bytes);
                     self.deposits += 1;
-                    self.respond(ev.router, t, t + self.wire_cycles(bytes), tag);
+                    let node = ev.router * lay.npr as u32;
+                    self.respond(node, t, t + self.wire_cycles(bytes), tag);
                 }
                 self.mark_dirty(ev.router);
             }
+            // RELEASE, WAKE, TRACE and INJECT address a node.
             RELEASE => {
                 self.push_source(r, ev.a as usize, ev.x);
                 self.pending_releases -= 1;
                 // The software handing over a packet is progress: the
                 // stall clock restarts for it.
                 self.last_progress = t;
-                self.mark_dirty(ev.router);
+                self.mark_dirty(self.router_of(ev.router));
             }
-            WAKE => self.mark_dirty(ev.router),
+            WAKE => self.mark_dirty(self.router_of(ev.router)),
             TRACE => {
                 let np = self.workload.trace_packet(ev.x as usize);
                 let pkt = self.create(ev.router, t, np);
                 self.push_source(r, 0, pkt);
                 self.trace_pending -= 1;
-                self.mark_dirty(ev.router);
+                self.mark_dirty(self.router_of(ev.router));
             }
             DONE => {
                 let unit = ev.a as usize;
@@ -713,7 +782,8 @@ impl Engine {
             }
             DELIVER => self.deliver(ev, t),
             INJECT => {
-                let rng = &mut self.rngs[r];
+                let home = self.router_of(ev.router) as usize;
+                let rng = &mut self.rngs[home];
                 if let Some(dst) = self.workload.open_destination(ev.router, rng) {
                     let bytes = self.workload.open_packet_bytes(rng) as u16;
                     let np = NewPacket {
@@ -730,7 +800,7 @@ impl Engine {
                     self.push_source(r, 0, pkt);
                 }
                 self.schedule_injection(ev.router, t);
-                self.mark_dirty(ev.router);
+                self.mark_dirty(self.router_of(ev.router));
             }
             _ => unreachable!("unknown event kind"),
         }
@@ -758,7 +828,9 @@ impl Engine {
         let p = *self.pool.get(ev.x);
         let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
         self.q_used[qi] -= p.charged as u16;
-        self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
+        if (ev.a as usize) < lay.ports {
+            self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
+        }
         if p.flags & flags::LIVE == 0 {
             self.fail(
                 t,
@@ -771,14 +843,14 @@ impl Engine {
             );
             return;
         }
-        if p.dst != ev.router {
+        if self.router_of(p.dst) != ev.router {
             self.fail(
                 t,
                 "wrong-destination",
                 format!(
                     "packet {} for {} delivered at {}",
                     p.serial,
-                    self.routing.router_label(p.dst),
+                    self.routing.router_label(self.router_of(p.dst)),
                     self.routing.router_label(ev.router)
                 ),
             );
@@ -790,8 +862,8 @@ impl Engine {
                 format!(
                     "packet {} from {} to {}: payload checksum mismatch",
                     p.serial,
-                    self.routing.router_label(p.src),
-                    self.routing.router_label(p.dst)
+                    self.routing.router_label(self.router_of(p.src)),
+                    self.routing.router_label(self.router_of(p.dst))
                 ),
             );
         }
@@ -807,7 +879,7 @@ impl Engine {
         self.win_delivered += 1;
         self.pool.release(ev.x);
         if self.workload.is_finite() {
-            self.respond(ev.router, t, t, p.tag);
+            self.respond(p.dst, t, t, p.tag);
         }
         self.mark_dirty(ev.router);
     }
@@ -848,7 +920,7 @@ impl Engine {
         let lane = np.lane as usize % self.lanes;
         if at <= t {
             self.push_source(r as usize, lane, pkt);
-            self.mark_dirty(r);
+            self.mark_dirty(self.router_of(r));
         } else {
             self.pending_releases += 1;
             self.wheel.schedule(
@@ -893,7 +965,8 @@ impl Engine {
         let gap = if rate >= 1.0 {
             1
         } else {
-            let u: f64 = self.rngs[r as usize].random::<f64>();
+            let home = self.router_of(r) as usize;
+            let u: f64 = self.rngs[home].random::<f64>();
             1 + ((1.0 - u).ln() / (1.0 - rate).ln()).floor() as u64
         };
         let at = t.saturating_add(gap);
@@ -927,14 +1000,13 @@ impl Engine {
         inspect: impl FnOnce(&Workload) -> T,
     ) -> (RunResult, T) {
         let wall = std::time::Instant::now();
-        let n = self.lay.routers as u32;
-        for r in 0..n {
+        for node in 0..self.nodes as u32 {
             if self.workload.is_finite() {
-                if (0..self.lanes).any(|l| self.gen_total[r as usize * self.lanes + l] > 0) {
-                    self.mark_dirty(r);
+                if (0..self.lanes).any(|l| self.gen_total[node as usize * self.lanes + l] > 0) {
+                    self.mark_dirty(self.router_of(node));
                 }
             } else {
-                self.schedule_injection(r, 0);
+                self.schedule_injection(node, 0);
             }
         }
         for (i, p) in self.workload.trace().iter().enumerate() {
@@ -1109,9 +1181,10 @@ impl Engine {
         prefetch::line(&self.out_tokens, r * lay.ports * lay.vcs);
         prefetch::line(&self.paths_used, r * lay.units);
         prefetch::line(&self.rngs, r);
-        prefetch::line(&self.gen_next, r * self.lanes);
-        prefetch::line(&self.gen_total, r * self.lanes);
-        prefetch::line(&self.src_head, r * self.lanes);
+        let first = r * self.lay.npr * self.lanes;
+        prefetch::line(&self.gen_next, first);
+        prefetch::line(&self.gen_total, first);
+        prefetch::line(&self.src_head, first);
     }
 
     /// Records every connected port's PA counters as they stand at `at`.
@@ -1132,7 +1205,7 @@ impl Engine {
     fn close_sample(&mut self, at: u64) {
         let period = self.run.sample_cycles.max(1) as f64;
         let lay = self.lay;
-        let n = lay.routers as f64;
+        let n = self.nodes as f64;
         let mut fill = vec![0f64; lay.vcs];
         for r in 0..lay.routers {
             for port in 0..lay.ports {
@@ -1205,7 +1278,7 @@ impl Engine {
         // The arbitration index: every head's candidate outputs are in its
         // router's `want` masks, and nothing else is.
         let mut index_err = None;
-        let mut want = vec![0u64; self.want.len()];
+        let mut want: Vec<QueueSet> = vec![0; self.want.len()];
         for qi in 0..lay.routers * lay.queues {
             let h = self.q_head[qi];
             let cand = if h == NONE {
@@ -1219,8 +1292,8 @@ impl Engine {
                     cand, self.q_cand[qi]
                 ));
             }
-            let (r, bit) = (qi / lay.queues, 1u64 << (qi % lay.queues));
-            for b in 0..32 {
+            let (r, bit) = (qi / lay.queues, (1 as QueueSet) << (qi % lay.queues));
+            for b in 0..64 {
                 if cand & (1 << b) != 0 {
                     let w = if 1 << b == HEAD_EJECTS { lay.ports } else { b };
                     want[r * (lay.ports + 1) + w] |= bit;
@@ -1231,7 +1304,7 @@ impl Engine {
             index_err
                 .get_or_insert("per-output want masks disagree with the queue heads".to_string());
         }
-        for r in 0..lay.routers * self.lanes {
+        for r in 0..self.nodes * self.lanes {
             let mut p = self.src_head[r];
             while p != NONE {
                 if !visit(p, &mut seen) {
@@ -1362,16 +1435,17 @@ impl Engine {
                     continue;
                 }
                 let p = *self.pool.get(h);
-                if p.dst == r as u32 {
+                let (src, dst) = (self.router_of(p.src), self.router_of(p.dst));
+                if dst == r as u32 {
                     continue;
                 }
                 let o = if p.vc as usize >= lay.esc
                     || self.mode == RoutingMode::Deterministic
                     || self.params.escape == Escape::None
                 {
-                    self.routing.escape_port(r as u32, p.dst, p.hints)
+                    self.routing.escape_port(r as u32, dst, p.hints)
                 } else {
-                    let m = self.routing.adaptive_ports(r as u32, p.dst, p.hints);
+                    let m = self.routing.adaptive_ports(r as u32, dst, p.hints);
                     (m != 0).then(|| m.trailing_zeros() as u8)
                 };
                 let Some(o) = o else { continue };
@@ -1379,7 +1453,7 @@ impl Engine {
                     continue;
                 };
                 let v = if self.params.escape == Escape::HopClass {
-                    lay.esc + self.routing.vc_class(r as u32, p.src, p.hints, o) as usize
+                    lay.esc + self.routing.vc_class(r as u32, src, p.hints, o) as usize
                 } else if p.vc as usize >= lay.esc {
                     p.vc as usize
                 } else if lay.esc_count > 0 && self.mode == RoutingMode::Deterministic {

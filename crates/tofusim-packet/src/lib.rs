@@ -23,5 +23,5 @@ pub mod stats;
 pub use config::{
     Arbitration, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
 };
-pub use engine::Engine;
+pub use engine::{Engine, MAX_PORTS, MAX_QUEUES};
 pub use result::RunResult;

@@ -148,7 +148,7 @@ pub(crate) fn finish(
     let end = completion.unwrap_or(t_end).max(1);
     let window = end.saturating_sub(e.run.warmup).max(1) as f64;
     let links = e.directed_links.max(1) as f64;
-    let n = lay.routers as f64;
+    let n = e.nodes as f64;
     let mut vc_traffic = BTreeMap::new();
     let mut hops_total = 0;
     let mut escape_hops = 0;

@@ -21,7 +21,7 @@
 //! free (the hardware retries on the next cycle).
 
 use crate::config::{Arbitration, Escape, PlantedFault, RoutingMode};
-use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE, WAKE};
+use crate::engine::{Engine, Ev, QueueSet, ARRIVE, DELIVER, DONE, WAKE};
 use crate::packet::flags;
 
 use rand::RngExt;
@@ -47,8 +47,8 @@ pub(crate) struct Request {
 impl Engine {
     pub(crate) fn arbitrate(&mut self, r: usize, t: u64) {
         self.fill_fifos(r, t);
-        let mut out_taken: u32 = 0;
-        let mut q_taken: u64 = 0;
+        let mut out_taken: u64 = 0;
+        let mut q_taken: QueueSet = 0;
         for _round in 0..3 {
             self.requests.clear();
             self.collect_requests(r, t, out_taken, q_taken);
@@ -91,11 +91,11 @@ impl Engine {
     }
 
     /// Step 2: each input unit proposes requests from its VC heads.
-    fn collect_requests(&mut self, r: usize, t: u64, out_taken: u32, q_taken: u64) {
+    fn collect_requests(&mut self, r: usize, t: u64, out_taken: u64, q_taken: QueueSet) {
         let lay = self.lay;
         // Outputs whose link is free: a head that cannot use one of them is
         // skipped without drawing random numbers.
-        let mut free_out = 0u32;
+        let mut free_out = 0u64;
         for o in 0..lay.ports {
             if self.out_free_at[r * lay.ports + o] <= t {
                 free_out |= 1 << o;
@@ -127,7 +127,7 @@ impl Engine {
                 cands &= cands - 1;
                 // The host interface feeds every injection FIFO of the node;
                 // while it is busy no FIFO starts a packet (a WAKE is due).
-                if slots == 0 || self.host_free_at[r] > t as f64 {
+                if slots == 0 || self.host_free_at[lay.fifo_node(r, unit)] > t as f64 {
                     continue;
                 }
                 if let Some(req) = self.route_head(r, t, unit, first, out_taken, free_out) {
@@ -137,7 +137,7 @@ impl Engine {
             }
             let mut feasible = [(0u32, 0usize); 8];
             let mut k = 0;
-            let unit_mask = ((1u64 << lay.vcs) - 1) << (unit * lay.vcs);
+            let unit_mask: QueueSet = ((1 << lay.vcs) - 1) << (unit * lay.vcs);
             let mut pending = cands & unit_mask;
             cands &= !unit_mask;
             while pending != 0 {
@@ -180,7 +180,7 @@ impl Engine {
     }
 
     #[inline]
-    fn link_free(&self, r: usize, o: usize, t: u64, out_taken: u32) -> bool {
+    fn link_free(&self, r: usize, o: usize, t: u64, out_taken: u64) -> bool {
         out_taken & (1 << o) == 0 && self.out_free_at[r * self.lay.ports + o] <= t
     }
 
@@ -199,8 +199,8 @@ impl Engine {
         t: u64,
         unit: usize,
         q: usize,
-        out_taken: u32,
-        free_out: u32,
+        out_taken: u64,
+        free_out: u64,
     ) -> Option<Request> {
         let lay = self.lay;
         let qi = r * lay.queues + q;
@@ -220,13 +220,16 @@ impl Engine {
             fullness,
         };
         if p.route_escape == crate::packet::AT_DESTINATION {
-            return (network && self.recv_free_at[r * lay.ports + unit] <= t)
+            // From a network input: its reception path must be free. From an
+            // injection FIFO (a node of the same router): the data turn
+            // around in the router, paced by the host interface.
+            return (!network || self.recv_free_at[r * lay.ports + unit] <= t)
                 .then(|| mk(EJECT, p.vc as usize, 0, false));
         }
         let chunks = Self::chunks(p.bytes);
         let full = self.full;
         let adaptive = !priority && self.mode == RoutingMode::Adaptive && lay.dynamic > 0;
-        let dyn_mask = if adaptive { p.route_mask as u32 } else { 0 };
+        let dyn_mask = if adaptive { p.route_mask as u64 } else { 0 };
         let esc_port = p.route_escape;
         if (dyn_mask | 1 << esc_port) & free_out == 0 {
             return None;
@@ -315,7 +318,8 @@ impl Engine {
                     (lay.esc + crossed as usize, full, chunks, crossed)
                 }
                 Escape::HopClass => {
-                    let class = self.routing.vc_class(r as u32, p.src, p.hints, o as u8);
+                    let src = self.router_of(p.src);
+                    let class = self.routing.vc_class(r as u32, src, p.hints, o as u8);
                     (lay.esc + class as usize, full, chunks, false)
                 }
                 Escape::None => {
@@ -337,7 +341,7 @@ impl Engine {
     /// Step 3: the winner among the requests for output `out`: priority
     /// packets first, then in-network packets on `network_priority` of the
     /// arbitrations, then the fullest (SLQ cycles) or any, at random.
-    fn sender_arbitration(&mut self, r: usize, out: u8, q_taken: u64) -> Option<Request> {
+    fn sender_arbitration(&mut self, r: usize, out: u8, q_taken: QueueSet) -> Option<Request> {
         let open = |q: &Request| q.out == out && q_taken & (1 << q.queue) == 0;
         let (mut any, mut any_priority, mut any_network) = (false, false, false);
         for q in self.requests.iter().filter(|q| open(q)) {
@@ -382,25 +386,11 @@ impl Engine {
         let o = req.out as usize;
         let oi = r * lay.ports + o;
         let p = *self.pool.get(pkt);
-        let wire = self.wire_cycles(p.bytes);
+        let wire = self.port_wire_cycles(p.bytes, o);
         self.out_free_at[oi] = t + wire;
         self.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
-        if req.unit as usize >= lay.ports && self.params.host_bytes_per_cycle.is_finite() {
-            // The packet's data cross the host interface (K: the CPU-ICC
-            // bus) at its rate; the next injection waits for it.
-            let free = self.host_free_at[r].max(t as f64)
-                + p.bytes as f64 / self.params.host_bytes_per_cycle;
-            self.host_free_at[r] = free;
-            self.wheel.schedule(
-                free.ceil() as u64,
-                Ev {
-                    kind: WAKE,
-                    a: 0,
-                    b: 0,
-                    router: r as u32,
-                    x: 0,
-                },
-            );
+        if req.unit as usize >= lay.ports {
+            self.charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes);
         }
         self.paths_used[r * lay.units + req.unit as usize] += 1;
         let local_vc = if (req.unit as usize) < lay.ports {
@@ -486,13 +476,38 @@ impl Engine {
         );
     }
 
+    /// The packet's data cross node `node`'s host interface (K: the
+    /// CPU-ICC bus; Aries: PCIe to the NIC) at its rate; the node's next
+    /// injection waits for it.
+    fn charge_host(&mut self, node: usize, t: u64, bytes: u16) {
+        if !self.params.host_bytes_per_cycle.is_finite() {
+            return;
+        }
+        let free =
+            self.host_free_at[node].max(t as f64) + bytes as f64 / self.params.host_bytes_per_cycle;
+        self.host_free_at[node] = free;
+        self.wheel.schedule(
+            free.ceil() as u64,
+            Ev {
+                kind: WAKE,
+                a: 0,
+                b: 0,
+                router: node as u32,
+                x: 0,
+            },
+        );
+    }
+
     fn grant_eject(&mut self, r: usize, t: u64, req: Request) {
         let lay = self.lay;
         let qi = r * lay.queues + req.queue as usize;
         let pkt = self.pop_queue(qi);
         let p = *self.pool.get(pkt);
-        let ri = r * lay.ports + req.unit as usize;
-        self.recv_free_at[ri] = t + p.bytes as u64;
+        if (req.unit as usize) < lay.ports {
+            self.recv_free_at[r * lay.ports + req.unit as usize] = t + p.bytes as u64;
+        } else {
+            self.charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes);
+        }
         self.wheel.schedule(
             t + p.bytes as u64,
             Ev {

@@ -212,6 +212,19 @@ impl DragonflyRouting {
         self.kind[r as usize * self.ports + p as usize]
     }
 
+    /// The link class of port `p` (the index into the dragonfly's class
+    /// rates: generic local 0, global 1; Aries rank-1 0, rank-2 1, rank-3
+    /// 2), the same on every router that uses it; `None` if no router does.
+    pub fn port_class(&self, p: u8) -> Option<u8> {
+        let used = (0..self.routers() as u32).find(|&r| self.neighbor(r, p).is_some())?;
+        Some(match (self.kind(used, p), self.aries.is_some()) {
+            (LinkKind::Local, _) => 0,
+            (LinkKind::Rank2, _) => 1,
+            (LinkKind::Global, true) => 2,
+            (LinkKind::Global, false) => 1,
+        })
+    }
+
     /// The (router, port) of group `g`'s global link used towards group `h`
     /// for destination `dst`.
     fn gateway(&self, g: u32, h: u32, dst: u32) -> (u32, u8) {
