@@ -138,7 +138,12 @@ pub struct Timed {
 /// A system ready for collectives: its network, communication model and
 /// communicator (rank → node, torus shape).
 pub struct Setup {
+    /// The node space: the torus, or for a dragonfly a ring of its nodes
+    /// (router-major) that only numbers them.
     pub torus: Torus,
+    /// A dragonfly and the routing mode its packets take (`None`: a torus,
+    /// routed in dimension order).
+    pub dragonfly: Option<(tofusim_topology::dragonfly::Dragonfly, tofusim_routing::DragonflyMode)>,
     pub model: CommModel,
     pub node_of_rank: Vec<u32>,
     pub grid: Option<Grid>,
@@ -147,21 +152,70 @@ pub struct Setup {
 }
 
 /// The communicator of a system (rank → node, torus shape) and its model.
+/// A dragonfly's name may end in `/mode`, its routing (`aries-720/minimal`;
+/// default adaptive prefer-minimal).
 pub fn setup(system_name: &str) -> Result<Setup> {
-    let sys = system::from_name(system_name)?;
+    let (name, mode) = match system_name.split_once('/') {
+        Some((n, m)) => (n, Some(m)),
+        None => (system_name, None),
+    };
+    let sys = system::from_name(name)?;
     let t = match &sys.network.topology {
-        Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
-        _ => return Err(err("system", "collectives run on tori, meshes and Tofu so far (the packet engine has no dragonfly or fat-tree routing yet)")),
+        Topology::Torus(t) | Topology::Tofu(t) => {
+            if mode.is_some() {
+                return Err(err("system", format!("{system_name}: a routing suffix (/mode) applies to dragonflies only")));
+            }
+            t.clone()
+        }
+        Topology::Dragonfly(d) => return dragonfly_setup(name, &sys, d, mode),
+        _ => return Err(err("system", "collectives run on tori, meshes, Tofu and dragonflies so far (the packet engine has no fat-tree routing yet)")),
     };
     let model = CommModel::for_system(system_name, &sys.network);
     let (node_of_rank, grid) = communicator(&t);
     let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
     Ok(Setup {
         torus: t,
+        dragonfly: None,
         model,
         node_of_rank,
         grid,
         injection_links,
+    })
+}
+
+/// A dragonfly's setup: one rank per node in node order, the Aries
+/// communication model with the links' class rates.
+fn dragonfly_setup(
+    name: &str,
+    sys: &system::System,
+    d: &tofusim_topology::dragonfly::Dragonfly,
+    mode: Option<&str>,
+) -> Result<Setup> {
+    use tofusim_routing::DragonflyMode;
+    let mode = match mode {
+        None => DragonflyMode::AdaptivePreferMinimal,
+        Some(m) => DragonflyMode::parse(m).ok_or_else(|| {
+            err("system", format!("{name}/{m}: unknown dragonfly routing; expected minimal, valiant, ugal-l, ugal-g or adaptive-prefer-minimal"))
+        })?,
+    };
+    if mode != DragonflyMode::Minimal && d.groups > 64 {
+        return Err(err("system", format!("non-minimal dragonfly routing handles at most 64 groups, {name} has {}", d.groups)));
+    }
+    let space = crate::experiment::dragonfly_space(WHERE, d, &sys.network.link_Bps)?;
+    let model = CommModel::for_dragonfly(d, &sys.network, &space);
+    let queues = model.router.vcs() as usize * space.ports
+        + (d.nodes_per_router * model.router.injection_fifos as u32) as usize;
+    if queues > tofusim_packet::MAX_QUEUES {
+        return Err(err("system", format!("{name}: {} ports x {} VCs and {} nodes x {} FIFOs make {queues} queues per router; the packet engine handles {}", space.ports, model.router.vcs(), d.nodes_per_router, model.router.injection_fifos, tofusim_packet::MAX_QUEUES)));
+    }
+    let nodes = d.node_count() as u32;
+    Ok(Setup {
+        torus: space.nodes,
+        dragonfly: Some((d.clone(), mode)),
+        injection_links: sys.network.injection_per_node_Bps() / model.link_Bps,
+        model,
+        node_of_rank: (0..nodes).collect(),
+        grid: None,
     })
 }
 
@@ -206,6 +260,7 @@ pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) 
     Ok(Setup {
         grid: Grid::from_shape(lengths),
         torus: t,
+        dragonfly: None,
         model,
         node_of_rank,
         injection_links,
@@ -222,6 +277,7 @@ pub fn run_on(
 ) -> Result<Timed> {
     let Setup {
         torus: t,
+        dragonfly,
         model,
         node_of_rank,
         grid,
@@ -247,7 +303,10 @@ pub fn run_on(
     } else {
         (0..t.axes().len()).collect()
     };
-    let routing = Routing::Torus(TorusRouting::new(&t, &order, EscapeOrder::Dimension));
+    let routing = match &dragonfly {
+        Some((d, mode)) => Routing::Dragonfly(tofusim_routing::DragonflyRouting::new(d, *mode)),
+        None => Routing::Torus(TorusRouting::new(&t, &order, EscapeOrder::Dimension)),
+    };
     let run = RunParams {
         seed,
         ..RunParams::default()

@@ -130,6 +130,11 @@ impl CommModel {
     /// anything else the BG/L-style torus model.
     pub fn for_system(name: &str, net: &Network) -> Self {
         let link = net.link_Bps[0];
+        if let Topology::Dragonfly(d) = &net.topology {
+            if let Ok(space) = crate::experiment::dragonfly_space("<system>", d, &net.link_Bps) {
+                return Self::for_dragonfly(d, net, &space);
+            }
+        }
         let mut m = match net.topology {
             Topology::Tofu(_) if (link - 12.5e9).abs() < 0.1e9 => Self::tofu2(),
             Topology::Tofu(_) if (link - 6.8e9).abs() < 0.1e9 => Self::tofud(),
@@ -155,6 +160,27 @@ impl CommModel {
         if let Some(bps) = m.host_limit_Bps {
             m.router.host_bytes_per_cycle = bps / m.link_Bps;
         }
+        m
+    }
+
+    /// The Cray Aries model on dragonfly `d` (DOMAIN.md §6; every value's
+    /// source in `sources` and docs/comm-model.md). The cycle is a byte
+    /// time of the fastest link class; slower classes (rank-3 optical) take
+    /// proportionally more cycles per byte.
+    pub fn for_dragonfly(
+        d: &tofusim_topology::dragonfly::Dragonfly,
+        net: &Network,
+        space: &crate::experiment::DragonflySpace,
+    ) -> Self {
+        let mut m = Self::aries();
+        m.link_Bps = space.reference_Bps;
+        m.router.hop_latency_cycles = ns_per_hop_cycles(ARIES_HOP_NS, m.link_Bps);
+        m.router.token_latency_cycles = m.router.hop_latency_cycles;
+        m.router.nodes_per_router = d.nodes_per_router;
+        m.router.port_cycles_per_byte = space.port_cycles_per_byte.clone();
+        let nic = net.nic.host_limit_Bps.unwrap_or(net.injection_per_node_Bps());
+        m.host_limit_Bps = Some(nic);
+        m.router.host_bytes_per_cycle = aries_host_packet_Bps(nic) / m.link_Bps;
         m
     }
 
@@ -228,6 +254,20 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
         nodes_per_router: 1,
         port_cycles_per_byte: Vec::new(),
     }
+}
+
+/// Aries router + link latency per hop, ns ([S:002]: about 100 ns per
+/// additional router hop).
+const ARIES_HOP_NS: f64 = 100.0;
+/// Rate at which an Aries NIC takes data from its node (PCIe), bytes/s.
+const ARIES_NIC_BPS: f64 = 12e9;
+
+/// The NIC's packet rate for a host data rate: the NIC adds the headers
+/// (32 of every 96 bytes of a full packet), so the engine's host interface,
+/// which counts packet bytes, runs 96/64 faster than the data.
+#[allow(non_snake_case)]
+fn aries_host_packet_Bps(data_Bps: f64) -> f64 {
+    data_Bps * 96.0 / 64.0
 }
 
 /// The Tofu packet format used for every generation: up to 1,920 payload
@@ -375,6 +415,72 @@ impl CommModel {
                 },
             ],
         )
+    }
+
+    /// Cray Aries (Cascade, XC): 64-byte payload packets, the hop-class VC
+    /// policy of the dragonfly routing, one NIC per node fed over PCIe.
+    pub fn aries() -> Self {
+        let link_Bps = 5.25e9;
+        let hop = ns_per_hop_cycles(ARIES_HOP_NS, link_Bps);
+        Self {
+            generation: "aries",
+            link_Bps,
+            tnis: 1,
+            router: RouterParams {
+                dynamic_vcs: 0,
+                escape: Escape::HopClass,
+                priority_vc: false,
+                vc_buffer_bytes: 2048,
+                chunk_bytes: 32,
+                max_packet_bytes: 96,
+                overhead_bytes: 0,
+                hop_latency_cycles: hop,
+                token_latency_cycles: hop,
+                paths: 2,
+                arbitration: Arbitration::Random,
+                slq_fraction: 0.0,
+                network_priority: 0.5,
+                jsq: false,
+                injection_fifos: 2,
+                priority_fifos: 0,
+                injection_fifo_bytes: 1024,
+                fifo_select: FifoSelect::RoundRobin,
+                host_bytes_per_cycle: aries_host_packet_Bps(ARIES_NIC_BPS) / link_Bps,
+                nodes_per_router: 4,
+                port_cycles_per_byte: Vec::new(),
+            },
+            routing: RoutingMode::Deterministic,
+            packet_bytes: 96,
+            header_bytes: 32,
+            components: vec![
+                Component {
+                    name: "send: MPI software, FMA descriptor write over PCIe, NIC request",
+                    ns: 600.0,
+                    side: Side::Send,
+                    when: When::Always,
+                    source: "[FIT] half of the 1.2 us same-Aries MPI latency [S:002]; that figure is then not an independent check",
+                },
+                Component {
+                    name: "receive: NIC write over PCIe, completion, MPI matching",
+                    ns: 600.0,
+                    side: Side::Receive,
+                    when: When::Always,
+                    source: "[FIT] half of the 1.2 us same-Aries MPI latency [S:002]",
+                },
+            ],
+            reduce_Bps: 5e9,
+            copy_Bps: 10e9,
+            host_limit_Bps: Some(ARIES_NIC_BPS),
+            sources: vec![
+                ("packet_bytes", "[MEM] Aries packets carry up to 64 bytes of payload; the header, framing and the share of the response packet are modelled as 32 bytes (the engine's chunk), so a link carries 2/3 of its rate as data"),
+                ("overhead_bytes", "[DER] 0: framing is inside the 32-byte header"),
+                ("vc_buffer_bytes", "[DER] 2 KiB per VC covers the round trip of a 100 ns hop at 5.25 GB/s"),
+                ("hop latency", "[S:002] about 100 ns per additional router hop, used as the router + link latency (the +100 ns/hop figure is then a consistency check)"),
+                ("NIC host interface", "[MEM] PCIe Gen3 x16: 15.75 GB/s raw, about 12 GB/s of data after protocol overhead; the NIC adds the headers, so full packets leave it at 12 x 96/64 = 18 GB/s"),
+                ("nodes_per_router", "[S:002] 4 nodes per Aries, 2 injection FIFOs each (engine limit: 128 queues per router)"),
+                ("reduce/copy rates", "[MEM] Xeon node: about 5 GB/s summing, 10 GB/s copying"),
+            ],
+        }
     }
 
     /// Blue Gene/L torus: the packet engine's BG/L router, 256-byte packets

@@ -123,6 +123,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
 /// port index of one link class (the routing numbers them so). Returns the
 /// node space, the ports per router, each port's cycles per byte relative
 /// to the fastest class (which defines the cycle), and that class's rate.
+#[allow(non_snake_case)]
 pub fn dragonfly_space(file: &str, d: &tofusim_topology::dragonfly::Dragonfly, rates: &[f64]) -> Result<DragonflySpace> {
     let routing = DragonflyRouting::new(d, DragonflyMode::Minimal);
     let ports = routing.ports();

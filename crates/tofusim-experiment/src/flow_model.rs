@@ -37,6 +37,14 @@ pub struct FlowTimed {
     pub time_seconds: f64,
 }
 
+/// The flow model routes tori so far.
+fn no_dragonfly(s: &Setup) -> Result<()> {
+    match s.dragonfly {
+        Some(_) => Err(ConfigError::new("<flow>", "system", "the flow model routes tori, meshes and Tofu so far; run dragonflies on the packet engine")),
+        None => Ok(()),
+    }
+}
+
 /// `list` (ranks of `system_name`'s communicator) on the flow model.
 pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
     let s = setup(system_name)?;
@@ -45,6 +53,7 @@ pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<Flow
 
 /// The same on a prepared [`Setup`].
 pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
+    no_dragonfly(s)?;
     let t = &s.torus;
     let order: Vec<usize> = if tofu::is_tofu(t) {
         tofu::ROUTING_ORDER.to_vec()
@@ -149,6 +158,7 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
     use tofusim_comm::{Action, Combine, ELEMENT_BYTES};
     let err = |m: String| ConfigError::new("<flow>", "schedule", m);
     schedule.validate().map_err(err)?;
+    no_dragonfly(s)?;
     let t = &s.torus;
     let order: Vec<usize> = if tofu::is_tofu(t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
     let routing = Routing::Torus(TorusRouting::new(t, &order, EscapeOrder::Dimension));

@@ -147,7 +147,7 @@ rank1_bandwidth = "5.25GB/s"
 rank2_bandwidth = "5.25GB/s"
 rank3_bandwidth = "4.6875GB/s"
 nic_interfaces = 1
-nic_bandwidth = "10GB/s"
+nic_bandwidth = "12GB/s"
 [sources]
 groups = "[MEM] 20 groups of 384 nodes (7,680 node slots)"
 nodes_per_router = "[S:002] 4 nodes per Aries"
@@ -161,8 +161,23 @@ arrangement = "[MEM] global ports dealt round-robin over the routers of a group"
 rank1_bandwidth = "[DER] 3 lanes x 14 Gb/s = 5.25 GB/s"
 rank2_bandwidth = "[DER] 3 lanes x 14 Gb/s = 5.25 GB/s"
 rank3_bandwidth = "[DER] 3 lanes x 12.5 Gb/s = 4.69 GB/s"
-nic_bandwidth = "[MEM] about 10 GB/s per Aries NIC"
+nic_bandwidth = "[MEM] PCIe Gen3 x16 host interface: 15.75 GB/s raw, about 12 GB/s of packets after protocol overhead"
 "#,
+    },
+    Preset {
+        name: "aries-2g",
+        description: "Cray XC Aries, 2 full groups (768 nodes), every rank-3 port cabled between them",
+        toml: ARIES_SMALL_2G,
+    },
+    Preset {
+        name: "aries-720",
+        description: "Cray XC Aries, 720 nodes in 2 groups of 6 chassis x 15 Aries (the all-to-all system of the Cascade paper)",
+        toml: ARIES_720,
+    },
+    Preset {
+        name: "aries-1g",
+        description: "Cray XC Aries, one group (384 nodes, no rank-3 links)",
+        toml: ARIES_1G,
     },
     Preset {
         name: "summit",
@@ -209,6 +224,54 @@ link_bandwidth = "[DER] 0.51 PB/s / 40,960 nodes = 12.5 GB/s per node"
 "#,
     },
 ];
+
+/// The Aries keys shared by the small presets (the Piz Daint values).
+macro_rules! aries_common {
+    () => {
+        r#"
+topology = "dragonfly"
+form = "aries"
+nodes_per_router = 4
+chassis_per_group = 6
+rank2_links = 3
+global_links_per_router = 10
+links_per_cable = 4
+arrangement = "round-robin"
+rank1_bandwidth = "5.25GB/s"
+rank2_bandwidth = "5.25GB/s"
+rank3_bandwidth = "4.6875GB/s"
+nic_interfaces = 1
+nic_bandwidth = "12GB/s"
+"#
+    };
+}
+
+const ARIES_SMALL_2G: &str = concat!(aries_common!(), r#"groups = 2
+routers_per_chassis = 16
+cables_per_group_pair = 240
+[sources]
+groups = "[S:002] smaller Aries systems: 2 groups"
+cables_per_group_pair = "[DER] 960 rank-3 ports per group / 4 links per cable, all to the other group"
+rank1_bandwidth = "[DER] 3 lanes x 14 Gb/s"
+rank3_bandwidth = "[DER] 3 lanes x 12.5 Gb/s"
+nic_bandwidth = "[MEM] PCIe Gen3 x16, about 12 GB/s of packets"
+"#);
+
+const ARIES_720: &str = concat!(aries_common!(), r#"groups = 2
+routers_per_chassis = 15
+cables_per_group_pair = 225
+[sources]
+groups = "[S:002] 720 nodes in 2 groups"
+routers_per_chassis = "[DER] 720 = 2 groups x 6 chassis x 15 Aries x 4 nodes (the source does not give the layout)"
+cables_per_group_pair = "[DER] 900 rank-3 ports per group / 4 links per cable, all to the other group"
+nic_bandwidth = "[MEM] PCIe Gen3 x16, about 12 GB/s of packets"
+"#);
+
+const ARIES_1G: &str = concat!(aries_common!(), r#"groups = 1
+routers_per_chassis = 16
+[sources]
+groups = "[S:002] one group: 6 chassis x 16 Aries x 4 nodes = 384 nodes"
+"#);
 
 pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()

@@ -399,6 +399,33 @@ fn comm_model(system: String) -> PyResult<String> {
     Ok(serde_json::to_string(&m).expect("models serialise"))
 }
 
+/// For each route length of a dragonfly's routing (`system`, with an
+/// optional `/mode`), one pair of nodes whose packets take that many router
+/// hops both ways: `[(hops, src node, dst node)]`, from node 0; 0 hops is
+/// the next node on the same router.
+#[pyfunction]
+fn dragonfly_hop_pairs(system: String) -> PyResult<Vec<(u32, u32, u32)>> {
+    let setup = tofusim_experiment::collective::setup(&system).map_err(config_err)?;
+    let Some((d, mode)) = setup.dragonfly else {
+        return Err(TofusimConfigError::new_err(format!("{system}: not a dragonfly")));
+    };
+    let routing = tofusim_routing::DragonflyRouting::new(&d, mode);
+    let npr = d.nodes_per_router;
+    let mut out: Vec<(u32, u32, u32)> = Vec::new();
+    if npr > 1 {
+        out.push((0, 0, 1));
+    }
+    for r in 1..routing.routers() as u32 {
+        let h = routing.route_hops(0, r, 0);
+        // The same length both ways (a ping-pong times both).
+        if h == routing.route_hops(r, 0, 0) && !out.iter().any(|&(k, _, _)| k == h) {
+            out.push((h, 0, r * npr));
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
 /// The Tofu hardware barrier (or, with `payload_bytes`, the barrier
 /// interface's small allreduce) across every node of `system`, µs.
 #[pyfunction]
@@ -738,6 +765,7 @@ fn alloc_stream(py: Python<'_>, system: &str, jobs: usize, load: f64, seed: u64)
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(dragonfly_hop_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(topo_name, m)?)?;

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .aries import CASES as ARIES_CASES
 from .bgl import CASES as BGL_CASES
 from .bgl_bubble import CASES as BUBBLE_CASES
 from .bgl_fill import CASES as FILL_CASES
@@ -22,7 +23,7 @@ from .rmatt import CASES as RMATT_CASES
 from .tofu import CASES as TOFU_CASES
 
 
-CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES, *RMATT_CASES]}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES, *RMATT_CASES, *ARIES_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False,
