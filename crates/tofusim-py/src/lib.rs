@@ -190,6 +190,39 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>) -> 
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
 
+/// Collective `op`/`algo` of `size_bytes` with its ranks placed on the
+/// nodes of `system` by `node_of_rank` (several ranks may share a node:
+/// their messages then turn around in the node's NIC), on the packet
+/// engine; the timing as JSON.
+#[pyfunction]
+#[pyo3(signature = (system, op, algo, size_bytes, node_of_rank, seed=1))]
+fn run_collective_placed(
+    py: Python<'_>,
+    system: String,
+    op: String,
+    algo: String,
+    size_bytes: u64,
+    node_of_rank: Vec<u32>,
+    seed: u64,
+) -> PyResult<String> {
+    let t = py.detach(|| {
+        let mut setup = tofusim_experiment::collective::setup(&system)?;
+        let nodes = setup.torus.node_count();
+        if node_of_rank.is_empty() || node_of_rank.iter().any(|&n| n as u64 >= nodes) {
+            return Err(ConfigError::new("<placement>", "node_of_rank", format!("expected at least one rank, each on a node below {nodes}")));
+        }
+        setup.node_of_rank = node_of_rank;
+        setup.grid = None;
+        let ranks = setup.node_of_rank.len() as u32;
+        let mut params = tofusim_comm::algorithms::Params::new(ranks, 0);
+        params.tnis = setup.model.tnis.max(1);
+        let s = tofusim_comm::algorithms::build_named(&op, &algo, 0, size_bytes, params)
+            .map_err(|e| ConfigError::new("<collective>", e.key, e.message))?;
+        tofusim_experiment::collective::run_on(setup, s, &Default::default(), seed, &mut |_| {})
+    });
+    Ok(timed_json(t.map_err(config_err)?))
+}
+
 /// The schedule of a collective for `ranks` processes (optionally shaped
 /// as a torus `shape`), as JSON, for the real-MPI executor.
 #[pyfunction]
@@ -766,6 +799,7 @@ fn alloc_stream(py: Python<'_>, system: &str, jobs: usize, load: f64, seed: u64)
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(dragonfly_hop_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(run_collective_placed, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(topo_name, m)?)?;

@@ -91,3 +91,47 @@ def bandwidth(scale: str) -> dict[str, Any]:
 
 CASES.append(_C("aries-latency", "A1: Aries MPI latency by router hops and message size", latency))
 CASES.append(_C("aries-bandwidth", "A2: Aries pair bandwidth, one-way and bidirectional, vs message size", bandwidth))
+
+
+def _adversarial_network(scale: str) -> tuple[str, int, int]:
+    """An Aries-wired dragonfly for the adversarial case: TOML, nodes per group, links per group pair."""
+    groups, chassis, rpc, h, lpp = (9, 2, 8, 2, 4) if scale == "full" else (5, 2, 4, 1, 2)
+    text = (
+        '[network]\ntopology = "dragonfly"\nform = "aries"\n'
+        f"groups = {groups}\nnodes_per_router = 4\nchassis_per_group = {chassis}\nrouters_per_chassis = {rpc}\n"
+        f"rank2_links = 3\nglobal_links_per_router = {h}\nlinks_per_group_pair = {lpp}\n"
+        'rank1_bandwidth = "5.25GB/s"\nrank2_bandwidth = "5.25GB/s"\nrank3_bandwidth = "4.6875GB/s"\n'
+        'nic_bandwidth = "12GB/s"\n'
+    )
+    return text, chassis * rpc * 4, lpp
+
+
+def adversarial(scale: str) -> dict[str, Any]:
+    from . import metric
+    from .. import run as run_experiment
+
+    net, group_nodes, lpp = _adversarial_network(scale)
+    packet, overhead_default = 256, 14
+    cycles = 200_000 if scale == "full" else 100_000
+    rank3 = 4.6875
+    # Minimal routing: every packet from group i to i+1 crosses one of the
+    # lpp global links between them.
+    bound = lpp * rank3 * packet / (packet + overhead_default) / group_nodes
+    rows, got = [], {}
+    for algo in ("minimal", "valiant", "ugal", "ugal-g", "adaptive-prefer-minimal"):
+        text = (net + f'[routing]\nalgorithm = "{algo}"\n[workload]\npattern = "group-shift"\nload = 1.0\npacket_bytes = {packet}\n'
+                f"[run]\ncycles = {cycles}\nwarmup = {cycles // 5}\nseed = 1\n")
+        r = run_experiment(text, "<aries-adversarial>")
+        if r.get("deadlock") or r.get("invariant_error"):
+            raise RuntimeError(f"{algo}: {r.get('deadlock') or r.get('invariant_error')}")
+        assert r["setup"]["router"]["overhead_bytes"] == overhead_default
+        # accepted_load is in units of the node's injection rate (the NIC's 12 GB/s).
+        got[algo] = r["accepted_load"] * 12.0
+    rows.append(metric("minimal routing, per node, vs the global-link bound", "GB/s", got["minimal"], bound, 0.05))
+    for algo in ("valiant", "ugal", "ugal-g", "adaptive-prefer-minimal"):
+        rows.append(metric(f"{algo} over minimal", "ratio", got[algo] / got["minimal"], 1.0, 0.0, lower_bound=True))
+    return {"metrics": rows, "setup": {"network": net, "pattern": "group i -> group i+1", "global_link_bound_GBps_per_node": bound,
+                                       "per_node_GBps": got, "cycles": cycles}}
+
+
+CASES.append(_C("aries-adversarial", "Dragonfly adversarial traffic: minimal routing at the global-link bound, Valiant/UGAL above it", adversarial))
