@@ -21,9 +21,10 @@ from .bgl_hot import CASES as HOT_CASES
 from .case import Case
 from .rmatt import CASES as RMATT_CASES
 from .tofu import CASES as TOFU_CASES
+from .topology import CASES as TOPOLOGY_CASES
 
 
-CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES, *RMATT_CASES, *ARIES_CASES]}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES, *RMATT_CASES, *ARIES_CASES, *TOPOLOGY_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False,
