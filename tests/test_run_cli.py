@@ -99,7 +99,7 @@ BAD = {
     "bad packet size": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 100"), "workload.packet_bytes: expected a multiple of 32"),
     "load out of range": (SMALL.replace("load = 0.05", "load = 1.5"), "workload.load"),
     "warmup too long": (SMALL.replace("warmup = 2000", "warmup = 30000"), "run.warmup"),
-    "aries preset: 4 nodes per router": ("[network]\nsystem = \"piz-daint:2\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "network.nodes_per_router"),
+    "aries router: too many FIFOs": ("[network]\nsystem = \"piz-daint:2\"\n[router]\ninjection_fifos = 4\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "router.injection_fifos"),
     "trace node out of range": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 64, 32]]"), "workload.trace[0]: expected node ids up to 63"),
     "trace row too short": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 1]]"), "workload.trace[0]: expected 4 to 5 integers"),
     "trace file missing": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace_file = \"nope.csv\""), "workload.trace_file: cannot read"),

@@ -260,7 +260,7 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
 /// additional router hop).
 const ARIES_HOP_NS: f64 = 100.0;
 /// Rate at which an Aries NIC takes data from its node (PCIe), bytes/s.
-const ARIES_NIC_BPS: f64 = 12e9;
+const ARIES_NIC_BPS: f64 = 10e9;
 
 /// The NIC's packet rate for a host data rate: the NIC adds the headers
 /// (32 of every 96 bytes of a full packet), so the engine's host interface,
@@ -476,7 +476,7 @@ impl CommModel {
                 ("overhead_bytes", "[DER] 0: framing is inside the 32-byte header"),
                 ("vc_buffer_bytes", "[DER] 2 KiB per VC covers the round trip of a 100 ns hop at 5.25 GB/s"),
                 ("hop latency", "[S:002] about 100 ns per additional router hop, used as the router + link latency (the +100 ns/hop figure is then a consistency check)"),
-                ("NIC host interface", "[MEM] PCIe Gen3 x16: 15.75 GB/s raw, about 12 GB/s of data after protocol overhead; the NIC adds the headers, so full packets leave it at 12 x 96/64 = 18 GB/s"),
+                ("NIC host interface", "[MEM] PCIe Gen3 x16: 15.75 GB/s raw, about 10 GB/s of data after protocol overhead (the Piz Daint preset's injection); the NIC adds the headers, so full packets leave it at 10 x 96/64 = 15 GB/s"),
                 ("nodes_per_router", "[S:002] 4 nodes per Aries, 2 injection FIFOs each (engine limit: 128 queues per router)"),
                 ("reduce/copy rates", "[MEM] Xeon node: about 5 GB/s summing, 10 GB/s copying"),
             ],

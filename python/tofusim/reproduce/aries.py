@@ -4,7 +4,7 @@ bandwidth, and the adversarial-traffic bound of minimal routing.
 
 Every figure comes out of the Aries communication model
 (``tofusim._core.comm_model("aries-2g")``: 96-byte packets with 64 bytes of
-payload, 100 ns per router hop, a 12 GB/s NIC host interface, 1.2 µs of
+payload, 100 ns per router hop, a 10 GB/s NIC host interface, 1.2 µs of
 host/NIC components split between the two ends) run on the packet engine
 with four nodes per Aries. The 1.2 µs and the 100 ns per hop are model
 inputs (marked "fitted"/"input"): what the rows check is how latency and
@@ -101,7 +101,7 @@ def _adversarial_network(scale: str) -> tuple[str, int, int]:
         f"groups = {groups}\nnodes_per_router = 4\nchassis_per_group = {chassis}\nrouters_per_chassis = {rpc}\n"
         f"rank2_links = 3\nglobal_links_per_router = {h}\nlinks_per_group_pair = {lpp}\n"
         'rank1_bandwidth = "5.25GB/s"\nrank2_bandwidth = "5.25GB/s"\nrank3_bandwidth = "4.6875GB/s"\n'
-        'nic_bandwidth = "12GB/s"\n'
+        'nic_bandwidth = "10GB/s"\n'
     )
     return text, chassis * rpc * 4, lpp
 
@@ -125,8 +125,8 @@ def adversarial(scale: str) -> dict[str, Any]:
         if r.get("deadlock") or r.get("invariant_error"):
             raise RuntimeError(f"{algo}: {r.get('deadlock') or r.get('invariant_error')}")
         assert r["setup"]["router"]["overhead_bytes"] == overhead_default
-        # accepted_load is in units of the node's injection rate (the NIC's 12 GB/s).
-        got[algo] = r["accepted_load"] * 12.0
+        # accepted_load is in units of the node's injection rate (the NIC's 10 GB/s).
+        got[algo] = r["accepted_load"] * 10.0
     rows.append(metric("minimal routing, per node, vs the global-link bound", "GB/s", got["minimal"], bound, 0.05))
     for algo in ("valiant", "ugal", "ugal-g", "adaptive-prefer-minimal"):
         rows.append(metric(f"{algo} over minimal", "ratio", got[algo] / got["minimal"], 1.0, 0.0, lower_bound=True))
