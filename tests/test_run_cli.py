@@ -143,9 +143,14 @@ def test_dragonfly_adversarial_minimal_at_the_global_link_bound_valiant_above(ru
 def test_dragonfly_input_errors_name_the_key(run, tmp_path):
     bad = tmp_path / "bad.toml"
     text = (ROOT / "examples/experiments/dragonfly-adversarial.toml").read_text()
+    # Four nodes per router are fine (each its own FIFOs and host interface).
     bad.write_text(text.replace("nodes_per_router = 1", "nodes_per_router = 4"))
+    r = run("run", str(bad), "--json")
+    assert r.code == 0 and r.json()["accepted_load"] > 0, r.err
+    # 16 nodes x 8 FIFOs + 4 ports x 3 VCs = 140 queues: more than a router holds.
+    bad.write_text(text.replace("nodes_per_router = 1", "nodes_per_router = 16") + "[router]\ninjection_fifos = 8\n")
     r = run("run", str(bad))
-    assert r.code == 2 and "nodes_per_router" in r.err
+    assert r.code == 2 and "router.injection_fifos" in r.err, r.err
     bad.write_text(text.replace('pattern = "group-shift"', 'pattern = "tornado"'))
     r = run("run", str(bad))
     assert r.code == 2 and "workload.pattern" in r.err
