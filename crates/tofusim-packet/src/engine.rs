@@ -541,9 +541,10 @@ impl Engine {
         if matches!(mode, DragonflyMode::Minimal | DragonflyMode::Valiant) || r == dst {
             return hints;
         }
+        let mh = d.minimal_hints(r, dst);
         let vh = d.valiant_hints(r, dst, &mut self.rngs[r as usize]);
-        if vh == 0 {
-            return 0;
+        if vh == 0 || vh == mh {
+            return mh;
         }
         let lay = self.lay;
         let occupancy = |s: &Self, router: u32, port: u8| -> u64 {
@@ -552,22 +553,22 @@ impl Engine {
                 .map(|v| (s.cap - s.out_tokens[base + v].min(s.cap)) as u64)
                 .sum()
         };
-        let (h_min, h_nm) = (d.route_hops(r, dst, 0) as u64, d.route_hops(r, dst, vh) as u64);
+        let (h_min, h_nm) = (d.route_hops(r, dst, mh) as u64, d.route_hops(r, dst, vh) as u64);
         let (q_min, q_nm) = match mode {
             DragonflyMode::UgalGlobal => {
-                let (gm, pm) = d.global_hop(r, dst, 0).unwrap_or((r, 0));
+                let (gm, pm) = d.global_hop(r, dst, mh).unwrap_or((r, 0));
                 let (gn, pn) = d.global_hop(r, dst, vh).unwrap_or((r, 0));
                 (occupancy(self, gm, pm), occupancy(self, gn, pn))
             }
             _ => {
-                let pm = d.next_port(r, dst, 0).expect("not at the destination");
+                let pm = d.next_port(r, dst, mh).expect("not at the destination");
                 let pn = d.next_port(r, dst, vh).expect("not at the destination");
                 (occupancy(self, r, pm), occupancy(self, r, pn))
             }
         };
         let bias = if mode == DragonflyMode::AdaptivePreferMinimal { 2 } else { 1 };
         if q_min * h_min <= bias * q_nm * h_nm {
-            0
+            mh
         } else {
             vh
         }

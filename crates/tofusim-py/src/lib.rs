@@ -449,9 +449,9 @@ fn dragonfly_hop_pairs(system: String) -> PyResult<Vec<(u32, u32, u32)>> {
         out.push((0, 0, 1));
     }
     for r in 1..routing.routers() as u32 {
-        let h = routing.route_hops(0, r, 0);
+        let h = routing.distance(0, r);
         // The same length both ways (a ping-pong times both).
-        if h == routing.route_hops(r, 0, 0) && !out.iter().any(|&(k, _, _)| k == h) {
+        if h == routing.distance(r, 0) && !out.iter().any(|&(k, _, _)| k == h) {
             out.push((h, 0, r * npr));
         }
     }

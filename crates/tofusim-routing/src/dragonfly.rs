@@ -20,6 +20,13 @@
 //! intermediate group has been reached, bits 0–5 = the intermediate group
 //! (≤ 64 groups for Valiant).
 //!
+//! **Spread** (the non-minimal alternative when there is no third group,
+//! as in a 2-group Aries): the route keeps the shape local–global–local
+//! but takes a random one of 63 other global links to the destination
+//! group instead of the destination's own gateway — Valiant through the
+//! router at the far end of a random global link. Hint byte: bit 7 clear,
+//! bit 6 set, bits 0–5 the salt (1–63) that picks the link.
+//!
 //! **Virtual channels** ([`DragonflyRouting::vc_class`]): a packet's VC on
 //! a link is the number of global links it will have crossed after that
 //! link (0, 1, 2). Within one class the local hops go rank-1 before rank-2,
@@ -34,6 +41,8 @@ const NONE: u32 = u32::MAX;
 const VALIANT: u8 = 0x80;
 const REACHED: u8 = 0x40;
 const GROUP_BITS: u8 = 0x3f;
+/// With `VALIANT` clear: a spread route (bits 0–5: the salt).
+const SPREAD: u8 = 0x40;
 
 /// Link class of a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +105,8 @@ pub struct DragonflyRouting {
     /// to group h.
     gateways: Vec<Vec<(u32, u8)>>,
     aries: Option<(u32, u32)>,
+    /// Parallel links per rank-2 connection (consecutive ports; 1 off Aries).
+    rank2_links: u32,
 }
 
 impl DragonflyRouting {
@@ -187,7 +198,27 @@ impl DragonflyRouting {
                 }
             }
         }
-        Self { mode, groups, a, ports, neighbor, kind, local, gateways, aries }
+        // Deal each group pair's gateways out router by router (the first
+        // link of every router, then the second…), so that consecutive
+        // destinations use gateways on different routers and chassis.
+        for list in &mut gateways {
+            let mut nth = std::collections::HashMap::new();
+            let mut keyed: Vec<(u32, u32, (u32, u8))> = list
+                .iter()
+                .map(|&(r, p)| {
+                    let k = nth.entry(r).or_insert(0u32);
+                    *k += 1;
+                    (*k, r, (r, p))
+                })
+                .collect();
+            keyed.sort_unstable();
+            *list = keyed.into_iter().map(|(_, _, e)| e).collect();
+        }
+        let rank2_links = match d.wiring {
+            GroupWiring::Aries { rank2_links, .. } => rank2_links.max(1),
+            GroupWiring::AllToAll { .. } => 1,
+        };
+        Self { mode, groups, a, ports, neighbor, kind, local, gateways, aries, rank2_links }
     }
 
     pub fn ports(&self) -> usize {
@@ -227,49 +258,99 @@ impl DragonflyRouting {
 
     /// The (router, port) of group `g`'s global link used towards group `h`
     /// for destination `dst`.
-    fn gateway(&self, g: u32, h: u32, dst: u32) -> (u32, u8) {
+    /// Group `g`'s global link towards group `h` for destination `dst`
+    /// and gateway salt `salt` (0 for plain minimal and Valiant legs): a
+    /// hash of both, so that the links' far ends — where the packets enter
+    /// the destination group — are spread evenly over its routers (a
+    /// regular choice lands every packet for one destination slot on the
+    /// same neighbouring slot and overloads one rank-1 link per router).
+    fn gateway(&self, g: u32, h: u32, dst: u32, salt: u8) -> (u32, u8) {
         let list = &self.gateways[(g * self.groups + h) as usize];
-        list[(dst as usize / self.a as usize + dst as usize) % list.len()]
+        let mut x = ((dst as u64) << 6 | salt as u64).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+        list[(x % list.len() as u64) as usize]
+    }
+
+    /// The gateway salt of a route state (0 unless it is a spread route).
+    #[inline]
+    fn salt(hints: u8) -> u8 {
+        if hints & (VALIANT | SPREAD) == SPREAD {
+            hints & GROUP_BITS
+        } else {
+            0
+        }
+    }
+
+    /// The port of `r`'s first hop towards router `target` of its group;
+    /// a rank-2 hop takes one of the connection's parallel links, chosen by
+    /// the destination.
+    #[inline]
+    fn local_port(&self, r: u32, target: u32, dst: u32) -> u8 {
+        let p = self.local[r as usize * self.a as usize + (target % self.a) as usize];
+        if self.rank2_links > 1 && self.kind(r, p) == LinkKind::Rank2 {
+            p + (dst % self.rank2_links) as u8
+        } else {
+            p
+        }
     }
 
     /// Next port of a minimal route from `r` to router `target`.
-    fn minimal_port(&self, r: u32, target: u32, dst: u32) -> Option<u8> {
+    fn minimal_port(&self, r: u32, target: u32, dst: u32, salt: u8) -> Option<u8> {
         if r == target {
             return None;
         }
         let (g, h) = (self.group(r), self.group(target));
         if g == h {
-            return Some(self.local[r as usize * self.a as usize + (target % self.a) as usize]);
+            return Some(self.local_port(r, target, dst));
         }
-        let (gw, port) = self.gateway(g, h, dst);
+        let (gw, port) = self.gateway(g, h, dst, salt);
         if gw == r {
             Some(port)
         } else {
-            Some(self.local[r as usize * self.a as usize + (gw % self.a) as usize])
+            Some(self.local_port(r, gw, dst))
         }
     }
 
-    /// Route state at injection for minimal routing (0) or Valiant through
-    /// a random group other than the source's and the destination's.
+    /// Route state at injection: minimal, or Valiant through a random group
+    /// other than the source's and the destination's. (UGAL and adaptive
+    /// modes start minimal; the engine chooses between the candidates.)
     pub fn init(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
         match self.mode {
-            DragonflyMode::Minimal => 0,
-            _ => {
-                if self.mode == DragonflyMode::Valiant {
-                    self.valiant_hints(src, dst, rng)
-                } else {
-                    0
-                }
-            }
+            DragonflyMode::Valiant => self.valiant_hints(src, dst, rng),
+            _ => self.minimal_hints(src, dst),
         }
     }
 
-    /// Valiant route state through a random intermediate group (minimal
-    /// when there is no third group).
+    /// The minimal route state from router `src` to `dst`. Across groups
+    /// the gateway is fixed per (source, destination) router pair by a
+    /// hash — deterministic and in order, like Aries' hashed minimal
+    /// routing — so the pairs spread over up to 64 of the group pair's
+    /// global links instead of all sharing the destination's one.
+    pub fn minimal_hints(&self, src: u32, dst: u32) -> u8 {
+        if self.group(src) == self.group(dst) {
+            return 0;
+        }
+        let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let salt = ((x >> 40) % 64) as u8;
+        if salt == 0 {
+            0
+        } else {
+            SPREAD | salt
+        }
+    }
+
+    /// Valiant route state through a random intermediate group; with no
+    /// third group, a spread route through a random global link to the
+    /// destination group (minimal inside one group of a 1-group system).
     pub fn valiant_hints(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
         let (gs, gd) = (self.group(src), self.group(dst));
         let others = self.groups - 1 - u32::from(gs != gd);
-        if others == 0 || self.groups > 64 {
+        if others == 0 {
+            return if gs != gd { SPREAD | rng.random_range(1..64u8) } else { 0 };
+        }
+        if self.groups > 64 {
             return 0;
         }
         let mut k = rng.random_range(0..others);
@@ -305,11 +386,11 @@ impl DragonflyRouting {
             let gi = (hints & GROUP_BITS) as u32;
             if self.group(r) != gi {
                 // Towards the intermediate group: its gateway's far end.
-                let (gw, port) = self.gateway(self.group(r), gi, dst);
-                return Some(if gw == r { port } else { self.local[r as usize * self.a as usize + (gw % self.a) as usize] });
+                let (gw, port) = self.gateway(self.group(r), gi, dst, 0);
+                return Some(if gw == r { port } else { self.local_port(r, gw, dst) });
             }
         }
-        self.minimal_port(r, dst, dst)
+        self.minimal_port(r, dst, dst, Self::salt(hints))
     }
 
     /// Global links crossed before reaching router `r` on this route.
@@ -350,7 +431,7 @@ impl DragonflyRouting {
         None
     }
 
-    /// Router hops of the route from `src` (minimal, or Valiant with `hints`).
+    /// Router hops of the route from `src` with route state `hints`.
     pub fn route_hops(&self, src: u32, dst: u32, hints: u8) -> u32 {
         let (mut r, mut h, mut n) = (src, self.advance(src, hints), 0);
         while let Some(p) = self.next_port(r, dst, h) {
@@ -361,9 +442,9 @@ impl DragonflyRouting {
         n
     }
 
-    /// Minimal hop count between routers.
+    /// Hop count of the minimal route between routers.
     pub fn distance(&self, a: u32, b: u32) -> u32 {
-        self.route_hops(a, b, 0)
+        self.route_hops(a, b, self.minimal_hints(a, b))
     }
 
     pub fn port_name(&self, p: u8) -> String {
@@ -448,9 +529,45 @@ mod tests {
         check(&d, DragonflyMode::Valiant, 6);
         let two = kim_dally(2, 4, 2, 8);
         check(&two, DragonflyMode::Minimal, 3);
+        // Two groups: across them Valiant spreads over the global links
+        // (local–global–local); inside one it detours through the other.
+        check(&two, DragonflyMode::Valiant, 6);
         // Aries: ≤ 2 local hops per group.
         check(&aries_small(), DragonflyMode::Minimal, 5);
         check(&aries_small(), DragonflyMode::Valiant, 8);
+    }
+
+    #[test]
+    fn two_full_aries_groups_route_minimally_within_five_hops() {
+        // The aries-720 layout: every rank-3 port cabled to the other group.
+        let d = Dragonfly {
+            groups: 2,
+            nodes_per_router: 4,
+            wiring: GroupWiring::Aries { chassis: 6, routers_per_chassis: 15, rank2_links: 3 },
+            global_ports_per_router: 10,
+            links_per_group_pair: 900,
+            arrangement: Arrangement::RoundRobin,
+        };
+        check(&d, DragonflyMode::Minimal, 5);
+        // Valiant inside a group detours through the other: up to 8 hops.
+        check(&d, DragonflyMode::Valiant, 8);
+    }
+
+    #[test]
+    fn spread_routes_use_many_global_links_where_minimal_uses_one_per_destination() {
+        let two = kim_dally(2, 4, 2, 8);
+        let rt = DragonflyRouting::new(&two, DragonflyMode::Valiant);
+        let mut rng = Rng::seed_from_u64(2);
+        let dst = 5;
+        let minimal = rt.global_hop(0, dst, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let h = rt.valiant_hints(0, dst, &mut rng);
+            assert_eq!(h & VALIANT, 0);
+            seen.insert(rt.global_hop(0, dst, h));
+        }
+        assert!(seen.len() >= 7, "{seen:?}");
+        assert!(minimal.is_some());
     }
 
     #[test]

@@ -135,3 +135,110 @@ def adversarial(scale: str) -> dict[str, Any]:
 
 
 CASES.append(_C("aries-adversarial", "Dragonfly adversarial traffic: minimal routing at the global-link bound, Valiant/UGAL above it", adversarial))
+
+
+def _random_alltoall(system: str, nodes: int, size: int, seed: int = 1) -> float:
+    """Every node sends one ``size``-byte message to every other node, all
+    posted at once in a random order per node; per-node bandwidth, GB/s."""
+    import random
+
+    rng = random.Random(seed)
+    transfers = []
+    for r in range(nodes):
+        peers = [d for d in range(nodes) if d != r]
+        rng.shuffle(peers)
+        transfers += [(r, d, size, 0) for d in peers]
+    t = json.loads(_core.run_transfers(system, transfers))
+    if t["run"]["deadlock"] or t["run"]["invariant_error"]:
+        raise RuntimeError(f"{system}: {t['run']}")
+    return (nodes - 1) * size / t["time_seconds"] / 1e9
+
+
+def alltoall(scale: str) -> dict[str, Any]:
+    from . import metric
+
+    nodes = 720
+    sizes = [64, 256, 1024, 4096] if scale == "full" else [64, 256]
+    curves: dict[str, list[list[float]]] = {}
+    for mode in ("minimal", "adaptive-prefer-minimal"):
+        curves[mode] = [[s, _random_alltoall(f"aries-720/{mode}", nodes, s)] for s in sizes]
+    rows = []
+    for (s, lo), (_, hi) in zip(curves["minimal"], curves["adaptive-prefer-minimal"]):
+        rows.append(metric(f"per-node bandwidth, {s}-byte messages, minimal", "GB/s", lo, None, None))
+        rows.append(metric(f"per-node bandwidth, {s}-byte messages, adaptive prefer-minimal", "GB/s", hi, None, None))
+        rows.append(metric(f"adaptive / minimal at {s} bytes", "ratio", hi / lo, None, None))
+    return {"metrics": rows,
+            "setup": {"system": "aries-720 (2 groups x 6 chassis x 15 Aries x 4 nodes)", "pattern": "every node to every other, random order, all posted at once",
+                      "message_bytes": sizes},
+            "plots": [{"title": "720 nodes in 2 groups, random all-to-all", "x": "message bytes", "y": "GB/s per node", "curves": curves}]}
+
+
+CE_NOTE = ("the collective engine's tree radix and per-level time are assumptions (no public figures), "
+           "not fitted: the model's network part is the packet engine's, the rest is 2 x depth x 300 ns")
+
+#: Aries collective engine (CE) parameters: no public figures; assumptions.
+CE_RADIX = 16          # [MEM] children per CE tree node
+CE_LEVEL_NS = 300.0    # [MEM] assumption: NIC CE receive, combine and forward per tree level
+SHM_STEP_NS = 250.0    # [MEM] assumption: one shared-memory combining step between processes of a node
+
+
+def _network_one_way_us(system: str, pairs: list[tuple[int, int]]) -> float:
+    """Mean one-way time of an 8-byte message over ``pairs`` without the host/NIC components."""
+    model = json.loads(_core.comm_model(system.split("/")[0]))
+    host_us = sum(c["ns"] for c in model["components"]) / 1000
+    times = [_one_way_us(system, a, b, 8, 2) - host_us for a, b in pairs]
+    return sum(times) / len(times)
+
+
+def allreduce(scale: str) -> dict[str, Any]:
+    """8-byte allreduce of doubles on 720 nodes: recursive doubling on the
+    packet engine (several processes per node, block placement) vs a model
+    of the Aries collective engine built on the engine's network latency."""
+    import math
+    import random
+
+    from . import metric
+
+    nodes = 720
+    procs = [2000, 4000, 8000, 12000] if scale == "full" else [2000, 12000]
+    rng = random.Random(2)
+    pairs = [(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(16)]
+    pairs = [(a, b) for a, b in pairs if a != b]
+    net_us = _network_one_way_us("aries-720/adaptive-prefer-minimal", pairs)
+    model = json.loads(_core.comm_model("aries-720"))
+    host_us = sum(c["ns"] for c in model["components"]) / 1000
+    depth = math.ceil(math.log(nodes, CE_RADIX))
+    sw, ce = [], []
+    for p in procs:
+        ppn = -(-p // nodes)
+        order = [i // ppn for i in range(p)]
+        r = json.loads(_core.run_collective_placed("aries-720", "allreduce", "recursive-doubling", 8, order))
+        sw.append([p, r["time_seconds"] * 1e6])
+        # CE: processes of a node combine in shared memory, the node posts
+        # one operand to its NIC, the CE tree reduces up and broadcasts
+        # down (one network traversal and one CE step per level each way),
+        # the node's processes are notified through shared memory.
+        intra = 2 * math.ceil(math.log2(ppn)) * SHM_STEP_NS / 1000 if ppn > 1 else 0.0
+        ce.append([p, host_us + intra + 2 * depth * (net_us + CE_LEVEL_NS / 1000)])
+    sw_d, ce_d = dict((int(p), t) for p, t in sw), dict((int(p), t) for p, t in ce)
+    rows = [
+        metric("software allreduce (recursive doubling), 2,000 processes", "us", sw_d[2000], 20.0, 0.25,
+               known_difference="processes of one node exchange through the NIC loopback with the full 1.2 us host/NIC latency (no shared-memory path in the model)"),
+        metric("software allreduce (recursive doubling), 12,000 processes", "us", sw_d[12000], 30.0, 0.25,
+               known_difference="as above"),
+        # Published: 7-10 us, weakly dependent on the process count.
+        metric("collective engine model, 2,000 processes", "us", ce_d[2000], 8.5, 0.18, known_difference=CE_NOTE),
+        metric("collective engine model, 12,000 processes", "us", ce_d[12000], 8.5, 0.18, known_difference=CE_NOTE),
+        metric("software / collective engine at 12,000 processes", "ratio", sw_d[12000] / ce_d[12000], 30.0 / 8.5, 0.35),
+    ]
+    return {"metrics": rows,
+            "setup": {"system": "aries-720", "placement": "block, ceil(P / 720) processes per node", "message_bytes": 8,
+                      "ce": {"radix": CE_RADIX, "depth": depth, "level_ns": CE_LEVEL_NS, "shm_step_ns": SHM_STEP_NS,
+                             "network_one_way_us": net_us, "host_us": host_us,
+                             "sources": "[MEM] assumptions: the CE's radix and per-level time are not public"}},
+            "plots": [{"title": "Allreduce of one double on 720 Aries nodes", "x": "processes", "y": "us",
+                       "curves": {"software (recursive doubling)": sw, "collective engine (model)": ce}}]}
+
+
+CASES.append(_C("aries-alltoall", "720 nodes in 2 groups: random all-to-all bandwidth, minimal vs adaptive prefer-minimal (published values held back)", alltoall))
+CASES.append(_C("aries-allreduce", "Allreduce of doubles, software vs the Aries collective engine, 2,000-12,000 processes", allreduce))
