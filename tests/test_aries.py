@@ -43,8 +43,10 @@ def test_adversarial_traffic_needs_non_minimal_routing():
     got = j["setup"]["per_node_GBps"]
     bound = j["setup"]["global_link_bound_GBps_per_node"]
     assert abs(got["minimal"] / bound - 1) < 0.05
+    # Above the bound (issue 6); UGAL-L and adaptive about twice it.
     for algo in ("valiant", "ugal", "ugal-g", "adaptive-prefer-minimal"):
-        assert got[algo] > 1.3 * bound, (algo, got)
+        assert got[algo] > 1.05 * bound, (algo, got)
+    assert got["ugal"] > 1.8 * bound and got["adaptive-prefer-minimal"] > 1.8 * bound, got
 
 
 def test_topology_comparison_orders_hops_and_halves_the_optical_links():

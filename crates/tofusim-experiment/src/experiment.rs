@@ -75,25 +75,22 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
             return Err(ConfigError::new(file, "network.topology", "the packet engine routes tori, meshes, Tofu and dragonflies so far (fat-tree routing is not in the engine yet)"))
         }
     };
-    let mut router = RouterParams::bgl();
     let mut link = system.network.link_Bps[0];
-    if let Topology::Dragonfly(d) = &system.network.topology {
-        let space = dragonfly_space(file, d, &system.network.link_Bps)?;
-        router.escape = Escape::HopClass;
-        router.dynamic_vcs = 0;
-        router.priority_vc = false;
-        router.nodes_per_router = d.nodes_per_router;
-        router.port_cycles_per_byte = space.port_cycles_per_byte;
-        link = space.reference_Bps;
-        if d.nodes_per_router > 1 {
-            // Several nodes share the router's 128 queues: two FIFOs each,
-            // fed by the node's NIC at its rate.
-            router.injection_fifos = 2;
-            router.priority_fifos = 0;
-            router.host_bytes_per_cycle = system.network.injection_per_node_Bps() / link;
+    let defaults = match &system.network.topology {
+        Topology::Dragonfly(d) => {
+            let space = dragonfly_space(file, d, &system.network.link_Bps)?;
+            link = space.reference_Bps;
+            if d.is_aries() {
+                // Aries: the router, packet format and NIC of the Aries
+                // model (docs/model.md); the [router] table may override them.
+                crate::comm_model::CommModel::for_dragonfly(d, &system.network, &space).router
+            } else {
+                generic_dragonfly_router(d, space, system.network.injection_per_node_Bps() / link)
+            }
         }
-    }
-    let router = parse_router(&sec("router")?, ports, dragonfly, router)?;
+        _ => RouterParams::bgl(),
+    };
+    let router = parse_router(&sec("router")?, ports, dragonfly, defaults)?;
     let mode = if dragonfly.is_some() {
         RoutingMode::Deterministic
     } else {
@@ -157,6 +154,25 @@ pub struct DragonflySpace {
     pub ports: usize,
     pub port_cycles_per_byte: Vec<f64>,
     pub reference_Bps: f64,
+}
+
+/// A generic dragonfly's router: BG/L's with the hop-class VC policy and
+/// the link classes' rates; with several nodes per router, two FIFOs per
+/// node (the router holds 128 queues) fed at the NIC rate
+/// (`host_links`, in link units).
+fn generic_dragonfly_router(d: &tofusim_topology::dragonfly::Dragonfly, space: DragonflySpace, host_links: f64) -> RouterParams {
+    let mut router = RouterParams::bgl();
+    router.escape = Escape::HopClass;
+    router.dynamic_vcs = 0;
+    router.priority_vc = false;
+    router.nodes_per_router = d.nodes_per_router;
+    router.port_cycles_per_byte = space.port_cycles_per_byte;
+    if d.nodes_per_router > 1 {
+        router.injection_fifos = 2;
+        router.priority_fifos = 0;
+        router.host_bytes_per_cycle = host_links;
+    }
+    router
 }
 
 fn parse_dragonfly_routing(sec: &Section) -> Result<DragonflyMode> {
