@@ -123,9 +123,16 @@ fn several_nodes_per_router_and_slower_global_links_run_every_mode_without_deadl
     assert!(p.port_cycles_per_byte.iter().any(|&s| s > 1.1));
     let nodes = d.node_count() as u32;
     let space = Torus::new(vec![Axis::ring("n", nodes)]);
-    for mode in [DragonflyMode::Minimal, DragonflyMode::Valiant, DragonflyMode::UgalLocal, DragonflyMode::AdaptivePreferMinimal] {
+    // Every mode at saturation for 10^6 cycles, audited every 10^5.
+    for mode in [
+        DragonflyMode::Minimal,
+        DragonflyMode::Valiant,
+        DragonflyMode::UgalLocal,
+        DragonflyMode::UgalGlobal,
+        DragonflyMode::AdaptivePreferMinimal,
+    ] {
         let w = Workload::new(Kind::Open { pattern: OpenPattern::Uniform, load: 1.0 }, PACKET, 16, &space, 7).unwrap();
-        let run = RunParams { cycles: Some(200_000), warmup: 40_000, seed: 7, audit_cycles: 50_000, ..RunParams::default() };
+        let run = RunParams { cycles: Some(1_000_000), warmup: 100_000, seed: 7, audit_cycles: 100_000, ..RunParams::default() };
         let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
         let r = Engine::new(routing, p.clone(), RoutingMode::Deterministic, run, w, 1.0, 1.0).run(&mut |_| {});
         assert!(r.deadlock.is_none(), "{mode:?}: {:?}", r.deadlock);

@@ -52,8 +52,7 @@ def latency(scale: str) -> dict[str, Any]:
         rows.append(metric(f"8-byte latency, {h} router hops", "us", by_hops[h], None, None))
     sizes = [8, 64, 256, 1024, 4096, 16384] + ([65536, 262144] if scale == "full" else [])
     curves: dict[str, list[list[float]]] = {}
-    for h in (0, max(by_hops)):
-        _, s, d = next(p for p in pairs if p[0] == h)
+    for h, s, d in pairs:
         curves[f"{h} router hops"] = [[size, _one_way_us(system, s, d, size, 4)] for size in sizes]
     at0 = dict((int(x), y) for x, y in curves["0 router hops"])
     rows.append(metric("latency growth from 8 to 256 bytes, same Aries", "fraction", at0[256] / at0[8] - 1, None, None))
