@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use tofusim_comm::algorithms::Transfer;
 use tofusim_flow::transfers::{completion_times, Message};
 use tofusim_flow::Flow;
-use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
+use tofusim_routing::{DragonflyMode, EscapeOrder, Routing, TorusRouting};
 use tofusim_topology::tofu;
 
 use crate::collective::{setup, Setup};
@@ -37,11 +37,77 @@ pub struct FlowTimed {
     pub time_seconds: f64,
 }
 
-/// The flow model routes tori so far.
-fn no_dragonfly(s: &Setup) -> Result<()> {
-    match s.dragonfly {
-        Some(_) => Err(ConfigError::new("<flow>", "system", "the flow model routes tori, meshes and Tofu so far; run dragonflies on the packet engine")),
-        None => Ok(()),
+/// The network as the flow model sees it: routes over directed links,
+/// and the resources with their capacities (wire bytes per second): every
+/// directed link (its class rate), then every node's injection (its host
+/// interface), then every node's send lanes (one per TNI; each at the rate
+/// of the injection FIFOs it feeds).
+struct FlowNet {
+    routing: Routing,
+    routers: usize,
+    ports: usize,
+    nodes: usize,
+    npr: u32,
+    tnis: usize,
+    capacity: Vec<f64>,
+}
+
+impl FlowNet {
+    fn new(s: &Setup) -> Result<Self> {
+        let link_bps = s.model.link_Bps;
+        let (routing, npr) = match &s.dragonfly {
+            None => {
+                let t = &s.torus;
+                let order: Vec<usize> = if tofu::is_tofu(t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
+                (Routing::Torus(TorusRouting::new(t, &order, EscapeOrder::Dimension)), 1)
+            }
+            Some((d, mode)) => {
+                if !matches!(mode, DragonflyMode::Minimal | DragonflyMode::Valiant) {
+                    return Err(ConfigError::new("<flow>", "system", "the flow model has no congestion-based route choice: on a dragonfly give /minimal or /valiant"));
+                }
+                (Routing::Dragonfly(tofusim_routing::DragonflyRouting::new(d, *mode)), d.nodes_per_router)
+            }
+        };
+        let (routers, ports) = (routing.routers(), routing.ports());
+        let nodes = routers * npr as usize;
+        let r = &s.model.router;
+        let node_bps = if s.dragonfly.is_some() {
+            // The engine's host interface counts packet bytes, as wire bytes do.
+            r.host_bytes_per_cycle * link_bps
+        } else {
+            s.model.host_limit_Bps.map_or(s.injection_links * link_bps, |h| h.min(s.injection_links * link_bps))
+        };
+        let tnis = s.model.tnis.max(1) as usize;
+        let fifos_per_lane = (r.injection_fifos as usize / tnis).max(1) as f64;
+        let mut capacity: Vec<f64> = (0..routers * ports)
+            .map(|i| link_bps / r.port_cycles_per_byte.get(i % ports).copied().unwrap_or(1.0))
+            .collect();
+        capacity.extend(std::iter::repeat_n(node_bps, nodes));
+        capacity.extend(std::iter::repeat_n(link_bps * fifos_per_lane, nodes * tnis));
+        Ok(Self { routing, routers, ports, nodes, npr, tnis, capacity })
+    }
+
+    fn lane(&self, node: u32, tni: u8) -> usize {
+        node as usize * self.tnis + tni as usize % self.tnis
+    }
+
+    /// The resources a message from node `a` to node `b` on TNI `tni`
+    /// uses (its lane, its node's injection, the links of its route), and
+    /// the route's router hops.
+    fn route(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> (Vec<u32>, u64) {
+        let (ra, rb) = (a / self.npr, b / self.npr);
+        let hints = self.routing.init(ra, rb, rng);
+        let first_lane = self.routers * self.ports + self.nodes;
+        let mut links = vec![(first_lane + self.lane(a, tni)) as u32, (self.routers * self.ports) as u32 + a];
+        let mut r = ra;
+        let mut h = self.routing.advance(r, hints);
+        while let Some(p) = self.routing.escape_port(r, rb, h) {
+            links.push((r as usize * self.ports + p as usize) as u32);
+            r = self.routing.neighbor(r, p).expect("routes follow links").0;
+            h = self.routing.advance(r, h);
+        }
+        let hops = (links.len() - 2) as u64;
+        (links, hops)
     }
 }
 
@@ -53,28 +119,8 @@ pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<Flow
 
 /// The same on a prepared [`Setup`].
 pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
-    no_dragonfly(s)?;
-    let t = &s.torus;
-    let order: Vec<usize> = if tofu::is_tofu(t) {
-        tofu::ROUTING_ORDER.to_vec()
-    } else {
-        (0..t.axes().len()).collect()
-    };
-    let routing = Routing::Torus(TorusRouting::new(t, &order, EscapeOrder::Dimension));
-    let (routers, ports) = (routing.routers(), routing.ports());
-    let link_bps = s.model.link_Bps;
-    let node_bps = s
-        .model
-        .host_limit_Bps
-        .map_or(s.injection_links * link_bps, |h| h.min(s.injection_links * link_bps));
-    // Links, then each node's injection, then each node's TNI lanes (one
-    // DMA engine each, at the link rate).
-    let tnis = s.model.tnis.max(1) as usize;
-    let mut capacity = vec![link_bps; routers * ports];
-    capacity.extend(std::iter::repeat_n(node_bps, routers));
-    capacity.extend(std::iter::repeat_n(link_bps, routers * tnis));
-    let inject = |n: u32| (routers * ports) as u32 + n;
-    let lane = |n: u32, tni: u8| (routers * ports + routers + n as usize * tnis + tni as usize % tnis) as u32;
+    let net = FlowNet::new(s)?;
+    let tnis = net.tnis;
     let payload = (s.model.packet_bytes - s.model.header_bytes) as u64;
     let timing = s.model.host_timing(&Modes::default());
     let cycle_s = s.model.cycle_ns() * 1e-9;
@@ -89,13 +135,7 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
             return Err(ConfigError::new("<flow>", "transfers", format!("a rank beyond the {ranks} of the communicator")));
         }
         let (a, b) = (s.node_of_rank[tr.src as usize], s.node_of_rank[tr.dst as usize]);
-        let hints = routing.init(a, b, &mut rng);
-        let mut links = vec![lane(a, tr.tni), inject(a)];
-        let mut r = a;
-        while let Some(p) = routing.escape_port(r, b, hints) {
-            links.push((r as usize * ports + p as usize) as u32);
-            r = routing.neighbor(r, p).expect("routes follow links").0;
-        }
+        let (links, hops) = net.route(a, b, tr.tni, &mut rng);
         let packets = tr.bytes.div_ceil(payload).max(1);
         let mut wire = 0u64;
         let mut left = tr.bytes;
@@ -104,7 +144,6 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
             left -= carried;
             wire += (carried + s.model.header_bytes as u64).div_ceil(32) * 32 + s.model.router.overhead_bytes as u64;
         }
-        let hops = (links.len() - 2) as u64;
         latency.push(
             (timing.send_overhead_cycles + hops * s.model.router.hop_latency_cycles as u64 + timing.recv_overhead_cycles)
                 as f64
@@ -118,7 +157,7 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
             after,
         });
     }
-    let done = completion_times(&capacity, &messages);
+    let done = completion_times(&net.capacity, &messages);
     let message_seconds: Vec<f64> = done.iter().zip(&latency).map(|(d, l)| d + l).collect();
     let time_seconds = message_seconds.iter().copied().fold(0.0, f64::max);
     Ok(FlowTimed {
@@ -158,17 +197,9 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
     use tofusim_comm::{Action, Combine, ELEMENT_BYTES};
     let err = |m: String| ConfigError::new("<flow>", "schedule", m);
     schedule.validate().map_err(err)?;
-    no_dragonfly(s)?;
-    let t = &s.torus;
-    let order: Vec<usize> = if tofu::is_tofu(t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
-    let routing = Routing::Torus(TorusRouting::new(t, &order, EscapeOrder::Dimension));
-    let (routers, ports) = (routing.routers(), routing.ports());
-    let link_bps = s.model.link_Bps;
-    let node_bps = s.model.host_limit_Bps.map_or(s.injection_links * link_bps, |h| h.min(s.injection_links * link_bps));
-    let tnis = s.model.tnis.max(1) as usize;
-    let mut capacity = vec![link_bps; routers * ports];
-    capacity.extend(std::iter::repeat_n(node_bps, routers));
-    capacity.extend(std::iter::repeat_n(link_bps, routers * tnis));
+    let net = FlowNet::new(s)?;
+    let tnis = net.tnis;
+    let capacity = net.capacity.clone();
     let timing = s.model.host_timing(modes);
     let cycle_s = s.model.cycle_ns() * 1e-9;
     let payload = (s.model.packet_bytes - s.model.header_bytes) as u64;
@@ -204,21 +235,15 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
             }
             if let Action::Send { peer, spans, tni, .. } = &st.action {
                 let (a, b) = (s.node_of_rank[r], s.node_of_rank[*peer as usize]);
-                let hints = routing.init(a, b, &mut rng);
-                let mut links = vec![(routers * ports + routers + a as usize * tnis + *tni as usize % tnis) as u32, (routers * ports) as u32 + a];
-                let mut x = a;
-                while let Some(p) = routing.escape_port(x, b, hints) {
-                    links.push((x as usize * ports + p as usize) as u32);
-                    x = routing.neighbor(x, p).expect("routes follow links").0;
-                }
-                let hops = (links.len() - 2) as f64;
+                let (links, hops) = net.route(a, b, *tni, &mut rng);
+                let hops = hops as f64;
                 message_of[flat] = messages.len();
                 stream.entry((r as u32, *peer)).or_default().push(messages.len());
                 messages.push(ScheduleMessage {
                     links,
                     wire: wire_of(tofusim_comm::schedule::total(spans) * ELEMENT_BYTES),
                     latency_s: hops * s.model.router.hop_latency_cycles as f64 * cycle_s,
-                    lane: a as usize * tnis + *tni as usize % tnis,
+                    lane: net.lane(a, *tni),
                     recv_step: usize::MAX,
                     arrived: f64::NAN,
                 });
@@ -247,8 +272,8 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
             events.push(Reverse((at(0.0), Event::Ready(i))));
         }
     }
-    let mut lane_busy = vec![false; routers * tnis];
-    let mut lane_queue: Vec<VecDeque<usize>> = vec![VecDeque::new(); routers * tnis];
+    let mut lane_busy = vec![false; net.nodes * tnis];
+    let mut lane_queue: Vec<VecDeque<usize>> = vec![VecDeque::new(); net.nodes * tnis];
     let mut active: Vec<usize> = Vec::new();
     let mut left: Vec<f64> = messages.iter().map(|m| m.wire).collect();
     let mut solver = tofusim_flow::MaxMin::new();
