@@ -95,8 +95,35 @@ impl FlowNet {
     /// uses (its lane, its node's injection, the links of its route), and
     /// the route's router hops.
     fn route(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> (Vec<u32>, u64) {
+        let hints = self.routing.init(a / self.npr, b / self.npr, rng);
+        self.route_with(a, b, tni, hints)
+    }
+
+    /// The routes of a message and each one's share of its bytes: one
+    /// route, or on a dragonfly under Valiant routing up to 16 of the
+    /// Valiant routes in equal shares (the engine draws one per packet).
+    fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> Vec<(Vec<u32>, u64, f64)> {
+        if let Routing::Dragonfly(d) = &self.routing {
+            if d.mode == DragonflyMode::Valiant {
+                let all = d.valiant_choices(a / self.npr, b / self.npr);
+                if !all.is_empty() {
+                    let k = all.len().min(16);
+                    let step = all.len() as f64 / k as f64;
+                    return (0..k)
+                        .map(|i| {
+                            let (links, hops) = self.route_with(a, b, tni, all[(i as f64 * step) as usize]);
+                            (links, hops, 1.0 / k as f64)
+                        })
+                        .collect();
+                }
+            }
+        }
+        let (links, hops) = self.route(a, b, tni, rng);
+        vec![(links, hops, 1.0)]
+    }
+
+    fn route_with(&self, a: u32, b: u32, tni: u8, hints: u8) -> (Vec<u32>, u64) {
         let (ra, rb) = (a / self.npr, b / self.npr);
-        let hints = self.routing.init(ra, rb, rng);
         let first_lane = self.routers * self.ports + self.nodes;
         let mut links = vec![(first_lane + self.lane(a, tni)) as u32, (self.routers * self.ports) as u32 + a];
         let mut r = ra;
@@ -130,12 +157,14 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
     // The last message given to each TNI lane: a lane sends in order.
     let mut last_on_lane: std::collections::HashMap<(u32, u8), usize> = std::collections::HashMap::new();
     let mut latency = Vec::with_capacity(list.len());
+    // Per transfer, its messages (one per route part).
+    let mut parts: Vec<std::ops::Range<usize>> = Vec::with_capacity(list.len());
     for tr in list {
         if tr.src >= ranks || tr.dst >= ranks {
             return Err(ConfigError::new("<flow>", "transfers", format!("a rank beyond the {ranks} of the communicator")));
         }
         let (a, b) = (s.node_of_rank[tr.src as usize], s.node_of_rank[tr.dst as usize]);
-        let (links, hops) = net.route(a, b, tr.tni, &mut rng);
+        let routes = net.routes(a, b, tr.tni, &mut rng);
         let packets = tr.bytes.div_ceil(payload).max(1);
         let mut wire = 0u64;
         let mut left = tr.bytes;
@@ -144,21 +173,31 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
             left -= carried;
             wire += (carried + s.model.header_bytes as u64).div_ceil(32) * 32 + s.model.router.overhead_bytes as u64;
         }
-        latency.push(
-            (timing.send_overhead_cycles + hops * s.model.router.hop_latency_cycles as u64 + timing.recv_overhead_cycles)
-                as f64
-                * cycle_s,
-        );
+        // One message per route part; the lane orders whole transfers: a
+        // transfer's parts wait for the last part of the one before.
         let key = (a, tr.tni % tnis as u8);
-        let after = last_on_lane.insert(key, messages.len());
-        messages.push(Message {
-            flow: Flow { links, cap: f64::INFINITY },
-            bytes: wire as f64,
-            after,
-        });
+        let after = last_on_lane.get(&key).copied();
+        let first = messages.len();
+        for (links, hops, share) in routes {
+            latency.push(
+                (timing.send_overhead_cycles + hops * s.model.router.hop_latency_cycles as u64 + timing.recv_overhead_cycles)
+                    as f64
+                    * cycle_s,
+            );
+            messages.push(Message {
+                flow: Flow { links, cap: f64::INFINITY },
+                bytes: wire as f64 * share,
+                after,
+            });
+        }
+        last_on_lane.insert(key, messages.len() - 1);
+        parts.push(first..messages.len());
     }
     let done = completion_times(&net.capacity, &messages);
-    let message_seconds: Vec<f64> = done.iter().zip(&latency).map(|(d, l)| d + l).collect();
+    let message_seconds: Vec<f64> = parts
+        .iter()
+        .map(|r| r.clone().map(|m| done[m] + latency[m]).fold(0.0, f64::max))
+        .collect();
     let time_seconds = message_seconds.iter().copied().fold(0.0, f64::max);
     Ok(FlowTimed {
         message_seconds,

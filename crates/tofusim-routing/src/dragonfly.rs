@@ -368,6 +368,22 @@ impl DragonflyRouting {
         VALIANT | gi as u8
     }
 
+    /// Every route state `valiant_hints` can draw for `src` → `dst` (each
+    /// intermediate group, or with two groups each spread salt); empty
+    /// where Valiant falls back to minimal. A flow model spreads a
+    /// message over them as the packets of a Valiant route would spread.
+    pub fn valiant_choices(&self, src: u32, dst: u32) -> Vec<u8> {
+        let (gs, gd) = (self.group(src), self.group(dst));
+        let others = self.groups - 1 - u32::from(gs != gd);
+        if others == 0 {
+            return if gs != gd { (1..64u8).map(|s| SPREAD | s).collect() } else { Vec::new() };
+        }
+        if self.groups > 64 {
+            return Vec::new();
+        }
+        (0..self.groups).filter(|&g| g != gs && g != gd).map(|g| VALIANT | g as u8).collect()
+    }
+
     /// Updates the route state at router `r` (Valiant: the intermediate
     /// group reached).
     #[inline]
