@@ -35,7 +35,7 @@ def _list(as_json: bool) -> None:
 @click.argument("op", required=False, type=click.Choice(OPERATIONS))
 @click.option("--algo", help="Algorithm (see --list).")
 @click.option("--size", "size", default="8B", show_default=True, help="Vector size (bcast, reduce, allreduce), per-rank block (allgather) or per-pair block (alltoall); units accepted, e.g. 64KiB.")
-@click.option("--system", "system", help="System preset, optionally resized: k:4x4x4, fugaku:2x2x2, bgl-midplane.")
+@click.option("--system", "system", help="System preset, optionally resized: k:4x4x4, fugaku:2x2x2, bgl-midplane; a dragonfly with its routing: aries-720/minimal (default adaptive-prefer-minimal).")
 @click.option("--root", default=0, show_default=True, help="Root rank of bcast and reduce.")
 @click.option("--segment", "segment", default="64KiB", show_default=True, help="Pipelining segment of the chain and tree algorithms.")
 @click.option("--tnis", type=int, default=None, help="TNIs the algorithm may use (default: all of the node's).")
