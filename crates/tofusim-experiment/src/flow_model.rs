@@ -44,6 +44,10 @@ pub struct FlowTimed {
 /// of the injection FIFOs it feeds).
 struct FlowNet {
     routing: Routing,
+    /// Adaptive tori: the routes of every dimension order, over which a
+    /// message is spread (the engine's adaptive minimal routing spreads
+    /// its packets over the minimal paths; dimension orders stand for them).
+    orders: Vec<Routing>,
     routers: usize,
     ports: usize,
     nodes: usize,
@@ -84,7 +88,16 @@ impl FlowNet {
             .collect();
         capacity.extend(std::iter::repeat_n(node_bps, nodes));
         capacity.extend(std::iter::repeat_n(link_bps * fifos_per_lane, nodes * tnis));
-        Ok(Self { routing, routers, ports, nodes, npr, tnis, capacity })
+        let mut orders = Vec::new();
+        if s.dragonfly.is_none() && s.model.routing == tofusim_packet::RoutingMode::Adaptive {
+            let axes = s.torus.axes().len();
+            if axes <= 4 {
+                for perm in permutations(axes) {
+                    orders.push(Routing::Torus(TorusRouting::new(&s.torus, &perm, EscapeOrder::Dimension)));
+                }
+            }
+        }
+        Ok(Self { routing, orders, routers, ports, nodes, npr, tnis, capacity })
     }
 
     fn lane(&self, node: u32, tni: u8) -> usize {
@@ -118,24 +131,69 @@ impl FlowNet {
                 }
             }
         }
+        if self.orders.len() > 1 {
+            let hints = self.routing.init(a, b, rng);
+            let k = self.orders.len() as f64;
+            return self.orders.iter().map(|o| {
+                let (links, hops) = Self::walk(o, self.routers, self.ports, self.nodes, self.lane(a, tni), a, b, hints)
+                    .with_node(a, self.routers * self.ports);
+                (links, hops, 1.0 / k)
+            }).collect();
+        }
         let (links, hops) = self.route(a, b, tni, rng);
         vec![(links, hops, 1.0)]
     }
 
     fn route_with(&self, a: u32, b: u32, tni: u8, hints: u8) -> (Vec<u32>, u64) {
-        let (ra, rb) = (a / self.npr, b / self.npr);
-        let first_lane = self.routers * self.ports + self.nodes;
-        let mut links = vec![(first_lane + self.lane(a, tni)) as u32, (self.routers * self.ports) as u32 + a];
+        Self::walk(&self.routing, self.routers, self.ports, self.nodes, self.lane(a, tni), a / self.npr, b / self.npr, hints)
+            .with_node(a, self.routers * self.ports)
+    }
+
+    /// The route of `routing` from router `ra` to `rb`: the sender's lane
+    /// and injection resources first (injection fixed up by the caller's
+    /// node), then the links.
+    #[allow(clippy::too_many_arguments)]
+    fn walk(routing: &Routing, routers: usize, ports: usize, nodes: usize, lane: usize, ra: u32, rb: u32, hints: u8) -> (Vec<u32>, u64) {
+        let first_lane = routers * ports + nodes;
+        let mut links = vec![(first_lane + lane) as u32, (routers * ports) as u32 + ra];
         let mut r = ra;
-        let mut h = self.routing.advance(r, hints);
-        while let Some(p) = self.routing.escape_port(r, rb, h) {
-            links.push((r as usize * self.ports + p as usize) as u32);
-            r = self.routing.neighbor(r, p).expect("routes follow links").0;
-            h = self.routing.advance(r, h);
+        let mut h = routing.advance(r, hints);
+        while let Some(p) = routing.escape_port(r, rb, h) {
+            links.push((r as usize * ports + p as usize) as u32);
+            r = routing.neighbor(r, p).expect("routes follow links").0;
+            h = routing.advance(r, h);
         }
         let hops = (links.len() - 2) as u64;
         (links, hops)
     }
+}
+
+/// Sets a route's injection resource to its node's.
+trait WithNode {
+    fn with_node(self, node: u32, first_injection: usize) -> Self;
+}
+
+impl WithNode for (Vec<u32>, u64) {
+    fn with_node(mut self, node: u32, first_injection: usize) -> Self {
+        self.0[1] = first_injection as u32 + node;
+        self
+    }
+}
+
+/// Every ordering of `0..n`.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
 }
 
 /// `list` (ranks of `system_name`'s communicator) on the flow model.
