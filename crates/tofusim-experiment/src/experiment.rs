@@ -244,7 +244,7 @@ fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>, m
         };
     }
     let chunks = p.vc_buffer_bytes / p.chunk_bytes;
-    if p.vc_buffer_bytes % p.chunk_bytes != 0 || chunks < p.full_chunks() {
+    if !p.vc_buffer_bytes.is_multiple_of(p.chunk_bytes) || chunks < p.full_chunks() {
         return Err(sec.error(
             "vc_buffer",
             format!(

@@ -157,7 +157,7 @@ impl Axis {
         if l <= 1 {
             0
         } else if self.wrap {
-            if l % 2 == 0 {
+            if l.is_multiple_of(2) {
                 l * l * l / 4
             } else {
                 l * (l * l - 1) / 4

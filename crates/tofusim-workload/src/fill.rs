@@ -171,7 +171,7 @@ impl Fill {
         } else {
             (self.full_bytes, self.full_payload)
         };
-        let tag = seq << SEQ_SHIFT | (second as u32) * LEG_BIT | colour;
+        let tag = (seq << SEQ_SHIFT) | ((second as u32) * LEG_BIT) | colour;
         NewPacket {
             dst,
             bytes,

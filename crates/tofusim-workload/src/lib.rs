@@ -250,7 +250,7 @@ impl Workload {
                     if p.src >= n || p.dst >= n || p.src == p.dst {
                         return Err(WorkloadError { key: "trace", message: format!("row {i}: expected two different node ids below {n}, found {} and {}", p.src, p.dst) });
                     }
-                    if p.bytes as u32 % CHUNK_BYTES != 0
+                    if !(p.bytes as u32).is_multiple_of(CHUNK_BYTES)
                         || p.bytes == 0
                         || p.bytes as u32 > packet_bytes
                         || p.bytes as u32 <= header_bytes
