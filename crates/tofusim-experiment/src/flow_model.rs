@@ -265,7 +265,9 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
 
 /// One message of a schedule on the flow model.
 struct ScheduleMessage {
-    links: Vec<u32>,
+    /// Its parts (one flow each, see [`FlowNet::routes`]): `parts[i]` indexes
+    /// the part arrays.
+    parts: std::ops::Range<usize>,
     wire: f64,
     /// Hop latency of its route, seconds.
     latency_s: f64,
@@ -322,6 +324,10 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
     let mut dependants: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut message_of = vec![usize::MAX; n];
     let mut messages: Vec<ScheduleMessage> = Vec::new();
+    // The parts of all messages: route, wire bytes, message.
+    let mut part_links: Vec<Vec<u32>> = Vec::new();
+    let mut part_wire: Vec<f64> = Vec::new();
+    let mut part_of: Vec<usize> = Vec::new();
     let mut stream: std::collections::HashMap<(u32, u32), Vec<usize>> = Default::default();
     for (r, prog) in schedule.programs.iter().enumerate() {
         for (i, st) in prog.steps.iter().enumerate() {
@@ -332,13 +338,20 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
             }
             if let Action::Send { peer, spans, tni, .. } = &st.action {
                 let (a, b) = (s.node_of_rank[r], s.node_of_rank[*peer as usize]);
-                let (links, hops) = net.route(a, b, *tni, &mut rng);
-                let hops = hops as f64;
+                let routes = net.routes(a, b, *tni, &mut rng);
+                let wire = wire_of(tofusim_comm::schedule::total(spans) * ELEMENT_BYTES);
+                let hops = routes.iter().map(|r| r.1).max().unwrap_or(0) as f64;
+                let first = part_links.len();
+                for (links, _, share) in routes {
+                    part_links.push(links);
+                    part_wire.push(wire * share);
+                    part_of.push(messages.len());
+                }
                 message_of[flat] = messages.len();
                 stream.entry((r as u32, *peer)).or_default().push(messages.len());
                 messages.push(ScheduleMessage {
-                    links,
-                    wire: wire_of(tofusim_comm::schedule::total(spans) * ELEMENT_BYTES),
+                    parts: first..part_links.len(),
+                    wire,
                     latency_s: hops * s.model.router.hop_latency_cycles as f64 * cycle_s,
                     lane: net.lane(a, *tni),
                     recv_step: usize::MAX,
@@ -372,7 +385,9 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
     let mut lane_busy = vec![false; net.nodes * tnis];
     let mut lane_queue: Vec<VecDeque<usize>> = vec![VecDeque::new(); net.nodes * tnis];
     let mut active: Vec<usize> = Vec::new();
-    let mut left: Vec<f64> = messages.iter().map(|m| m.wire).collect();
+    // `active` holds parts; a message is done when its parts are.
+    let mut left: Vec<f64> = part_wire.clone();
+    let mut parts_left: Vec<usize> = messages.iter().map(|m| m.parts.len()).collect();
     let mut solver = tofusim_flow::MaxMin::new();
     let mut flows: Vec<Flow> = Vec::new();
     let mut rates: Vec<f64> = Vec::new();
@@ -397,14 +412,14 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
     loop {
         if dirty {
             flows.clear();
-            flows.extend(active.iter().map(|&m| Flow { links: messages[m].links.clone(), cap: f64::INFINITY }));
+            flows.extend(active.iter().map(|&q| Flow { links: part_links[q].clone(), cap: f64::INFINITY }));
             solver.solve(&capacity, &flows, &mut rates);
             dirty = false;
         }
         let t_flow = active
             .iter()
             .zip(&rates)
-            .map(|(&m, &r)| if r > 0.0 { now + left[m] / r } else { f64::INFINITY })
+            .map(|(&q, &r)| if r > 0.0 { now + left[q] / r } else { f64::INFINITY })
             .fold(f64::INFINITY, f64::min);
         let t_event = events.peek().map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
         let next = t_flow.min(t_event);
@@ -412,29 +427,33 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
             break;
         }
         let dt = next - now;
-        for (&m, &r) in active.iter().zip(&rates) {
-            left[m] -= r * dt;
+        for (&q, &r) in active.iter().zip(&rates) {
+            left[q] -= r * dt;
         }
         now = next;
         // Flows that finished: free their lanes, arrive after the hops.
         let mut k = 0;
         let mut freed = Vec::new();
         while k < active.len() {
-            let m = active[k];
-            if left[m] <= 1e-9 * messages[m].wire.max(1.0) {
+            let q = active[k];
+            if left[q] <= 1e-9 * messages[part_of[q]].wire.max(1.0) {
                 active.swap_remove(k);
                 rates.swap_remove(k);
-                freed.push(m);
+                dirty = true;
+                let m = part_of[q];
+                parts_left[m] -= 1;
+                if parts_left[m] == 0 {
+                    freed.push(m);
+                }
             } else {
                 k += 1;
             }
         }
         for m in freed {
-            dirty = true;
             events.push(Reverse((at(now + messages[m].latency_s), Event::Arrive(m))));
             let lane = messages[m].lane;
             match lane_queue[lane].pop_front() {
-                Some(next_m) => active.push(next_m),
+                Some(next_m) => active.extend(messages[next_m].parts.clone()),
                 None => lane_busy[lane] = false,
             }
         }
@@ -451,7 +470,7 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
                         lane_queue[lane].push_back(m);
                     } else {
                         lane_busy[lane] = true;
-                        active.push(m);
+                        active.extend(messages[m].parts.clone());
                         dirty = true;
                     }
                 }

@@ -43,9 +43,11 @@ fn collectives_on_both_models() {
     for (name, (p, f)) in rows.iter().filter(|r| !r.0.contains("alltoall")) {
         assert!((f / p - 1.0).abs() < 0.05, "{name}: packet {p}, flow {f}");
     }
-    // Pairwise all-to-all: the lockstep of fair shares again (docs/validation.md).
+    // Pairwise all-to-all: +18% with each message spread over the six
+    // dimension orders (+77% on one dimension-order route); the rest is the
+    // lockstep of fair shares (docs/validation.md).
     for (name, (p, f)) in rows.iter().filter(|r| r.0.contains("alltoall")) {
-        assert!(*f > *p && f / p < 2.0, "{name}: packet {p}, flow {f}");
+        assert!(*f > *p && f / p < 1.3, "{name}: packet {p}, flow {f}");
     }
 }
 
