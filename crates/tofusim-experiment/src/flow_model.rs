@@ -213,7 +213,9 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
     let ranks = s.node_of_rank.len() as u32;
     let mut messages = Vec::with_capacity(list.len());
     // The last message given to each TNI lane: a lane sends in order.
-    let mut last_on_lane: std::collections::HashMap<(u32, u8), usize> = std::collections::HashMap::new();
+    // The parts of the last transfer given to each TNI lane: a lane sends
+    // in order, the next transfer when every part of this one is done.
+    let mut last_on_lane: std::collections::HashMap<(u32, u8), std::ops::Range<usize>> = std::collections::HashMap::new();
     let mut latency = Vec::with_capacity(list.len());
     // Per transfer, its messages (one per route part).
     let mut parts: Vec<std::ops::Range<usize>> = Vec::with_capacity(list.len());
@@ -234,7 +236,7 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
         // One message per route part; the lane orders whole transfers: a
         // transfer's parts wait for the last part of the one before.
         let key = (a, tr.tni % tnis as u8);
-        let after = last_on_lane.get(&key).copied();
+        let after: Vec<usize> = last_on_lane.get(&key).map_or_else(Vec::new, |r: &std::ops::Range<usize>| r.clone().collect());
         let first = messages.len();
         for (links, hops, share) in routes {
             latency.push(
@@ -245,10 +247,10 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
             messages.push(Message {
                 flow: Flow { links, cap: f64::INFINITY },
                 bytes: wire as f64 * share,
-                after,
+                after: after.clone(),
             });
         }
-        last_on_lane.insert(key, messages.len() - 1);
+        last_on_lane.insert(key, first..messages.len());
         parts.push(first..messages.len());
     }
     let done = completion_times(&net.capacity, &messages);

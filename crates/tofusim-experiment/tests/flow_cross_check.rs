@@ -162,8 +162,7 @@ fn hot_region_on_both_models() {
     let (p, f) = both("bgl:8x8x8", &list);
     println!("{:40} packet {:9.1} us  flow {:9.1} us  error {:+.1}%", "bgl:8x8x8 hot region 1/4, 8 x 16 KiB", p * 1e6, f * 1e6, (f / p - 1.0) * 100.0);
     // Each message spread over the six dimension orders (the engine's
-    // adaptive routing spreads packets over minimal paths): +5.5%; with
-    // one dimension-order path per message, +72%. (4 x 32 KiB: +18.6%,
-    // the fluid lockstep of fewer, larger messages.)
+    // adaptive routing spreads packets over minimal paths): +9.5%; with
+    // one dimension-order path per message, +72%.
     assert!((f / p - 1.0).abs() < 0.15, "packet {p}, flow {f}");
 }

@@ -1,8 +1,8 @@
 //! Messages run to completion on the flow model: rates are the max-min
 //! allocation of the messages under way, recomputed whenever one finishes.
-//! A message starts at time 0, or when the message it waits for (`after`:
-//! the one before it on the same DMA engine, which sends in order) has
-//! finished.
+//! A message starts at time 0, or when the messages it waits for (`after`:
+//! the one before it on the same DMA engine, which sends in order — every
+//! part of it when a message is split over several routes) have finished.
 
 use crate::{Flow, MaxMin};
 
@@ -12,8 +12,8 @@ use crate::{Flow, MaxMin};
 pub struct Message {
     pub flow: Flow,
     pub bytes: f64,
-    /// The message this one starts after (an earlier index), if any.
-    pub after: Option<usize>,
+    /// The messages this one starts after (earlier indices); empty: at once.
+    pub after: Vec<usize>,
 }
 
 /// Completion time of each message, seconds from the common start.
@@ -21,16 +21,18 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
     let n = messages.len();
     let mut done = vec![f64::NAN; n];
     let mut left: Vec<f64> = messages.iter().map(|m| m.bytes).collect();
-    // Messages waiting for each message.
+    // Messages waiting for each message, and how many each still waits for.
     let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut pending: Vec<usize> = vec![0; n];
     let mut live: Vec<usize> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
-        match m.after {
-            Some(p) => {
-                assert!(p < i, "a message waits for an earlier one");
-                waiting[p].push(i);
-            }
-            None => live.push(i),
+        for &p in &m.after {
+            assert!(p < i, "a message waits for an earlier one");
+            waiting[p].push(i);
+        }
+        pending[i] = m.after.len();
+        if m.after.is_empty() {
+            live.push(i);
         }
     }
     let mut solver = MaxMin::new();
@@ -46,7 +48,7 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
             if left[i] <= 0.0 {
                 done[i] = now;
                 live.swap_remove(k);
-                live.extend_from_slice(&waiting[i]);
+                release(i, &waiting, &mut pending, &mut live);
             } else {
                 k += 1;
             }
@@ -80,10 +82,20 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
             }
         });
         for &i in &finished {
-            live.extend_from_slice(&waiting[i]);
+            release(i, &waiting, &mut pending, &mut live);
         }
     }
     done
+}
+
+/// Message `i` has finished: the messages that waited only for it start.
+fn release(i: usize, waiting: &[Vec<usize>], pending: &mut [usize], live: &mut Vec<usize>) {
+    for &w in &waiting[i] {
+        pending[w] -= 1;
+        if pending[w] == 0 {
+            live.push(w);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -93,7 +105,7 @@ mod tests {
     #[test]
     fn two_messages_share_then_one_speeds_up() {
         let cap = [1.0];
-        let m = |bytes| Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes, after: None };
+        let m = |bytes| Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes, after: vec![] };
         let t = completion_times(&cap, &[m(1.0), m(2.0)]);
         // 0.5 each until t = 2 (the first has sent 1), then the second alone
         // sends its last 1 at rate 1.
@@ -104,8 +116,8 @@ mod tests {
     fn a_capped_message_leaves_bandwidth_to_the_other() {
         let cap = [10.0];
         let msgs = [
-            Message { flow: Flow { links: vec![0], cap: 2.0 }, bytes: 4.0, after: None },
-            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 16.0, after: None },
+            Message { flow: Flow { links: vec![0], cap: 2.0 }, bytes: 4.0, after: vec![] },
+            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 16.0, after: vec![] },
         ];
         let t = completion_times(&cap, &msgs);
         assert!((t[0] - 2.0).abs() < 1e-12 && (t[1] - 2.0).abs() < 1e-12, "{t:?}");
@@ -115,9 +127,9 @@ mod tests {
     fn a_message_waits_for_the_one_before_it() {
         let cap = [1.0, 1.0];
         let msgs = [
-            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 1.0, after: None },
-            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 1.0, after: Some(0) },
-            Message { flow: Flow { links: vec![1], cap: f64::INFINITY }, bytes: 3.0, after: None },
+            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 1.0, after: vec![] },
+            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 1.0, after: vec![0] },
+            Message { flow: Flow { links: vec![1], cap: f64::INFINITY }, bytes: 3.0, after: vec![] },
         ];
         let t = completion_times(&cap, &msgs);
         assert_eq!(t, vec![1.0, 2.0, 3.0]);

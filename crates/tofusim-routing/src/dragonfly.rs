@@ -398,6 +398,11 @@ impl DragonflyRouting {
     /// The next port, `None` at the destination.
     #[inline]
     pub fn next_port(&self, r: u32, dst: u32, hints: u8) -> Option<u8> {
+        // A packet leaves at its destination router whatever phase its
+        // route is in (the engine ejects it there).
+        if r == dst {
+            return None;
+        }
         if hints & VALIANT != 0 && hints & REACHED == 0 {
             let gi = (hints & GROUP_BITS) as u32;
             if self.group(r) != gi {
