@@ -203,8 +203,7 @@ fn dragonfly_setup(
     }
     let space = crate::experiment::dragonfly_space(WHERE, d, &sys.network.link_Bps)?;
     let model = CommModel::for_dragonfly(d, &sys.network, &space);
-    let queues = model.router.vcs() as usize * space.ports
-        + (d.nodes_per_router * model.router.injection_fifos as u32) as usize;
+    let queues = model.router.queues(space.ports);
     if queues > tofusim_packet::MAX_QUEUES {
         return Err(err("system", format!("{name}: {} ports x {} VCs and {} nodes x {} FIFOs make {queues} queues per router; the packet engine handles {}", space.ports, model.router.vcs(), d.nodes_per_router, model.router.injection_fifos, tofusim_packet::MAX_QUEUES)));
     }

@@ -282,7 +282,7 @@ fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>, m
         return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
     }
     let npr = p.nodes_per_router.max(1) as usize;
-    let queues = p.vcs() as usize * ports + npr * (p.injection_fifos + p.priority_fifos) as usize;
+    let queues = p.queues(ports);
     if queues > tofusim_packet::MAX_QUEUES {
         return Err(sec.error("injection_fifos", format!("too many VCs and FIFOs: {} VCs on each of {ports} ports plus {npr} node(s) x {} FIFOs make {queues} queues; at most {} per router", p.vcs(), p.injection_fifos + p.priority_fifos, tofusim_packet::MAX_QUEUES)));
     }

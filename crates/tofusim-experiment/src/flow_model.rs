@@ -104,79 +104,60 @@ impl FlowNet {
         node as usize * self.tnis + tni as usize % self.tnis
     }
 
-    /// The resources a message from node `a` to node `b` on TNI `tni`
-    /// uses (its lane, its node's injection, the links of its route), and
-    /// the route's router hops.
-    fn route(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> (Vec<u32>, u64) {
-        let hints = self.routing.init(a / self.npr, b / self.npr, rng);
-        self.route_with(a, b, tni, hints)
-    }
-
-    /// The routes of a message and each one's share of its bytes: one
-    /// route, or on a dragonfly under Valiant routing up to 16 of the
-    /// Valiant routes in equal shares (the engine draws one per packet).
+    /// The routes of a message from node `a` to node `b` on TNI `tni`,
+    /// each as the resources it uses (its lane, its node's injection, the
+    /// links), its router hops and its share of the message's bytes: one
+    /// route; on an adaptive torus one per dimension order; on a dragonfly
+    /// under Valiant routing up to 16 of the Valiant routes (the engine's
+    /// packets spread over the minimal or Valiant paths).
     fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> Vec<(Vec<u32>, u64, f64)> {
+        let (ra, rb) = (a / self.npr, b / self.npr);
         if let Routing::Dragonfly(d) = &self.routing {
             if d.mode == DragonflyMode::Valiant {
-                let all = d.valiant_choices(a / self.npr, b / self.npr);
+                let all = d.valiant_choices(ra, rb);
                 if !all.is_empty() {
                     let k = all.len().min(16);
                     let step = all.len() as f64 / k as f64;
                     return (0..k)
                         .map(|i| {
-                            let (links, hops) = self.route_with(a, b, tni, all[(i as f64 * step) as usize]);
+                            let (links, hops) = self.walk(&self.routing, a, b, tni, all[(i as f64 * step) as usize]);
                             (links, hops, 1.0 / k as f64)
                         })
                         .collect();
                 }
             }
         }
+        let hints = self.routing.init(ra, rb, rng);
         if self.orders.len() > 1 {
-            let hints = self.routing.init(a, b, rng);
             let k = self.orders.len() as f64;
-            return self.orders.iter().map(|o| {
-                let (links, hops) = Self::walk(o, self.routers, self.ports, self.nodes, self.lane(a, tni), a, b, hints)
-                    .with_node(a, self.routers * self.ports);
-                (links, hops, 1.0 / k)
-            }).collect();
+            return self
+                .orders
+                .iter()
+                .map(|o| {
+                    let (links, hops) = self.walk(o, a, b, tni, hints);
+                    (links, hops, 1.0 / k)
+                })
+                .collect();
         }
-        let (links, hops) = self.route(a, b, tni, rng);
+        let (links, hops) = self.walk(&self.routing, a, b, tni, hints);
         vec![(links, hops, 1.0)]
     }
 
-    fn route_with(&self, a: u32, b: u32, tni: u8, hints: u8) -> (Vec<u32>, u64) {
-        Self::walk(&self.routing, self.routers, self.ports, self.nodes, self.lane(a, tni), a / self.npr, b / self.npr, hints)
-            .with_node(a, self.routers * self.ports)
-    }
-
-    /// The route of `routing` from router `ra` to `rb`: the sender's lane
-    /// and injection resources first (injection fixed up by the caller's
-    /// node), then the links.
-    #[allow(clippy::too_many_arguments)]
-    fn walk(routing: &Routing, routers: usize, ports: usize, nodes: usize, lane: usize, ra: u32, rb: u32, hints: u8) -> (Vec<u32>, u64) {
-        let first_lane = routers * ports + nodes;
-        let mut links = vec![(first_lane + lane) as u32, (routers * ports) as u32 + ra];
-        let mut r = ra;
+    /// The route of `routing` with route state `hints` from node `a` to
+    /// node `b`: the sender's lane and injection, then the links; and its
+    /// router hops.
+    fn walk(&self, routing: &Routing, a: u32, b: u32, tni: u8, hints: u8) -> (Vec<u32>, u64) {
+        let links_end = self.routers * self.ports;
+        let mut links = vec![(links_end + self.nodes + self.lane(a, tni)) as u32, (links_end as u32) + a];
+        let (mut r, rb) = (a / self.npr, b / self.npr);
         let mut h = routing.advance(r, hints);
         while let Some(p) = routing.escape_port(r, rb, h) {
-            links.push((r as usize * ports + p as usize) as u32);
+            links.push((r as usize * self.ports + p as usize) as u32);
             r = routing.neighbor(r, p).expect("routes follow links").0;
             h = routing.advance(r, h);
         }
         let hops = (links.len() - 2) as u64;
         (links, hops)
-    }
-}
-
-/// Sets a route's injection resource to its node's.
-trait WithNode {
-    fn with_node(self, node: u32, first_injection: usize) -> Self;
-}
-
-impl WithNode for (Vec<u32>, u64) {
-    fn with_node(mut self, node: u32, first_injection: usize) -> Self {
-        self.0[1] = first_injection as u32 + node;
-        self
     }
 }
 

@@ -30,6 +30,14 @@ fn params() -> RouterParams {
 
 const PACKET: u32 = 256;
 
+const ALL_MODES: [DragonflyMode; 5] = [
+    DragonflyMode::Minimal,
+    DragonflyMode::Valiant,
+    DragonflyMode::UgalLocal,
+    DragonflyMode::UgalGlobal,
+    DragonflyMode::AdaptivePreferMinimal,
+];
+
 fn run(d: &Dragonfly, mode: DragonflyMode, pattern: OpenPattern, load: f64, cycles: u64, seed: u64) -> RunResult {
     let routing = Routing::Dragonfly(DragonflyRouting::new(d, mode));
     let nodes = d.router_count() as u32;
@@ -49,13 +57,7 @@ fn run(d: &Dragonfly, mode: DragonflyMode, pattern: OpenPattern, load: f64, cycl
 fn every_mode_runs_at_saturation_without_deadlock() {
     // 2 groups of 8 routers, 4 global links between them.
     let d = kim_dally(2, 8, 1, 4);
-    for mode in [
-        DragonflyMode::Minimal,
-        DragonflyMode::Valiant,
-        DragonflyMode::UgalLocal,
-        DragonflyMode::UgalGlobal,
-        DragonflyMode::AdaptivePreferMinimal,
-    ] {
+    for mode in ALL_MODES {
         for pattern in [OpenPattern::Uniform, OpenPattern::GroupShift { group_nodes: 8 }] {
             let r = run(&d, mode, pattern.clone(), 1.0, 1_000_000, 3);
             assert!(r.deadlock.is_none(), "{mode:?} {pattern:?}: {:?}", r.deadlock);
@@ -124,13 +126,7 @@ fn several_nodes_per_router_and_slower_global_links_run_every_mode_without_deadl
     let nodes = d.node_count() as u32;
     let space = Torus::new(vec![Axis::ring("n", nodes)]);
     // Every mode at saturation for 10^6 cycles, audited every 10^5.
-    for mode in [
-        DragonflyMode::Minimal,
-        DragonflyMode::Valiant,
-        DragonflyMode::UgalLocal,
-        DragonflyMode::UgalGlobal,
-        DragonflyMode::AdaptivePreferMinimal,
-    ] {
+    for mode in ALL_MODES {
         let w = Workload::new(Kind::Open { pattern: OpenPattern::Uniform, load: 1.0 }, PACKET, 16, &space, 7).unwrap();
         let run = RunParams { cycles: Some(1_000_000), warmup: 100_000, seed: 7, audit_cycles: 100_000, ..RunParams::default() };
         let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));

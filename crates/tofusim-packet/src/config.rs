@@ -200,6 +200,13 @@ impl RouterParams {
         self.max_packet_bytes.div_ceil(self.chunk_bytes)
     }
 
+    /// Queues of a router with `ports` network ports: a buffer per port
+    /// and VC, then every node's injection FIFOs.
+    pub fn queues(&self, ports: usize) -> usize {
+        ports * self.vcs() as usize
+            + self.nodes_per_router.max(1) as usize * (self.injection_fifos + self.priority_fifos) as usize
+    }
+
     /// VCs per input port: dynamic, escape, priority.
     pub fn vcs(&self) -> u8 {
         self.dynamic_vcs + self.escape.vcs() + self.priority_vc as u8

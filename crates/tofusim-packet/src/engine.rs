@@ -254,7 +254,7 @@ impl Engine {
             routers,
             ports,
             vcs,
-            queues: ports * vcs + fifos,
+            queues: params.queues(ports),
             units: ports + fifos,
             dynamic: params.dynamic_vcs as usize,
             esc: params.dynamic_vcs as usize,
