@@ -14,26 +14,41 @@
 //! | `RELEASE` | a delivery or deposit + the workload's `turn_cycles` | a packet the node's software sends in response (corner turn, reply) joins its send queue |
 //! | `WAKE` | an injection + its bytes over the host interface rate | the node may start its next injection |
 //!
-//! Each cycle, the events due are applied (each touches only its router),
-//! then every router they touched arbitrates once ([`crate::router`]).
-//! Arbitration changes only its own router and schedules events at least
-//! one cycle ahead, so the outcome does not depend on the order in which
-//! routers are visited: every router draws from its own seeded generator.
-//! This is what lets the network be split into partitions later.
+//! Each cycle, the events due are applied, then every router they touched
+//! runs its node actions and arbitrates once ([`crate::router`]).
+//!
+//! **Order independence.** Nothing in a cycle depends on the order in which
+//! its events come out of the wheel or in which routers are visited, and
+//! that is what lets the network be split into partitions run on threads
+//! and processes with bit-identical results ([`crate::window`]):
+//! - an event touches only its router, and the events of one cycle at one
+//!   router commute (token and buffer counts add up; at most one packet
+//!   arrives per input and one leaves per reception path);
+//! - what does not commute — a node's software answering deliveries,
+//!   packets entering send queues, open-loop and trace packets being
+//!   created, all of which draw random numbers or queue packets — is
+//!   deferred as a *node action* and run at the router's arbitration, in a
+//!   canonical order (node, kind, input or lane, packet number);
+//! - arbitration changes only its own router, draws from the router's own
+//!   seeded generator and schedules events at least one cycle ahead;
+//! - packets are numbered per source node, not globally.
 
-use crate::config::{Escape, PlantedFault, RouterParams, RoutingMode, RunParams};
+use std::sync::Arc;
+
+use crate::actions::Action;
+use crate::config::{RouterParams, RoutingMode, RunParams};
 use crate::packet::{checksum, flags, list_pop, list_push, Packet, Pool, AT_DESTINATION, NONE};
 use crate::prefetch;
-use crate::result::{BlockedVc, Deadlock, InvariantError, RunResult};
-use crate::stats::{Histogram, PortCounters, Sample};
-use rand::{RngExt, SeedableRng};
+use crate::result::InvariantError;
+use crate::stats::{Histogram, PortCounters, SampleSums};
+use rand::SeedableRng;
 use tofusim_des::TimeWheel;
 use tofusim_routing::Routing;
 use tofusim_workload::{NewPacket, Workload, CHUNK_BYTES};
 
 /// How far ahead in a cycle's events, and in its list of routers to
 /// arbitrate, the engine prefetches state.
-const PREFETCH_EVENTS: usize = 8;
+pub(crate) const PREFETCH_EVENTS: usize = 8;
 const PREFETCH_ROUTERS: usize = 2;
 
 pub(crate) const ARRIVE: u8 = 0;
@@ -134,7 +149,7 @@ impl Layout {
 }
 
 pub struct Engine {
-    pub(crate) routing: Routing,
+    pub(crate) routing: Arc<Routing>,
     pub(crate) params: RouterParams,
     pub(crate) mode: RoutingMode,
     pub(crate) run: RunParams,
@@ -193,7 +208,10 @@ pub struct Engine {
 
     // statistics
     pub(crate) hist: Histogram,
-    pub(crate) samples: Vec<Sample>,
+    /// Closed time-series windows (this partition's share).
+    pub(crate) samples: Vec<SampleSums>,
+    pub(crate) next_sample: u64,
+    pub(crate) next_counter: u64,
     pub(crate) vc_hops: Vec<u64>,
     pub(crate) created: u64,
     pub(crate) delivered: u64,
@@ -205,7 +223,8 @@ pub struct Engine {
     pub(crate) turn_free_at: Vec<u64>,
     /// Per-port counter snapshots `(cycle, router·ports + port, counters)`.
     pub(crate) counter_snapshots: Vec<(u64, u32, PortCounters)>,
-    pub(crate) serial: u32,
+    /// Per node: the number of the next packet it creates.
+    pub(crate) node_serial: Vec<u32>,
     pub(crate) busy_measured: u64,
     pub(crate) payload_measured: u64,
     pub(crate) delivered_bytes_measured: u64,
@@ -219,12 +238,39 @@ pub struct Engine {
     pub(crate) last_progress: u64,
     /// Packets created but held by the node's software until a later
     /// cycle (RELEASE events pending): live, but not in the network.
-    pending_releases: u64,
+    pub(crate) pending_releases: u64,
     pub(crate) events: u64,
     pub(crate) directed_links: u64,
     pub(crate) gen_remaining: u64,
     pub(crate) planted_done: bool,
+    /// A planted token leak waiting for the end of its cycle: the lowest
+    /// (output, VC) index that received tokens at router 0 in it.
+    pub(crate) leak_at: Option<usize>,
     pub(crate) error: Option<InvariantError>,
+    /// The cycle of the last delivery (a finite workload completes then).
+    pub(crate) last_delivery: Option<u64>,
+
+    // partitions
+    /// The partition of each router (all 0 when the run is not split).
+    pub(crate) owner: Arc<[u16]>,
+    /// This engine's partition.
+    pub(crate) me: u16,
+    /// Encoded events for each partition: packets arriving at, and tokens
+    /// returning to, routers of other partitions ([`crate::wire`]).
+    pub(crate) outbox: Vec<Vec<u8>>,
+    /// Packets handed to other partitions in the current window, and the
+    /// earliest cycle of anything mailed in it (`u64::MAX`: nothing).
+    pub(crate) moved_out: u64,
+    pub(crate) mailed_min: u64,
+    /// Node actions waiting for their router's arbitration: the first of
+    /// each router's list, the actions, and a scratch list to order them.
+    pub(crate) act_head: Vec<u32>,
+    pub(crate) acts: Vec<Action>,
+    pub(crate) act_order: Vec<(u64, u32)>,
+    /// UGAL-G: the occupancy (chunks) of every router's output queues as
+    /// they stood at the start of the window (global links only; empty in
+    /// other modes).
+    pub(crate) ugal_view: Vec<u32>,
 }
 
 /// What a caller sees of a run in progress (for progress bars).
@@ -236,6 +282,57 @@ impl Engine {
     /// `cycle_ns`: the length of one cycle.
     pub fn new(
         routing: Routing,
+        params: RouterParams,
+        mode: RoutingMode,
+        run: RunParams,
+        workload: Workload,
+        injection_links: f64,
+        cycle_ns: f64,
+    ) -> Self {
+        Self::build(Arc::new(routing), params, mode, run, workload, injection_links, cycle_ns)
+    }
+
+    /// A fresh engine with the same network, parameters and workload, for
+    /// partition `me` of `owner` (before either has run).
+    pub(crate) fn partition(&self, owner: Arc<[u16]>, me: u16) -> Self {
+        let mut e = Self::build(
+            Arc::clone(&self.routing),
+            self.params.clone(),
+            self.mode,
+            self.run.clone(),
+            self.workload.clone(),
+            self.injection_links,
+            self.cycle_ns,
+        );
+        e.set_partition(owner, me);
+        e
+    }
+
+    pub(crate) fn set_partition(&mut self, owner: Arc<[u16]>, me: u16) {
+        let parts = owner.iter().copied().max().unwrap_or(0) as usize + 1;
+        self.outbox = vec![Vec::new(); parts.max(me as usize + 1)];
+        self.owner = owner;
+        self.me = me;
+        // Only this partition's nodes generate here.
+        self.gen_remaining = (0..self.nodes * self.lanes)
+            .filter(|&i| self.owns_node((i / self.lanes) as u32))
+            .map(|i| self.gen_total[i])
+            .sum();
+    }
+
+    #[inline]
+    pub(crate) fn owns(&self, r: u32) -> bool {
+        self.owner[r as usize] == self.me
+    }
+
+    /// Whether node `n`'s router belongs to this partition.
+    #[inline]
+    pub(crate) fn owns_node(&self, n: u32) -> bool {
+        self.owns(self.router_of(n))
+    }
+
+    fn build(
+        routing: Arc<Routing>,
         params: RouterParams,
         mode: RoutingMode,
         run: RunParams,
@@ -355,6 +452,8 @@ impl Engine {
             new_packets: Vec::new(),
             hist: Histogram::default(),
             samples: Vec::new(),
+            next_sample: run.sample_cycles.max(1),
+            next_counter: if run.counter_cycles > 0 { run.counter_cycles } else { u64::MAX },
             vc_hops: vec![0; vcs],
             created: 0,
             delivered: 0,
@@ -362,7 +461,7 @@ impl Engine {
             trace_pending: 0,
             turn_free_at: vec![0; nodes],
             counter_snapshots: Vec::new(),
-            serial: 0,
+            node_serial: vec![0; nodes],
             busy_measured: 0,
             payload_measured: 0,
             delivered_bytes_measured: 0,
@@ -379,7 +478,18 @@ impl Engine {
             directed_links,
             gen_remaining,
             planted_done: false,
+            leak_at: None,
             error: None,
+            last_delivery: None,
+            owner: vec![0u16; routers].into(),
+            me: 0,
+            outbox: vec![Vec::new()],
+            moved_out: 0,
+            mailed_min: u64::MAX,
+            act_head: vec![NONE; routers],
+            acts: Vec::new(),
+            act_order: Vec::new(),
+            ugal_view: Vec::new(),
             params,
             run,
             workload,
@@ -451,7 +561,7 @@ impl Engine {
     }
 
     #[inline]
-    fn head_candidates(&self, pkt: u32) -> u64 {
+    pub(crate) fn head_candidates(&self, pkt: u32) -> u64 {
         let p = self.pool.get(pkt);
         if p.route_escape == AT_DESTINATION {
             HEAD_EJECTS
@@ -513,7 +623,7 @@ impl Engine {
         }
     }
 
-    fn push_source(&mut self, node: usize, lane: usize, pkt: u32) {
+    pub(crate) fn push_source(&mut self, node: usize, lane: usize, pkt: u32) {
         let i = node * self.lanes + lane;
         list_push(
             &mut self.pool,
@@ -534,7 +644,7 @@ impl Engine {
     fn initial_route(&mut self, r: u32, dst: u32) -> u8 {
         use tofusim_routing::{DragonflyMode, Routing};
         let hints = self.routing.init(r, dst, &mut self.rngs[r as usize]);
-        let Routing::Dragonfly(d) = &self.routing else {
+        let Routing::Dragonfly(d) = &*self.routing else {
             return hints;
         };
         let mode = d.mode;
@@ -556,9 +666,12 @@ impl Engine {
         let (h_min, h_nm) = (d.route_hops(r, dst, mh) as u64, d.route_hops(r, dst, vh) as u64);
         let (q_min, q_nm) = match mode {
             DragonflyMode::UgalGlobal => {
-                let (gm, pm) = d.global_hop(r, dst, mh).unwrap_or((r, 0));
-                let (gn, pn) = d.global_hop(r, dst, vh).unwrap_or((r, 0));
-                (occupancy(self, gm, pm), occupancy(self, gn, pn))
+                // The global links' queues as they stood at the start of
+                // the window (`ugal_view`): remote state cannot be read now.
+                let view = |hop: Option<(u32, u8)>| {
+                    hop.map_or(0, |(g, p)| self.ugal_view[g as usize * lay.ports + p as usize] as u64)
+                };
+                (view(d.global_hop(r, dst, mh)), view(d.global_hop(r, dst, vh)))
             }
             _ => {
                 let pm = d.next_port(r, dst, mh).expect("not at the destination");
@@ -580,8 +693,8 @@ impl Engine {
             Some(h) => h,
             None => self.initial_route(self.router_of(r), self.router_of(np.dst)),
         };
-        let serial = self.serial;
-        self.serial = self.serial.wrapping_add(1);
+        let serial = self.node_serial[r as usize];
+        self.node_serial[r as usize] = serial.wrapping_add(1);
         self.created += 1;
         let mut f = flags::LIVE;
         if t >= self.run.warmup {
@@ -712,448 +825,37 @@ impl Engine {
 
     // ---- events -------------------------------------------------------
 
-    fn apply(&mut self, ev: Ev, t: u64) {
-        let r = ev.router as usize;
-        let lay = self.lay;
-        match ev.kind {
-            ARRIVE => {
-                let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
-                let charged = self.pool.get(ev.x).charged as u16;
-                self.q_used[qi] += charged;
-                self.cache_route(ev.router, ev.x);
-                self.push_queue(qi, ev.x);
-                let p = self.pool.get(ev.x);
-                if p.flags & flags::DEPOSIT != 0 && self.router_of(p.dst) != ev.router {
-                    // The copy is complete in the reception FIFO when the tail
-                    // is in (deposits: one node per router).
-                    let (tag, bytes) = (p.tag, p.bytes);
-                    self.deposits += 1;
-                    let node = ev.router * lay.npr as u32;
-                    self.respond(node, t, t + self.wire_cycles(bytes), tag);
-                }
-                self.mark_dirty(ev.router);
-            }
-            // RELEASE, WAKE, TRACE and INJECT address a node.
-            RELEASE => {
-                self.push_source(r, ev.a as usize, ev.x);
-                self.pending_releases -= 1;
-                // The software handing over a packet is progress: the
-                // stall clock restarts for it.
-                self.last_progress = t;
-                self.mark_dirty(self.router_of(ev.router));
-            }
-            WAKE => self.mark_dirty(self.router_of(ev.router)),
-            TRACE => {
-                let np = self.workload.trace_packet(ev.x as usize);
-                let pkt = self.create(ev.router, t, np);
-                self.push_source(r, 0, pkt);
-                self.trace_pending -= 1;
-                self.mark_dirty(self.router_of(ev.router));
-            }
-            DONE => {
-                let unit = ev.a as usize;
-                self.paths_used[r * lay.units + unit] -= 1;
-                let qi = r * lay.queues + lay.queue_of(unit, ev.b as usize);
-                self.q_used[qi] -= ev.x as u16;
-                if unit < lay.ports {
-                    self.return_tokens(ev.router, ev.a, ev.b, ev.x, t);
-                }
-                self.mark_dirty(ev.router);
-            }
-            TOKEN => {
-                let oi = r * lay.ports + ev.a as usize;
-                let mut chunks = ev.x as u16;
-                if self.run.plant == Some(PlantedFault::LeakToken)
-                    && !self.planted_done
-                    && t >= self.run.plant_after
-                {
-                    self.planted_done = true;
-                    chunks -= 1;
-                }
-                self.out_tokens[oi * lay.vcs + ev.b as usize] += chunks;
-                self.token_returns += 1;
-                self.win_tokens += 1;
-                self.token_at[oi] = t;
-                // Tokens can only unblock a head that was refused for lack of
-                // them at this output (heads waiting for a busy link or path
-                // are woken by the DONE that frees it).
-                if self.depleted_since[oi] != u64::MAX {
-                    self.mark_dirty(ev.router);
-                }
-            }
-            DELIVER => self.deliver(ev, t),
-            INJECT => {
-                let home = self.router_of(ev.router) as usize;
-                let rng = &mut self.rngs[home];
-                if let Some(dst) = self.workload.open_destination(ev.router, rng) {
-                    let bytes = self.workload.open_packet_bytes(rng) as u16;
-                    let np = NewPacket {
-                        dst,
-                        bytes,
-                        payload: bytes.saturating_sub(self.workload.header_bytes as u16),
-                        tag: 0,
-                        hints: None,
-                        deposit: false,
-                        lane: 0,
-                        release_cycle: 0,
-                    };
-                    let pkt = self.create(ev.router, t, np);
-                    self.push_source(r, 0, pkt);
-                }
-                self.schedule_injection(ev.router, t);
-                self.mark_dirty(self.router_of(ev.router));
-            }
-            _ => unreachable!("unknown event kind"),
+    /// Every router touched this cycle runs its node actions, then
+    /// arbitrates.
+    pub(crate) fn process_dirty(&mut self, t: u64) {
+        if let Some(i) = self.leak_at.take() {
+            self.out_tokens[i] -= 1;
+            self.planted_done = true;
         }
-    }
-
-    /// Schedules the token return for a tail that left input `port` (VC `vc`) of `r`.
-    pub(crate) fn return_tokens(&mut self, r: u32, port: u8, vc: u8, chunks: u32, t: u64) {
-        if let Some((up, up_port)) = self.routing.upstream(r, port) {
-            self.wheel.schedule(
-                t + self.params.token_latency_cycles as u64,
-                Ev {
-                    kind: TOKEN,
-                    a: up_port,
-                    b: vc,
-                    router: up,
-                    x: chunks,
-                },
-            );
-        }
-    }
-
-    fn deliver(&mut self, ev: Ev, t: u64) {
-        let r = ev.router as usize;
-        let lay = self.lay;
-        let p = *self.pool.get(ev.x);
-        let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
-        self.q_used[qi] -= p.charged as u16;
-        if (ev.a as usize) < lay.ports {
-            self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
-        }
-        if p.flags & flags::LIVE == 0 {
-            self.fail(
-                t,
-                "duplicate-delivery",
-                format!(
-                    "packet {} delivered twice at router {}",
-                    p.serial,
-                    self.routing.router_label(ev.router)
-                ),
-            );
-            return;
-        }
-        if self.router_of(p.dst) != ev.router {
-            self.fail(
-                t,
-                "wrong-destination",
-                format!(
-                    "packet {} for {} delivered at {}",
-                    p.serial,
-                    self.routing.router_label(self.router_of(p.dst)),
-                    self.routing.router_label(ev.router)
-                ),
-            );
-        }
-        if checksum(p.serial, p.src, p.dst, p.tag, p.payload) != p.checksum {
-            self.fail(
-                t,
-                "payload-checksum",
-                format!(
-                    "packet {} from {} to {}: payload checksum mismatch",
-                    p.serial,
-                    self.routing.router_label(self.router_of(p.src)),
-                    self.routing.router_label(self.router_of(p.dst))
-                ),
-            );
-        }
-        self.delivered += 1;
-        self.last_progress = t;
-        if p.flags & flags::MEASURED != 0 {
-            self.hist.add(t - p.created);
-        }
-        if t >= self.run.warmup {
-            self.delivered_bytes_measured += p.bytes as u64;
-        }
-        self.win_delivered_bytes += p.bytes as u64;
-        self.win_delivered += 1;
-        self.pool.release(ev.x);
-        if self.workload.is_finite() {
-            self.respond(p.dst, t, t, p.tag);
-        }
-        self.mark_dirty(ev.router);
-    }
-
-    /// The node's software answers a packet fully received at cycle
-    /// `ready` (a delivery, or a broadcast deposit): the packets the workload
-    /// asks for join the send queue `turn_cycles` later. The answering
-    /// thread handles one received packet at a time, so answers queue up
-    /// when packets arrive faster than one per `turn_cycles`.
-    fn respond(&mut self, r: u32, t: u64, ready: u64, tag: u32) {
-        let mut out = std::mem::take(&mut self.new_packets);
-        out.clear();
-        self.workload.on_delivery(r, ready, tag, &mut out);
-        if out.is_empty() {
-            self.new_packets = out;
-            return;
-        }
-        // One software thread answers, one received packet at a time.
-        let turn = self.workload.turn_cycles as u64;
-        let at = if turn == 0 {
-            ready
-        } else {
-            ready.max(self.turn_free_at[r as usize]) + turn
-        };
-        if turn > 0 {
-            self.turn_free_at[r as usize] = at;
-        }
-        for np in out.iter().copied() {
-            self.hand_over(r, t, at.max(np.release_cycle), np);
-        }
-        self.new_packets = out;
-    }
-
-    /// Node `r`'s software hands packet `np` to its send lane at cycle
-    /// `at`: now if `at` ≤ `t`, else by a `RELEASE` event.
-    fn hand_over(&mut self, r: u32, t: u64, at: u64, np: NewPacket) {
-        let pkt = self.create(r, at, np);
-        let lane = np.lane as usize % self.lanes;
-        if at <= t {
-            self.push_source(r as usize, lane, pkt);
-            self.mark_dirty(self.router_of(r));
-        } else {
-            self.pending_releases += 1;
-            self.wheel.schedule(
-                at,
-                Ev {
-                    kind: RELEASE,
-                    a: lane as u8,
-                    b: 0,
-                    router: r,
-                    x: pkt,
-                },
-            );
-        }
-    }
-
-    /// A collective schedule's first packets, each released at its cycle.
-    fn start_schedule(&mut self) {
-        let mut first = Vec::new();
-        self.workload.start_packets(&mut first);
-        for (r, np) in first {
-            self.hand_over(r, 0, np.release_cycle, np);
-        }
-    }
-
-    pub(crate) fn fail(&mut self, t: u64, kind: &'static str, detail: String) {
-        if self.error.is_none() {
-            self.error = Some(InvariantError {
-                kind,
-                cycle: t,
-                detail,
-            });
-        }
-    }
-
-    fn schedule_injection(&mut self, r: u32, t: u64) {
-        let Some(rate) = self.workload.packets_per_cycle(self.injection_links) else {
-            return;
-        };
-        if rate <= 0.0 {
-            return;
-        }
-        let gap = if rate >= 1.0 {
-            1
-        } else {
-            let home = self.router_of(r) as usize;
-            let u: f64 = self.rngs[home].random::<f64>();
-            1 + ((1.0 - u).ln() / (1.0 - rate).ln()).floor() as u64
-        };
-        let at = t.saturating_add(gap);
-        if self.run.cycles.is_none_or(|c| at < c) {
-            self.wheel.schedule(
-                at,
-                Ev {
-                    kind: INJECT,
-                    a: 0,
-                    b: 0,
-                    router: r,
-                    x: 0,
-                },
-            );
-        }
-    }
-
-    // ---- the loop -----------------------------------------------------
-
-    /// Runs to the end (cycles reached, or the finite workload done) and
-    /// returns the results; deadlocks and invariant violations are in them.
-    pub fn run(self, progress: Progress) -> RunResult {
-        self.run_with(progress, |_| ()).0
-    }
-
-    /// [`Self::run`], also handing back what `inspect` reads from the
-    /// workload's final state (e.g. a schedule's per-rank finish times).
-    pub fn run_with<T>(
-        mut self,
-        progress: Progress,
-        inspect: impl FnOnce(&Workload) -> T,
-    ) -> (RunResult, T) {
-        let wall = std::time::Instant::now();
-        for node in 0..self.nodes as u32 {
-            if self.workload.is_finite() {
-                if (0..self.lanes).any(|l| self.gen_total[node as usize * self.lanes + l] > 0) {
-                    self.mark_dirty(self.router_of(node));
-                }
-            } else {
-                self.schedule_injection(node, 0);
-            }
-        }
-        for (i, p) in self.workload.trace().iter().enumerate() {
-            if self.run.cycles.is_none_or(|c| p.cycle < c) {
-                self.wheel.schedule(
-                    p.cycle,
-                    Ev {
-                        kind: TRACE,
-                        a: 0,
-                        b: 0,
-                        router: p.src,
-                        x: i as u32,
-                    },
-                );
-                self.trace_pending += 1;
-            }
-        }
-        let end = self.run.cycles.unwrap_or(u64::MAX);
-        let mut buf: Vec<Ev> = Vec::with_capacity(1024);
-        let mut t = 0u64;
-        let mut next_sample = self.run.sample_cycles.max(1);
-        let mut next_counter = if self.run.counter_cycles > 0 {
-            self.run.counter_cycles
-        } else {
-            u64::MAX
-        };
-        let mut next_audit = if self.run.audit_cycles > 0 {
-            self.run.audit_cycles
-        } else {
-            u64::MAX
-        };
-        let mut deadlock = None;
-        let mut completion = None;
-        let mut iter = 0u64;
-        let mut last_report = std::time::Instant::now();
-        self.start_schedule();
-        self.process_dirty(0);
-        loop {
-            if self.workload.is_finite()
-                && self.gen_remaining == 0
-                && self.trace_pending == 0
-                && self.pool.live() == 0
-            {
-                completion = Some(t);
-                break;
-            }
-            let Some(now) = self.wheel.drain_next(end.saturating_sub(1), &mut buf) else {
-                if self.wheel.is_empty() && self.pool.live() > 0 {
-                    // Nothing can ever happen again, yet packets wait: a deadlock.
-                    deadlock = Some(self.deadlock_report(t));
-                } else if let Some(c) = self.run.cycles {
-                    t = c;
-                }
-                break;
-            };
-            while now >= next_sample {
-                self.close_sample(next_sample);
-                next_sample += self.run.sample_cycles.max(1);
-            }
-            while now >= next_counter {
-                self.snapshot_counters(next_counter);
-                next_counter += self.run.counter_cycles;
-            }
-            t = now;
-            self.events += buf.len() as u64;
-            for i in 0..buf.len() {
-                if let Some(&ahead) = buf.get(i + PREFETCH_EVENTS) {
-                    self.prefetch_event(ahead);
-                }
-                self.apply(buf[i], t);
-            }
-            self.process_dirty(t);
-            if self.error.is_some() {
-                break;
-            }
-            if self.pool.live() > self.pending_releases
-                && t.saturating_sub(self.last_progress) > self.run.deadlock_cycles
-            {
-                deadlock = Some(self.deadlock_report(t));
-                break;
-            }
-            if t >= next_audit {
-                self.audit(t);
-                next_audit = t + self.run.audit_cycles;
-                if self.error.is_some() {
-                    break;
-                }
-            }
-            iter += 1;
-            if iter & 0xfff == 0 && last_report.elapsed().as_millis() >= 200 {
-                last_report = std::time::Instant::now();
-                let frac = match (self.run.cycles, self.workload.is_finite()) {
-                    (Some(c), _) => t as f64 / c as f64,
-                    (None, true) => {
-                        self.delivered as f64 / (self.created + self.gen_remaining).max(1) as f64
-                    }
-                    _ => 0.0,
-                };
-                progress(frac.min(1.0));
-            }
-        }
-        if deadlock.is_none() && self.error.is_none() {
-            self.audit(t);
-        }
-        if completion.is_some() && self.error.is_none() {
-            if let Some(Err(e)) = self.workload.fill().map(|f| f.check_complete()) {
-                self.fail(t, "broadcast-incomplete", e);
-            }
-            if let Some(run) = self.workload.schedule_run() {
-                match run.check_complete() {
-                    Err(e) => self.fail(t, "schedule-incomplete", e),
-                    // The last step may be local work after the last delivery.
-                    Ok(()) => completion = completion.map(|c| c.max(run.end_cycle())),
-                }
-            }
-        }
-        progress(1.0);
-        let seen = inspect(&self.workload);
-        (
-            crate::result::finish(self, t, completion, deadlock, wall.elapsed().as_secs_f64()),
-            seen,
-        )
-    }
-
-    fn process_dirty(&mut self, t: u64) {
         let mut list = std::mem::take(&mut self.dirty_list);
-        for &r in &list {
-            self.dirty[r as usize] = false;
-        }
         for i in 0..list.len() {
             if let Some(&ahead) = list.get(i + PREFETCH_ROUTERS) {
                 self.prefetch_router(ahead as usize);
             }
-            self.arbitrate(list[i] as usize, t);
+            let r = list[i] as usize;
+            // Actions may mark their own router again: it is still marked,
+            // so nothing is added to the list.
+            self.run_actions(r, t);
+            self.dirty[r] = false;
+            self.arbitrate(r, t);
         }
         // Arbitration schedules only future events, so it marks no router:
         // the list can be reused as it is.
         debug_assert!(self.dirty_list.is_empty());
         list.clear();
         self.dirty_list = list;
+        self.acts.clear();
     }
 
     /// Asks for the cache lines an event will touch: its packet and its
     /// router's queue state.
     #[inline]
-    fn prefetch_event(&self, ev: Ev) {
+    pub(crate) fn prefetch_event(&self, ev: Ev) {
         let lay = self.lay;
         let r = ev.router as usize;
         if matches!(ev.kind, ARRIVE | DELIVER) {
@@ -1186,325 +888,5 @@ impl Engine {
         prefetch::line(&self.gen_next, first);
         prefetch::line(&self.gen_total, first);
         prefetch::line(&self.src_head, first);
-    }
-
-    /// Records every connected port's PA counters as they stand at `at`.
-    fn snapshot_counters(&mut self, at: u64) {
-        let ports = self.lay.ports;
-        for i in 0..self.lay.routers * ports {
-            if self
-                .routing
-                .neighbor((i / ports) as u32, (i % ports) as u8)
-                .is_some()
-            {
-                self.counter_snapshots
-                    .push((at, i as u32, self.counters[i]));
-            }
-        }
-    }
-
-    fn close_sample(&mut self, at: u64) {
-        let period = self.run.sample_cycles.max(1) as f64;
-        let lay = self.lay;
-        let n = self.nodes as f64;
-        let mut fill = vec![0f64; lay.vcs];
-        for r in 0..lay.routers {
-            for port in 0..lay.ports {
-                for v in 0..lay.vcs {
-                    fill[v] += self.q_used[r * lay.queues + port * lay.vcs + v] as f64;
-                }
-            }
-        }
-        let denom = (lay.routers * lay.ports) as f64 * self.cap as f64;
-        fill.iter_mut().for_each(|f| *f /= denom);
-        self.samples.push(Sample {
-            cycle: at,
-            accepted_load: self.win_delivered_bytes as f64 / (n * period * self.injection_links),
-            link_utilization: self.win_busy as f64 / (self.directed_links.max(1) as f64 * period),
-            packets_delivered: self.win_delivered,
-            token_returns: self.win_tokens,
-            unblocking_probability: if self.win_tokens > 0 {
-                self.win_unblocks as f64 / self.win_tokens as f64
-            } else {
-                0.0
-            },
-            vc_fill: fill,
-        });
-        self.win_delivered_bytes = 0;
-        self.win_delivered = 0;
-        self.win_busy = 0;
-        self.win_tokens = 0;
-        self.win_unblocks = 0;
-    }
-
-    // ---- invariants ---------------------------------------------------
-
-    /// Full audit: every live packet is in exactly one place, queue
-    /// occupancies add up, and tokens are conserved on every link and VC.
-    pub(crate) fn audit(&mut self, t: u64) {
-        let lay = self.lay;
-        let mut seen = vec![
-            false;
-            self.pool
-                .iter_live()
-                .map(|(i, _)| i as usize + 1)
-                .max()
-                .unwrap_or(0)
-        ];
-        let mut count = 0u64;
-        let mut charged_in = vec![0u32; lay.routers * lay.queues];
-        let mut err = None;
-        let visit = |pkt: u32, seen: &mut Vec<bool>| -> bool {
-            let i = pkt as usize;
-            if i >= seen.len() || seen[i] {
-                return false;
-            }
-            seen[i] = true;
-            true
-        };
-        for qi in 0..lay.routers * lay.queues {
-            let mut p = self.q_head[qi];
-            while p != NONE {
-                if !visit(p, &mut seen) {
-                    err.get_or_insert(format!(
-                        "packet slot {p} found twice or not live (queue {qi})"
-                    ));
-                    break;
-                }
-                count += 1;
-                charged_in[qi] += self.pool.get(p).charged as u32;
-                p = self.pool.get(p).next;
-            }
-        }
-        // The arbitration index: every head's candidate outputs are in its
-        // router's `want` masks, and nothing else is.
-        let mut index_err = None;
-        let mut want: Vec<QueueSet> = vec![0; self.want.len()];
-        for qi in 0..lay.routers * lay.queues {
-            let h = self.q_head[qi];
-            let cand = if h == NONE {
-                0
-            } else {
-                self.head_candidates(h)
-            };
-            if cand != self.q_cand[qi] {
-                index_err.get_or_insert(format!(
-                    "queue {qi}: head candidates {:#x} recorded as {:#x}",
-                    cand, self.q_cand[qi]
-                ));
-            }
-            let (r, bit) = (qi / lay.queues, (1 as QueueSet) << (qi % lay.queues));
-            for b in 0..64 {
-                if cand & (1 << b) != 0 {
-                    let w = if 1 << b == HEAD_EJECTS { lay.ports } else { b };
-                    want[r * (lay.ports + 1) + w] |= bit;
-                }
-            }
-        }
-        if want != self.want {
-            index_err
-                .get_or_insert("per-output want masks disagree with the queue heads".to_string());
-        }
-        for r in 0..self.nodes * self.lanes {
-            let mut p = self.src_head[r];
-            while p != NONE {
-                if !visit(p, &mut seen) {
-                    err.get_or_insert(format!("packet slot {p} found twice in a software queue"));
-                    break;
-                }
-                count += 1;
-                p = self.pool.get(p).next;
-            }
-        }
-        // In flight on links and being ejected; tails leaving; tokens returning.
-        let mut in_transit = vec![0u32; lay.routers * lay.queues];
-        let mut leaving = vec![0u32; lay.routers * lay.queues];
-        let mut returning = vec![0u32; lay.routers * lay.ports * lay.vcs];
-        let mut ejecting = vec![0u32; lay.routers * lay.queues];
-        let mut transit_pkts = Vec::new();
-        self.wheel.for_each(|ev| {
-            let qi = ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
-            match ev.kind {
-                ARRIVE => {
-                    transit_pkts.push(ev.x);
-                    in_transit[qi] += self.pool.get(ev.x).charged as u32;
-                }
-                DELIVER => {
-                    transit_pkts.push(ev.x);
-                    ejecting[qi] += self.pool.get(ev.x).charged as u32;
-                }
-                RELEASE => transit_pkts.push(ev.x),
-                DONE => leaving[qi] += ev.x,
-                TOKEN => {
-                    returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs
-                        + ev.b as usize] += ev.x
-                }
-                _ => {}
-            }
-        });
-        for &p in &transit_pkts {
-            if !visit(p, &mut seen) {
-                err.get_or_insert(format!(
-                    "packet slot {p} in flight twice or already delivered"
-                ));
-            }
-            count += 1;
-        }
-        if err.is_none() && count != self.pool.live() {
-            err = Some(format!("{} packets are live but {} were found in queues and on links (packets lost or duplicated)", self.pool.live(), count));
-        }
-        if err.is_none() && self.created != self.delivered + self.pool.live() {
-            err = Some(format!(
-                "{} created, {} delivered, {} in flight: packets lost",
-                self.created,
-                self.delivered,
-                self.pool.live()
-            ));
-        }
-        if let Some(e) = err {
-            self.fail(t, "packet-conservation", e);
-            return;
-        }
-        if let Some(e) = index_err {
-            self.fail(t, "arbitration-index", e);
-            return;
-        }
-        for r in 0..lay.routers {
-            for q in 0..lay.queues {
-                let qi = r * lay.queues + q;
-                let want = charged_in[qi] + leaving[qi] + ejecting[qi];
-                if self.q_used[qi] as u32 != want {
-                    self.fail(
-                        t,
-                        "buffer-accounting",
-                        format!(
-                            "router {} queue {q}: {} chunks recorded, {want} held",
-                            self.routing.router_label(r as u32),
-                            self.q_used[qi]
-                        ),
-                    );
-                    return;
-                }
-            }
-        }
-        for r in 0..lay.routers {
-            for o in 0..lay.ports {
-                let Some((w, i)) = self.routing.neighbor(r as u32, o as u8) else {
-                    continue;
-                };
-                for v in 0..lay.vcs {
-                    let oi = (r * lay.ports + o) * lay.vcs + v;
-                    let qi = w as usize * lay.queues + lay.queue_of(i as usize, v);
-                    let total = self.out_tokens[oi] as u32
-                        + returning[oi]
-                        + in_transit[qi]
-                        + self.q_used[qi] as u32;
-                    if total != self.cap as u32 {
-                        self.fail(
-                            t,
-                            "token-conservation",
-                            format!(
-                                "link {} {} VC {}: {} tokens at the sender + {} returning + {} on the wire + {} in the buffer = {total}, expected {}",
-                                self.routing.router_label(r as u32),
-                                self.routing.port_name(o as u8),
-                                lay.vc_name(v),
-                                self.out_tokens[oi],
-                                returning[oi],
-                                in_transit[qi],
-                                self.q_used[qi],
-                                self.cap
-                            ),
-                        );
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    /// The blocked VCs: follows each stuck head packet to the buffer it
-    /// waits for, and reports a cycle of such waits if there is one.
-    fn deadlock_report(&mut self, t: u64) -> Deadlock {
-        let lay = self.lay;
-        // successor[queue] = the downstream queue its head waits for (escape route).
-        let idx = |r: usize, q: usize| r * lay.queues + q;
-        let mut succ = vec![usize::MAX; lay.routers * lay.queues];
-        for r in 0..lay.routers {
-            for q in 0..lay.ports * lay.vcs {
-                let h = self.q_head[idx(r, q)];
-                if h == NONE {
-                    continue;
-                }
-                let p = *self.pool.get(h);
-                let (src, dst) = (self.router_of(p.src), self.router_of(p.dst));
-                if dst == r as u32 {
-                    continue;
-                }
-                let o = if p.vc as usize >= lay.esc
-                    || self.mode == RoutingMode::Deterministic
-                    || self.params.escape == Escape::None
-                {
-                    self.routing.escape_port(r as u32, dst, p.hints)
-                } else {
-                    let m = self.routing.adaptive_ports(r as u32, dst, p.hints);
-                    (m != 0).then(|| m.trailing_zeros() as u8)
-                };
-                let Some(o) = o else { continue };
-                let Some((w, i)) = self.routing.neighbor(r as u32, o) else {
-                    continue;
-                };
-                let v = if self.params.escape == Escape::HopClass {
-                    lay.esc + self.routing.vc_class(r as u32, src, p.hints, o) as usize
-                } else if p.vc as usize >= lay.esc {
-                    p.vc as usize
-                } else if lay.esc_count > 0 && self.mode == RoutingMode::Deterministic {
-                    lay.esc
-                } else {
-                    p.vc as usize
-                };
-                succ[idx(r, q)] = idx(w as usize, lay.queue_of(i as usize, v));
-            }
-        }
-        let mut state = vec![0u8; succ.len()];
-        let mut cycle = Vec::new();
-        'outer: for s in 0..succ.len() {
-            if succ[s] == usize::MAX || state[s] != 0 {
-                continue;
-            }
-            let mut path = Vec::new();
-            let mut x = s;
-            while x != usize::MAX && state[x] == 0 {
-                state[x] = 1;
-                path.push(x);
-                x = succ[x];
-            }
-            if x != usize::MAX && state[x] == 1 {
-                let start = path.iter().position(|&y| y == x).unwrap_or(0);
-                cycle = path[start..].to_vec();
-                break 'outer;
-            }
-            for y in path {
-                state[y] = 2;
-            }
-        }
-        let describe = |qi: usize| {
-            let r = qi / lay.queues;
-            let q = qi % lay.queues;
-            BlockedVc {
-                router: self.routing.router_label(r as u32),
-                port: self.routing.port_name((q / lay.vcs) as u8),
-                vc: lay.vc_name(q % lay.vcs),
-                used_chunks: self.q_used[qi] as u32,
-            }
-        };
-        let blocked: Vec<BlockedVc> = cycle.iter().take(64).map(|&qi| describe(qi)).collect();
-        Deadlock {
-            cycle: t,
-            stalled_cycles: t.saturating_sub(self.last_progress),
-            packets_in_flight: self.pool.live(),
-            wait_cycle_found: !cycle.is_empty(),
-            wait_cycle_length: cycle.len(),
-            blocked_vcs: blocked,
-        }
     }
 }

@@ -8,20 +8,37 @@
 //! tori, meshes and Tofu.
 //!
 //! - [`config`]: router, routing-mode and run parameters (BG/L defaults);
-//! - [`engine`]: the event loop, state, invariant audit, deadlock report;
+//! - [`engine`]: the state, packet creation and send queues;
+//! - `events`, `actions`: what each event does, and the node actions that
+//!   run at a router's arbitration in a canonical order;
 //! - [`router`]: the three arbitration steps;
+//! - `window`, [`partition`], `parallel`, `wire`, `summary`: conservative
+//!   time windows over spatial partitions on threads and processes, with
+//!   results bit-identical to an unsplit run;
+//! - `invariants`: the audit and the deadlock report;
 //! - [`stats`], [`result`]: what a run measures and returns.
 
+mod actions;
 pub mod config;
 pub mod engine;
+mod events;
+mod invariants;
 pub mod packet;
+mod parallel;
+pub mod partition;
 mod prefetch;
 pub mod result;
 pub mod router;
 pub mod stats;
+mod summary;
+mod window;
+mod wire;
 
 pub use config::{
     Arbitration, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
 };
 pub use engine::{Engine, MAX_PORTS, MAX_QUEUES};
+pub use parallel::Split;
+pub use partition::{PartitionPlan, MAX_PARTITIONS};
+pub use tofusim_des::sync::{LocalTransport, Transport};
 pub use result::RunResult;

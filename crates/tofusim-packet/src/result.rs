@@ -2,6 +2,8 @@
 
 use crate::engine::Engine;
 use crate::stats::{LatencySummary, PortCounters, Sample};
+use crate::window::Ending;
+use crate::wire::{Put, Reader};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -27,11 +29,68 @@ pub struct Deadlock {
 }
 
 /// An invariant check that failed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct InvariantError {
     pub kind: &'static str,
     pub cycle: u64,
     pub detail: String,
+}
+
+/// Every kind of invariant violation the engine reports.
+pub const INVARIANT_KINDS: [&str; 9] = [
+    "packet-conservation",
+    "arbitration-index",
+    "buffer-accounting",
+    "token-conservation",
+    "duplicate-delivery",
+    "wrong-destination",
+    "payload-checksum",
+    "broadcast-incomplete",
+    "schedule-incomplete",
+];
+
+impl InvariantError {
+    /// Of two violations, the one a run reports: the earlier, then the
+    /// first by kind and text (an order independent of partitions).
+    pub fn precedes(&self, o: &InvariantError) -> bool {
+        (self.cycle, self.kind, &self.detail) < (o.cycle, o.kind, &o.detail)
+    }
+
+    pub(crate) fn put(&self, buf: &mut Vec<u8>) {
+        buf.put_u64(self.cycle);
+        buf.put_u8(INVARIANT_KINDS.iter().position(|&k| k == self.kind).expect("a listed kind") as u8);
+        buf.put_bytes(self.detail.as_bytes());
+    }
+
+    pub(crate) fn get(r: &mut Reader) -> Self {
+        let cycle = r.u64();
+        let kind = INVARIANT_KINDS[r.u8() as usize];
+        InvariantError { kind, cycle, detail: String::from_utf8_lossy(r.bytes()).into_owned() }
+    }
+}
+
+/// How a split run shared the work (absent when it was not split).
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionInfo {
+    /// How the network was cut.
+    pub how: String,
+    pub threads_per_process: usize,
+    pub processes: usize,
+    /// The synchronisation window, cycles, and the windows simulated.
+    pub window_cycles: u64,
+    pub windows: u64,
+    pub partitions: Vec<PartitionLoad>,
+    /// Most events of a partition over the mean (1 = perfectly balanced).
+    pub event_imbalance: f64,
+}
+
+/// One partition's share of a split run.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartitionLoad {
+    pub routers: u64,
+    pub events: u64,
+    /// Wall time spent at window boundaries waiting for the others.
+    pub wait_seconds: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -43,6 +102,8 @@ pub struct SimInfo {
     /// Simulated network time per wall second, microseconds.
     pub simulated_us_per_wall_second: f64,
     pub packet_hops: u64,
+    /// Window length and count, and per-partition load of a split run.
+    pub partitions: Option<PartitionInfo>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -137,13 +198,22 @@ fn peak_memory_bytes() -> u64 {
         .map_or(0, |k| k * 1024)
 }
 
-pub(crate) fn finish(
-    e: Engine,
-    t_end: u64,
-    completion: Option<u64>,
-    deadlock: Option<Deadlock>,
-    wall: f64,
-) -> RunResult {
+/// The result of a run from the engine holding every partition's merged
+/// state (see [`crate::summary`]).
+pub(crate) fn finish(mut e: Engine, end: Ending, wall: f64, partitions: Option<PartitionInfo>) -> RunResult {
+    let Ending { t: t_end, mut completion, deadlock, .. } = end;
+    if completion.is_some() && e.error.is_none() {
+        if let Some(Err(err)) = e.workload.fill().map(|f| f.check_complete()) {
+            e.fail(t_end, "broadcast-incomplete", err);
+        }
+        if let Some(run) = e.workload.schedule_run() {
+            match run.check_complete() {
+                Err(err) => e.fail(t_end, "schedule-incomplete", err),
+                // The last step may be local work after the last delivery.
+                Ok(()) => completion = completion.map(|c| c.max(run.end_cycle())),
+            }
+        }
+    }
     let lay = e.lay;
     let end = completion.unwrap_or(t_end).max(1);
     let window = end.saturating_sub(e.run.warmup).max(1) as f64;
@@ -159,10 +229,25 @@ pub(crate) fn finish(
             escape_hops += e.vc_hops[v];
         }
     }
+    let period = e.run.sample_cycles.max(1) as f64;
+    let fill_denom = (lay.routers * lay.ports) as f64 * e.cap as f64;
+    let timeseries: Vec<Sample> = e
+        .samples
+        .iter()
+        .map(|s| Sample {
+            cycle: s.cycle,
+            accepted_load: s.delivered_bytes as f64 / (n * period * e.injection_links),
+            link_utilization: s.busy as f64 / (e.directed_links.max(1) as f64 * period),
+            packets_delivered: s.delivered,
+            token_returns: s.tokens,
+            unblocking_probability: if s.tokens > 0 { s.unblocks as f64 / s.tokens as f64 } else { 0.0 },
+            vc_fill: s.fill.iter().map(|&f| f as f64 / fill_denom).collect(),
+        })
+        .collect();
     let mut vc_occupancy = BTreeMap::new();
-    if !e.samples.is_empty() {
+    if !timeseries.is_empty() {
         for v in 0..lay.vcs {
-            let mean = e.samples.iter().map(|s| s.vc_fill[v]).sum::<f64>() / e.samples.len() as f64;
+            let mean = timeseries.iter().map(|s| s.vc_fill[v]).sum::<f64>() / timeseries.len() as f64;
             vc_occupancy.insert(lay.vc_name(v), mean);
         }
     }
@@ -250,7 +335,7 @@ pub(crate) fn finish(
         } else {
             0.0
         },
-        timeseries: e.samples.clone(),
+        timeseries,
         ports,
         pingpong,
         broadcast,
@@ -264,6 +349,7 @@ pub(crate) fn finish(
             peak_memory_bytes: peak_memory_bytes(),
             simulated_us_per_wall_second: if wall > 0.0 { sim_us / wall } else { 0.0 },
             packet_hops: e.counters.iter().map(|c| c.packets).sum(),
+            partitions,
         },
     }
 }

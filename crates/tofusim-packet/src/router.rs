@@ -447,7 +447,8 @@ impl Engine {
             self.depleted_since[oi] = u64::MAX;
         }
         self.last_progress = t;
-        if let Some(fault) = self.run.plant {
+        // A planted fault strikes at router 0, whatever the partitions.
+        if let (Some(fault), 0) = (self.run.plant, r) {
             if !self.planted_done && t >= self.run.plant_after {
                 match fault {
                     PlantedFault::DropPacket => {
@@ -464,16 +465,14 @@ impl Engine {
                 }
             }
         }
-        self.wheel.schedule(
-            t + self.params.hop_latency_cycles as u64,
-            Ev {
-                kind: ARRIVE,
-                a: i,
-                b: req.vc,
-                router: w,
-                x: pkt,
-            },
-        );
+        let at = t + self.params.hop_latency_cycles as u64;
+        let ev = Ev { kind: ARRIVE, a: i, b: req.vc, router: w, x: pkt };
+        if self.owns(w) {
+            self.wheel.schedule(at, ev);
+        } else {
+            // The packet moves to the partition of the next router.
+            self.mail_arrive(at, ev, pkt);
+        }
     }
 
     /// The packet's data cross node `node`'s host interface (K: the

@@ -3,7 +3,10 @@
 
 use serde::Serialize;
 
+use crate::wire::{Put, Reader};
+
 /// Latency histogram: exact up to 2^16 cycles, 256-cycle bins above.
+#[derive(Clone)]
 pub struct Histogram {
     fine: Vec<u64>,
     coarse: Vec<u64>,
@@ -87,6 +90,49 @@ impl Histogram {
         }
     }
 
+    /// Adds another partition's latencies.
+    pub(crate) fn merge(&mut self, o: &Histogram) {
+        for (a, b) in self.fine.iter_mut().zip(&o.fine) {
+            *a += b;
+        }
+        if o.coarse.len() > self.coarse.len() {
+            self.coarse.resize(o.coarse.len(), 0);
+        }
+        for (a, b) in self.coarse.iter_mut().zip(&o.coarse) {
+            *a += b;
+        }
+        self.count += o.count;
+        self.sum += o.sum;
+        self.max = self.max.max(o.max);
+    }
+
+    pub(crate) fn put(&self, buf: &mut Vec<u8>) {
+        let fine: Vec<(usize, u64)> = self.fine.iter().copied().enumerate().filter(|&(_, c)| c > 0).collect();
+        buf.put_u64(fine.len() as u64);
+        for (v, c) in fine {
+            buf.put_u32(v as u32);
+            buf.put_u64(c);
+        }
+        buf.put_u64(self.coarse.len() as u64);
+        self.coarse.iter().for_each(|&c| buf.put_u64(c));
+        buf.put_u64(self.count);
+        buf.put_f64(self.sum);
+        buf.put_u64(self.max);
+    }
+
+    pub(crate) fn get(r: &mut Reader) -> Self {
+        let mut h = Histogram::default();
+        for _ in 0..r.u64() {
+            let v = r.u32() as usize;
+            h.fine[v] = r.u64();
+        }
+        h.coarse = (0..r.u64()).map(|_| r.u64()).collect();
+        h.count = r.u64();
+        h.sum = r.f64();
+        h.max = r.u64();
+        h
+    }
+
     /// (latency, count) pairs for a distribution plot, in `bins` bins.
     pub fn distribution(&self, bins: usize) -> Vec<(f64, u64)> {
         if self.count == 0 {
@@ -112,6 +158,50 @@ impl Histogram {
     }
 }
 
+/// One time-series window as counted by one partition: sums that add up
+/// over partitions, turned into a [`Sample`] at the end.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct SampleSums {
+    /// End of the window, cycles.
+    pub cycle: u64,
+    pub delivered_bytes: u64,
+    pub delivered: u64,
+    /// Link busy cycles.
+    pub busy: u64,
+    pub tokens: u64,
+    pub unblocks: u64,
+    /// Per VC class: chunks held in the network inputs' buffers at the end.
+    pub fill: Vec<u64>,
+}
+
+impl SampleSums {
+    pub(crate) fn add(&mut self, o: &SampleSums) {
+        debug_assert_eq!(self.cycle, o.cycle);
+        self.delivered_bytes += o.delivered_bytes;
+        self.delivered += o.delivered;
+        self.busy += o.busy;
+        self.tokens += o.tokens;
+        self.unblocks += o.unblocks;
+        for (a, b) in self.fill.iter_mut().zip(&o.fill) {
+            *a += b;
+        }
+    }
+
+    pub(crate) fn put(&self, buf: &mut Vec<u8>) {
+        for x in [self.cycle, self.delivered_bytes, self.delivered, self.busy, self.tokens, self.unblocks] {
+            buf.put_u64(x);
+        }
+        buf.put_u64(self.fill.len() as u64);
+        self.fill.iter().for_each(|&f| buf.put_u64(f));
+    }
+
+    pub(crate) fn get(r: &mut Reader) -> Self {
+        let mut s = SampleSums { cycle: r.u64(), delivered_bytes: r.u64(), delivered: r.u64(), busy: r.u64(), tokens: r.u64(), unblocks: r.u64(), fill: Vec::new() };
+        s.fill = (0..r.u64()).map(|_| r.u64()).collect();
+        s
+    }
+}
+
 /// One time-series window.
 #[derive(Clone, Debug, Serialize, Default)]
 pub struct Sample {
@@ -130,7 +220,7 @@ pub struct Sample {
 }
 
 /// Per output port: the counters of a Tofu PA unit.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PortCounters {
     pub bytes: u64,
     pub packets: u64,
@@ -138,4 +228,16 @@ pub struct PortCounters {
     /// Cycles in which a packet waited for this port with the link free but
     /// too few downstream tokens.
     pub depleted_cycles: u64,
+}
+
+impl PortCounters {
+    pub(crate) fn put(&self, buf: &mut Vec<u8>) {
+        for x in [self.bytes, self.packets, self.busy_cycles, self.depleted_cycles] {
+            buf.put_u64(x);
+        }
+    }
+
+    pub(crate) fn get(r: &mut Reader) -> Self {
+        PortCounters { bytes: r.u64(), packets: r.u64(), busy_cycles: r.u64(), depleted_cycles: r.u64() }
+    }
 }

@@ -233,6 +233,11 @@ impl DragonflyRouting {
         r / self.a
     }
 
+    /// Groups in the network.
+    pub fn groups(&self) -> u32 {
+        self.groups
+    }
+
     #[inline]
     pub fn neighbor(&self, r: u32, p: u8) -> Option<(u32, u8)> {
         let (w, q) = self.neighbor[r as usize * self.ports + p as usize];

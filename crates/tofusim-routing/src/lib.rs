@@ -9,7 +9,7 @@
 pub mod dragonfly;
 pub mod torus;
 
-pub use dragonfly::{DragonflyMode, DragonflyRouting};
+pub use dragonfly::{DragonflyMode, DragonflyRouting, LinkKind};
 pub use torus::{EscapeOrder, TorusRouting};
 
 /// Random numbers for routing decisions (ties at exactly half a ring).

@@ -200,6 +200,19 @@ impl Fill {
         }
     }
 
+    /// Per node `owned` accepts: the broadcast packets it received.
+    pub fn export_received(&self, owned: &dyn Fn(u32) -> bool) -> Vec<(u32, u32)> {
+        (0..self.received.len() as u32).filter(|&n| owned(n)).map(|n| (n, self.received[n as usize])).collect()
+    }
+
+    /// Takes what another partition's nodes received.
+    pub fn import_received(&mut self, nodes: &[(u32, u32)], payload_bytes: u64) {
+        for &(n, c) in nodes {
+            self.received[n as usize] = c;
+        }
+        self.received_payload_bytes += payload_bytes;
+    }
+
     pub fn received_payload_bytes(&self) -> u64 {
         self.received_payload_bytes
     }

@@ -759,6 +759,96 @@ impl Workload {
 }
 
 /// The node `hops` hops from node 0, stepping along axis 0 first, then 1, …
+/// What one partition's copy of a workload learned about its own nodes in
+/// a split run; the copies are merged at the end ([`Workload::absorb`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeState {
+    /// Collective schedule: per rank on the partition's nodes, the finish
+    /// cycle of each step.
+    pub step_finish: Vec<(u32, Vec<u64>)>,
+    /// Line and plane fill: broadcast packets received per node, and the
+    /// payload bytes the partition's nodes received.
+    pub fill_received: Vec<(u32, u32)>,
+    pub fill_payload_bytes: u64,
+    /// Ping-pong, from the partition of its first node: round starts and ends.
+    pub pingpong: Option<(Vec<u64>, Vec<u64>)>,
+}
+
+impl NodeState {
+    /// As 64-bit words, to cross processes.
+    pub fn to_words(&self) -> Vec<u64> {
+        let mut w = vec![self.step_finish.len() as u64];
+        for (r, f) in &self.step_finish {
+            w.extend([*r as u64, f.len() as u64]);
+            w.extend(f);
+        }
+        w.push(self.fill_received.len() as u64);
+        for &(n, c) in &self.fill_received {
+            w.extend([n as u64, c as u64]);
+        }
+        w.push(self.fill_payload_bytes);
+        match &self.pingpong {
+            None => w.push(0),
+            Some((s, f)) => {
+                w.extend([1, s.len() as u64]);
+                w.extend(s);
+                w.push(f.len() as u64);
+                w.extend(f);
+            }
+        }
+        w
+    }
+
+    /// The inverse of [`Self::to_words`].
+    pub fn from_words(w: &[u64]) -> Self {
+        let mut it = w.iter().copied();
+        let mut next = || it.next().expect("a complete node state");
+        let mut s = NodeState::default();
+        for _ in 0..next() {
+            let r = next() as u32;
+            let n = next();
+            s.step_finish.push((r, (0..n).map(|_| next()).collect()));
+        }
+        for _ in 0..next() {
+            s.fill_received.push((next() as u32, next() as u32));
+        }
+        s.fill_payload_bytes = next();
+        if next() == 1 {
+            let n = next();
+            let starts = (0..n).map(|_| next()).collect();
+            let n = next();
+            s.pingpong = Some((starts, (0..n).map(|_| next()).collect()));
+        }
+        s
+    }
+}
+
+impl Workload {
+    /// What this copy learned about the nodes `owned` accepts.
+    pub fn node_state(&self, owned: &dyn Fn(u32) -> bool) -> NodeState {
+        NodeState {
+            step_finish: self.schedule.as_ref().map_or_else(Vec::new, |s| s.export_ranks(owned)),
+            fill_received: self.fill.as_ref().map_or_else(Vec::new, |f| f.export_received(owned)),
+            fill_payload_bytes: self.fill.as_ref().map_or(0, |f| f.received_payload_bytes()),
+            pingpong: self.pingpong.as_ref().filter(|pp| owned(pp.a)).map(|pp| (pp.started.clone(), pp.finished.clone())),
+        }
+    }
+
+    /// Merges what another partition's copy learned about its nodes.
+    pub fn absorb(&mut self, s: &NodeState) {
+        if let Some(run) = self.schedule.as_mut() {
+            run.import_ranks(&s.step_finish);
+        }
+        if let Some(f) = self.fill.as_mut() {
+            f.import_received(&s.fill_received, s.fill_payload_bytes);
+        }
+        if let (Some(pp), Some((started, finished))) = (self.pingpong.as_mut(), &s.pingpong) {
+            pp.started.clone_from(started);
+            pp.finished.clone_from(finished);
+        }
+    }
+}
+
 pub fn node_at_hops(torus: &Torus, hops: u32) -> Option<u32> {
     let mut left = hops;
     let mut c = vec![0u32; torus.axes().len()];

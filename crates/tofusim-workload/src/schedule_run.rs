@@ -363,6 +363,24 @@ impl ScheduleRun {
             .collect()
     }
 
+    /// Per rank whose node `owned` accepts: the finish cycle of each step
+    /// (what a partition of a split run knows for sure).
+    pub fn export_ranks(&self, owned: &dyn Fn(u32) -> bool) -> Vec<(u32, Vec<u64>)> {
+        (0..self.schedule.ranks as usize)
+            .filter(|&r| owned(self.node_of_rank[r]))
+            .map(|r| (r as u32, self.finish[self.base[r] as usize..self.base[r + 1] as usize].to_vec()))
+            .collect()
+    }
+
+    /// Takes the step finish cycles of ranks another partition ran.
+    pub fn import_ranks(&mut self, ranks: &[(u32, Vec<u64>)]) {
+        for (r, f) in ranks {
+            let (a, b) = (self.base[*r as usize] as usize, self.base[*r as usize + 1] as usize);
+            self.finish[a..b].copy_from_slice(f);
+        }
+        self.finished = self.finish.iter().filter(|&&f| f != NOT_YET).count() as u64;
+    }
+
     /// Every step ran.
     pub fn check_complete(&self) -> Result<(), String> {
         let total = self.finish.len() as u64;

@@ -1,0 +1,265 @@
+//! What each event does at its router (see the table in [`crate::engine`]).
+//!
+//! Events that commute are applied at once; those that do not (a node's
+//! software at work, packets being created) become node actions
+//! ([`crate::actions`]) run at the router's arbitration.
+
+use crate::actions::Kind;
+use crate::config::PlantedFault;
+use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE, INJECT, RELEASE, TOKEN, TRACE, WAKE};
+use crate::packet::{checksum, flags};
+use crate::result::InvariantError;
+use rand::RngExt;
+
+impl Engine {
+    pub(crate) fn apply(&mut self, ev: Ev, t: u64) {
+        let r = ev.router as usize;
+        let lay = self.lay;
+        match ev.kind {
+            ARRIVE => {
+                let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
+                let charged = self.pool.get(ev.x).charged as u16;
+                self.q_used[qi] += charged;
+                self.cache_route(ev.router, ev.x);
+                self.push_queue(qi, ev.x);
+                let p = self.pool.get(ev.x);
+                if p.flags & flags::DEPOSIT != 0 && self.router_of(p.dst) != ev.router {
+                    // The copy is complete in the reception FIFO when the tail
+                    // is in (deposits: one node per router).
+                    let (tag, bytes) = (p.tag, p.bytes);
+                    self.deposits += 1;
+                    let node = ev.router * lay.npr as u32;
+                    let ready = t + self.wire_cycles(bytes);
+                    self.defer(Kind::Deposit, node, ev.a as u32, tag, ready);
+                }
+                self.mark_dirty(ev.router);
+            }
+            // RELEASE, WAKE, TRACE and INJECT address a node.
+            RELEASE => {
+                let serial = self.pool.get(ev.x).serial;
+                self.defer(Kind::Release { lane: ev.a, serial }, ev.router, 0, ev.x, t);
+            }
+            WAKE => self.mark_dirty(self.router_of(ev.router)),
+            TRACE => self.defer(Kind::Trace, ev.router, ev.x, 0, t),
+            DONE => {
+                let unit = ev.a as usize;
+                self.paths_used[r * lay.units + unit] -= 1;
+                let qi = r * lay.queues + lay.queue_of(unit, ev.b as usize);
+                self.q_used[qi] -= ev.x as u16;
+                if unit < lay.ports {
+                    self.return_tokens(ev.router, ev.a, ev.b, ev.x, t);
+                }
+                self.mark_dirty(ev.router);
+            }
+            TOKEN => {
+                let oi = r * lay.ports + ev.a as usize;
+                let ti = oi * lay.vcs + ev.b as usize;
+                // A planted leak strikes at router 0, whatever the
+                // partitions: at the end of the first cycle it gets tokens,
+                // on its lowest output and VC that got them.
+                if self.run.plant == Some(PlantedFault::LeakToken) && r == 0 && !self.planted_done && t >= self.run.plant_after {
+                    self.leak_at = Some(self.leak_at.map_or(ti, |i| i.min(ti)));
+                }
+                self.out_tokens[ti] += ev.x as u16;
+                self.token_returns += 1;
+                self.win_tokens += 1;
+                self.token_at[oi] = t;
+                // Tokens can only unblock a head that was refused for lack of
+                // them at this output (heads waiting for a busy link or path
+                // are woken by the DONE that frees it).
+                if self.depleted_since[oi] != u64::MAX {
+                    self.mark_dirty(ev.router);
+                }
+            }
+            DELIVER => self.deliver(ev, t),
+            INJECT => self.defer(Kind::Inject, ev.router, 0, 0, t),
+            _ => unreachable!("unknown event kind"),
+        }
+    }
+
+    /// An open-loop packet at node `node` (a node action), and the time of
+    /// the next.
+    pub(crate) fn inject(&mut self, node: u32, t: u64) {
+        let home = self.router_of(node) as usize;
+        let rng = &mut self.rngs[home];
+        if let Some(dst) = self.workload.open_destination(node, rng) {
+            let bytes = self.workload.open_packet_bytes(rng) as u16;
+            let np = tofusim_workload::NewPacket {
+                dst,
+                bytes,
+                payload: bytes.saturating_sub(self.workload.header_bytes as u16),
+                tag: 0,
+                hints: None,
+                deposit: false,
+                lane: 0,
+                release_cycle: 0,
+            };
+            let pkt = self.create(node, t, np);
+            self.push_source(node as usize, 0, pkt);
+        }
+        self.schedule_injection(node, t);
+    }
+
+    /// Schedules the token return for a tail that left input `port` (VC
+    /// `vc`) of `r`, or mails it to the upstream router's partition.
+    pub(crate) fn return_tokens(&mut self, r: u32, port: u8, vc: u8, chunks: u32, t: u64) {
+        if let Some((up, up_port)) = self.routing.upstream(r, port) {
+            let at = t + self.params.token_latency_cycles as u64;
+            let ev = Ev { kind: TOKEN, a: up_port, b: vc, router: up, x: chunks };
+            if self.owns(up) {
+                self.wheel.schedule(at, ev);
+            } else {
+                self.mail_token(at, ev);
+            }
+        }
+    }
+
+    fn deliver(&mut self, ev: Ev, t: u64) {
+        let r = ev.router as usize;
+        let lay = self.lay;
+        let p = *self.pool.get(ev.x);
+        let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
+        self.q_used[qi] -= p.charged as u16;
+        if (ev.a as usize) < lay.ports {
+            self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
+        }
+        if p.flags & flags::LIVE == 0 {
+            let detail = format!("packet {} of node {} delivered twice at router {}", p.serial, p.src, self.routing.router_label(ev.router));
+            self.fail(t, "duplicate-delivery", detail);
+            return;
+        }
+        if self.router_of(p.dst) != ev.router {
+            let detail = format!(
+                "packet {} of node {} for {} delivered at {}",
+                p.serial,
+                p.src,
+                self.routing.router_label(self.router_of(p.dst)),
+                self.routing.router_label(ev.router)
+            );
+            self.fail(t, "wrong-destination", detail);
+        }
+        if checksum(p.serial, p.src, p.dst, p.tag, p.payload) != p.checksum {
+            let detail = format!(
+                "packet {} from {} to {}: payload checksum mismatch",
+                p.serial,
+                self.routing.router_label(self.router_of(p.src)),
+                self.routing.router_label(self.router_of(p.dst))
+            );
+            self.fail(t, "payload-checksum", detail);
+        }
+        self.delivered += 1;
+        self.last_progress = t;
+        self.last_delivery = Some(t);
+        if p.flags & flags::MEASURED != 0 {
+            self.hist.add(t - p.created);
+        }
+        if t >= self.run.warmup {
+            self.delivered_bytes_measured += p.bytes as u64;
+        }
+        self.win_delivered_bytes += p.bytes as u64;
+        self.win_delivered += 1;
+        self.pool.release(ev.x);
+        if self.workload.is_finite() {
+            self.defer(Kind::Respond, p.dst, ev.a as u32, p.tag, t);
+        }
+        self.mark_dirty(ev.router);
+    }
+
+    /// The node's software answers a packet fully received at cycle
+    /// `ready` (a delivery, or a broadcast deposit): the packets the workload
+    /// asks for join the send queue `turn_cycles` later. The answering
+    /// thread handles one received packet at a time, so answers queue up
+    /// when packets arrive faster than one per `turn_cycles`.
+    pub(crate) fn respond(&mut self, r: u32, t: u64, ready: u64, tag: u32) {
+        let mut out = std::mem::take(&mut self.new_packets);
+        out.clear();
+        self.workload.on_delivery(r, ready, tag, &mut out);
+        if out.is_empty() {
+            self.new_packets = out;
+            return;
+        }
+        // One software thread answers, one received packet at a time.
+        let turn = self.workload.turn_cycles as u64;
+        let at = if turn == 0 { ready } else { ready.max(self.turn_free_at[r as usize]) + turn };
+        if turn > 0 {
+            self.turn_free_at[r as usize] = at;
+        }
+        for np in out.iter().copied() {
+            self.hand_over(r, t, at.max(np.release_cycle), np);
+        }
+        self.new_packets = out;
+    }
+
+    /// Node `r`'s software hands packet `np` to its send lane at cycle
+    /// `at`: now if `at` ≤ `t`, else by a `RELEASE` event.
+    fn hand_over(&mut self, r: u32, t: u64, at: u64, np: tofusim_workload::NewPacket) {
+        let pkt = self.create(r, at, np);
+        let lane = np.lane as usize % self.lanes;
+        if at <= t {
+            self.push_source(r as usize, lane, pkt);
+            self.mark_dirty(self.router_of(r));
+        } else {
+            self.pending_releases += 1;
+            self.wheel.schedule(at, Ev { kind: RELEASE, a: lane as u8, b: 0, router: r, x: pkt });
+        }
+    }
+
+    /// A released packet joins its node's send lane (a node action).
+    pub(crate) fn release(&mut self, node: u32, lane: u8, pkt: u32, t: u64) {
+        self.push_source(node as usize, lane as usize, pkt);
+        self.pending_releases -= 1;
+        // The software handing over a packet is progress: the stall clock
+        // restarts for it.
+        self.last_progress = t;
+    }
+
+    /// A trace row's packet enters its source's send queue (a node action).
+    pub(crate) fn trace(&mut self, node: u32, row: u32, t: u64) {
+        let np = self.workload.trace_packet(row as usize);
+        let pkt = self.create(node, t, np);
+        self.push_source(node as usize, 0, pkt);
+        self.trace_pending -= 1;
+    }
+
+    /// A collective schedule's first packets at this partition's nodes,
+    /// each released at its cycle.
+    pub(crate) fn start_schedule(&mut self) {
+        let mut first = Vec::new();
+        self.workload.start_packets(&mut first);
+        for (r, np) in first {
+            if self.owns_node(r) {
+                self.hand_over(r, 0, np.release_cycle, np);
+            }
+        }
+    }
+
+    /// Records an invariant violation. Of several, the run reports the
+    /// earliest, then the first by kind and text, so that the choice does
+    /// not depend on the order events were applied in or on the partitions.
+    pub(crate) fn fail(&mut self, t: u64, kind: &'static str, detail: String) {
+        let e = InvariantError { kind, cycle: t, detail };
+        if self.error.as_ref().is_none_or(|old| e.precedes(old)) {
+            self.error = Some(e);
+        }
+    }
+
+    pub(crate) fn schedule_injection(&mut self, r: u32, t: u64) {
+        let Some(rate) = self.workload.packets_per_cycle(self.injection_links) else {
+            return;
+        };
+        if rate <= 0.0 {
+            return;
+        }
+        let gap = if rate >= 1.0 {
+            1
+        } else {
+            let home = self.router_of(r) as usize;
+            let u: f64 = self.rngs[home].random::<f64>();
+            1 + ((1.0 - u).ln() / (1.0 - rate).ln()).floor() as u64
+        };
+        let at = t.saturating_add(gap);
+        if self.run.cycles.is_none_or(|c| at < c) {
+            self.wheel.schedule(at, Ev { kind: INJECT, a: 0, b: 0, router: r, x: 0 });
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Running an engine: alone, on threads, and as one process of several.
+//!
+//! A split run builds one engine per partition (each holds the arrays of
+//! the whole network but touches only its own routers'), runs them on
+//! threads that meet after every window ([`crate::window`]), and merges
+//! their summaries in partition 0, which alone returns the result.
+
+use std::time::Instant;
+
+use tofusim_des::sync::{all_gather, Serial, ThreadGroup, Transport, WindowSync};
+use tofusim_workload::Workload;
+
+use crate::engine::{Engine, Progress};
+use crate::partition::PartitionPlan;
+use crate::result::{PartitionInfo, RunResult};
+use crate::summary::Summary;
+use crate::window::{drive, Ending};
+
+/// How a run is split: partitions on threads of this process, and the
+/// link to the other processes of the run (MPI), if any.
+pub struct Split {
+    pub threads: usize,
+    pub transport: Option<Box<dyn Transport>>,
+}
+
+impl Split {
+    /// One thread, one process: the run is not split.
+    pub fn serial() -> Self {
+        Split { threads: 1, transport: None }
+    }
+
+    pub fn threads(threads: usize) -> Self {
+        Split { threads: threads.max(1), transport: None }
+    }
+
+    /// Partitions in the whole run.
+    pub fn partitions(&self) -> usize {
+        self.threads.max(1) * self.transport.as_ref().map_or(1, |t| t.size())
+    }
+}
+
+impl Engine {
+    /// Runs to the end (cycles reached, or the finite workload done) and
+    /// returns the results; deadlocks and invariant violations are in them.
+    pub fn run(self, progress: Progress) -> RunResult {
+        self.run_with(progress, |_| ()).0
+    }
+
+    /// [`Self::run`], also handing back what `inspect` reads from the
+    /// workload's final state (e.g. a schedule's per-rank finish times).
+    pub fn run_with<T>(self, progress: Progress, inspect: impl FnOnce(&Workload) -> T) -> (RunResult, T) {
+        self.run_split(Split::serial(), progress, inspect).expect("a run of one process has the result")
+    }
+
+    /// Runs split as `split` says; results are bit-identical to an unsplit
+    /// run with the same seed. With a transport every process of the run
+    /// calls this with the same inputs and thread count; the result comes
+    /// back in process 0 only (`None` elsewhere).
+    pub fn run_split<T>(mut self, split: Split, progress: Progress, inspect: impl FnOnce(&Workload) -> T) -> Option<(RunResult, T)> {
+        let wall = Instant::now();
+        let parts = split.partitions();
+        if parts == 1 {
+            let end = drive(&mut self, &mut Serial, Some(progress));
+            let seen = inspect(&self.workload);
+            return Some((crate::result::finish(self, end, wall.elapsed().as_secs_f64(), None), seen));
+        }
+        let threads = split.threads.max(1);
+        let procs = parts / threads;
+        let plan = PartitionPlan::new(&self.routing, parts);
+        assert_eq!(plan.parts, parts, "at most one partition per router ({} routers)", self.lay.routers);
+        let group = ThreadGroup::new(threads, split.transport);
+        let first = group.first();
+        let mut engines: Vec<Engine> = (1..threads).map(|i| self.partition(plan.owner.clone(), (first + i) as u16)).collect();
+        self.set_partition(plan.owner.clone(), first as u16);
+        engines.insert(0, self);
+        let mut outcome = None;
+        std::thread::scope(|s| {
+            let mut it = engines.into_iter().enumerate();
+            let (_, mut e0) = it.next().expect("one engine per thread");
+            let handles: Vec<_> = it
+                .map(|(i, mut e)| {
+                    let mut sync = group.handle(i);
+                    s.spawn(move || finish_partition(&mut e, &mut sync, None))
+                })
+                .collect();
+            let mut sync = group.handle(0);
+            let merged = finish_partition(&mut e0, &mut sync, Some(progress));
+            for h in handles {
+                if let Err(p) = h.join() {
+                    std::panic::resume_unwind(p);
+                }
+            }
+            outcome = merged.map(|(end, loads)| (e0, end, loads));
+        });
+        let (e, end, loads) = outcome?;
+        let events: Vec<f64> = loads.iter().map(|l| l.events as f64).collect();
+        let mean = events.iter().sum::<f64>() / events.len() as f64;
+        let info = PartitionInfo {
+            how: plan.how,
+            threads_per_process: threads,
+            processes: procs,
+            window_cycles: e.window_cycles(),
+            windows: end.windows,
+            event_imbalance: if mean > 0.0 { events.iter().copied().fold(0.0, f64::max) / mean } else { 1.0 },
+            partitions: loads,
+        };
+        let seen = inspect(&e.workload);
+        Some((crate::result::finish(e, end, wall.elapsed().as_secs_f64(), Some(info)), seen))
+    }
+}
+
+/// Runs one partition to the end and hands its summary to partition 0,
+/// which merges every summary and returns how the run ended.
+fn finish_partition(e: &mut Engine, sync: &mut dyn WindowSync, progress: Option<Progress>) -> Option<(Ending, Vec<crate::result::PartitionLoad>)> {
+    let end = drive(e, sync, progress);
+    let mut mine = Vec::new();
+    e.summary(sync.wait_seconds()).put(&mut mine);
+    let all = all_gather(sync, &mine);
+    if sync.index() != 0 {
+        return None;
+    }
+    let summaries: Vec<Summary> = all.iter().map(|b| Summary::get(b)).collect();
+    for s in &summaries[1..] {
+        e.absorb(s);
+    }
+    Some((end, summaries.into_iter().map(|s| s.load).collect()))
+}

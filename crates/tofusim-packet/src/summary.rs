@@ -1,0 +1,157 @@
+//! What a partition hands over at the end of a split run, and the merge
+//! into one engine from which the result is read as from an unsplit run:
+//! every statistic is a sum, a maximum or a per-router value that one
+//! partition owns, and the workload's per-node state comes from the
+//! partition of each node.
+
+use crate::engine::Engine;
+use crate::result::{InvariantError, PartitionLoad};
+use crate::stats::{Histogram, PortCounters, SampleSums};
+use crate::wire::{Put, Reader};
+use tofusim_workload::NodeState;
+
+/// One partition's share of a run's statistics.
+pub(crate) struct Summary {
+    /// PA counters of this partition's connected ports, by router·ports + port.
+    counters: Vec<(u32, PortCounters)>,
+    hist: Histogram,
+    samples: Vec<SampleSums>,
+    snapshots: Vec<(u64, u32, PortCounters)>,
+    vc_hops: Vec<u64>,
+    tally: [u64; TALLY],
+    error: Option<InvariantError>,
+    workload: NodeState,
+    pub load: PartitionLoad,
+}
+
+const TALLY: usize = 9;
+
+impl Engine {
+    fn tally(&self) -> [u64; TALLY] {
+        [
+            self.created,
+            self.delivered,
+            self.deposits,
+            self.busy_measured,
+            self.payload_measured,
+            self.delivered_bytes_measured,
+            self.token_returns,
+            self.unblocks,
+            self.events,
+        ]
+    }
+
+    fn add_tally(&mut self, t: &[u64; TALLY]) {
+        let fields = [
+            &mut self.created,
+            &mut self.delivered,
+            &mut self.deposits,
+            &mut self.busy_measured,
+            &mut self.payload_measured,
+            &mut self.delivered_bytes_measured,
+            &mut self.token_returns,
+            &mut self.unblocks,
+            &mut self.events,
+        ];
+        for (f, x) in fields.into_iter().zip(t) {
+            *f += x;
+        }
+    }
+
+    /// This partition's statistics.
+    pub(crate) fn summary(&self, wait_seconds: f64) -> Summary {
+        let ports = self.lay.ports;
+        let counters = (0..self.lay.routers * ports)
+            .filter(|&i| self.owns((i / ports) as u32) && self.routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some())
+            .map(|i| (i as u32, self.counters[i]))
+            .collect();
+        let routers = self.owner.iter().filter(|&&o| o == self.me).count() as u64;
+        let node_state = {
+            let owned = |n: u32| self.owns_node(n);
+            self.workload.node_state(&owned)
+        };
+        Summary {
+            counters,
+            hist: self.hist.clone(),
+            samples: self.samples.clone(),
+            snapshots: self.counter_snapshots.clone(),
+            vc_hops: self.vc_hops.clone(),
+            tally: self.tally(),
+            error: self.error.clone(),
+            workload: node_state,
+            load: PartitionLoad { routers, events: self.events, wait_seconds },
+        }
+    }
+
+    /// Merges another partition's summary into this engine.
+    pub(crate) fn absorb(&mut self, s: &Summary) {
+        for &(i, c) in &s.counters {
+            self.counters[i as usize] = c;
+        }
+        self.hist.merge(&s.hist);
+        for (a, b) in self.samples.iter_mut().zip(&s.samples) {
+            a.add(b);
+        }
+        debug_assert_eq!(self.samples.len(), s.samples.len(), "every partition closes the same windows");
+        self.counter_snapshots.extend_from_slice(&s.snapshots);
+        self.counter_snapshots.sort_unstable_by_key(|&(c, i, _)| (c, i));
+        for (a, b) in self.vc_hops.iter_mut().zip(&s.vc_hops) {
+            *a += b;
+        }
+        self.add_tally(&s.tally);
+        if let Some(e) = &s.error {
+            self.fail(e.cycle, e.kind, e.detail.clone());
+        }
+        self.workload.absorb(&s.workload);
+    }
+}
+
+impl Summary {
+    pub(crate) fn put(&self, buf: &mut Vec<u8>) {
+        buf.put_u64(self.counters.len() as u64);
+        for (i, c) in &self.counters {
+            buf.put_u32(*i);
+            c.put(buf);
+        }
+        self.hist.put(buf);
+        buf.put_u64(self.samples.len() as u64);
+        self.samples.iter().for_each(|s| s.put(buf));
+        buf.put_u64(self.snapshots.len() as u64);
+        for (c, i, p) in &self.snapshots {
+            buf.put_u64(*c);
+            buf.put_u32(*i);
+            p.put(buf);
+        }
+        buf.put_u64(self.vc_hops.len() as u64);
+        self.vc_hops.iter().for_each(|&x| buf.put_u64(x));
+        self.tally.iter().for_each(|&x| buf.put_u64(x));
+        match &self.error {
+            None => buf.put_u8(0),
+            Some(e) => {
+                buf.put_u8(1);
+                e.put(buf);
+            }
+        }
+        let words = self.workload.to_words();
+        buf.put_u64(words.len() as u64);
+        words.iter().for_each(|&w| buf.put_u64(w));
+        buf.put_u64(self.load.routers);
+        buf.put_u64(self.load.events);
+        buf.put_f64(self.load.wait_seconds);
+    }
+
+    pub(crate) fn get(bytes: &[u8]) -> Self {
+        let mut r = Reader::new(bytes);
+        let counters = (0..r.u64()).map(|_| (r.u32(), PortCounters::get(&mut r))).collect();
+        let hist = Histogram::get(&mut r);
+        let samples = (0..r.u64()).map(|_| SampleSums::get(&mut r)).collect();
+        let snapshots = (0..r.u64()).map(|_| (r.u64(), r.u32(), PortCounters::get(&mut r))).collect();
+        let vc_hops = (0..r.u64()).map(|_| r.u64()).collect();
+        let mut tally = [0u64; TALLY];
+        tally.iter_mut().for_each(|x| *x = r.u64());
+        let error = (r.u8() == 1).then(|| InvariantError::get(&mut r));
+        let words: Vec<u64> = (0..r.u64()).map(|_| r.u64()).collect();
+        let load = PartitionLoad { routers: r.u64(), events: r.u64(), wait_seconds: r.f64() };
+        Summary { counters, hist, samples, snapshots, vc_hops, tally, error, workload: NodeState::from_words(&words), load }
+    }
+}

@@ -1,0 +1,423 @@
+//! The run: conservative time windows over one or more partitions.
+//!
+//! Every run — split or not — advances in windows of `w` cycles, `w` being
+//! the shorter of a hop's and a token return's latency: nothing a router
+//! does can reach another router sooner, so within a window the partitions
+//! are independent (YAWNS, DOMAIN.md §5.9). At the end of a window each
+//! partition hands over the packets and tokens it made for the others and
+//! every partition learns every partition's [`Report`]; from the same
+//! reports all take the same decisions — finished, stalled, audit due,
+//! where the next window starts (skipping idle stretches). An unsplit run
+//! is the one-partition case of the same loop ([`tofusim_des::sync::Serial`]),
+//! which is why results do not depend on the number of partitions.
+
+use std::time::Instant;
+
+use tofusim_des::sync::{all_gather, WindowSync};
+use tofusim_routing::{DragonflyMode, LinkKind, Routing};
+
+use crate::engine::{Engine, Ev, Progress, PREFETCH_EVENTS, TRACE};
+use crate::invariants::AuditPart;
+use crate::result::{Deadlock, InvariantError};
+use crate::stats::SampleSums;
+use crate::wire::{Put, Reader};
+
+/// How a run ended: the same in every partition.
+#[derive(Clone, Debug)]
+pub(crate) struct Ending {
+    /// The last cycle simulated (the completion, the stall, or the end).
+    pub t: u64,
+    pub completion: Option<u64>,
+    pub deadlock: Option<Deadlock>,
+    /// Windows simulated.
+    pub windows: u64,
+}
+
+const NONE: u64 = u64::MAX;
+
+/// What one partition tells every other at the end of a window.
+#[derive(Debug, Default)]
+struct Report {
+    live: u64,
+    /// Packets it handed to other partitions in the window (live, in the mail).
+    moved: u64,
+    pending_releases: u64,
+    gen_remaining: u64,
+    trace_pending: u64,
+    created: u64,
+    delivered: u64,
+    last_progress: u64,
+    /// Last cycle it processed, earliest event it holds or mailed, last
+    /// delivery (`NONE`: none).
+    last_event: u64,
+    next_event: u64,
+    last_delivery: u64,
+    error: Option<InvariantError>,
+    /// UGAL-G: occupancy of its routers' global output ports.
+    ugal: Vec<u32>,
+}
+
+impl Report {
+    fn put(&self, buf: &mut Vec<u8>) {
+        for x in [
+            self.live,
+            self.moved,
+            self.pending_releases,
+            self.gen_remaining,
+            self.trace_pending,
+            self.created,
+            self.delivered,
+            self.last_progress,
+            self.last_event,
+            self.next_event,
+            self.last_delivery,
+        ] {
+            buf.put_u64(x);
+        }
+        match &self.error {
+            None => buf.put_u8(0),
+            Some(e) => {
+                buf.put_u8(1);
+                e.put(buf);
+            }
+        }
+        buf.put_u64(self.ugal.len() as u64);
+        self.ugal.iter().for_each(|&x| buf.put_u32(x));
+    }
+
+    fn get(bytes: &[u8]) -> Self {
+        let mut r = Reader::new(bytes);
+        let mut rep = Report {
+            live: r.u64(),
+            moved: r.u64(),
+            pending_releases: r.u64(),
+            gen_remaining: r.u64(),
+            trace_pending: r.u64(),
+            created: r.u64(),
+            delivered: r.u64(),
+            last_progress: r.u64(),
+            last_event: r.u64(),
+            next_event: r.u64(),
+            last_delivery: r.u64(),
+            ..Default::default()
+        };
+        if r.u8() == 1 {
+            rep.error = Some(InvariantError::get(&mut r));
+        }
+        rep.ugal = (0..r.u64()).map(|_| r.u32()).collect();
+        rep
+    }
+}
+
+/// The sums and extremes of every partition's report.
+struct Global {
+    live: u64,
+    pending_releases: u64,
+    gen_remaining: u64,
+    trace_pending: u64,
+    created: u64,
+    delivered: u64,
+    last_progress: u64,
+    last_event: Option<u64>,
+    next_event: Option<u64>,
+    last_delivery: Option<u64>,
+    error: Option<InvariantError>,
+}
+
+impl Global {
+    fn of(reports: &[Report]) -> Self {
+        let some = |x: u64| (x != NONE).then_some(x);
+        Global {
+            live: reports.iter().map(|r| r.live + r.moved).sum(),
+            pending_releases: reports.iter().map(|r| r.pending_releases).sum(),
+            gen_remaining: reports.iter().map(|r| r.gen_remaining).sum(),
+            trace_pending: reports.iter().map(|r| r.trace_pending).sum(),
+            created: reports.iter().map(|r| r.created).sum(),
+            delivered: reports.iter().map(|r| r.delivered).sum(),
+            last_progress: reports.iter().map(|r| r.last_progress).max().unwrap_or(0),
+            last_event: reports.iter().filter_map(|r| some(r.last_event)).max(),
+            next_event: reports.iter().filter_map(|r| some(r.next_event)).min(),
+            last_delivery: reports.iter().filter_map(|r| some(r.last_delivery)).max(),
+            error: reports.iter().filter_map(|r| r.error.clone()).reduce(|a, b| if b.precedes(&a) { b } else { a }),
+        }
+    }
+}
+
+impl Engine {
+    /// The window: the shortest latency between routers, cycles.
+    pub fn window_cycles(&self) -> u64 {
+        self.params.hop_latency_cycles.min(self.params.token_latency_cycles).max(1) as u64
+    }
+
+    /// The global output ports whose queues UGAL-G reads, in router order
+    /// (empty in other modes).
+    fn ugal_ports(&self) -> Vec<(u32, u8)> {
+        match &*self.routing {
+            Routing::Dragonfly(d) if d.mode == DragonflyMode::UgalGlobal => (0..self.lay.routers as u32)
+                .flat_map(|r| (0..self.lay.ports as u8).map(move |p| (r, p)))
+                .filter(|&(r, p)| d.neighbor(r, p).is_some() && d.kind(r, p) == LinkKind::Global)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn occupancy(&self, r: u32, p: u8) -> u32 {
+        let base = (r as usize * self.lay.ports + p as usize) * self.lay.vcs;
+        (0..self.lay.vcs).map(|v| (self.cap - self.out_tokens[base + v].min(self.cap)) as u32).sum()
+    }
+
+    /// Work at cycle 0: open-loop injections, trace rows and the
+    /// schedule's first packets at this partition's nodes.
+    fn begin(&mut self) {
+        for node in 0..self.nodes as u32 {
+            if !self.owns_node(node) {
+                continue;
+            }
+            if self.workload.is_finite() {
+                if (0..self.lanes).any(|l| self.gen_total[node as usize * self.lanes + l] > 0) {
+                    self.mark_dirty(self.router_of(node));
+                }
+            } else {
+                self.schedule_injection(node, 0);
+            }
+        }
+        for i in 0..self.workload.trace().len() {
+            let p = self.workload.trace()[i];
+            if self.owns_node(p.src) && self.run.cycles.is_none_or(|c| p.cycle < c) {
+                self.wheel.schedule(p.cycle, Ev { kind: TRACE, a: 0, b: 0, router: p.src, x: i as u32 });
+                self.trace_pending += 1;
+            }
+        }
+        self.start_schedule();
+        self.process_dirty(0);
+    }
+
+    /// Processes every cycle before `until`; returns the last one that had
+    /// events. An invariant violation stops the run at the end of the
+    /// window (every partition finishes it, so all count the same events).
+    fn run_window(&mut self, until: u64, buf: &mut Vec<Ev>) -> Option<u64> {
+        let mut last = None;
+        while let Some(now) = self.wheel.drain_next(until - 1, buf) {
+            self.close_up_to(now);
+            self.events += buf.len() as u64;
+            for i in 0..buf.len() {
+                if let Some(&ahead) = buf.get(i + PREFETCH_EVENTS) {
+                    self.prefetch_event(ahead);
+                }
+                self.apply(buf[i], now);
+            }
+            self.process_dirty(now);
+            last = Some(now);
+        }
+        last
+    }
+
+    /// Closes the time-series windows and counter periods that end at or
+    /// before `now` (the state is that after every earlier cycle).
+    fn close_up_to(&mut self, now: u64) {
+        while now >= self.next_sample {
+            self.close_sample(self.next_sample);
+            self.next_sample += self.run.sample_cycles.max(1);
+        }
+        while now >= self.next_counter {
+            self.snapshot_counters(self.next_counter);
+            self.next_counter += self.run.counter_cycles;
+        }
+    }
+
+    fn report(&mut self, last_event: Option<u64>, ugal: &[(u32, u8)]) -> Report {
+        let mailed = (self.mailed_min != NONE).then_some(self.mailed_min);
+        let next = [self.wheel.next_time(), mailed].into_iter().flatten().min();
+        let rep = Report {
+            live: self.pool.live(),
+            moved: self.moved_out,
+            pending_releases: self.pending_releases,
+            gen_remaining: self.gen_remaining,
+            trace_pending: self.trace_pending,
+            created: self.created,
+            delivered: self.delivered,
+            last_progress: self.last_progress,
+            last_event: last_event.unwrap_or(NONE),
+            next_event: next.unwrap_or(NONE),
+            last_delivery: self.last_delivery.unwrap_or(NONE),
+            error: self.error.clone(),
+            ugal: ugal.iter().filter(|&&(r, _)| self.owns(r)).map(|&(r, p)| self.occupancy(r, p)).collect(),
+        };
+        self.moved_out = 0;
+        self.mailed_min = NONE;
+        rep
+    }
+
+    /// This partition's PA counters of connected ports as they stand at `at`.
+    fn snapshot_counters(&mut self, at: u64) {
+        let ports = self.lay.ports;
+        for i in 0..self.lay.routers * ports {
+            let (r, p) = ((i / ports) as u32, (i % ports) as u8);
+            if self.owns(r) && self.routing.neighbor(r, p).is_some() {
+                self.counter_snapshots.push((at, i as u32, self.counters[i]));
+            }
+        }
+    }
+
+    /// This partition's share of the time-series window ending at `at`.
+    fn close_sample(&mut self, at: u64) {
+        let lay = self.lay;
+        let mut fill = vec![0u64; lay.vcs];
+        for r in (0..lay.routers).filter(|&r| self.owns(r as u32)) {
+            for port in 0..lay.ports {
+                for (v, f) in fill.iter_mut().enumerate() {
+                    *f += self.q_used[r * lay.queues + port * lay.vcs + v] as u64;
+                }
+            }
+        }
+        self.samples.push(SampleSums {
+            cycle: at,
+            delivered_bytes: std::mem::take(&mut self.win_delivered_bytes),
+            delivered: std::mem::take(&mut self.win_delivered),
+            busy: std::mem::take(&mut self.win_busy),
+            tokens: std::mem::take(&mut self.win_tokens),
+            unblocks: std::mem::take(&mut self.win_unblocks),
+            fill,
+        });
+    }
+
+    /// Closes the windows and periods up to `bound` that this partition has
+    /// not reached, and drops those after it (a partition may process the
+    /// rest of the last window after the run's end).
+    fn close_at_end(&mut self, bound: u64) {
+        self.close_up_to(bound);
+        self.samples.retain(|s| s.cycle <= bound);
+        self.counter_snapshots.retain(|s| s.0 <= bound);
+    }
+
+    /// A collective audit at `t`: every partition's part, one verdict.
+    fn audit_all(&mut self, sync: &mut dyn WindowSync, t: u64) {
+        let mut mine = Vec::new();
+        self.audit_part().put(&mut mine);
+        let parts: Vec<AuditPart> = all_gather(sync, &mine).iter().map(|b| AuditPart::get(&mut Reader::new(b))).collect();
+        if let Some((kind, detail)) = self.audit_verdict(&parts) {
+            self.fail(t, kind, detail);
+        }
+    }
+
+    /// The deadlock report at `t`, from every partition's blocked heads.
+    fn deadlock_all(&self, sync: &mut dyn WindowSync, t: u64, g: &Global) -> Deadlock {
+        let mut mine = Vec::new();
+        for (q, s, u) in self.blocked_heads() {
+            mine.put_u64(q);
+            mine.put_u64(s);
+            mine.put_u32(u);
+        }
+        let mut heads = Vec::new();
+        for b in all_gather(sync, &mine) {
+            let mut r = Reader::new(&b);
+            while !r.done() {
+                heads.push((r.u64(), r.u64(), r.u32()));
+            }
+        }
+        self.deadlock_verdict(t, &heads, g.last_progress, g.live)
+    }
+}
+
+/// Runs partition `e` to the end of the run, meeting the other partitions
+/// through `sync` after every window. `progress` is called now and then
+/// (by partition 0 only) with the fraction done.
+pub(crate) fn drive(e: &mut Engine, sync: &mut dyn WindowSync, mut progress: Option<Progress>) -> Ending {
+    let parts = sync.partitions();
+    debug_assert_eq!(e.outbox.len(), parts);
+    let w = e.window_cycles();
+    let end = e.run.cycles.unwrap_or(u64::MAX);
+    let ugal = e.ugal_ports();
+    if !ugal.is_empty() {
+        e.ugal_view = vec![0; e.lay.routers * e.lay.ports];
+    }
+    let mut buf: Vec<Ev> = Vec::with_capacity(1024);
+    let mut inbox = vec![Vec::new(); parts];
+    let mut report_bytes = vec![Vec::new(); parts];
+    let mut mine = Vec::new();
+    let mut next_audit = if e.run.audit_cycles > 0 { e.run.audit_cycles } else { u64::MAX };
+    let mut last_report = Instant::now();
+    let (mut t, mut start, mut windows) = (0u64, 0u64, 0u64);
+    // The last cycle any partition processed (time-series windows close up to it).
+    let mut drained;
+    let mut completion = None;
+    let mut deadlock = None;
+    e.begin();
+    loop {
+        let until = start.saturating_add(w).min(end);
+        let last = e.run_window(until, &mut buf);
+        windows += 1;
+        mine.clear();
+        e.report(last, &ugal).put(&mut mine);
+        sync.exchange(&mut e.outbox, &mine, &mut inbox, &mut report_bytes);
+        for b in &inbox {
+            e.receive(b);
+        }
+        let reports: Vec<Report> = report_bytes.iter().map(|b| Report::get(b)).collect();
+        let g = Global::of(&reports);
+        if !ugal.is_empty() {
+            let mut cursor = vec![0usize; parts];
+            for &(r, p) in &ugal {
+                let q = e.owner[r as usize] as usize;
+                e.ugal_view[r as usize * e.lay.ports + p as usize] = reports[q].ugal[cursor[q]];
+                cursor[q] += 1;
+            }
+        }
+        t = t.max(g.last_event.unwrap_or(0));
+        drained = t;
+        if let Some(err) = g.error.clone() {
+            t = err.cycle;
+            e.fail(err.cycle, err.kind, err.detail);
+            break;
+        }
+        if e.workload.is_finite() && g.gen_remaining == 0 && g.trace_pending == 0 && g.live == 0 {
+            t = g.last_delivery.unwrap_or(0);
+            completion = Some(t);
+            break;
+        }
+        if g.live > g.pending_releases && t.saturating_sub(g.last_progress) > e.run.deadlock_cycles {
+            deadlock = Some(e.deadlock_all(sync, t, &g));
+            break;
+        }
+        let Some(next) = g.next_event else {
+            // Nothing can ever happen again, yet packets wait: a deadlock.
+            if g.live > 0 {
+                deadlock = Some(e.deadlock_all(sync, t, &g));
+            } else if let Some(c) = e.run.cycles {
+                t = c;
+            }
+            break;
+        };
+        if t >= next_audit {
+            e.audit_all(sync, t);
+            next_audit = t + e.run.audit_cycles;
+            if e.error.is_some() {
+                break;
+            }
+        }
+        start = until.max(next);
+        if start >= end {
+            t = end;
+            break;
+        }
+        if let Some(p) = progress.as_mut() {
+            if windows & 0x3f == 0 && last_report.elapsed().as_millis() >= 200 {
+                last_report = Instant::now();
+                let frac = match (e.run.cycles, e.workload.is_finite()) {
+                    (Some(c), _) => t as f64 / c as f64,
+                    (None, true) => g.delivered as f64 / (g.created + g.gen_remaining).max(1) as f64,
+                    _ => 0.0,
+                };
+                p(frac.min(1.0));
+            }
+        }
+    }
+    e.close_at_end(completion.unwrap_or(drained.min(t)));
+    if deadlock.is_none() && e.error.is_none() {
+        e.audit_all(sync, t);
+    }
+    if let Some(p) = progress.as_mut() {
+        p(1.0);
+    }
+    Ending { t, completion, deadlock, windows }
+}
