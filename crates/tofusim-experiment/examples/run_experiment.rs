@@ -1,12 +1,14 @@
 //! Runs an experiment file without Python (for profiling):
-//! `cargo run --release -p tofusim-experiment --example run_experiment -- FILE`
+//! `cargo run --release -p tofusim-experiment --example run_experiment -- FILE [THREADS]`
 fn main() {
-    let path = std::env::args()
-        .nth(1)
-        .expect("usage: run_experiment FILE.toml");
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: run_experiment FILE.toml [THREADS]");
+    let threads: usize = args.next().map_or(1, |t| t.parse().expect("THREADS: a whole number"));
     let text = std::fs::read_to_string(&path).expect("readable file");
-    match tofusim_experiment::experiment::run(&path, &text, &mut |_| {}) {
+    let split = tofusim_packet::Split::threads(threads);
+    match tofusim_experiment::experiment::run_split(&path, &text, split, &mut |_| {}) {
         Ok((_, r)) => {
+            let r = r.expect("one process has the result");
             // The speed figures of BENCHMARKS.md, derived from the run's own counters.
             let wall = r.sim.wall_seconds.max(1e-9);
             println!(

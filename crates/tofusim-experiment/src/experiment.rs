@@ -587,11 +587,29 @@ pub fn engine(exp: Experiment) -> Engine {
 
 /// Parses, validates and runs an experiment.
 pub fn run(file: &str, text: &str, progress: &mut dyn FnMut(f64)) -> Result<(System, RunResult)> {
+    let (system, r) = run_split(file, text, tofusim_packet::Split::serial(), progress)?;
+    Ok((system, r.expect("an unsplit run has its result")))
+}
+
+/// [`run`] split over threads (and processes, with a transport); the
+/// result is bit-identical to the unsplit run's, and comes back in
+/// process 0 only.
+pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress: &mut dyn FnMut(f64)) -> Result<(System, Option<RunResult>)> {
     let exp = parse(file, text)?;
     let system = System {
         name: exp.system.name.clone(),
         network: exp.system.network.clone(),
     };
     let e = engine(exp);
-    Ok((system, e.run(progress)))
+    check_split(file, &e, &split)?;
+    Ok((system, e.run_split(split, progress, |_| ()).map(|(r, _)| r)))
+}
+
+/// A split needs at least one router per partition.
+pub fn check_split(file: &str, e: &Engine, split: &tofusim_packet::Split) -> Result<()> {
+    let (parts, routers) = (split.partitions(), e.routers());
+    if parts > routers.min(tofusim_packet::MAX_PARTITIONS) {
+        return Err(ConfigError::new(file, "threads", format!("{parts} partitions for {routers} routers: expected at most one partition per router (and at most {})", tofusim_packet::MAX_PARTITIONS)));
+    }
+    Ok(())
 }

@@ -320,6 +320,11 @@ impl Engine {
             .sum();
     }
 
+    /// Routers in the network.
+    pub fn routers(&self) -> usize {
+        self.lay.routers
+    }
+
     #[inline]
     pub(crate) fn owns(&self, r: u32) -> bool {
         self.owner[r as usize] == self.me

@@ -114,7 +114,7 @@ impl Engine {
 fn finish_partition(e: &mut Engine, sync: &mut dyn WindowSync, progress: Option<Progress>) -> Option<(Ending, Vec<crate::result::PartitionLoad>)> {
     let end = drive(e, sync, progress);
     let mut mine = Vec::new();
-    e.summary(sync.wait_seconds()).put(&mut mine);
+    e.summary(end.busy_seconds, sync.wait_seconds()).put(&mut mine);
     let all = all_gather(sync, &mine);
     if sync.index() != 0 {
         return None;

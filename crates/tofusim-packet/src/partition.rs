@@ -40,7 +40,7 @@ impl PartitionPlan {
                 let lengths = torus.lengths();
                 // The longest axis, the last of equals (its slabs are the
                 // most contiguous in router numbering).
-                let axis = (0..lengths.len()).rev().max_by_key(|&a| lengths[a]).unwrap_or(0);
+                let axis = (0..lengths.len()).max_by_key(|&a| lengths[a]).unwrap_or(0);
                 let len = lengths[axis] as usize;
                 if parts <= len {
                     let mut c = Vec::new();

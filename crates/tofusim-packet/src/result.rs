@@ -89,7 +89,9 @@ pub struct PartitionInfo {
 pub struct PartitionLoad {
     pub routers: u64,
     pub events: u64,
-    /// Wall time spent at window boundaries waiting for the others.
+    /// Wall time spent simulating its windows, and at window boundaries
+    /// exchanging with and waiting for the others.
+    pub busy_seconds: f64,
     pub wait_seconds: f64,
 }
 

@@ -59,7 +59,7 @@ impl Engine {
     }
 
     /// This partition's statistics.
-    pub(crate) fn summary(&self, wait_seconds: f64) -> Summary {
+    pub(crate) fn summary(&self, busy_seconds: f64, wait_seconds: f64) -> Summary {
         let ports = self.lay.ports;
         let counters = (0..self.lay.routers * ports)
             .filter(|&i| self.owns((i / ports) as u32) && self.routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some())
@@ -79,7 +79,7 @@ impl Engine {
             tally: self.tally(),
             error: self.error.clone(),
             workload: node_state,
-            load: PartitionLoad { routers, events: self.events, wait_seconds },
+            load: PartitionLoad { routers, events: self.events, busy_seconds, wait_seconds },
         }
     }
 
@@ -137,6 +137,7 @@ impl Summary {
         words.iter().for_each(|&w| buf.put_u64(w));
         buf.put_u64(self.load.routers);
         buf.put_u64(self.load.events);
+        buf.put_f64(self.load.busy_seconds);
         buf.put_f64(self.load.wait_seconds);
     }
 
@@ -151,7 +152,7 @@ impl Summary {
         tally.iter_mut().for_each(|x| *x = r.u64());
         let error = (r.u8() == 1).then(|| InvariantError::get(&mut r));
         let words: Vec<u64> = (0..r.u64()).map(|_| r.u64()).collect();
-        let load = PartitionLoad { routers: r.u64(), events: r.u64(), wait_seconds: r.f64() };
+        let load = PartitionLoad { routers: r.u64(), events: r.u64(), busy_seconds: r.f64(), wait_seconds: r.f64() };
         Summary { counters, hist, samples, snapshots, vc_hops, tally, error, workload: NodeState::from_words(&words), load }
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct Ending {
     pub deadlock: Option<Deadlock>,
     /// Windows simulated.
     pub windows: u64,
+    /// Wall time this partition spent inside its windows.
+    pub busy_seconds: f64,
 }
 
 const NONE: u64 = u64::MAX;
@@ -340,12 +342,15 @@ pub(crate) fn drive(e: &mut Engine, sync: &mut dyn WindowSync, mut progress: Opt
     let (mut t, mut start, mut windows) = (0u64, 0u64, 0u64);
     // The last cycle any partition processed (time-series windows close up to it).
     let mut drained;
+    let mut busy = 0.0;
     let mut completion = None;
     let mut deadlock = None;
     e.begin();
     loop {
         let until = start.saturating_add(w).min(end);
+        let began = Instant::now();
         let last = e.run_window(until, &mut buf);
+        busy += began.elapsed().as_secs_f64();
         windows += 1;
         mine.clear();
         e.report(last, &ugal).put(&mut mine);
@@ -419,5 +424,5 @@ pub(crate) fn drive(e: &mut Engine, sync: &mut dyn WindowSync, mut progress: Opt
     if let Some(p) = progress.as_mut() {
         p(1.0);
     }
-    Ending { t, completion, deadlock, windows }
+    Ending { t, completion, deadlock, windows, busy_seconds: busy }
 }

@@ -77,18 +77,63 @@ fn topo_toml(py: Python<'_>, text: String, file: String) -> PyResult<String> {
     Ok(py.detach(|| metrics_json(sys)))
 }
 
+/// The processes of an MPI run as seen by the engine: a Python object with
+/// `rank`, `size` and `alltoall(list[bytes]) -> list[bytes]` (the front end
+/// wraps an mpi4py communicator in one). The first thread of the process
+/// calls it once per window, taking the GIL for the call only.
+struct PyTransport {
+    comm: Py<PyAny>,
+    rank: usize,
+    size: usize,
+}
+
+impl PyTransport {
+    fn new(py: Python<'_>, comm: Py<PyAny>) -> PyResult<Self> {
+        let rank = comm.getattr(py, "rank")?.extract::<usize>(py)?;
+        let size = comm.getattr(py, "size")?.extract::<usize>(py)?;
+        Ok(Self { comm, rank, size })
+    }
+}
+
+impl tofusim_packet::Transport for PyTransport {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn alltoall(&mut self, send: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        Python::attach(|py| {
+            let bufs: Vec<Bound<'_, pyo3::types::PyBytes>> = send.iter().map(|b| pyo3::types::PyBytes::new(py, b)).collect();
+            let got = self.comm.call_method1(py, "alltoall", (bufs,)).and_then(|r| r.extract::<Vec<Vec<u8>>>(py));
+            // A failed collective leaves the other processes waiting: there
+            // is no recovering from it, only reporting it.
+            got.unwrap_or_else(|e| panic!("MPI all-to-all failed: {e}"))
+        })
+    }
+}
+
 /// Runs the experiment in TOML `text` (`file` names it in errors) on the
 /// packet engine and returns the result as JSON. `progress(fraction)` is
-/// called now and then from the engine; `ports` keeps the per-port counters.
+/// called now and then from the engine; `ports` keeps the per-port
+/// counters. `threads` splits the network into that many partitions run on
+/// threads; with `comm` (see [`PyTransport`]) this process is one of an MPI
+/// run whose every process calls this with the same arguments, and only
+/// process 0 returns the result (the others `None`). Results are
+/// bit-identical to an unsplit run.
 #[pyfunction]
-#[pyo3(signature = (text, file, progress=None, ports=false))]
+#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None))]
 fn run_experiment(
     py: Python<'_>,
     text: String,
     file: String,
     progress: Option<Py<PyAny>>,
     ports: bool,
-) -> PyResult<String> {
+    threads: usize,
+    comm: Option<Py<PyAny>>,
+) -> PyResult<Option<String>> {
     let exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     let setup = serde_json::json!({
         "system": exp.system.name,
@@ -102,7 +147,13 @@ fn run_experiment(
         "nodes": exp.workload.nodes(),
     });
     let engine = tofusim_experiment::experiment::engine(exp);
-    let mut result = py.detach(|| {
+    let transport: Option<Box<dyn tofusim_packet::Transport>> = match comm {
+        Some(c) => Some(Box::new(PyTransport::new(py, c)?)),
+        None => None,
+    };
+    let split = tofusim_packet::Split { threads: threads.max(1), transport };
+    tofusim_experiment::experiment::check_split(&file, &engine, &split).map_err(config_err)?;
+    let result = py.detach(|| {
         let mut report = |f: f64| {
             if let Some(cb) = &progress {
                 Python::attach(|py| {
@@ -110,14 +161,15 @@ fn run_experiment(
                 });
             }
         };
-        engine.run(&mut report)
+        engine.run_split(split, &mut report, |_| ())
     });
+    let Some((mut result, ())) = result else { return Ok(None) };
     if !ports {
         result.ports.clear();
     }
     let mut v = serde_json::to_value(&result).expect("results serialise");
     v["setup"] = setup;
-    Ok(v.to_string())
+    Ok(Some(v.to_string()))
 }
 
 /// The collective algorithms per operation, as JSON

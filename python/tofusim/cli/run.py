@@ -61,26 +61,47 @@ def summary_table(r: dict[str, Any], title: str) -> Table:
         rows.append(("broadcast", f"{b['fraction_of_peak']:.4f} of the payload peak of {b['receiving_links']} incoming links per node; {b['deposits']:,} deposits"))
     sim = r["sim"]
     rows.append(("simulator", f"{sim['wall_seconds']:.2f} s wall, {sim['events']:,} events, {sim['simulated_us_per_wall_second']:.1f} µs simulated per s, {sim['peak_memory_bytes'] / 2**20:.0f} MiB peak"))
+    p = sim.get("partitions")
+    if p:
+        loads = ", ".join(f"{q['routers']:,} routers {q['busy_seconds']:.2f} s busy {q['wait_seconds']:.2f} s waiting" for q in p["partitions"])
+        rows.append(("partitions", f"{len(p['partitions'])} ({p['processes']} processes × {p['threads_per_process']} threads; {p['how']}); "
+                                   f"{p['windows']:,} windows of {p['window_cycles']} cycles; event imbalance {p['event_imbalance']:.3f}; {loads}"))
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def _mpi_world() -> Any:
+    """MPI's world communicator (mpi4py), or a clear error without it."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:  # pragma: no cover - mpi4py is installed by `make install`
+        raise click.UsageError(f"--mpi needs mpi4py and Open MPI (make install): {e}") from None
+    return MPI.COMM_WORLD
 
 
 @click.command()
 @click.argument("experiment", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None, help="Write results.json, CSV files and PNG plots into this directory.")
-def run(experiment: str, as_json: bool, out: str | None) -> None:
+@click.option("--threads", type=click.IntRange(1, 4096), default=1, show_default=True,
+              help="Split the network into partitions simulated on this many threads (per process with --mpi). Results are bit-identical to one thread.")
+@click.option("--mpi", is_flag=True, help="Run as one process of an MPI job (mpirun -np N tofusim run ... --mpi): every process simulates its partitions, rank 0 prints the result.")
+def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool) -> None:
     """Run one simulation described by EXPERIMENT.toml (see docs/experiment.md).
 
     Exit code 1 when the run deadlocks or an invariant check fails (the
     result, with its "deadlock" or "invariant_error", is still printed).
     """
+    comm = _mpi_world() if mpi else None
     progress = _LazyProgress()
     try:
-        r = run_file(experiment, progress=progress, ports=out is not None)
+        r = run_file(experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
+                     ports=out is not None, threads=threads, comm=comm)
     finally:
         progress.close()
+    if r is None:
+        return  # an MPI process other than rank 0: rank 0 reports
     if out:
         from ..report.files import write_run
 
