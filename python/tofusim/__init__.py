@@ -91,16 +91,20 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
 
 def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
-         verify: bool = False, seed: int = 1, progress: Any = None) -> dict[str, Any]:
-    """Runs one collective on the packet engine over every node of ``system``.
+         verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet") -> dict[str, Any]:
+    """Runs one collective over every node of ``system``.
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
-    (allgather) or each rank's block per destination (alltoall).
+    (allgather) or each rank's block per destination (alltoall). ``model``:
+    ``packet`` (the packet engine), ``flow`` (the flow model: event by
+    event, or in lockstep rounds when the schedule is too large to list),
+    ``flow-events`` or ``flow-rounds`` to choose.
     """
     spec = {
         "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),
         "segment_bytes": int(segment_bytes), "tnis": tnis, "descriptor": descriptor,
         "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
+        "model": model,
     }
     return json.loads(_core.run_collective(json.dumps(spec), progress))
 

@@ -6,7 +6,9 @@
 //! network interface (TNI) a send uses. Algorithms ([`algorithms`]) build
 //! schedules; executors run them: the data executor here ([`data`]) moves
 //! real buffers and checks the result, the packet engine times them, and
-//! the Python front end runs them on real MPI ranks.
+//! the Python front end runs them on real MPI ranks. The regular
+//! algorithms also have a compact lockstep form ([`rounds`]) for the flow
+//! model at full-machine scale.
 //!
 //! Buffers are counted in *elements* of [`ELEMENT_BYTES`] bytes (a double,
 //! or a 64-bit integer in the data executor, where sums wrap so that every
@@ -17,11 +19,13 @@ pub mod barrier_hw;
 pub mod collective;
 pub mod data;
 pub mod mpi;
+pub mod rounds;
 pub mod schedule;
 pub mod tree;
 
 pub use algorithms::{Algorithm, BuildError, Params};
 pub use collective::Collective;
+pub use rounds::{Rounds, Stream};
 pub use data::{execute, DataError, Outcome};
 pub use schedule::{Action, Combine, Program, Rank, Schedule, Span, Step, StepId};
 

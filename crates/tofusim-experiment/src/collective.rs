@@ -42,10 +42,61 @@ pub struct CollectiveSpec {
     pub modes: Modes,
     pub verify: bool,
     pub seed: u64,
+    pub model: Model,
 }
 
+/// Which model times a collective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    /// The packet engine, every packet simulated.
+    Packet,
+    /// The flow model on the schedule's messages, event by event.
+    FlowEvents,
+    /// The flow model on the algorithm's lockstep rounds (full machines).
+    FlowRounds,
+    /// The flow model: by events when the schedule is small enough, by
+    /// rounds when it is not and the algorithm has a rounds form.
+    Flow,
+}
+
+impl Model {
+    pub const NAMES: [&'static str; 4] = ["packet", "flow", "flow-events", "flow-rounds"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "packet" => Self::Packet,
+            "flow" => Self::Flow,
+            "flow-events" => Self::FlowEvents,
+            "flow-rounds" => Self::FlowRounds,
+            _ => return None,
+        })
+    }
+}
+
+/// Most messages an explicit schedule may have (its steps are held in
+/// memory, two per message).
+pub const MAX_SCHEDULE_MESSAGES: u64 = 40_000_000;
+
+/// About how many messages `spec`'s schedule has over `p` ranks (an upper
+/// estimate, to refuse schedules that cannot be held in memory before
+/// building them).
+pub fn estimated_messages(spec: &CollectiveSpec, p: u64) -> u64 {
+    let log = 64 - p.max(1).leading_zeros() as u64;
+    let segs = spec.size_bytes.div_ceil(spec.segment_bytes.max(1)).max(1);
+    let all_pairs = p * p.saturating_sub(1);
+    match (spec.op.as_str(), spec.algorithm.as_str()) {
+        (_, "pairwise" | "overlaid-symmetric") => all_pairs,
+        ("allreduce", "ring") => 2 * all_pairs,
+        (_, "ring" | "scatter-allgather" | "quad-rings") => all_pairs + p * log,
+        (_, "chain" | "trinary-tree" | "trinaryx3") => 6 * p * segs,
+        _ => 2 * p * log + 2 * p,
+    }
+}
 #[derive(Clone, Debug, Serialize)]
 pub struct CollectiveResult {
+    /// The model that timed it: `packet`, `flow-events` or `flow-rounds`.
+    pub model: Model,
     pub op: String,
     pub algo: String,
     pub size_bytes: u64,
@@ -64,8 +115,19 @@ pub struct CollectiveResult {
     pub messages: u64,
     pub bytes_sent: u64,
     pub tnis_used: u8,
-    /// Packet-engine statistics of the run.
-    pub run: RunSummary,
+    /// Packet-engine statistics of the run (packet model only).
+    pub run: Option<RunSummary>,
+    /// Flow-model statistics of the run (flow models only).
+    pub flow: Option<FlowSummary>,
+}
+
+/// How the flow model timed a collective.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    pub wall_seconds: f64,
+    pub peak_memory_bytes: u64,
+    /// The rounds form's figures (the `flow-rounds` model).
+    pub rounds: Option<crate::flow_rounds::RoundsTimed>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -348,8 +410,119 @@ pub fn run_on(
     })
 }
 
-/// Runs one collective on the packet engine (and, with `verify`, on real buffers).
+/// Runs one collective on the model `spec` names (and, with `verify`, on
+/// real buffers).
 pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<CollectiveResult> {
+    if spec.model == Model::Packet {
+        return run_packet(spec, progress);
+    }
+    let wall = std::time::Instant::now();
+    let s = setup(&spec.system)?;
+    let ranks = s.node_of_rank.len() as u32;
+    if spec.root >= ranks {
+        return Err(err("root", format!("expected a rank below {ranks}")));
+    }
+    let estimate = estimated_messages(spec, ranks as u64);
+    let has_rounds = tofusim_comm::rounds::WITH_ROUNDS.contains(&(spec.op.as_str(), spec.algorithm.as_str()));
+    let model = match spec.model {
+        Model::Flow if has_rounds && estimate > 2_000_000 => Model::FlowRounds,
+        Model::Flow => Model::FlowEvents,
+        m => m,
+    };
+    let tnis = spec.tnis.unwrap_or(s.model.tnis).max(1);
+    if model == Model::FlowRounds {
+        if spec.verify {
+            return Err(err("verify", "the rounds form moves no data: --verify needs the packet or flow-events model"));
+        }
+        let mut params = Params::new(ranks, 0);
+        params.grid = s.grid;
+        params.tnis = tnis;
+        params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+        params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
+        let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
+        let timed = crate::flow_rounds::rounds_time(&s, &rounds, &spec.modes, spec.seed)?;
+        progress(1.0);
+        return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: peak_memory_bytes(), rounds: Some(timed) }), model));
+    }
+    check_estimate(spec, estimate)?;
+    let sched = schedule(spec, ranks, s.grid, s.model.tnis)?;
+    let time = crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed)?;
+    progress(1.0);
+    let (verified, verify_error) = verification(spec, &sched);
+    Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), (sched.messages(), sched.bytes_sent(), sched.tnis_used()), verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: peak_memory_bytes(), rounds: None }), model))
+}
+
+/// Refuses a schedule too large to hold, naming the way out.
+fn check_estimate(spec: &CollectiveSpec, estimate: u64) -> Result<()> {
+    if estimate > MAX_SCHEDULE_MESSAGES {
+        let rounds: Vec<String> = tofusim_comm::rounds::WITH_ROUNDS.iter().map(|(o, a)| format!("{o} {a}")).collect();
+        return Err(err("system", format!(
+            "{} {} on {} has about {estimate} messages, more than the {} an explicit schedule may hold; the flow model's rounds form (--model flow) runs {} at any scale",
+            spec.op, spec.algorithm, spec.system, MAX_SCHEDULE_MESSAGES, rounds.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+fn verification(spec: &CollectiveSpec, s: &tofusim_comm::Schedule) -> (Option<bool>, Option<String>) {
+    if !spec.verify {
+        return (None, None);
+    }
+    match data::execute(s, data::Order::Fifo) {
+        Ok(_) => (Some(true), None),
+        Err(e) => (Some(false), Some(e.to_string())),
+    }
+}
+
+fn peak_memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
+        .map_or(0, |k| k * 1024)
+}
+
+/// The result record of a timed collective.
+#[allow(clippy::too_many_arguments)]
+fn result(
+    spec: &CollectiveSpec,
+    coll: Collective,
+    ranks: u32,
+    grid: Option<Grid>,
+    time_seconds: f64,
+    fallback: Option<String>,
+    (messages, bytes_sent, tnis_used): (u64, u64, u8),
+    verified: Option<(bool, Option<String>)>,
+    run: Option<RunSummary>,
+    flow: Option<FlowSummary>,
+    model: Model,
+) -> CollectiveResult {
+    let bytes = match coll {
+        Collective::Allgather | Collective::Alltoall => spec.size_bytes * ranks as u64,
+        _ => spec.size_bytes,
+    };
+    CollectiveResult {
+        model,
+        op: spec.op.clone(),
+        algo: spec.algorithm.clone(),
+        size_bytes: spec.size_bytes,
+        processes: ranks,
+        system: spec.system.clone(),
+        communicator_shape: grid.map(|g| g.lengths),
+        time_seconds,
+        bandwidth_Bps: if time_seconds > 0.0 && coll != Collective::Barrier { bytes as f64 / time_seconds } else { 0.0 },
+        verified: verified.as_ref().map(|v| v.0),
+        verify_error: verified.and_then(|v| v.1),
+        fallback,
+        messages,
+        bytes_sent,
+        tnis_used,
+        run,
+        flow,
+    }
+}
+
+/// Runs one collective on the packet engine (and, with `verify`, on real buffers).
+fn run_packet(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<CollectiveResult> {
     let timed = run_schedule(
         &spec.system,
         &spec.modes,
@@ -358,46 +531,26 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
             if spec.root >= ranks {
                 return Err(err("root", format!("expected a rank below {ranks}")));
             }
+            check_estimate(spec, estimated_messages(spec, ranks as u64))?;
             schedule(spec, ranks, grid, tnis)
         },
         progress,
     )?;
     let s = &timed.schedule;
-    let (verified, verify_error) = if spec.verify {
-        match data::execute(s, data::Order::Fifo) {
-            Ok(_) => (Some(true), None),
-            Err(e) => (Some(false), Some(e.to_string())),
-        }
-    } else {
-        (None, None)
-    };
-    let coll = s.collective;
-    let ranks = timed.ranks;
-    let bytes = match coll {
-        Collective::Allgather | Collective::Alltoall => spec.size_bytes * ranks as u64,
-        _ => spec.size_bytes,
-    };
-    Ok(CollectiveResult {
-        op: spec.op.clone(),
-        algo: spec.algorithm.clone(),
-        size_bytes: spec.size_bytes,
-        processes: ranks,
-        system: spec.system.clone(),
-        communicator_shape: timed.grid.map(|g| g.lengths),
-        time_seconds: timed.time_seconds,
-        bandwidth_Bps: if timed.time_seconds > 0.0 && coll != Collective::Barrier {
-            bytes as f64 / timed.time_seconds
-        } else {
-            0.0
-        },
-        verified,
-        verify_error,
-        fallback: s.fallback.clone(),
-        messages: s.messages(),
-        bytes_sent: s.bytes_sent(),
-        tnis_used: s.tnis_used(),
-        run: timed.run,
-    })
+    let (verified, verify_error) = verification(spec, s);
+    Ok(result(
+        spec,
+        s.collective,
+        timed.ranks,
+        timed.grid,
+        timed.time_seconds,
+        s.fallback.clone(),
+        (s.messages(), s.bytes_sent(), s.tnis_used()),
+        verified.map(|v| (v, verify_error)),
+        Some(timed.run),
+        None,
+        Model::Packet,
+    ))
 }
 
 /// The hardware barrier across every node of `system_name` (one BCH per

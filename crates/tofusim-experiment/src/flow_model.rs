@@ -42,22 +42,22 @@ pub struct FlowTimed {
 /// directed link (its class rate), then every node's injection (its host
 /// interface), then every node's send lanes (one per TNI; each at the rate
 /// of the injection FIFOs it feeds).
-struct FlowNet {
-    routing: Routing,
+pub(crate) struct FlowNet {
+    pub(crate) routing: Routing,
     /// Adaptive tori: the routes of every dimension order, over which a
     /// message is spread (the engine's adaptive minimal routing spreads
     /// its packets over the minimal paths; dimension orders stand for them).
-    orders: Vec<Routing>,
-    routers: usize,
-    ports: usize,
-    nodes: usize,
-    npr: u32,
-    tnis: usize,
-    capacity: Vec<f64>,
+    pub(crate) orders: Vec<Routing>,
+    pub(crate) routers: usize,
+    pub(crate) ports: usize,
+    pub(crate) nodes: usize,
+    pub(crate) npr: u32,
+    pub(crate) tnis: usize,
+    pub(crate) capacity: Vec<f64>,
 }
 
 impl FlowNet {
-    fn new(s: &Setup) -> Result<Self> {
+    pub(crate) fn new(s: &Setup) -> Result<Self> {
         let link_bps = s.model.link_Bps;
         let (routing, npr) = match &s.dragonfly {
             None => {
@@ -100,7 +100,7 @@ impl FlowNet {
         Ok(Self { routing, orders, routers, ports, nodes, npr, tnis, capacity })
     }
 
-    fn lane(&self, node: u32, tni: u8) -> usize {
+    pub(crate) fn lane(&self, node: u32, tni: u8) -> usize {
         node as usize * self.tnis + tni as usize % self.tnis
     }
 
@@ -110,7 +110,7 @@ impl FlowNet {
     /// route; on an adaptive torus one per dimension order; on a dragonfly
     /// under Valiant routing up to 16 of the Valiant routes (the engine's
     /// packets spread over the minimal or Valiant paths).
-    fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> Vec<(Vec<u32>, u64, f64)> {
+    pub(crate) fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> Vec<(Vec<u32>, u64, f64)> {
         let (ra, rb) = (a / self.npr, b / self.npr);
         if let Routing::Dragonfly(d) = &self.routing {
             if d.mode == DragonflyMode::Valiant {
@@ -177,6 +177,18 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// Bytes on the wire of a message of `bytes` payload: its packets, each
+/// with its header, rounded to 32-byte chunks, plus the per-packet link
+/// overhead (an empty message still sends one packet).
+pub(crate) fn wire_bytes(s: &Setup, bytes: u64) -> u64 {
+    let (header, overhead) = (s.model.header_bytes as u64, s.model.router.overhead_bytes as u64);
+    let payload = s.model.packet_bytes as u64 - header;
+    let packets = bytes.div_ceil(payload).max(1);
+    let last = bytes - (packets - 1) * payload;
+    let on_wire = |carried: u64| (carried + header).div_ceil(32) * 32 + overhead;
+    (packets - 1) * on_wire(payload) + on_wire(last)
+}
+
 /// `list` (ranks of `system_name`'s communicator) on the flow model.
 pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
     let s = setup(system_name)?;
@@ -187,7 +199,6 @@ pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<Flow
 pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
     let net = FlowNet::new(s)?;
     let tnis = net.tnis;
-    let payload = (s.model.packet_bytes - s.model.header_bytes) as u64;
     let timing = s.model.host_timing(&Modes::default());
     let cycle_s = s.model.cycle_ns() * 1e-9;
     let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
@@ -206,14 +217,7 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
         }
         let (a, b) = (s.node_of_rank[tr.src as usize], s.node_of_rank[tr.dst as usize]);
         let routes = net.routes(a, b, tr.tni, &mut rng);
-        let packets = tr.bytes.div_ceil(payload).max(1);
-        let mut wire = 0u64;
-        let mut left = tr.bytes;
-        for _ in 0..packets {
-            let carried = left.min(payload);
-            left -= carried;
-            wire += (carried + s.model.header_bytes as u64).div_ceil(32) * 32 + s.model.router.overhead_bytes as u64;
-        }
+        let wire = wire_bytes(s, tr.bytes);
         // One message per route part; the lane orders whole transfers: a
         // transfer's parts wait for the last part of the one before.
         let key = (a, tr.tni % tnis as u8);
@@ -284,18 +288,7 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
     let capacity = net.capacity.clone();
     let timing = s.model.host_timing(modes);
     let cycle_s = s.model.cycle_ns() * 1e-9;
-    let payload = (s.model.packet_bytes - s.model.header_bytes) as u64;
-    let wire_of = |bytes: u64| -> f64 {
-        let packets = bytes.div_ceil(payload).max(1);
-        let mut left = bytes;
-        let mut wire = 0u64;
-        for _ in 0..packets {
-            let carried = left.min(payload);
-            left -= carried;
-            wire += (carried + s.model.header_bytes as u64).div_ceil(32) * 32 + s.model.router.overhead_bytes as u64;
-        }
-        wire as f64
-    };
+    let wire_of = |bytes: u64| wire_bytes(s, bytes) as f64;
     let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
     // Flat step numbering and message matching, as ScheduleRun does.
     let mut base = vec![0usize];

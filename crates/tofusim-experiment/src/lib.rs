@@ -10,6 +10,7 @@ pub mod comm_model;
 pub mod error;
 pub mod experiment;
 pub mod flow_model;
+pub mod flow_rounds;
 pub mod presets;
 pub mod section;
 pub mod system;

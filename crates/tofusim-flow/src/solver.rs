@@ -2,8 +2,10 @@
 //! levels at which each link would saturate (its free capacity over its
 //! unfrozen flows — all unfrozen flows share the current level) and at
 //! which each capped flow reaches its cap. Popping the lowest freezes the
-//! flows it holds; each freeze updates the keys of that flow's links.
-//! O((flows × path) · log) per solve; buffers are kept between solves.
+//! flows it holds; the links those flows cross get new keys, once per pop
+//! however many of their flows froze (a link shared by many flows is
+//! re-keyed once, not once per flow). O((flows × path) · log) per solve at
+//! worst; buffers are kept between solves.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -49,6 +51,10 @@ pub struct MaxMin {
     version: Vec<u32>,
     frozen: Vec<bool>,
     heap: BinaryHeap<Entry>,
+    /// Links whose key changed in the current pop, and the pop that last
+    /// listed each link (to list it once).
+    touched: Vec<u32>,
+    listed: Vec<u32>,
 }
 
 impl MaxMin {
@@ -111,42 +117,52 @@ impl MaxMin {
                 self.frozen[i] = true;
             }
         }
+        self.listed.clear();
+        self.listed.resize(nl, u32::MAX);
+        let mut pop = 0u32;
         while let Some(e) = self.heap.pop() {
             if e.what > u32::MAX - nf as u32 {
                 let i = (u32::MAX - e.what) as usize;
                 if !self.frozen[i] {
-                    self.freeze(capacity, flows, i, e.level, rates);
+                    self.freeze(flows, i, e.level, rates, pop);
                 }
-                continue;
-            }
-            let l = e.what as usize;
-            if e.version != self.version[l] || self.active[l] == 0 {
-                continue;
-            }
-            for k in self.start[l]..self.start[l + 1] {
-                let i = self.on_link[k as usize] as usize;
-                if !self.frozen[i] {
-                    self.freeze(capacity, flows, i, e.level, rates);
+            } else {
+                let l = e.what as usize;
+                if e.version != self.version[l] || self.active[l] == 0 {
+                    continue;
+                }
+                for k in self.start[l]..self.start[l + 1] {
+                    let i = self.on_link[k as usize] as usize;
+                    if !self.frozen[i] {
+                        self.freeze(flows, i, e.level, rates, pop);
+                    }
                 }
             }
+            // Every link a frozen flow crossed rises with the rest from the
+            // level just reached: new key once per link.
+            for j in 0..self.touched.len() {
+                let l = self.touched[j] as usize;
+                self.version[l] = self.version[l].wrapping_add(1);
+                if self.active[l] > 0 {
+                    let key = ((capacity[l] - self.frozen_load[l]) / self.active[l] as f64).max(e.level);
+                    self.heap.push(Entry { level: key, what: l as u32, version: self.version[l] });
+                }
+            }
+            self.touched.clear();
+            pop = pop.wrapping_add(1);
         }
     }
 
-    fn freeze(&mut self, capacity: &[f64], flows: &[Flow], i: usize, level: f64, rates: &mut [f64]) {
+    fn freeze(&mut self, flows: &[Flow], i: usize, level: f64, rates: &mut [f64], pop: u32) {
         self.frozen[i] = true;
         rates[i] = level;
         for &l in &flows[i].links {
             let l = l as usize;
             self.active[l] -= 1;
             self.frozen_load[l] += level;
-            self.version[l] = self.version[l].wrapping_add(1);
-            if self.active[l] > 0 {
-                let key = ((capacity[l] - self.frozen_load[l]) / self.active[l] as f64).max(level);
-                self.heap.push(Entry {
-                    level: key,
-                    what: l as u32,
-                    version: self.version[l],
-                });
+            if self.listed[l] != pop {
+                self.listed[l] = pop;
+                self.touched.push(l as u32);
             }
         }
     }

@@ -218,6 +218,12 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         modes,
         verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
         seed: get_u("seed", 1),
+        model: {
+            let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
+            tofusim_experiment::collective::Model::parse(m).ok_or_else(|| {
+                TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{m}`; expected one of: {}", tofusim_experiment::collective::Model::NAMES.join(", ")))
+            })?
+        },
     })
 }
 

@@ -1,4 +1,4 @@
-"""``tofusim coll``: one collective operation on the packet engine."""
+"""``tofusim coll``: one collective operation on the packet engine or the flow model."""
 
 from __future__ import annotations
 
@@ -44,10 +44,13 @@ def _list(as_json: bool) -> None:
 @click.option("--cmg", type=click.Choice(["near", "far"]), default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
 @click.option("--verify", is_flag=True, help="Also run the schedule on real buffers and check the result.")
 @click.option("--seed", default=1, show_default=True)
+@click.option("--model", type=click.Choice(["packet", "flow", "flow-events", "flow-rounds"]), default="packet", show_default=True,
+              help="packet: every packet on the packet engine. flow: the flow model (max-min fair bandwidth sharing) on the schedule's messages, "
+                   "or, when the schedule is too large to list (full machines), on the algorithm's lockstep rounds; flow-events / flow-rounds choose.")
 @click.option("--list", "list_", is_flag=True, help="List the algorithms of every operation.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, list_, as_json) -> None:
-    """Run one collective OP over every node of a system, on the packet engine.
+def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, as_json) -> None:
+    """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
     their dependencies); --verify also runs it on real buffers.
@@ -66,7 +69,7 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     progress = _LazyProgress()
     try:
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
-                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress)
+                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model)
     finally:
         progress.close()
     if as_json:
@@ -86,13 +89,22 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
         ]
         if r["fallback"]:
             rows.append(("fallback", r["fallback"]))
-        rows.append(("simulator", f"{r['run']['cycles']:,} cycles, {r['run']['wall_seconds']:.2f} s wall"))
+        if r["run"]:
+            rows.append(("simulator", f"packet engine: {r['run']['cycles']:,} cycles, {r['run']['wall_seconds']:.2f} s wall"))
+        else:
+            f = r["flow"]
+            how = "flow model, schedule event by event"
+            if f["rounds"]:
+                k = f["rounds"]
+                how = (f"flow model in lockstep rounds: {k['rounds']:,} rounds in {k['stretches']:,} stretches, {k['solves']:,} max-min solves; "
+                       f"transfers {k['transfer_seconds'] * 1e6:,.1f} µs + latencies {k['latency_seconds'] * 1e6:,.1f} µs + copies {k['copy_seconds'] * 1e6:,.1f} µs")
+            rows.append(("simulator", f"{how}; {f['wall_seconds']:.2f} s wall, {f['peak_memory_bytes'] / 2**20:,.0f} MiB peak"))
         for k, v in rows:
             t.add_row(k, v)
         Console(width=None if sys.stdout.isatty() else 140).print(t)
     if r["verified"] is False:
         click.echo(f"tofusim: verification failed: {r['verify_error']}", err=True)
         raise SystemExit(1)
-    if r["run"]["deadlock"] or r["run"]["invariant_error"]:
+    if r["run"] and (r["run"]["deadlock"] or r["run"]["invariant_error"]):
         click.echo(f"tofusim: the run failed: {r['run']['invariant_error'] or 'deadlock'}", err=True)
         raise SystemExit(1)

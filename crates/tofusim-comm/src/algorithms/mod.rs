@@ -13,7 +13,7 @@
 mod allgather;
 mod alltoall;
 mod barrier;
-mod bcast;
+pub(crate) mod bcast;
 mod doubling;
 mod reduce;
 

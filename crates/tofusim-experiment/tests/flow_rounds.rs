@@ -1,0 +1,68 @@
+//! The rounds form of a collective on the flow model, against the
+//! event-driven flow executor of the full schedule and the packet engine
+//! (mid-size), and at full-machine scale.
+
+use tofusim_experiment::collective::{run_schedule, setup};
+use tofusim_experiment::comm_model::Modes;
+use tofusim_experiment::{flow_model, flow_rounds};
+
+/// (packet engine, flow events, flow rounds) seconds.
+fn three(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64) -> (f64, f64, f64) {
+    let params = |ranks: u32, grid, tnis: u8| {
+        let mut p = tofusim_comm::Params::new(ranks, 0);
+        p.grid = grid;
+        p.tnis = tnis;
+        p.segment_elements = segment_bytes / 8;
+        p
+    };
+    let timed = run_schedule(system, &Modes::default(), 1, |r, g, t| Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, params(r, g, t)).unwrap()), &mut |_| {}).unwrap();
+    let s = setup(system).unwrap();
+    let events = flow_model::schedule_time(&s, &timed.schedule, &Modes::default(), 1).unwrap();
+    let mut p = params(s.node_of_rank.len() as u32, s.grid, s.model.tnis);
+    p.count = if op == "alltoall" { bytes / 8 } else { bytes / 8 };
+    let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
+    let r = flow_rounds::rounds_time(&s, &rounds, &Modes::default(), 1).unwrap();
+    (timed.time_seconds, events, r.time_seconds)
+}
+
+#[test]
+fn rounds_against_events_and_packets() {
+    let mut rows = Vec::new();
+    for (sys, op, algo, bytes, seg) in [
+        ("k:2x1x2", "allreduce", "ring", 4u64 << 20, 16u64 << 10),
+        ("k:2x1x2", "allreduce", "recursive-doubling", 4 << 20, 16 << 10),
+        ("k:2x1x2", "allreduce", "trinaryx3", 16 << 20, 16 << 10),
+        ("k:2x1x2", "alltoall", "bruck", 16 << 10, 16 << 10),
+        ("bgl:4x4x4", "allreduce", "ring", 1 << 20, 16 << 10),
+        ("bgl:4x4x4", "allreduce", "trinaryx3", 4 << 20, 16 << 10),
+        ("bgl:4x4x4", "alltoall", "bruck", 4 << 10, 16 << 10),
+    ] {
+        let (p, e, r) = three(sys, op, algo, bytes, seg);
+        println!("{sys:10} {op:9} {algo:18} {:>8} packet {:10.1} us  events {:10.1} us ({:+.1}%)  rounds {:10.1} us ({:+.1}% vs events, {:+.1}% vs packet)", bytes, p * 1e6, e * 1e6, (e / p - 1.0) * 100.0, r * 1e6, (r / e - 1.0) * 100.0, (r / p - 1.0) * 100.0);
+        rows.push((sys, algo, p, e, r));
+    }
+}
+
+#[test]
+#[ignore = "full machine: run with --ignored (tens of seconds each)"]
+fn full_machines() {
+    let only = std::env::var("FULL_ONLY").unwrap_or_default();
+    for sys in ["k", "fugaku"] {
+        let s = setup(sys).unwrap();
+        let ranks = s.node_of_rank.len() as u32;
+        for (op, algo, bytes) in [("allreduce", "ring", 16u64 << 20), ("allreduce", "recursive-doubling", 16 << 20), ("allreduce", "trinaryx3", 16 << 20), ("alltoall", "bruck", 1 << 10)] {
+            if !only.is_empty() && only != format!("{sys}/{algo}") {
+                continue;
+            }
+            let t0 = std::time::Instant::now();
+            let mut p = tofusim_comm::Params::new(ranks, bytes / 8);
+            p.grid = s.grid;
+            p.tnis = s.model.tnis;
+            p.segment_elements = (16 << 10) / 8;
+            let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
+            let built = t0.elapsed().as_secs_f64();
+            let r = flow_rounds::rounds_time(&s, &rounds, &Modes::default(), 1).unwrap();
+            println!("{sys:7} {op:9} {algo:18} {ranks} ranks: {:.3} ms ({} rounds, {} stretches, {} solves, largest {}) in {:.1} s (build {:.1} s)", r.time_seconds * 1e3, r.rounds, r.stretches, r.solves, r.largest_round, t0.elapsed().as_secs_f64(), built);
+        }
+    }
+}
