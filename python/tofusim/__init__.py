@@ -50,7 +50,7 @@ def presets() -> list[dict[str, Any]]:
 
 
 def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
-        comm: Any = None) -> dict[str, Any] | None:
+        comm: Any = None, model: str = "packet") -> dict[str, Any] | None:
     """Runs the experiment in TOML ``text`` on the packet engine.
 
     ``progress(fraction)`` is called now and then; ``ports`` keeps the
@@ -59,16 +59,17 @@ def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = F
     ``comm`` (an mpi4py communicator, see :class:`MpiTransport`) makes this
     process one of an MPI run, every process calling ``run`` alike, and
     only rank 0 gets the result (the others ``None``). Results are
-    bit-identical to the unsplit run's.
+    bit-identical to the unsplit run's. ``model="flow"`` runs the workload
+    on the flow model instead (max-min fair bandwidth sharing, one thread).
     """
-    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None)
+    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model)
     return None if out is None else json.loads(out)
 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
-             comm: Any = None) -> dict[str, Any] | None:
+             comm: Any = None, model: str = "packet") -> dict[str, Any] | None:
     """Runs the experiment file at ``path`` (see :func:`run`)."""
-    return run(_read_text(path), str(path), progress, ports, threads, comm)
+    return run(_read_text(path), str(path), progress, ports, threads, comm, model)
 
 
 class MpiTransport:

@@ -474,7 +474,8 @@ fn verification(spec: &CollectiveSpec, s: &tofusim_comm::Schedule) -> (Option<bo
     }
 }
 
-fn peak_memory_bytes() -> u64 {
+/// The process's peak resident memory (VmHWM), bytes.
+pub(crate) fn peak_memory_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))

@@ -59,21 +59,6 @@ pub(crate) struct FlowNet {
 impl FlowNet {
     pub(crate) fn new(s: &Setup) -> Result<Self> {
         let link_bps = s.model.link_Bps;
-        let (routing, npr) = match &s.dragonfly {
-            None => {
-                let t = &s.torus;
-                let order: Vec<usize> = if tofu::is_tofu(t) { tofu::ROUTING_ORDER.to_vec() } else { (0..t.axes().len()).collect() };
-                (Routing::Torus(TorusRouting::new(t, &order, EscapeOrder::Dimension)), 1)
-            }
-            Some((d, mode)) => {
-                if !matches!(mode, DragonflyMode::Minimal | DragonflyMode::Valiant) {
-                    return Err(ConfigError::new("<flow>", "system", "the flow model has no congestion-based route choice: on a dragonfly give /minimal or /valiant"));
-                }
-                (Routing::Dragonfly(tofusim_routing::DragonflyRouting::new(d, *mode)), d.nodes_per_router)
-            }
-        };
-        let (routers, ports) = (routing.routers(), routing.ports());
-        let nodes = routers * npr as usize;
         let r = &s.model.router;
         let node_bps = if s.dragonfly.is_some() {
             // The engine's host interface counts packet bytes, as wire bytes do.
@@ -81,7 +66,54 @@ impl FlowNet {
         } else {
             s.model.host_limit_Bps.map_or(s.injection_links * link_bps, |h| h.min(s.injection_links * link_bps))
         };
-        let tnis = s.model.tnis.max(1) as usize;
+        let adaptive = s.model.routing == tofusim_packet::RoutingMode::Adaptive;
+        Self::build("<flow>", &s.torus, s.dragonfly.as_ref().map(|(d, m)| (d, *m)), r, adaptive, link_bps, node_bps, s.model.tnis)
+    }
+
+    /// The flow network of an experiment file's system, in bytes per
+    /// cycle: a link carries one byte per cycle (a slower link class less),
+    /// a node injects at most its injection capacity (and its host
+    /// interface's rate), through one send lane per workload lane.
+    pub(crate) fn for_experiment(file: &str, exp: &crate::experiment::Experiment) -> Result<Self> {
+        let node = exp.injection_links.min(exp.router.host_bytes_per_cycle);
+        let lanes = exp.workload.lanes().clamp(1, 255) as u8;
+        let dragonfly = match (&exp.system.network.topology, exp.dragonfly) {
+            (tofusim_topology::Topology::Dragonfly(d), Some(m)) => Some((d, m)),
+            _ => None,
+        };
+        let torus = match &exp.system.network.topology {
+            tofusim_topology::Topology::Torus(t) | tofusim_topology::Topology::Tofu(t) => t.clone(),
+            _ => exp.workload.torus().clone(),
+        };
+        Self::build(file, &torus, dragonfly, &exp.router, exp.mode == tofusim_packet::RoutingMode::Adaptive, 1.0, node, lanes)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        file: &str,
+        torus: &tofusim_topology::Torus,
+        dragonfly: Option<(&tofusim_topology::dragonfly::Dragonfly, DragonflyMode)>,
+        r: &tofusim_packet::RouterParams,
+        adaptive: bool,
+        link_bps: f64,
+        node_bps: f64,
+        tnis: u8,
+    ) -> Result<Self> {
+        let (routing, npr) = match dragonfly {
+            None => {
+                let order: Vec<usize> = if tofu::is_tofu(torus) { tofu::ROUTING_ORDER.to_vec() } else { (0..torus.axes().len()).collect() };
+                (Routing::Torus(TorusRouting::new(torus, &order, EscapeOrder::Dimension)), 1)
+            }
+            Some((d, mode)) => {
+                if !matches!(mode, DragonflyMode::Minimal | DragonflyMode::Valiant) {
+                    return Err(ConfigError::new(file, "routing.algorithm", "the flow model has no congestion-based route choice: on a dragonfly use minimal or valiant routing"));
+                }
+                (Routing::Dragonfly(tofusim_routing::DragonflyRouting::new(d, mode)), d.nodes_per_router)
+            }
+        };
+        let (routers, ports) = (routing.routers(), routing.ports());
+        let nodes = routers * npr as usize;
+        let tnis = tnis.max(1) as usize;
         let fifos_per_lane = (r.injection_fifos as usize / tnis).max(1) as f64;
         let mut capacity: Vec<f64> = (0..routers * ports)
             .map(|i| link_bps / r.port_cycles_per_byte.get(i % ports).copied().unwrap_or(1.0))
@@ -89,11 +121,11 @@ impl FlowNet {
         capacity.extend(std::iter::repeat_n(node_bps, nodes));
         capacity.extend(std::iter::repeat_n(link_bps * fifos_per_lane, nodes * tnis));
         let mut orders = Vec::new();
-        if s.dragonfly.is_none() && s.model.routing == tofusim_packet::RoutingMode::Adaptive {
-            let axes = s.torus.axes().len();
+        if dragonfly.is_none() && adaptive {
+            let axes = torus.axes().len();
             if axes <= 4 {
                 for perm in permutations(axes) {
-                    orders.push(Routing::Torus(TorusRouting::new(&s.torus, &perm, EscapeOrder::Dimension)));
+                    orders.push(Routing::Torus(TorusRouting::new(torus, &perm, EscapeOrder::Dimension)));
                 }
             }
         }
@@ -229,11 +261,7 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
                     as f64
                     * cycle_s,
             );
-            messages.push(Message {
-                flow: Flow { links, cap: f64::INFINITY },
-                bytes: wire as f64 * share,
-                after: after.clone(),
-            });
+            messages.push(Message { after: after.clone(), ..Message::new(Flow { links, cap: f64::INFINITY }, wire as f64 * share) });
         }
         last_on_lane.insert(key, first..messages.len());
         parts.push(first..messages.len());

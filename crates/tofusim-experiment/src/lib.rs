@@ -11,6 +11,7 @@ pub mod error;
 pub mod experiment;
 pub mod flow_model;
 pub mod flow_rounds;
+pub mod flow_run;
 pub mod presets;
 pub mod section;
 pub mod system;

@@ -1,30 +1,72 @@
 //! Messages run to completion on the flow model: rates are the max-min
-//! allocation of the messages under way, recomputed whenever one finishes.
-//! A message starts at time 0, or when the messages it waits for (`after`:
-//! the one before it on the same DMA engine, which sends in order — every
-//! part of it when a message is split over several routes) have finished.
+//! allocation of the messages under way, recomputed whenever one finishes
+//! or starts. A message starts at its release time, and not before the
+//! messages it waits for (`after`: e.g. the one before it on the same DMA
+//! engine, which sends in order — every part of it when a message is split
+//! over several routes; or the request a reply answers) have finished and
+//! `gap` more has passed (latency, turnaround).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::{Flow, MaxMin};
 
 /// A message: its route (links) and cap as a [`Flow`], and its size in the
-/// capacities' unit × seconds (bytes when capacities are bytes/s).
+/// capacities' unit × time (bytes when capacities are bytes per second).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
     pub flow: Flow,
     pub bytes: f64,
-    /// The messages this one starts after (earlier indices); empty: at once.
+    /// The messages this one starts after (earlier indices).
     pub after: Vec<usize>,
+    /// Earliest start.
+    pub release: f64,
+    /// Wait after the last of `after` has finished.
+    pub gap: f64,
 }
 
-/// Completion time of each message, seconds from the common start.
+impl Message {
+    /// A message that may start at once.
+    pub fn new(flow: Flow, bytes: f64) -> Self {
+        Self { flow, bytes, after: Vec::new(), release: 0.0, gap: 0.0 }
+    }
+}
+
+/// How a set of messages ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completion {
+    /// Per message: when it started and when its last byte went.
+    pub start: Vec<f64>,
+    pub done: Vec<f64>,
+    /// Max-min solves (one per set of messages under way).
+    pub solves: u64,
+}
+
+/// Messages that would finish within this fraction of the time elapsed
+/// finish together (at most that much early): one re-solve for the group.
+const TIE: f64 = 1e-4;
+
+/// Completion time of each message (see [`run`]).
 pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
+    run(capacity, messages).done
+}
+
+/// Runs `messages` to completion. Messages that would finish within a
+/// ten-thousandth of the time elapsed of each other finish together, so a
+/// pattern whose messages end nearly together costs one re-solve, not one
+/// per message; no message finishes more than that fraction early.
+pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
     let n = messages.len();
     let mut done = vec![f64::NAN; n];
+    let mut start = vec![f64::NAN; n];
     let mut left: Vec<f64> = messages.iter().map(|m| m.bytes).collect();
-    // Messages waiting for each message, and how many each still waits for.
+    // Messages waiting for each message, how many each still waits for,
+    // and the time the last of those finished.
     let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut pending: Vec<usize> = vec![0; n];
-    let mut live: Vec<usize> = Vec::new();
+    let mut deps_done = vec![0.0f64; n];
+    let mut ready: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let at = |x: f64| x.max(0.0).to_bits();
     for (i, m) in messages.iter().enumerate() {
         for &p in &m.after {
             assert!(p < i, "a message waits for an earlier one");
@@ -32,15 +74,28 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
         }
         pending[i] = m.after.len();
         if m.after.is_empty() {
-            live.push(i);
+            ready.push(Reverse((at(m.release), i)));
         }
     }
+    let mut live: Vec<usize> = Vec::new();
     let mut solver = MaxMin::new();
     let mut flows: Vec<Flow> = Vec::with_capacity(n);
     let mut rates = Vec::with_capacity(n);
     let mut finished: Vec<usize> = Vec::new();
-    let mut now = 0.0;
+    let mut solves = 0;
+    let mut dirty = true;
+    let mut now = 0.0f64;
     loop {
+        // Messages whose start has come.
+        while let Some(&Reverse((t, i))) = ready.peek() {
+            if f64::from_bits(t) > now {
+                break;
+            }
+            ready.pop();
+            start[i] = now;
+            live.push(i);
+            dirty = true;
+        }
         // Empty messages finish at once, releasing their successors.
         let mut k = 0;
         while k < live.len() {
@@ -48,23 +103,30 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
             if left[i] <= 0.0 {
                 done[i] = now;
                 live.swap_remove(k);
-                release(i, &waiting, &mut pending, &mut live);
+                release(i, now, messages, &waiting, &mut pending, &mut deps_done, &mut ready);
+                dirty = true;
             } else {
                 k += 1;
             }
         }
+        let next_start = ready.peek().map_or(f64::INFINITY, |&Reverse((t, _))| f64::from_bits(t));
         if live.is_empty() {
-            break;
+            if !next_start.is_finite() {
+                break;
+            }
+            now = next_start;
+            continue;
         }
-        flows.clear();
-        flows.extend(live.iter().map(|&i| messages[i].flow.clone()));
-        solver.solve(capacity, &flows, &mut rates);
-        let dt = live
-            .iter()
-            .zip(&rates)
-            .map(|(&i, &r)| if r > 0.0 { left[i] / r } else { f64::INFINITY })
-            .fold(f64::INFINITY, f64::min);
-        assert!(dt.is_finite(), "a message can never finish (a link of zero capacity)");
+        if dirty {
+            flows.clear();
+            flows.extend(live.iter().map(|&i| messages[i].flow.clone()));
+            solver.solve(capacity, &flows, &mut rates);
+            solves += 1;
+            dirty = false;
+        }
+        let dt_done = live.iter().zip(&rates).map(|(&i, &r)| if r > 0.0 { left[i] / r } else { f64::INFINITY }).fold(f64::INFINITY, f64::min);
+        assert!(dt_done.is_finite() || next_start.is_finite(), "a message can never finish (a link of zero capacity)");
+        let dt = dt_done.min(next_start - now);
         now += dt;
         finished.clear();
         let mut k = 0;
@@ -72,7 +134,7 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
             let r = rates[k];
             k += 1;
             left[i] -= r * dt;
-            if left[i] <= 1e-9 * messages[i].bytes {
+            if left[i] <= r * (1e-6 * dt + TIE * now) || left[i] <= 1e-9 * messages[i].bytes {
                 left[i] = 0.0;
                 done[i] = now;
                 finished.push(i);
@@ -81,19 +143,32 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
                 true
             }
         });
+        // `rates` must follow `live`: solve again before the next step.
+        dirty |= !finished.is_empty();
         for &i in &finished {
-            release(i, &waiting, &mut pending, &mut live);
+            release(i, now, messages, &waiting, &mut pending, &mut deps_done, &mut ready);
         }
     }
-    done
+    Completion { start, done, solves }
 }
 
-/// Message `i` has finished: the messages that waited only for it start.
-fn release(i: usize, waiting: &[Vec<usize>], pending: &mut [usize], live: &mut Vec<usize>) {
+/// Message `i` has finished at `now`: the messages that waited only for it
+/// become ready at their start.
+fn release(
+    i: usize,
+    now: f64,
+    messages: &[Message],
+    waiting: &[Vec<usize>],
+    pending: &mut [usize],
+    deps_done: &mut [f64],
+    ready: &mut BinaryHeap<Reverse<(u64, usize)>>,
+) {
     for &w in &waiting[i] {
         pending[w] -= 1;
+        deps_done[w] = deps_done[w].max(now);
         if pending[w] == 0 {
-            live.push(w);
+            let t = messages[w].release.max(deps_done[w] + messages[w].gap);
+            ready.push(Reverse((t.max(0.0).to_bits(), w)));
         }
     }
 }
@@ -105,7 +180,7 @@ mod tests {
     #[test]
     fn two_messages_share_then_one_speeds_up() {
         let cap = [1.0];
-        let m = |bytes| Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes, after: vec![] };
+        let m = |bytes| Message::new(Flow { links: vec![0], cap: f64::INFINITY }, bytes);
         let t = completion_times(&cap, &[m(1.0), m(2.0)]);
         // 0.5 each until t = 2 (the first has sent 1), then the second alone
         // sends its last 1 at rate 1.
@@ -116,8 +191,8 @@ mod tests {
     fn a_capped_message_leaves_bandwidth_to_the_other() {
         let cap = [10.0];
         let msgs = [
-            Message { flow: Flow { links: vec![0], cap: 2.0 }, bytes: 4.0, after: vec![] },
-            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 16.0, after: vec![] },
+            Message::new(Flow { links: vec![0], cap: 2.0 }, 4.0),
+            Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 16.0),
         ];
         let t = completion_times(&cap, &msgs);
         assert!((t[0] - 2.0).abs() < 1e-12 && (t[1] - 2.0).abs() < 1e-12, "{t:?}");
@@ -127,11 +202,31 @@ mod tests {
     fn a_message_waits_for_the_one_before_it() {
         let cap = [1.0, 1.0];
         let msgs = [
-            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 1.0, after: vec![] },
-            Message { flow: Flow { links: vec![0], cap: f64::INFINITY }, bytes: 1.0, after: vec![0] },
-            Message { flow: Flow { links: vec![1], cap: f64::INFINITY }, bytes: 3.0, after: vec![] },
+            Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 1.0),
+            Message { after: vec![0], ..Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 1.0) },
+            Message::new(Flow { links: vec![1], cap: f64::INFINITY }, 3.0),
         ];
         let t = completion_times(&cap, &msgs);
         assert_eq!(t, vec![1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn releases_and_gaps_delay_starts() {
+        let cap = [1.0];
+        let link = || Flow { links: vec![0], cap: f64::INFINITY };
+        let msgs = [
+            Message { release: 2.0, ..Message::new(link(), 1.0) },
+            Message { after: vec![0], gap: 0.5, ..Message::new(link(), 1.0) },
+            Message { release: 3.0, ..Message::new(link(), 2.0) },
+        ];
+        // 0 runs 2..3; 1 starts at 3.5 and 2 at 3: they share until 2 is
+        // half done... 2 alone 3..3.5 (0.5 sent), both 3.5..5.5 at 0.5
+        // (1 done, 2 has sent 1.5), 2 alone 5.5..6.
+        let c = run(&cap, &msgs);
+        let want = [3.0, 5.5, 6.0];
+        for (a, b) in c.done.iter().zip(want) {
+            assert!((a - b).abs() < 1e-9, "{:?}", c.done);
+        }
+        assert_eq!(c.start, vec![2.0, 3.5, 3.0]);
     }
 }

@@ -123,8 +123,11 @@ impl tofusim_packet::Transport for PyTransport {
 /// run whose every process calls this with the same arguments, and only
 /// process 0 returns the result (the others `None`). Results are
 /// bit-identical to an unsplit run.
+/// `model = "flow"` runs the workload on the flow model instead (one
+/// thread; see `tofusim_experiment::flow_run`).
 #[pyfunction]
-#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None))]
+#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet"))]
+#[allow(clippy::too_many_arguments)]
 fn run_experiment(
     py: Python<'_>,
     text: String,
@@ -133,8 +136,12 @@ fn run_experiment(
     ports: bool,
     threads: usize,
     comm: Option<Py<PyAny>>,
+    model: &str,
 ) -> PyResult<Option<String>> {
     let exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
+    if !matches!(model, "packet" | "flow") {
+        return Err(TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{model}`; expected packet or flow")));
+    }
     let setup = serde_json::json!({
         "system": exp.system.name,
         "router": exp.router,
@@ -146,6 +153,15 @@ fn run_experiment(
         "injection_links": exp.injection_links,
         "nodes": exp.workload.nodes(),
     });
+    if model == "flow" {
+        if threads > 1 || comm.is_some() {
+            return Err(TofusimConfigError::new_err("<command line>: --threads and --mpi split the packet engine; the flow model runs on one thread"));
+        }
+        let r = py.detach(|| tofusim_experiment::flow_run::run(&file, &exp)).map_err(config_err)?;
+        let mut v = serde_json::to_value(&r).expect("results serialise");
+        v["setup"] = setup;
+        return Ok(Some(v.to_string()));
+    }
     let engine = tofusim_experiment::experiment::engine(exp);
     let transport: Option<Box<dyn tofusim_packet::Transport>> = match comm {
         Some(c) => Some(Box::new(PyTransport::new(py, c)?)),

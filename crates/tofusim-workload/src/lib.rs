@@ -415,6 +415,11 @@ impl Workload {
         self.torus.node_count() as u32
     }
 
+    /// The node space the workload was bound to.
+    pub fn torus(&self) -> &Torus {
+        &self.torus
+    }
+
     pub fn payload_bytes(&self) -> u32 {
         self.packet_bytes - self.header_bytes
     }
@@ -574,7 +579,8 @@ impl Workload {
     }
 
     /// Packets per pair for a message, and the size of the last one.
-    fn packets_per_pair(&self, message_bytes: u64) -> (u32, u16) {
+    /// Packets of a `message_bytes` message, and the router bytes of the last.
+    pub fn packets_per_pair(&self, message_bytes: u64) -> (u32, u16) {
         let payload = self.payload_bytes() as u64;
         let m = message_bytes.max(1);
         let k = m.div_ceil(payload);

@@ -38,7 +38,30 @@ class _LazyProgress:
             self.bar.stop()
 
 
+def flow_table(r: dict[str, Any], title: str) -> Table:
+    t = Table(title=f"{title} (flow model)", show_header=False)
+    t.add_column("metric", style="bold")
+    t.add_column("value")
+    lat = r["latency"]
+    rows = [
+        ("packets injected / delivered", f"{r['packets_injected']:,} / {r['packets_delivered']:,}"),
+        ("offered / accepted load", f"{r['offered_load'] if r['offered_load'] is not None else '-'} / {r['accepted_load']:.4f}"),
+        ("link utilisation", f"{r['link_utilization']:.4f}"),
+        ("payload utilisation", f"{r['payload_utilization']:.4f}"),
+        (f"latency mean / p50 / p99 / max (cycles; {r['latency_kind']})", f"{lat['mean']:.1f} / {lat['p50']:.0f} / {lat['p99']:.0f} / {lat['max']:.0f}"),
+    ]
+    if r.get("completion_cycles") is not None:
+        rows.append(("completion", f"{r['completion_cycles']:,} cycles ({r['completion_cycles'] * r['cycle_ns'] / 1000:.1f} µs at {r['cycle_ns']:.3g} ns/cycle)"))
+    sim = r["sim"]
+    rows.append(("simulator", f"{sim['wall_seconds']:.2f} s wall, {sim['flows']:,} flows, {sim['solves']:,} max-min solves, {sim['peak_memory_bytes'] / 2**20:.0f} MiB peak"))
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
 def summary_table(r: dict[str, Any], title: str) -> Table:
+    if r.get("model") == "flow":
+        return flow_table(r, title)
     t = Table(title=title, show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
@@ -87,7 +110,9 @@ def _mpi_world() -> Any:
 @click.option("--threads", type=click.IntRange(1, 4096), default=1, show_default=True,
               help="Split the network into partitions simulated on this many threads (per process with --mpi). Results are bit-identical to one thread.")
 @click.option("--mpi", is_flag=True, help="Run as one process of an MPI job (mpirun -np N tofusim run ... --mpi): every process simulates its partitions, rank 0 prints the result.")
-def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool) -> None:
+@click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True,
+              help="packet: the packet engine. flow: the flow model (messages as flows sharing link bandwidth max-min fairly; open-loop patterns as a steady state).")
+def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool, model: str) -> None:
     """Run one simulation described by EXPERIMENT.toml (see docs/experiment.md).
 
     Exit code 1 when the run deadlocks or an invariant check fails (the
@@ -97,12 +122,16 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     progress = _LazyProgress()
     try:
         r = run_file(experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
-                     ports=out is not None, threads=threads, comm=comm)
+                     ports=out is not None, threads=threads, comm=comm, model=model)
     finally:
         progress.close()
     if r is None:
         return  # an MPI process other than rank 0: rank 0 reports
-    if out:
+    if out and model == "flow":
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "results.json").write_text(json.dumps(r, indent=1))
+        click.echo(f"wrote results.json to {out}", err=True)
+    elif out:
         from ..report.files import write_run
 
         files = write_run(dict(r), Path(out))

@@ -1,0 +1,301 @@
+//! An experiment file's workload on the flow model: `tofusim run --model flow`.
+//!
+//! Time is counted in the engine's cycles and rates in bytes per cycle on
+//! the same routes and resources ([`FlowNet::for_experiment`]): a link
+//! carries a byte per cycle (slower link classes less), a node injects at
+//! most its injection capacity and host-interface rate. A packet on the
+//! wire is its router bytes plus the per-packet link overhead, as in the
+//! engine.
+//!
+//! - **Finite workloads** become messages: an all-to-all is every pair's
+//!   message at once (the engine interleaves every node's packets through
+//!   its FIFOs); a hot burst is every sender's packets to each region node;
+//!   a trace row is a one-packet message released at its cycle; a ping-pong
+//!   is a chain of messages, each released when the previous one has
+//!   arrived and the node has turned around. Messages share bandwidth max-min
+//!   fairly ([`tofusim_flow::transfers::run`]); a message arrives at its
+//!   last byte's injection plus the hops' header latency.
+//! - **Open-loop patterns** are a steady state: each node offers its load,
+//!   spread over destinations drawn from the pattern (256 draws per node,
+//!   seeded), each share a flow capped at its demand; the max-min
+//!   allocation is what the network accepts.
+//!
+//! Not modelled: buffers, flow control, arbitration, queueing delay (open
+//! loop latencies are the zero-load ones), deposit broadcasts (line and
+//! plane fill), collective schedules (`tofusim coll --model flow` runs those).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use rand::SeedableRng;
+use serde::Serialize;
+use tofusim_flow::transfers::{run as run_messages, Message};
+use tofusim_flow::{Flow, MaxMin};
+use tofusim_workload::{FinitePattern, Kind};
+
+use crate::error::{ConfigError, Result};
+use crate::experiment::Experiment;
+use crate::flow_model::FlowNet;
+
+/// Draws per node of an open-loop pattern's destinations.
+const DRAWS: usize = 256;
+
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct Latency {
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSim {
+    pub wall_seconds: f64,
+    pub peak_memory_bytes: u64,
+    /// Flows (route parts) and max-min solves.
+    pub flows: usize,
+    pub solves: u64,
+}
+
+/// The result of `tofusim run --model flow`: the run JSON's keys where the
+/// flow model has them.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowRunResult {
+    pub model: &'static str,
+    pub complete: bool,
+    pub link_utilization: f64,
+    pub payload_utilization: f64,
+    pub offered_load: Option<f64>,
+    pub accepted_load: f64,
+    /// Message latencies (finite workloads: release to arrival; open loop:
+    /// zero-load packet latency, the flow model having no queues), cycles.
+    pub latency: Latency,
+    pub latency_kind: &'static str,
+    pub packets_injected: u64,
+    pub packets_delivered: u64,
+    pub completion_cycles: Option<u64>,
+    pub cycle_ns: f64,
+    pub sim: FlowSim,
+}
+
+fn summary(mut v: Vec<f64>) -> Latency {
+    if v.is_empty() {
+        return Latency::default();
+    }
+    v.sort_unstable_by(f64::total_cmp);
+    let q = |f: f64| v[((f * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Latency { mean: v.iter().sum::<f64>() / v.len() as f64, p50: q(0.5), p99: q(0.99), max: v[v.len() - 1] }
+}
+
+/// One message of a finite workload, before routing.
+struct Msg {
+    src: u32,
+    dst: u32,
+    packets: u64,
+    /// Router bytes of all its packets (headers included, no link overhead).
+    bytes: u64,
+    payload: u64,
+    release: f64,
+    /// The message it answers (ping-pong), and the node's turnaround.
+    after: Option<usize>,
+    turn: f64,
+}
+
+/// The finite workload's messages.
+fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
+    let w = &exp.workload;
+    let n = w.nodes();
+    let header = w.header_bytes as u64;
+    let mut out = Vec::new();
+    let Kind::Finite(pattern) = &w.kind else { unreachable!("finite workloads only") };
+    match pattern {
+        FinitePattern::AllToAll { message_bytes } => {
+            let (k, last) = w.packets_per_pair(*message_bytes);
+            let bytes = (k as u64 - 1) * w.packet_bytes as u64 + last as u64;
+            let payload = (*message_bytes).max(1);
+            for src in 0..n {
+                for dst in (0..n).filter(|&d| d != src) {
+                    out.push(Msg { src, dst, packets: k as u64, bytes, payload, release: 0.0, after: None, turn: 0.0 });
+                }
+            }
+        }
+        FinitePattern::HotBurst { .. } => {
+            for src in 0..n {
+                let mut per_dst: BTreeMap<u32, u64> = BTreeMap::new();
+                for i in 0..w.initial_packets(src, 0) {
+                    *per_dst.entry(w.finite_packet(src, 0, i).dst).or_default() += 1;
+                }
+                for (dst, k) in per_dst {
+                    out.push(Msg { src, dst, packets: k, bytes: k * w.packet_bytes as u64, payload: k * w.payload_bytes() as u64, release: 0.0, after: None, turn: 0.0 });
+                }
+            }
+        }
+        FinitePattern::Trace { packets } => {
+            for p in packets {
+                out.push(Msg { src: p.src, dst: p.dst, packets: 1, bytes: p.bytes as u64, payload: p.bytes as u64 - header, release: p.cycle as f64, after: None, turn: 0.0 });
+            }
+        }
+        FinitePattern::PingPong { message_bytes, repetitions, .. } => {
+            let (a, b, _) = w.pingpong_rounds().expect("a ping-pong workload");
+            let (k, last) = w.packets_per_pair(*message_bytes);
+            let bytes = (k as u64 - 1) * w.packet_bytes as u64 + last as u64;
+            for i in 0..2 * (*repetitions).max(1) as usize {
+                let (src, dst) = if i % 2 == 0 { (a, b) } else { (b, a) };
+                let after = i.checked_sub(1);
+                out.push(Msg { src, dst, packets: k as u64, bytes, payload: (*message_bytes).max(1), release: 0.0, after, turn: w.turn_cycles as f64 });
+            }
+        }
+        FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. } | FinitePattern::Collective { .. } => {
+            return Err(ConfigError::new(
+                file,
+                "workload.pattern",
+                "the flow model runs alltoall, hot-spot, hot-burst, trace, pingpong and the open-loop patterns; line and plane fills deposit copies at every node they pass, which it does not model (use the packet engine)",
+            ))
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `exp`'s workload on the flow model.
+pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
+    let wall = Instant::now();
+    let net = FlowNet::for_experiment(file, exp)?;
+    let mut rng = tofusim_routing::Rng::seed_from_u64(exp.run.seed);
+    let overhead = exp.router.overhead_bytes as f64;
+    let hop = exp.router.hop_latency_cycles as f64;
+    let directed: Vec<usize> = (0..net.routers * net.ports).filter(|&i| net.routing.neighbor((i / net.ports) as u32, (i % net.ports) as u8).is_some()).collect();
+    let nodes = net.nodes as f64;
+    let mut result = FlowRunResult {
+        model: "flow",
+        complete: true,
+        link_utilization: 0.0,
+        payload_utilization: 0.0,
+        offered_load: None,
+        accepted_load: 0.0,
+        latency: Latency::default(),
+        latency_kind: "release to arrival",
+        packets_injected: 0,
+        packets_delivered: 0,
+        completion_cycles: None,
+        cycle_ns: exp.cycle_ns,
+        sim: FlowSim { wall_seconds: 0.0, peak_memory_bytes: 0, flows: 0, solves: 0 },
+    };
+    // Wire bytes and payload carried over each resource.
+    let mut carried = vec![0.0f64; net.capacity.len()];
+    let mut carried_payload = vec![0.0f64; net.capacity.len()];
+    match &exp.workload.kind {
+        Kind::Finite(_) => {
+            let msgs = messages(file, exp)?;
+            let mut flows: Vec<Message> = Vec::new();
+            // Per message: its parts, and its hops.
+            let mut parts: Vec<std::ops::Range<usize>> = Vec::with_capacity(msgs.len());
+            let mut hops = Vec::with_capacity(msgs.len());
+            for m in &msgs {
+                let wire = m.bytes as f64 + m.packets as f64 * overhead;
+                let routes = net.routes(m.src, m.dst, 0, &mut rng);
+                hops.push(routes.iter().map(|r| r.1).max().unwrap_or(0) as f64);
+                let first = flows.len();
+                for (links, _, share) in routes {
+                    for &l in &links {
+                        carried[l as usize] += wire * share;
+                        carried_payload[l as usize] += m.payload as f64 * share;
+                    }
+                    let mut msg = Message::new(Flow { links, cap: f64::INFINITY }, wire * share);
+                    msg.release = m.release;
+                    if let Some(a) = m.after {
+                        // The answer leaves when every part of the request has
+                        // arrived and the node has turned around.
+                        msg.after = parts[a].clone().collect();
+                        msg.gap = hops[a] * hop + m.turn;
+                    }
+                    flows.push(msg);
+                }
+                parts.push(first..flows.len());
+                result.packets_injected += m.packets;
+            }
+            let c = run_messages(&net.capacity, &flows);
+            let mut lat = Vec::with_capacity(msgs.len());
+            let mut end = 0.0f64;
+            for (i, r) in parts.iter().enumerate() {
+                let start = r.clone().map(|k| c.start[k]).fold(f64::INFINITY, f64::min);
+                let arrive = r.clone().map(|k| c.done[k]).fold(0.0, f64::max) + hops[i] * hop;
+                lat.push(arrive - start);
+                end = end.max(arrive);
+            }
+            let end = end.ceil().max(1.0);
+            result.completion_cycles = Some(end as u64);
+            result.packets_delivered = result.packets_injected;
+            result.latency = summary(lat);
+            result.sim.flows = flows.len();
+            result.sim.solves = c.solves;
+            let delivered: f64 = msgs.iter().map(|m| m.bytes as f64).sum();
+            result.accepted_load = delivered / (nodes * end * exp.injection_links);
+            let links = directed.len().max(1) as f64;
+            result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / (links * end);
+            result.payload_utilization = directed.iter().map(|&l| carried_payload[l] / net.capacity[l]).sum::<f64>() / (links * end);
+        }
+        Kind::Open { load, .. } => {
+            let w = &exp.workload;
+            let pb = w.packet_bytes as f64;
+            let wire_per_byte = (pb + overhead) / pb;
+            let demand = load * exp.injection_links * wire_per_byte;
+            let mut flows: Vec<Flow> = Vec::new();
+            let mut zero_load = Vec::new();
+            for src in 0..w.nodes() {
+                let mut draws: BTreeMap<u32, usize> = BTreeMap::new();
+                for _ in 0..DRAWS {
+                    if let Some(d) = w.open_destination(src, &mut rng) {
+                        *draws.entry(d).or_default() += 1;
+                    }
+                }
+                for (dst, k) in draws {
+                    let share = k as f64 / DRAWS as f64;
+                    for (links, h, part) in net.routes(src, dst, 0, &mut rng) {
+                        flows.push(Flow { links, cap: demand * share * part });
+                        zero_load.push((h as f64 * hop + pb + overhead, share * part));
+                    }
+                }
+            }
+            let mut rates = Vec::new();
+            MaxMin::new().solve(&net.capacity, &flows, &mut rates);
+            for (f, &r) in flows.iter().zip(&rates) {
+                for &l in &f.links {
+                    carried[l as usize] += r;
+                }
+            }
+            let accepted: f64 = rates.iter().sum::<f64>() / wire_per_byte;
+            result.offered_load = Some(*load);
+            result.accepted_load = accepted / (nodes * exp.injection_links);
+            result.complete = true;
+            let links = directed.len().max(1) as f64;
+            result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / links;
+            result.payload_utilization = result.link_utilization * (pb - w.header_bytes as f64) / (pb + overhead);
+            // Zero-load latency, weighted by the traffic each flow carries.
+            let total: f64 = rates.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+            let mean = zero_load.iter().zip(&rates).map(|((l, _), r)| l * r).sum::<f64>() / total;
+            let mut by_latency: Vec<(f64, f64)> = zero_load.iter().zip(&rates).map(|((l, _), &r)| (*l, r)).collect();
+            by_latency.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            let quantile = |q: f64| {
+                let mut acc = 0.0;
+                for &(l, r) in &by_latency {
+                    acc += r;
+                    if acc >= q * total {
+                        return l;
+                    }
+                }
+                by_latency.last().map_or(0.0, |x| x.0)
+            };
+            result.latency = Latency { mean, p50: quantile(0.5), p99: quantile(0.99), max: by_latency.last().map_or(0.0, |x| x.0) };
+            result.latency_kind = "zero-load (no queueing in the flow model)";
+            result.sim.flows = flows.len();
+            result.sim.solves = 1;
+            let per_cycle = accepted / pb;
+            let cycles = exp.run.cycles.unwrap_or(0).saturating_sub(exp.run.warmup) as f64;
+            result.packets_delivered = (per_cycle * cycles).round() as u64;
+            result.packets_injected = (load * exp.injection_links / pb * nodes * cycles).round() as u64;
+        }
+    }
+    result.sim.wall_seconds = wall.elapsed().as_secs_f64();
+    result.sim.peak_memory_bytes = crate::collective::peak_memory_bytes();
+    Ok(result)
+}
