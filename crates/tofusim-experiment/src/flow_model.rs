@@ -106,7 +106,11 @@ impl FlowNet {
             }
             Some((d, mode)) => {
                 if !matches!(mode, DragonflyMode::Minimal | DragonflyMode::Valiant) {
-                    return Err(ConfigError::new(file, "routing.algorithm", "the flow model has no congestion-based route choice: on a dragonfly use minimal or valiant routing"));
+                    return Err(if file == "<flow>" {
+                        ConfigError::new(file, "system", "the flow model has no congestion-based route choice: on a dragonfly give /minimal or /valiant")
+                    } else {
+                        ConfigError::new(file, "routing.algorithm", "the flow model has no congestion-based route choice: on a dragonfly use minimal or valiant routing")
+                    });
                 }
                 (Routing::Dragonfly(tofusim_routing::DragonflyRouting::new(d, mode)), d.nodes_per_router)
             }
@@ -132,6 +136,14 @@ impl FlowNet {
         Ok(Self { routing, orders, routers, ports, nodes, npr, tnis, capacity })
     }
 
+    /// Whether the parts of a message share its bytes as they go
+    /// (adaptive tori: the engine sends each packet on whichever minimal
+    /// path is free, so the parts finish together) rather than in fixed
+    /// shares (Valiant: each packet on a random one).
+    pub(crate) fn balanced(&self) -> bool {
+        !self.orders.is_empty()
+    }
+
     pub(crate) fn lane(&self, node: u32, tni: u8) -> usize {
         node as usize * self.tnis + tni as usize % self.tnis
     }
@@ -139,7 +151,8 @@ impl FlowNet {
     /// The routes of a message from node `a` to node `b` on TNI `tni`,
     /// each as the resources it uses (its lane, its node's injection, the
     /// links), its router hops and its share of the message's bytes: one
-    /// route; on an adaptive torus one per dimension order; on a dragonfly
+    /// route; on an adaptive torus the distinct routes of every dimension
+    /// order and, at exactly half a ring, of both directions; on a dragonfly
     /// under Valiant routing up to 16 of the Valiant routes (the engine's
     /// packets spread over the minimal or Valiant paths).
     pub(crate) fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut tofusim_routing::Rng) -> Vec<(Vec<u32>, u64, f64)> {
@@ -161,15 +174,29 @@ impl FlowNet {
         }
         let hints = self.routing.init(ra, rb, rng);
         if self.orders.len() > 1 {
-            let k = self.orders.len() as f64;
-            return self
-                .orders
-                .iter()
-                .map(|o| {
-                    let (links, hops) = self.walk(o, a, b, tni, hints);
-                    (links, hops, 1.0 / k)
-                })
-                .collect();
+            // Every dimension order, and at exactly half a ring both
+            // directions (the engine draws one per packet): the distinct
+            // minimal routes, in equal shares.
+            let tied = match &self.routing {
+                Routing::Torus(t) => t.tied_axes(ra, rb),
+                Routing::Dragonfly(_) => 0,
+            };
+            let mut variants = vec![hints];
+            for axis in (0..8).filter(|a| tied & (1 << a) != 0) {
+                let flipped: Vec<u8> = variants.iter().map(|h| h ^ (1 << axis)).collect();
+                variants.extend(flipped);
+            }
+            let mut routes: Vec<(Vec<u32>, u64)> = Vec::new();
+            for o in &self.orders {
+                for &h in &variants {
+                    let r = self.walk(o, a, b, tni, h);
+                    if !routes.iter().any(|x| x.0 == r.0) {
+                        routes.push(r);
+                    }
+                }
+            }
+            let k = routes.len() as f64;
+            return routes.into_iter().map(|(links, hops)| (links, hops, 1.0 / k)).collect();
         }
         let (links, hops) = self.walk(&self.routing, a, b, tni, hints);
         vec![(links, hops, 1.0)]
@@ -255,13 +282,15 @@ pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed
         let key = (a, tr.tni % tnis as u8);
         let after: Vec<usize> = last_on_lane.get(&key).map_or_else(Vec::new, |r: &std::ops::Range<usize>| r.clone().collect());
         let first = messages.len();
+        let pool = net.balanced().then_some(first);
         for (links, hops, share) in routes {
             latency.push(
                 (timing.send_overhead_cycles + hops * s.model.router.hop_latency_cycles as u64 + timing.recv_overhead_cycles)
                     as f64
                     * cycle_s,
             );
-            messages.push(Message { after: after.clone(), ..Message::new(Flow { links, cap: f64::INFINITY }, wire as f64 * share) });
+            let own = pool.filter(|&p| p != messages.len());
+            messages.push(Message { after: after.clone(), pool: own, ..Message::new(Flow { links, cap: f64::INFINITY }, wire as f64 * share) });
         }
         last_on_lane.insert(key, first..messages.len());
         parts.push(first..messages.len());
@@ -389,8 +418,17 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
     let mut lane_busy = vec![false; net.nodes * tnis];
     let mut lane_queue: Vec<VecDeque<usize>> = vec![VecDeque::new(); net.nodes * tnis];
     let mut active: Vec<usize> = Vec::new();
-    // `active` holds parts; a message is done when its parts are.
-    let mut left: Vec<f64> = part_wire.clone();
+    // `active` holds parts; a message is done when its parts are. Parts
+    // drain a count of their own, or on an adaptive torus their message's
+    // (the first part's slot), at the sum of their rates.
+    let balanced = net.balanced();
+    let pools: Vec<usize> = (0..part_wire.len()).map(|q| if balanced { messages[part_of[q]].parts.start } else { q }).collect();
+    let pool_of = |q: usize| pools[q];
+    let mut left: Vec<f64> = vec![0.0; part_wire.len()];
+    for (q, &w) in part_wire.iter().enumerate() {
+        left[pool_of(q)] += w;
+    }
+    let mut pool_rate: Vec<f64> = vec![0.0; part_wire.len()];
     let mut parts_left: Vec<usize> = messages.iter().map(|m| m.parts.len()).collect();
     let mut solver = tofusim_flow::MaxMin::new();
     let mut flows: Vec<Flow> = Vec::new();
@@ -420,10 +458,18 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
             solver.solve(&capacity, &flows, &mut rates);
             dirty = false;
         }
+        for &q in &active {
+            pool_rate[pool_of(q)] = 0.0;
+        }
+        for (&q, &r) in active.iter().zip(&rates) {
+            pool_rate[pool_of(q)] += r;
+        }
         let t_flow = active
             .iter()
-            .zip(&rates)
-            .map(|(&q, &r)| if r > 0.0 { now + left[q] / r } else { f64::INFINITY })
+            .map(|&q| {
+                let (l, r) = (left[pool_of(q)], pool_rate[pool_of(q)]);
+                if r > 0.0 { now + l / r } else { f64::INFINITY }
+            })
             .fold(f64::INFINITY, f64::min);
         let t_event = events.peek().map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
         let next = t_flow.min(t_event);
@@ -432,7 +478,7 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
         }
         let dt = next - now;
         for (&q, &r) in active.iter().zip(&rates) {
-            left[q] -= r * dt;
+            left[pool_of(q)] -= r * dt;
         }
         now = next;
         // Flows that finished: free their lanes, arrive after the hops.
@@ -440,7 +486,7 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
         let mut freed = Vec::new();
         while k < active.len() {
             let q = active[k];
-            if left[q] <= 1e-9 * messages[part_of[q]].wire.max(1.0) {
+            if left[pool_of(q)] <= 1e-9 * messages[part_of[q]].wire.max(1.0) {
                 active.swap_remove(k);
                 rates.swap_remove(k);
                 dirty = true;

@@ -11,11 +11,25 @@
 //! the packet-engine executor (send overhead, hops × hop latency, receive
 //! overhead, reduction of a summing receive).
 //!
-//! A round of a lockstep algorithm lasts until its slowest message has been
-//! received: transfer and latency add up round after round. In a pipeline
-//! ([`Rounds::pipelined`], Trinaryx3's segments) a stream's messages follow
-//! each other as fast as their transfers allow; the latencies add up only
-//! along the chain of stages, once per stage (the worst of that stage).
+//! Ranks progress on their own, as in the schedule: a rank sends its
+//! message of round *j* + 1 once its receives of round *j* are done, so its
+//! ready time is the latest of its own and, over its incoming messages,
+//! the sender's ready time plus the message's cost (transfer at the
+//! allocated rate, plus latencies). A stretch of identical rounds is
+//! applied in one go: for a permutation (a ring) by the longest path
+//! around each cycle — the ready time after *k* rounds is the best sum of
+//! *k* consecutive costs ending at the rank, found with a sliding-window
+//! maximum — and otherwise round by round (or, beyond 3 × 10⁸ message
+//! steps, as a bulk-synchronous stretch whose rounds each last their
+//! slowest message: [`RoundsTimed::bulk_synchronous_fallback`]). The
+//! bulk-synchronous time of every round is also reported as an upper bound
+//! ([`RoundsTimed::lockstep_seconds`]).
+//!
+//! In a pipeline ([`Rounds::pipelined`], Trinaryx3's segments) a stream's
+//! messages follow each other as fast as their transfers allow; the time
+//! is the sum over rounds of each round's slowest transfer, plus the
+//! latencies along the chain of stages, once per stage (the worst of that
+//! stage).
 //!
 //! Speed: when every message of the collective is one hop (Trinaryx3 over
 //! neighbouring ranks), the flows of different source routers share no
@@ -39,10 +53,16 @@ use crate::flow_model::{wire_bytes, FlowNet};
 #[derive(Clone, Debug, Serialize)]
 pub struct RoundsTimed {
     pub time_seconds: f64,
-    /// Of which: transfers at their shared rates, latency terms, local copies.
+    /// Every round lasting its slowest message (an upper bound), split into
+    /// transfers at their shared rates and latency terms; and the local copies.
+    pub lockstep_seconds: f64,
     pub transfer_seconds: f64,
     pub latency_seconds: f64,
     pub copy_seconds: f64,
+    /// Whether some stretch was too long to follow rank by rank (beyond
+    /// 3 × 10⁸ message steps) and was taken in one go: a permutation at its
+    /// cycle mean, anything else bulk-synchronous.
+    pub stretches_estimated: bool,
     pub rounds: u64,
     pub messages: u64,
     /// Stretches of identical rounds, and max-min solves run (whole rounds,
@@ -62,6 +82,8 @@ struct StreamCost {
     wire: f64,
     /// Send overhead + hops × hop latency + receive overhead + reduction, s.
     latency_s: f64,
+    /// Send overhead alone, s.
+    send_s: f64,
 }
 
 struct Costing<'a> {
@@ -84,13 +106,16 @@ impl Costing<'_> {
             parts: routes.into_iter().map(|(links, _, share)| (links, share)).collect(),
             wire: wire_bytes(self.s, st.bytes) as f64,
             latency_s: self.send_s + hops * self.hop_s + self.recv_s + reduce,
+            send_s: self.send_s,
         }
     }
 }
 
-/// The transfer time of every stream of `set` sharing the network: the
-/// max-min rates of all their route parts; returns the slowest transfer.
-fn solve(capacity: &[f64], set: &[&StreamCost], solver: &mut MaxMin, flows: &mut Vec<Flow>, rates: &mut Vec<f64>) -> f64 {
+/// The transfer time of every stream of `set` sharing the network, in
+/// `set`'s order: its bytes over the sum of its route parts' max-min rates
+/// when they are `balanced` (adaptive tori), else its slowest part with
+/// its fixed share.
+fn solve(capacity: &[f64], set: &[&StreamCost], balanced: bool, solver: &mut MaxMin, flows: &mut Vec<Flow>, rates: &mut Vec<f64>) -> Vec<f64> {
     flows.clear();
     for c in set {
         for (links, _) in &c.parts {
@@ -99,15 +124,129 @@ fn solve(capacity: &[f64], set: &[&StreamCost], solver: &mut MaxMin, flows: &mut
     }
     solver.solve(capacity, flows, rates);
     let mut k = 0;
-    let mut slowest = 0.0f64;
+    let mut out = Vec::with_capacity(set.len());
     for c in set {
+        let mut slowest = 0.0f64;
+        let mut sum = 0.0f64;
         for (_, share) in &c.parts {
             let r = rates[k];
             k += 1;
+            sum += r;
             slowest = slowest.max(if r > 0.0 { c.wire * share / r } else { f64::INFINITY });
         }
+        out.push(if balanced { if sum > 0.0 { c.wire / sum } else { f64::INFINITY } } else { slowest });
     }
-    slowest
+    out
+}
+
+/// One message of a round: sender, receiver, its cost to the receiver
+/// (latencies and transfer) and to the sender's send lane (send overhead
+/// and transfer: the lane sends its messages one after another).
+#[derive(Clone, Copy, Debug)]
+struct RoundMsg {
+    src: u32,
+    dst: u32,
+    cost: f64,
+    lane: f64,
+}
+
+/// Ranks' ready times as stretches of rounds go by (see the module docs).
+struct Ready {
+    at: Vec<f64>,
+    /// Most message steps a stretch is followed round by round.
+    budget: u64,
+    /// Stretches taken in one go: by their cycle means, or bulk-synchronous.
+    estimated: bool,
+}
+
+impl Ready {
+    /// `len` rounds of `msgs`.
+    fn stretch(&mut self, msgs: &[RoundMsg], len: u64) {
+        if msgs.len() as u64 * len <= self.budget {
+            for _ in 0..len {
+                self.step(msgs);
+            }
+            return;
+        }
+        self.estimated = true;
+        match permutation_cycles(msgs) {
+            Some(cycles) => cycles.iter().for_each(|c| self.paced(c, msgs, len)),
+            None => {
+                // Bulk-synchronous: every round waits for its slowest message.
+                let start = msgs.iter().map(|m| self.at[m.src as usize]).fold(0.0, f64::max);
+                let round = msgs.iter().map(|m| m.cost).fold(0.0, f64::max);
+                for m in msgs {
+                    for r in [m.src, m.dst] {
+                        self.at[r as usize] = self.at[r as usize].max(start + round * len as f64);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One round: a message leaves at its sender's ready time; the sender
+    /// may send again once its lane is free, the receiver once it arrived.
+    fn step(&mut self, msgs: &[RoundMsg]) {
+        let updates: Vec<(u32, f64)> = msgs
+            .iter()
+            .flat_map(|m| {
+                let t = self.at[m.src as usize];
+                [(m.dst, t + m.cost), (m.src, t + m.lane)]
+            })
+            .collect();
+        for (r, t) in updates {
+            let x = &mut self.at[r as usize];
+            *x = x.max(t);
+        }
+    }
+
+    /// `k` rounds around cycle `c` of a permutation, in one go: the ring
+    /// advances at its max-plus cycle mean λ — the slowest lane (a sender
+    /// that cannot keep up paces everybody) or the mean cost around the
+    /// cycle — and the last round adds its slowest message.
+    fn paced(&mut self, c: &[usize], msgs: &[RoundMsg], k: u64) {
+        let lane = c.iter().map(|&i| msgs[i].lane).fold(0.0, f64::max);
+        let mean = c.iter().map(|&i| msgs[i].cost).sum::<f64>() / c.len() as f64;
+        let slowest = c.iter().map(|&i| msgs[i].cost).fold(0.0, f64::max);
+        let start = c.iter().map(|&i| self.at[msgs[i].src as usize]).fold(0.0, f64::max);
+        let end = start + (k - 1) as f64 * lane.max(mean) + slowest;
+        for &i in c {
+            let r = &mut self.at[msgs[i].dst as usize];
+            *r = r.max(end);
+        }
+    }
+}
+
+/// The cycles of `msgs` when they form a permutation of the ranks they
+/// touch (every rank sends one and receives one message): each cycle as
+/// the message indices in order around it.
+fn permutation_cycles(msgs: &[RoundMsg]) -> Option<Vec<Vec<usize>>> {
+    let mut from: HashMap<u32, usize> = HashMap::with_capacity(msgs.len());
+    let mut into: HashMap<u32, usize> = HashMap::with_capacity(msgs.len());
+    for (i, m) in msgs.iter().enumerate() {
+        if from.insert(m.src, i).is_some() || into.insert(m.dst, i).is_some() {
+            return None;
+        }
+    }
+    if from.keys().any(|s| !into.contains_key(s)) {
+        return None;
+    }
+    let mut seen = vec![false; msgs.len()];
+    let mut cycles = Vec::new();
+    for start in 0..msgs.len() {
+        if seen[start] {
+            continue;
+        }
+        let mut c = Vec::new();
+        let mut i = start;
+        while !seen[i] {
+            seen[i] = true;
+            c.push(i);
+            i = from[&msgs[i].dst];
+        }
+        cycles.push(c);
+    }
+    Some(cycles)
 }
 
 /// Times `rounds` over the ranks of `s` on the flow model.
@@ -136,8 +275,11 @@ pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Resu
     }
     changes.sort_unstable();
     let capacity = costing.net.capacity.clone();
+    let balanced = costing.net.balanced();
     let mut out = RoundsTimed {
         time_seconds: 0.0,
+        lockstep_seconds: 0.0,
+        stretches_estimated: false,
         transfer_seconds: 0.0,
         latency_seconds: 0.0,
         copy_seconds,
@@ -152,6 +294,10 @@ pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Resu
     let mut solver = MaxMin::new();
     let (mut flows, mut rates) = (Vec::new(), Vec::new());
     let mut local = LocalRounds::new(capacity.len());
+    // Each active stream's transfer time at the current allocation.
+    let mut transfer_of: HashMap<u32, f64> = HashMap::new();
+    let mut ready = Ready { at: vec![0.0; rounds.ranks as usize], budget: 300_000_000, estimated: false };
+    let mut msgs: Vec<RoundMsg> = Vec::new();
     // Pipelines: the worst latency of each stage (a stream's first round).
     let mut stage_latency: BTreeMap<u64, f64> = BTreeMap::new();
     let mut i = 0;
@@ -172,6 +318,7 @@ pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Resu
                 active.insert(k, c);
             } else {
                 active.remove(&k);
+                transfer_of.remove(&k);
                 if one_hop {
                     local.remove(router_of(st.src), k);
                 }
@@ -185,25 +332,43 @@ pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Resu
         out.stretches += 1;
         out.largest_round = out.largest_round.max(active.len());
         let (transfer, latency) = if one_hop {
-            local.update(&capacity, &active, &mut solver, &mut out.solves)
+            local.update(&capacity, &active, balanced, &mut solver, &mut out.solves, &mut transfer_of)
         } else {
-            let mut set: Vec<(&u32, &StreamCost)> = active.iter().collect();
-            set.sort_unstable_by_key(|(k, _)| **k);
-            let set: Vec<&StreamCost> = set.into_iter().map(|(_, c)| c).collect();
+            let mut keys: Vec<u32> = active.keys().copied().collect();
+            keys.sort_unstable();
+            let set: Vec<&StreamCost> = keys.iter().map(|k| &active[k]).collect();
             out.solves += 1;
-            let t = solve(&capacity, &set, &mut solver, &mut flows, &mut rates);
-            (t, set.iter().map(|c| c.latency_s).fold(0.0, f64::max))
+            let times = solve(&capacity, &set, balanced, &mut solver, &mut flows, &mut rates);
+            for (k, t) in keys.iter().zip(&times) {
+                transfer_of.insert(*k, *t);
+            }
+            (times.iter().copied().fold(0.0, f64::max), set.iter().map(|c| c.latency_s).fold(0.0, f64::max))
         };
-        let len = (next - round) as f64;
-        out.transfer_seconds += transfer * len;
+        let len = next - round;
+        out.transfer_seconds += transfer * len as f64;
         if !rounds.pipelined {
-            out.latency_seconds += latency * len;
+            out.latency_seconds += latency * len as f64;
+            msgs.clear();
+            let mut keys: Vec<u32> = active.keys().copied().collect();
+            keys.sort_unstable();
+            for k in keys {
+                let st = &rounds.streams[k as usize];
+                let (c, t) = (&active[&k], transfer_of[&k]);
+                msgs.push(RoundMsg { src: st.src, dst: st.dst, cost: c.latency_s + t, lane: c.send_s + t });
+            }
+            ready.stretch(&msgs, len);
         }
     }
     if rounds.pipelined {
         out.latency_seconds = stage_latency.values().sum();
     }
-    out.time_seconds = out.transfer_seconds + out.latency_seconds + out.copy_seconds;
+    out.lockstep_seconds = out.transfer_seconds + out.latency_seconds + out.copy_seconds;
+    out.time_seconds = if rounds.pipelined {
+        out.lockstep_seconds
+    } else {
+        ready.at.iter().copied().fold(0.0, f64::max) + out.copy_seconds
+    };
+    out.stretches_estimated = ready.estimated;
     Ok(out)
 }
 
@@ -215,7 +380,9 @@ struct LocalRounds {
     current: HashMap<u32, (u64, u64)>,
     transfers: BTreeMap<u64, u32>,
     latencies: BTreeMap<u64, u32>,
-    cache: HashMap<Vec<u64>, (f64, f64)>,
+    /// Per signature: each stream's transfer time (in the router's order)
+    /// and the router's slowest latency.
+    cache: HashMap<Vec<u64>, (Vec<f64>, f64)>,
     /// Scratch: global resource → local label.
     label: Vec<u32>,
 }
@@ -256,7 +423,8 @@ impl LocalRounds {
 
     /// Re-solves the routers changed since the last call; returns the
     /// slowest transfer and latency over every router.
-    fn update(&mut self, capacity: &[f64], active: &HashMap<u32, StreamCost>, solver: &mut MaxMin, solves: &mut u64) -> (f64, f64) {
+    #[allow(clippy::too_many_arguments)]
+    fn update(&mut self, capacity: &[f64], active: &HashMap<u32, StreamCost>, balanced: bool, solver: &mut MaxMin, solves: &mut u64, transfer_of: &mut HashMap<u32, f64>) -> (f64, f64) {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         dirty.dedup();
@@ -271,21 +439,23 @@ impl LocalRounds {
                 continue;
             }
             list.sort_unstable();
+            let list = list.clone();
             let set: Vec<&StreamCost> = list.iter().map(|k| &active[k]).collect();
             let (key, local_cap) = self.signature(capacity, &set);
-            let (t, l) = match self.cache.get(&key) {
-                Some(&v) => v,
-                None => {
-                    *solves += 1;
-                    let relabelled: Vec<StreamCost> = set.iter().map(|c| self.relabel(c)).collect();
-                    let refs: Vec<&StreamCost> = relabelled.iter().collect();
-                    let (mut flows, mut rates) = (Vec::new(), Vec::new());
-                    let t = solve(&local_cap, &refs, solver, &mut flows, &mut rates);
-                    let l = set.iter().map(|c| c.latency_s).fold(0.0, f64::max);
-                    self.cache.insert(key, (t, l));
-                    (t, l)
-                }
-            };
+            if !self.cache.contains_key(&key) {
+                *solves += 1;
+                let relabelled: Vec<StreamCost> = set.iter().map(|c| self.relabel(c)).collect();
+                let refs: Vec<&StreamCost> = relabelled.iter().collect();
+                let (mut flows, mut rates) = (Vec::new(), Vec::new());
+                let times = solve(&local_cap, &refs, balanced, solver, &mut flows, &mut rates);
+                let l = set.iter().map(|c| c.latency_s).fold(0.0, f64::max);
+                self.cache.insert(key.clone(), (times, l));
+            }
+            let (times, l) = &self.cache[&key];
+            for (k, t) in list.iter().zip(times) {
+                transfer_of.insert(*k, *t);
+            }
+            let (t, l) = (times.iter().copied().fold(0.0, f64::max), *l);
             self.clear_labels(&set);
             let bits = (t.to_bits(), l.to_bits());
             *self.transfers.entry(bits.0).or_default() += 1;
@@ -329,6 +499,7 @@ impl LocalRounds {
             parts: c.parts.iter().map(|(links, share)| (links.iter().map(|&l| self.label[l as usize]).collect(), *share)).collect(),
             wire: c.wire,
             latency_s: c.latency_s,
+            send_s: c.send_s,
         }
     }
 
@@ -340,5 +511,40 @@ impl LocalRounds {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(costs: &[f64], lane: f64) -> Vec<RoundMsg> {
+        let n = costs.len() as u32;
+        (0..n).map(|i| RoundMsg { src: i, dst: (i + 1) % n, cost: costs[i as usize], lane }).collect()
+    }
+
+    #[test]
+    fn a_ring_is_paced_by_its_slowest_lane_or_its_mean_cost() {
+        // Round by round, against the one-go estimate.
+        for (costs, lane) in [(vec![2.0; 6], 1.5), (vec![2.0, 2.0, 9.0, 2.0, 2.0, 2.0], 1.5), (vec![2.0, 3.0, 2.0, 3.0], 2.9)] {
+            let msgs = ring(&costs, lane);
+            let k = 50;
+            let mut exact = Ready { at: vec![0.0; costs.len()], budget: u64::MAX, estimated: false };
+            exact.stretch(&msgs, k);
+            let mut quick = Ready { at: vec![0.0; costs.len()], budget: 0, estimated: false };
+            quick.stretch(&msgs, k);
+            assert!(quick.estimated && !exact.estimated);
+            let (a, b) = (exact.at.iter().copied().fold(0.0, f64::max), quick.at.iter().copied().fold(0.0, f64::max));
+            assert!((a / b - 1.0).abs() < 0.1, "{costs:?}: exact {a}, estimate {b}");
+        }
+    }
+
+    #[test]
+    fn a_senders_lane_paces_its_next_messages() {
+        // One sender, one message per round, a slow lane: k rounds take k lanes.
+        let msgs = [RoundMsg { src: 0, dst: 1, cost: 1.0, lane: 3.0 }];
+        let mut r = Ready { at: vec![0.0; 2], budget: u64::MAX, estimated: false };
+        r.stretch(&msgs, 4);
+        assert_eq!(r.at, vec![12.0, 10.0]);
     }
 }

@@ -195,6 +195,7 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
                 let routes = net.routes(m.src, m.dst, 0, &mut rng);
                 hops.push(routes.iter().map(|r| r.1).max().unwrap_or(0) as f64);
                 let first = flows.len();
+                let pool = net.balanced().then_some(first);
                 for (links, _, share) in routes {
                     for &l in &links {
                         carried[l as usize] += wire * share;
@@ -202,6 +203,7 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
                     }
                     let mut msg = Message::new(Flow { links, cap: f64::INFINITY }, wire * share);
                     msg.release = m.release;
+                    msg.pool = pool.filter(|&p| p != flows.len());
                     if let Some(a) = m.after {
                         // The answer leaves when every part of the request has
                         // arrived and the node has turned around.

@@ -23,12 +23,18 @@ pub struct Message {
     pub release: f64,
     /// Wait after the last of `after` has finished.
     pub gap: f64,
+    /// A part of a message split over several routes whose bytes go on
+    /// whichever route is free (adaptive routing): the earlier message
+    /// (part) whose byte count this one drains too. The parts of such a
+    /// message share one count, the sum of their `bytes`, drained at the
+    /// sum of their rates, and finish together. They must start together.
+    pub pool: Option<usize>,
 }
 
 impl Message {
     /// A message that may start at once.
     pub fn new(flow: Flow, bytes: f64) -> Self {
-        Self { flow, bytes, after: Vec::new(), release: 0.0, gap: 0.0 }
+        Self { flow, bytes, after: Vec::new(), release: 0.0, gap: 0.0, pool: None }
     }
 }
 
@@ -59,7 +65,14 @@ pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
     let n = messages.len();
     let mut done = vec![f64::NAN; n];
     let mut start = vec![f64::NAN; n];
-    let mut left: Vec<f64> = messages.iter().map(|m| m.bytes).collect();
+    // Bytes left per pool (a message is its own pool unless it drains another's).
+    let pool: Vec<usize> = messages.iter().enumerate().map(|(i, m)| m.pool.unwrap_or(i)).collect();
+    let mut left = vec![0.0f64; n];
+    for (i, m) in messages.iter().enumerate() {
+        assert!(pool[i] <= i && pool[pool[i]] == pool[i], "a part drains the count of an earlier message that drains its own");
+        left[pool[i]] += m.bytes;
+    }
+    let mut pool_rate = vec![0.0f64; n];
     // Messages waiting for each message, how many each still waits for,
     // and the time the last of those finished.
     let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -100,7 +113,7 @@ pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
         let mut k = 0;
         while k < live.len() {
             let i = live[k];
-            if left[i] <= 0.0 {
+            if left[pool[i]] <= 0.0 {
                 done[i] = now;
                 live.swap_remove(k);
                 release(i, now, messages, &waiting, &mut pending, &mut deps_done, &mut ready);
@@ -124,18 +137,33 @@ pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
             solves += 1;
             dirty = false;
         }
-        let dt_done = live.iter().zip(&rates).map(|(&i, &r)| if r > 0.0 { left[i] / r } else { f64::INFINITY }).fold(f64::INFINITY, f64::min);
+        for &i in &live {
+            pool_rate[pool[i]] = 0.0;
+        }
+        for (&i, &r) in live.iter().zip(&rates) {
+            pool_rate[pool[i]] += r;
+        }
+        let dt_done = live
+            .iter()
+            .map(|&i| if pool_rate[pool[i]] > 0.0 { left[pool[i]] / pool_rate[pool[i]] } else { f64::INFINITY })
+            .fold(f64::INFINITY, f64::min);
         assert!(dt_done.is_finite() || next_start.is_finite(), "a message can never finish (a link of zero capacity)");
         let dt = dt_done.min(next_start - now);
         now += dt;
         finished.clear();
-        let mut k = 0;
+        // Drain each pool once, then finish the parts of the emptied ones.
+        let mut drained: Vec<usize> = live.iter().map(|&i| pool[i]).collect();
+        drained.sort_unstable();
+        drained.dedup();
+        for &q in &drained {
+            let r = pool_rate[q];
+            left[q] -= r * dt;
+            if left[q] <= r * (1e-6 * dt + TIE * now) || left[q] <= 1e-9 * messages[q].bytes {
+                left[q] = 0.0;
+            }
+        }
         live.retain(|&i| {
-            let r = rates[k];
-            k += 1;
-            left[i] -= r * dt;
-            if left[i] <= r * (1e-6 * dt + TIE * now) || left[i] <= 1e-9 * messages[i].bytes {
-                left[i] = 0.0;
+            if left[pool[i]] <= 0.0 {
                 done[i] = now;
                 finished.push(i);
                 false
@@ -228,5 +256,22 @@ mod tests {
             assert!((a - b).abs() < 1e-9, "{:?}", c.done);
         }
         assert_eq!(c.start, vec![2.0, 3.5, 3.0]);
+    }
+
+    #[test]
+    fn parts_of_a_pool_share_their_bytes_and_finish_together() {
+        // Two routes for one 3-byte message: one free (rate 2), one shared
+        // with another message (rate 0.5 each on a link of 1). Fixed halves
+        // would take 1.5 / 0.5 = 3; pooled, 3 / 2.5 = 1.2 for both parts.
+        let cap = [2.0, 1.0];
+        let msgs = [
+            Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 1.5),
+            Message { pool: Some(0), ..Message::new(Flow { links: vec![1], cap: f64::INFINITY }, 1.5) },
+            Message::new(Flow { links: vec![1], cap: f64::INFINITY }, 10.0),
+        ];
+        let c = run(&cap, &msgs);
+        assert!((c.done[0] - 1.2).abs() < 1e-9 && (c.done[1] - 1.2).abs() < 1e-9, "{:?}", c.done);
+        // The other message: 0.6 sent by 1.2, then alone at 1: 1.2 + 9.4.
+        assert!((c.done[2] - 10.6).abs() < 1e-9, "{:?}", c.done);
     }
 }

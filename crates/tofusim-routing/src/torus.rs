@@ -162,6 +162,23 @@ impl TorusRouting {
         h
     }
 
+    /// Axes (bit per axis) on which `dst` is exactly half a ring from
+    /// `src`: both directions are minimal there, and [`Self::hints`] draws one.
+    pub fn tied_axes(&self, src: u32, dst: u32) -> u8 {
+        let mut t = 0u8;
+        for (a, ax) in self.axes.iter().enumerate() {
+            if ax.single || !ax.wrap || ax.length <= 1 {
+                continue;
+            }
+            let (s, d) = (self.coord(src, a), self.coord(dst, a));
+            let fwd = (d + ax.length - s) % ax.length;
+            if fwd != 0 && 2 * fwd == ax.length {
+                t |= 1 << a;
+            }
+        }
+        t
+    }
+
     /// Hops left on axis `a` in the hinted direction.
     #[inline]
     fn remaining(&self, r: u32, dst: u32, hints: u8, a: usize) -> u32 {
