@@ -43,8 +43,11 @@ bench: install
 	$(CARGO) bench -p tofusim-topology
 	$(CARGO) bench -p tofusim-flow
 	$(CARGO) bench -p tofusim-mapping
+	$(CARGO) bench -p tofusim-des
 	$(CARGO) build --release -q -p tofusim-experiment --example run_experiment
 	for n in 8 16 32; do echo "== uniform $${n}^3"; target/release/examples/run_experiment bench/uniform-$$n.toml; done
+	for t in 1 2; do echo "== uniform 32^3, $$t threads"; target/release/examples/run_experiment bench/uniform-32.toml $$t; done
+	$(PY) bench/scale.py
 
 docs: install
 	$(VENV)/bin/tofusim topo --list --markdown > docs/presets.md
