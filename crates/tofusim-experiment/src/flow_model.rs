@@ -144,6 +144,12 @@ impl FlowNet {
         !self.orders.is_empty()
     }
 
+    /// Whether a message may leave its minimal route (Valiant dragonflies:
+    /// through other routers' links even between neighbours).
+    pub(crate) fn detours(&self) -> bool {
+        matches!(&self.routing, Routing::Dragonfly(d) if d.mode == DragonflyMode::Valiant)
+    }
+
     pub(crate) fn lane(&self, node: u32, tni: u8) -> usize {
         node as usize * self.tnis + tni as usize % self.tnis
     }

@@ -266,7 +266,7 @@ pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Resu
     let copy_seconds = (rounds.copy_bytes_before + rounds.copy_bytes_after) as f64 / (timing.copy_bytes_per_cycle / cycle_s);
     let npr = costing.net.npr;
     let router_of = |rank: u32| s.node_of_rank[rank as usize] / npr;
-    let one_hop = rounds.streams.iter().all(|st| costing.net.routing.distance(router_of(st.src), router_of(st.dst)) <= 1);
+    let one_hop = !costing.net.detours() && rounds.streams.iter().all(|st| costing.net.routing.distance(router_of(st.src), router_of(st.dst)) <= 1);
     // Starts and ends of streams, by round.
     let mut changes: Vec<(u64, u32)> = Vec::with_capacity(2 * rounds.streams.len());
     for (i, st) in rounds.streams.iter().enumerate() {
@@ -473,6 +473,7 @@ impl LocalRounds {
     /// allocations.
     fn signature(&mut self, capacity: &[f64], set: &[&StreamCost]) -> (Vec<u64>, Vec<f64>) {
         let mut key = Vec::with_capacity(set.len() * 8);
+        key.push(set.len() as u64);
         let mut cap = Vec::new();
         for c in set {
             key.push(c.parts.len() as u64);

@@ -128,7 +128,8 @@ impl Engine {
             self.fail(t, "duplicate-delivery", detail);
             return;
         }
-        if self.router_of(p.dst) != ev.router {
+        let misdelivered = self.router_of(p.dst) != ev.router;
+        if misdelivered {
             let detail = format!(
                 "packet {} of node {} for {} delivered at {}",
                 p.serial,
@@ -159,7 +160,9 @@ impl Engine {
         self.win_delivered_bytes += p.bytes as u64;
         self.win_delivered += 1;
         self.pool.release(ev.x);
-        if self.workload.is_finite() {
+        // The destination's software answers (not after a misdelivery: that
+        // node is elsewhere, maybe in another partition).
+        if self.workload.is_finite() && !misdelivered {
             self.defer(Kind::Respond, p.dst, ev.a as u32, p.tag, t);
         }
         self.mark_dirty(ev.router);

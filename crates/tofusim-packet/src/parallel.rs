@@ -74,17 +74,26 @@ impl Engine {
         self.set_partition(plan.owner.clone(), first as u16);
         engines.insert(0, self);
         let mut outcome = None;
+        // Partition 0 of the run reports progress; the others do not.
+        let progress = (first == 0).then_some(progress);
         std::thread::scope(|s| {
             let mut it = engines.into_iter().enumerate();
             let (_, mut e0) = it.next().expect("one engine per thread");
             let handles: Vec<_> = it
                 .map(|(i, mut e)| {
                     let mut sync = group.handle(i);
-                    s.spawn(move || finish_partition(&mut e, &mut sync, None))
+                    let group = &group;
+                    s.spawn(move || {
+                        let _failing = Poison(group);
+                        finish_partition(&mut e, &mut sync, None)
+                    })
                 })
                 .collect();
             let mut sync = group.handle(0);
-            let merged = finish_partition(&mut e0, &mut sync, Some(progress));
+            let merged = {
+                let _failing = Poison(&group);
+                finish_partition(&mut e0, &mut sync, progress)
+            };
             for h in handles {
                 if let Err(p) = h.join() {
                     std::panic::resume_unwind(p);
@@ -106,6 +115,18 @@ impl Engine {
         };
         let seen = inspect(&e.workload);
         Some((crate::result::finish(e, end, wall.elapsed().as_secs_f64(), Some(info)), seen))
+    }
+}
+
+/// Poisons the group if its partition's thread unwinds (a panic), so the
+/// other partitions stop waiting for it and the panic is reported.
+struct Poison<'a>(&'a ThreadGroup);
+
+impl Drop for Poison<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poison();
+        }
     }
 }
 

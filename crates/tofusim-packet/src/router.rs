@@ -49,6 +49,8 @@ impl Engine {
         self.fill_fifos(r, t);
         let mut out_taken: u64 = 0;
         let mut q_taken: QueueSet = 0;
+        // Network inputs whose reception path took a packet this cycle.
+        let mut ejected: u64 = 0;
         for _round in 0..3 {
             self.requests.clear();
             self.collect_requests(r, t, out_taken, q_taken);
@@ -64,9 +66,14 @@ impl Engine {
                     continue;
                 }
                 if req.out == EJECT {
-                    if q_taken & (1 << req.queue) == 0 {
+                    // One packet at a time on a network input's reception
+                    // path: the VCs of one input that have all arrived
+                    // request it together, one wins.
+                    let path: u64 = if (req.unit as usize) < self.lay.ports { 1 << req.unit } else { 0 };
+                    if q_taken & (1 << req.queue) == 0 && ejected & path == 0 {
                         self.grant_eject(r, t, req);
                         q_taken |= 1 << req.queue;
+                        ejected |= path;
                         granted = true;
                     }
                     continue;

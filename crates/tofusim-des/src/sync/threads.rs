@@ -77,6 +77,11 @@ impl ThreadGroup {
         self.first
     }
 
+    /// A partition failed: the others stop at their next meeting.
+    pub fn poison(&self) {
+        self.barrier.poison();
+    }
+
     fn is_local(&self, p: usize) -> bool {
         (self.first..self.first + self.threads).contains(&p)
     }
