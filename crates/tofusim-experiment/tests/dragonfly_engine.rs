@@ -161,3 +161,39 @@ fn traffic_between_nodes_of_one_router_turns_around_at_the_host_rate() {
     let expected = 200.0 * PACKET as f64 / 2.0;
     assert!((cycles / expected - 1.0).abs() < 0.02, "{cycles} cycles, expected about {expected}");
 }
+
+/// Group 0's nodes each post `packets` packets to their partner in
+/// group 1, all at cycle 0 (an adversarial shift, as an MPI all-to-all
+/// posted at once hands its messages over); hops per packet and
+/// completion cycles.
+fn shift_posted_at_once(mode: DragonflyMode, packets: u64) -> (f64, u64) {
+    // 5 groups of 4 routers, one link between each pair of groups.
+    let d = kim_dally(5, 4, 1, 1);
+    let nodes = d.router_count() as u32;
+    let space = Torus::new(vec![Axis::ring("n", nodes)]);
+    let trace: Vec<_> = (0..packets)
+        .flat_map(|_| (0..4).map(|src| tofusim_workload::TracePacket { cycle: 0, src, dst: src + 4, bytes: PACKET as u16, hints: None }))
+        .collect();
+    let kind = Kind::Finite(tofusim_workload::FinitePattern::Trace { packets: trace });
+    let w = Workload::new(kind, PACKET, 16, &space, 1).unwrap();
+    let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
+    let r = Engine::new(routing, params(), RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| {});
+    assert!(r.invariant_error.is_none() && r.deadlock.is_none(), "{mode:?}: {:?}", r.invariant_error);
+    assert_eq!(r.packets_delivered, 4 * packets);
+    (r.sim.packet_hops as f64 / r.packets_delivered as f64, r.completion_cycles.unwrap())
+}
+
+#[test]
+fn adaptive_routes_are_chosen_from_the_queues_a_packet_meets_at_its_source_router() {
+    // Posted at cycle 0, the packets wait in their nodes' send queues. Were
+    // their routes chosen then, from empty queues, every one would go
+    // minimally over the one global link; chosen as each enters an
+    // injection FIFO, later packets see the minimal queues full and go
+    // around them.
+    let (min_hops, min_cycles) = shift_posted_at_once(DragonflyMode::Minimal, 64);
+    for mode in [DragonflyMode::UgalLocal, DragonflyMode::UgalGlobal, DragonflyMode::AdaptivePreferMinimal] {
+        let (hops, cycles) = shift_posted_at_once(mode, 64);
+        assert!(hops > min_hops + 0.2, "{mode:?}: {hops} hops per packet, minimal {min_hops}");
+        assert!(cycles < min_cycles, "{mode:?}: {cycles} cycles, minimal {min_cycles}");
+    }
+}

@@ -692,10 +692,25 @@ impl Engine {
         }
     }
 
-    /// Creates a packet at node `r`.
+    /// Whether routes are chosen from the network's load (the adaptive
+    /// dragonfly modes): such a choice belongs to the moment the packet
+    /// reaches the source router, not to when its message was posted —
+    /// a message posted behind thousands of others would otherwise choose
+    /// from the queues of long ago (all empty for an all-to-all posted at
+    /// once).
+    fn routes_by_load(&self) -> bool {
+        use tofusim_routing::{DragonflyMode, Routing};
+        matches!(&*self.routing, Routing::Dragonfly(d)
+            if matches!(d.mode, DragonflyMode::UgalLocal | DragonflyMode::UgalGlobal | DragonflyMode::AdaptivePreferMinimal))
+    }
+
+    /// Creates a packet at node `r`. A packet routed by load gets its route
+    /// when it enters an injection FIFO ([`Self::route_at_entry`]).
     pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
+        let at_entry = np.hints.is_none() && self.routes_by_load();
         let hints = match np.hints {
             Some(h) => h,
+            None if at_entry => 0,
             None => self.initial_route(self.router_of(r), self.router_of(np.dst)),
         };
         let serial = self.node_serial[r as usize];
@@ -707,6 +722,9 @@ impl Engine {
         }
         if np.deposit {
             f |= flags::DEPOSIT;
+        }
+        if at_entry {
+            f |= flags::ROUTE_AT_ENTRY;
         }
         self.pool.alloc(Packet {
             next: NONE,
@@ -771,6 +789,10 @@ impl Engine {
             if from_source && self.src_head[li] == NONE {
                 return;
             }
+            if from_source && self.params.fifo_select == crate::config::FifoSelect::Direction {
+                // The FIFO follows the route's first direction: choose it now.
+                self.route_at_entry(r as u32, self.src_head[li]);
+            }
             let (bytes, dst, hints) = if from_source {
                 let p = self.pool.get(self.src_head[li]);
                 (p.bytes, p.dst, p.hints)
@@ -814,6 +836,7 @@ impl Engine {
                 self.gen_remaining -= 1;
                 self.create(node as u32, t, np)
             };
+            self.route_at_entry(r as u32, pkt);
             let unit = unit0 + f;
             let qi = r * lay.queues + lay.queue_of(unit, 0);
             {
@@ -826,6 +849,22 @@ impl Engine {
             self.cache_route(r as u32, pkt);
             self.push_queue(qi, pkt);
         }
+    }
+
+    /// Chooses the route of a packet routed by load as it enters an
+    /// injection FIFO of its source router `r`.
+    fn route_at_entry(&mut self, r: u32, pkt: u32) {
+        let (flags_now, dst) = {
+            let p = self.pool.get(pkt);
+            (p.flags, p.dst)
+        };
+        if flags_now & flags::ROUTE_AT_ENTRY == 0 {
+            return;
+        }
+        let hints = self.initial_route(r, self.router_of(dst));
+        let p = self.pool.get_mut(pkt);
+        p.hints = hints;
+        p.flags &= !flags::ROUTE_AT_ENTRY;
     }
 
     // ---- events -------------------------------------------------------

@@ -12,6 +12,10 @@ pub mod flags {
     pub const MEASURED: u8 = 8;
     /// A deposit (broadcast) packet: every router on its way keeps a copy.
     pub const DEPOSIT: u8 = 16;
+    /// Its adaptive route is chosen when it leaves the node's send queue
+    /// for an injection FIFO (it reaches the source router), from the
+    /// queues then: not when the software posted it.
+    pub const ROUTE_AT_ENTRY: u8 = 32;
 }
 
 #[derive(Clone, Copy, Debug)]
