@@ -87,27 +87,29 @@ impl Report {
         self.ugal.iter().for_each(|&x| buf.put_u32(x));
     }
 
-    fn get(bytes: &[u8]) -> Self {
+    /// Reads a report `put` wrote into `self`, reusing its UGAL buffer
+    /// (one report per partition per window: no allocation in the loop).
+    fn read(&mut self, bytes: &[u8]) {
         let mut r = Reader::new(bytes);
-        let mut rep = Report {
-            live: r.u64(),
-            moved: r.u64(),
-            pending_releases: r.u64(),
-            gen_remaining: r.u64(),
-            trace_pending: r.u64(),
-            created: r.u64(),
-            delivered: r.u64(),
-            last_progress: r.u64(),
-            last_event: r.u64(),
-            next_event: r.u64(),
-            last_delivery: r.u64(),
-            ..Default::default()
-        };
-        if r.u8() == 1 {
-            rep.error = Some(InvariantError::get(&mut r));
+        for x in [
+            &mut self.live,
+            &mut self.moved,
+            &mut self.pending_releases,
+            &mut self.gen_remaining,
+            &mut self.trace_pending,
+            &mut self.created,
+            &mut self.delivered,
+            &mut self.last_progress,
+            &mut self.last_event,
+            &mut self.next_event,
+            &mut self.last_delivery,
+        ] {
+            *x = r.u64();
         }
-        rep.ugal = (0..r.u64()).map(|_| r.u32()).collect();
-        rep
+        self.error = (r.u8() == 1).then(|| InvariantError::get(&mut r));
+        self.ugal.clear();
+        let n = r.u64();
+        self.ugal.extend((0..n).map(|_| r.u32()));
     }
 }
 
@@ -337,6 +339,8 @@ pub(crate) fn drive(e: &mut Engine, sync: &mut dyn WindowSync, mut progress: Opt
     let mut inbox = vec![Vec::new(); parts];
     let mut report_bytes = vec![Vec::new(); parts];
     let mut mine = Vec::new();
+    let mut reports: Vec<Report> = (0..parts).map(|_| Report::default()).collect();
+    let mut cursor = vec![0usize; parts];
     let mut next_audit = if e.run.audit_cycles > 0 { e.run.audit_cycles } else { u64::MAX };
     let mut last_report = Instant::now();
     let (mut t, mut start, mut windows) = (0u64, 0u64, 0u64);
@@ -358,10 +362,12 @@ pub(crate) fn drive(e: &mut Engine, sync: &mut dyn WindowSync, mut progress: Opt
         for b in &inbox {
             e.receive(b);
         }
-        let reports: Vec<Report> = report_bytes.iter().map(|b| Report::get(b)).collect();
+        for (rep, b) in reports.iter_mut().zip(&report_bytes) {
+            rep.read(b);
+        }
         let g = Global::of(&reports);
         if !ugal.is_empty() {
-            let mut cursor = vec![0usize; parts];
+            cursor.fill(0);
             for &(r, p) in &ugal {
                 let q = e.owner[r as usize] as usize;
                 e.ugal_view[r as usize * e.lay.ports + p as usize] = reports[q].ugal[cursor[q]];
