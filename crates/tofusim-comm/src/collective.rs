@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use crate::schedule::Rank;
+/// A rank of a communicator (0-based).
+pub type Rank = u32;
 
 /// A collective operation. `count` (elements per rank) means: the vector
 /// length for barrier-free reductions and broadcasts, the block each rank

@@ -4,8 +4,9 @@
 //! [`Schedule`] — per rank, a small program of sends, receives (plain or
 //! reducing) and local copies, each with the steps it depends on and the
 //! network interface (TNI) a send uses. Algorithms ([`algorithms`]) build
-//! schedules; executors run them: the data executor here ([`data`]) moves
-//! real buffers and checks the result, the packet engine times them, and
+//! schedules; executors run them ([`exec`]): the data executor moves real
+//! buffers and checks the result, the packet executor times them on the
+//! packet engine, and
 //! the Python front end runs them on real MPI ranks. The regular
 //! algorithms also have a compact lockstep form ([`rounds`]) for the flow
 //! model at full-machine scale.
@@ -17,7 +18,7 @@
 pub mod algorithms;
 pub mod barrier_hw;
 pub mod collective;
-pub mod data;
+pub mod exec;
 pub mod mpi;
 pub mod rounds;
 pub mod schedule;
@@ -26,7 +27,8 @@ pub mod tree;
 pub use algorithms::{Algorithm, BuildError, Params};
 pub use collective::Collective;
 pub use rounds::{Rounds, Stream};
-pub use data::{execute, DataError, Outcome};
+pub use exec::data::{execute, DataError, Outcome};
+pub use exec::packet::{HostTiming, ScheduleRun};
 pub use schedule::{Action, Combine, Program, Rank, Schedule, Span, Step, StepId};
 
 /// Bytes per buffer element.

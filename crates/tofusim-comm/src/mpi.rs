@@ -224,7 +224,7 @@ pub fn pingpong(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{execute, Order};
+    use crate::exec::data::{execute, Order};
 
     #[test]
     fn eager_and_rendezvous_pingpongs_are_well_formed() {

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::collective::Collective;
 use crate::ELEMENT_BYTES;
 
-pub type Rank = u32;
+pub use crate::collective::Rank;
 /// Index of a step within its rank's program.
 pub type StepId = u32;
 

@@ -12,12 +12,12 @@
 use serde::Serialize;
 use tofusim_comm::algorithms::{build_named, Params};
 use tofusim_comm::tree::Grid;
-use tofusim_comm::{data, Collective, ELEMENT_BYTES};
+use tofusim_comm::exec::data;
+use tofusim_comm::{Collective, ScheduleRun, ELEMENT_BYTES};
 use tofusim_mapping::VirtualTorus;
 use tofusim_packet::{Engine, RunParams, RunResult};
 use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
 use tofusim_topology::{tofu, Topology, Torus};
-use tofusim_workload::{ScheduleRun, Workload};
 
 use crate::comm_model::{CommModel, Modes};
 use crate::error::{ConfigError, Result};
@@ -357,8 +357,9 @@ pub fn run_on(
         model.header_bytes,
     )
     .map_err(|e| err("algo", e))?;
-    let workload = Workload::collective(run_state, model.packet_bytes, model.header_bytes, &t)
-        .map_err(|e| err(e.key, e.message))?;
+    if t.node_count() < 2 {
+        return Err(err("pattern", "a workload needs at least 2 nodes"));
+    }
     let order: Vec<usize> = if tofu::is_tofu(&t) {
         tofu::ROUTING_ORDER.to_vec()
     } else {
@@ -377,16 +378,12 @@ pub fn run_on(
         model.router.clone(),
         model.routing,
         run,
-        workload,
+        run_state,
         injection_links,
         model.cycle_ns(),
     );
     let (r, (rank_end_cycles, step_finish_cycles)): (RunResult, (Vec<u64>, Vec<Vec<u64>>)) = engine
-        .run_with(progress, |w| {
-            w.schedule_run()
-                .map(|s| (s.rank_end_cycles(), s.step_finish_cycles()))
-                .unwrap_or_default()
-        });
+        .run_with(progress, |s| (s.rank_end_cycles(), s.step_finish_cycles()));
     let cycles = r.completion_cycles.unwrap_or(r.sim.cycles);
     Ok(Timed {
         schedule: s,

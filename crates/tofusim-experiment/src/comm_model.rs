@@ -13,7 +13,7 @@
 use serde::Serialize;
 use tofusim_packet::{Arbitration, Escape, FifoSelect, RouterParams, RoutingMode};
 use tofusim_topology::{Network, Topology};
-use tofusim_workload::HostTiming;
+use tofusim_comm::HostTiming;
 
 use crate::error::{ConfigError, Result};
 
@@ -220,6 +220,7 @@ impl CommModel {
             reduce_bytes_per_cycle: per_cycle(self.reduce_Bps),
             copy_bytes_per_cycle: per_cycle(self.copy_Bps),
             wire_overhead_bytes: self.router.overhead_bytes,
+            chunk_bytes: self.router.chunk_bytes,
             cycle_ns: self.cycle_ns(),
             tnis: self.tnis,
         }

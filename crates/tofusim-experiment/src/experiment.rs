@@ -554,7 +554,7 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
 }
 
 /// Builds the engine of a validated experiment.
-pub fn engine(exp: Experiment) -> Engine {
+pub fn engine(exp: Experiment) -> Engine<Workload> {
     if let (Topology::Dragonfly(d), Some(mode)) = (&exp.system.network.topology, exp.dragonfly) {
         let routing = Routing::Dragonfly(DragonflyRouting::new(d, mode));
         return Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, exp.injection_links, exp.cycle_ns);
@@ -606,7 +606,7 @@ pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress:
 }
 
 /// A split needs at least one router per partition.
-pub fn check_split(file: &str, e: &Engine, split: &tofusim_packet::Split) -> Result<()> {
+pub fn check_split(file: &str, e: &Engine<Workload>, split: &tofusim_packet::Split) -> Result<()> {
     let (parts, routers) = (split.partitions(), e.routers());
     if parts > routers.min(tofusim_packet::MAX_PARTITIONS) {
         return Err(ConfigError::new(file, "threads", format!("{parts} partitions for {routers} routers: expected at most one partition per router (and at most {})", tofusim_packet::MAX_PARTITIONS)));

@@ -145,7 +145,7 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
                 out.push(Msg { src, dst, packets: k as u64, bytes, payload: (*message_bytes).max(1), release: 0.0, after, turn: w.turn_cycles as f64 });
             }
         }
-        FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. } | FinitePattern::Collective { .. } => {
+        FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. } => {
             return Err(ConfigError::new(
                 file,
                 "workload.pattern",

@@ -8,6 +8,7 @@
 //! lane, packet), an order that does not depend on which events came out of
 //! the wheel first, nor on the partitions the network is split into.
 
+use crate::traffic::Traffic;
 use crate::engine::Engine;
 use crate::packet::NONE;
 
@@ -36,7 +37,7 @@ pub(crate) struct Action {
     at: u64,
 }
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     /// Queues an action at `node`'s router and marks the router.
     pub(crate) fn defer(&mut self, kind: Kind, node: u32, a: u32, x: u32, at: u64) {
         let r = self.router_of(node);

@@ -33,6 +33,7 @@
 //!   seeded generator and schedules events at least one cycle ahead;
 //! - packets are numbered per source node, not globally.
 
+use crate::traffic::Traffic;
 use std::sync::Arc;
 
 use crate::actions::Action;
@@ -44,7 +45,7 @@ use crate::stats::{Histogram, PortCounters, SampleSums};
 use rand::SeedableRng;
 use tofusim_des::TimeWheel;
 use tofusim_routing::Routing;
-use tofusim_workload::{NewPacket, Workload, CHUNK_BYTES};
+use crate::traffic::NewPacket;
 
 /// How far ahead in a cycle's events, and in its list of routers to
 /// arbitrate, the engine prefetches state.
@@ -148,12 +149,12 @@ impl Layout {
     }
 }
 
-pub struct Engine {
+pub struct Engine<W> {
     pub(crate) routing: Arc<Routing>,
     pub(crate) params: RouterParams,
     pub(crate) mode: RoutingMode,
     pub(crate) run: RunParams,
-    pub(crate) workload: Workload,
+    pub(crate) workload: W,
     pub(crate) lay: Layout,
     /// Nodes (`routers × nodes_per_router`); packets carry node ids.
     pub(crate) nodes: usize,
@@ -276,7 +277,7 @@ pub struct Engine {
 /// What a caller sees of a run in progress (for progress bars).
 pub type Progress<'a> = &'a mut dyn FnMut(f64);
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     /// `injection_links`: the node's injection capacity in bytes per cycle
     /// (e.g. 6 on BG/L, where a node can feed all six links at once);
     /// `cycle_ns`: the length of one cycle.
@@ -285,7 +286,7 @@ impl Engine {
         params: RouterParams,
         mode: RoutingMode,
         run: RunParams,
-        workload: Workload,
+        workload: W,
         injection_links: f64,
         cycle_ns: f64,
     ) -> Self {
@@ -341,7 +342,7 @@ impl Engine {
         params: RouterParams,
         mode: RoutingMode,
         run: RunParams,
-        workload: Workload,
+        workload: W,
         injection_links: f64,
         cycle_ns: f64,
     ) -> Self {
@@ -535,9 +536,10 @@ impl Engine {
         }
     }
 
+    /// Flow-control chunks of a packet of `bytes` (the router model's chunk size).
     #[inline]
-    pub(crate) fn chunks(bytes: u16) -> u16 {
-        bytes.div_ceil(CHUNK_BYTES as u16)
+    pub(crate) fn chunks(&self, bytes: u16) -> u16 {
+        bytes.div_ceil(self.params.chunk_bytes as u16)
     }
 
     // ---- queues -------------------------------------------------------
@@ -802,7 +804,7 @@ impl Engine {
                     .finite_packet(node as u32, lane, self.gen_next[li]);
                 (np.bytes, np.dst, 0)
             };
-            let need = Self::chunks(bytes);
+            let need = self.chunks(bytes);
             let room = |s: &Self, f: usize| {
                 s.fifo_cap - s.q_used[r * lay.queues + lay.queue_of(unit0 + f, 0)] >= need
             };

@@ -4,6 +4,7 @@
 //! software at work, packets being created) become node actions
 //! ([`crate::actions`]) run at the router's arbitration.
 
+use crate::traffic::Traffic;
 use crate::actions::Kind;
 use crate::config::PlantedFault;
 use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE, INJECT, RELEASE, TOKEN, TRACE, WAKE};
@@ -11,7 +12,7 @@ use crate::packet::{checksum, flags};
 use crate::result::InvariantError;
 use rand::RngExt;
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     pub(crate) fn apply(&mut self, ev: Ev, t: u64) {
         let r = ev.router as usize;
         let lay = self.lay;
@@ -82,18 +83,7 @@ impl Engine {
     pub(crate) fn inject(&mut self, node: u32, t: u64) {
         let home = self.router_of(node) as usize;
         let rng = &mut self.rngs[home];
-        if let Some(dst) = self.workload.open_destination(node, rng) {
-            let bytes = self.workload.open_packet_bytes(rng) as u16;
-            let np = tofusim_workload::NewPacket {
-                dst,
-                bytes,
-                payload: bytes.saturating_sub(self.workload.header_bytes as u16),
-                tag: 0,
-                hints: None,
-                deposit: false,
-                lane: 0,
-                release_cycle: 0,
-            };
+        if let Some(np) = self.workload.open_packet(node, rng) {
             let pkt = self.create(node, t, np);
             self.push_source(node as usize, 0, pkt);
         }
@@ -182,7 +172,7 @@ impl Engine {
             return;
         }
         // One software thread answers, one received packet at a time.
-        let turn = self.workload.turn_cycles as u64;
+        let turn = self.workload.turn_cycles();
         let at = if turn == 0 { ready } else { ready.max(self.turn_free_at[r as usize]) + turn };
         if turn > 0 {
             self.turn_free_at[r as usize] = at;
@@ -195,7 +185,7 @@ impl Engine {
 
     /// Node `r`'s software hands packet `np` to its send lane at cycle
     /// `at`: now if `at` ≤ `t`, else by a `RELEASE` event.
-    fn hand_over(&mut self, r: u32, t: u64, at: u64, np: tofusim_workload::NewPacket) {
+    fn hand_over(&mut self, r: u32, t: u64, at: u64, np: crate::traffic::NewPacket) {
         let pkt = self.create(r, at, np);
         let lane = np.lane as usize % self.lanes;
         if at <= t {

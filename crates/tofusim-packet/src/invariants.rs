@@ -9,6 +9,7 @@
 //! by queue or link number, so the verdict names the same violation
 //! whatever the partitioning.
 
+use crate::traffic::Traffic;
 use std::collections::HashMap;
 
 use crate::engine::{Engine, QueueSet, ARRIVE, DELIVER, DONE, HEAD_EJECTS, RELEASE, TOKEN};
@@ -59,7 +60,7 @@ impl AuditPart {
     }
 }
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     /// Audits this partition's routers and nodes.
     pub(crate) fn audit_part(&self) -> AuditPart {
         let lay = self.lay;

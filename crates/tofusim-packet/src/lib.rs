@@ -31,6 +31,7 @@ pub mod result;
 pub mod router;
 pub mod stats;
 mod summary;
+pub mod traffic;
 mod window;
 mod wire;
 
@@ -42,3 +43,4 @@ pub use parallel::Split;
 pub use partition::{PartitionPlan, MAX_PARTITIONS};
 pub use tofusim_des::sync::{LocalTransport, Transport};
 pub use result::RunResult;
+pub use traffic::{Incomplete, NewPacket, RunEnd, Traffic};

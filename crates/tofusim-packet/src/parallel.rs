@@ -5,10 +5,10 @@
 //! threads that meet after every window ([`crate::window`]), and merges
 //! their summaries in partition 0, which alone returns the result.
 
+use crate::traffic::Traffic;
 use std::time::Instant;
 
 use tofusim_des::sync::{all_gather, Serial, ThreadGroup, Transport, WindowSync};
-use tofusim_workload::Workload;
 
 use crate::engine::{Engine, Progress};
 use crate::partition::PartitionPlan;
@@ -39,7 +39,7 @@ impl Split {
     }
 }
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     /// Runs to the end (cycles reached, or the finite workload done) and
     /// returns the results; deadlocks and invariant violations are in them.
     pub fn run(self, progress: Progress) -> RunResult {
@@ -48,7 +48,7 @@ impl Engine {
 
     /// [`Self::run`], also handing back what `inspect` reads from the
     /// workload's final state (e.g. a schedule's per-rank finish times).
-    pub fn run_with<T>(self, progress: Progress, inspect: impl FnOnce(&Workload) -> T) -> (RunResult, T) {
+    pub fn run_with<T>(self, progress: Progress, inspect: impl FnOnce(&W) -> T) -> (RunResult, T) {
         self.run_split(Split::serial(), progress, inspect).expect("a run of one process has the result")
     }
 
@@ -56,7 +56,7 @@ impl Engine {
     /// run with the same seed. With a transport every process of the run
     /// calls this with the same inputs and thread count; the result comes
     /// back in process 0 only (`None` elsewhere).
-    pub fn run_split<T>(mut self, split: Split, progress: Progress, inspect: impl FnOnce(&Workload) -> T) -> Option<(RunResult, T)> {
+    pub fn run_split<T>(mut self, split: Split, progress: Progress, inspect: impl FnOnce(&W) -> T) -> Option<(RunResult, T)> {
         let wall = Instant::now();
         let parts = split.partitions();
         if parts == 1 {
@@ -70,7 +70,7 @@ impl Engine {
         assert_eq!(plan.parts, parts, "at most one partition per router ({} routers)", self.lay.routers);
         let group = ThreadGroup::new(threads, split.transport);
         let first = group.first();
-        let mut engines: Vec<Engine> = (1..threads).map(|i| self.partition(plan.owner.clone(), (first + i) as u16)).collect();
+        let mut engines: Vec<Engine<W>> = (1..threads).map(|i| self.partition(plan.owner.clone(), (first + i) as u16)).collect();
         self.set_partition(plan.owner.clone(), first as u16);
         engines.insert(0, self);
         let mut outcome = None;
@@ -132,7 +132,7 @@ impl Drop for Poison<'_> {
 
 /// Runs one partition to the end and hands its summary to partition 0,
 /// which merges every summary and returns how the run ended.
-fn finish_partition(e: &mut Engine, sync: &mut dyn WindowSync, progress: Option<Progress>) -> Option<(Ending, Vec<crate::result::PartitionLoad>)> {
+fn finish_partition<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, progress: Option<Progress>) -> Option<(Ending, Vec<crate::result::PartitionLoad>)> {
     let end = drive(e, sync, progress);
     let mut mine = Vec::new();
     e.summary(end.busy_seconds, sync.wait_seconds()).put(&mut mine);

@@ -1,5 +1,6 @@
 //! The result of a run, in the JSON shape DESIGN.md fixes (plus extras).
 
+use crate::traffic::{RunEnd, Traffic};
 use crate::engine::Engine;
 use crate::stats::{LatencySummary, PortCounters, Sample};
 use crate::window::Ending;
@@ -131,22 +132,6 @@ pub struct PortSample {
     pub depleted_cycles: u64,
 }
 
-/// Line / plane fill: what the broadcast delivered.
-#[derive(Clone, Debug, Serialize)]
-pub struct BroadcastResult {
-    /// Copies left at the nodes deposit packets passed (deliveries excluded).
-    pub deposits: u64,
-    /// Payload received, summed over the nodes, bytes.
-    pub received_payload_bytes: u64,
-    /// Nodes in one line or plane.
-    pub group_nodes: u64,
-    /// Incoming links per node that carry the broadcast (2 or 4).
-    pub receiving_links: u32,
-    /// Payload received per node per cycle over the payload peak of those
-    /// links (full packets back to back: payload / wire bytes per link cycle).
-    pub fraction_of_peak: f64,
-}
-
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
     pub complete: bool,
@@ -171,21 +156,15 @@ pub struct RunResult {
     pub unblocking_probability: f64,
     pub timeseries: Vec<Sample>,
     pub ports: Vec<PortRecord>,
-    pub pingpong: Option<Vec<PingPongRound>>,
-    pub broadcast: Option<BroadcastResult>,
+    /// Entries the traffic adds ([`crate::Traffic::report`]): ping-pong
+    /// rounds, broadcast results…
+    #[serde(flatten)]
+    pub traffic: serde_json::Map<String, serde_json::Value>,
     /// PA counter snapshots every `run.counter_cycles` (empty when 0).
     pub port_samples: Vec<PortSample>,
     pub deadlock: Option<Deadlock>,
     pub invariant_error: Option<InvariantError>,
     pub sim: SimInfo,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct PingPongRound {
-    pub start_cycle: u64,
-    pub end_cycle: u64,
-    /// Half the round trip, cycles.
-    pub one_way_cycles: f64,
 }
 
 fn peak_memory_bytes() -> u64 {
@@ -202,18 +181,14 @@ fn peak_memory_bytes() -> u64 {
 
 /// The result of a run from the engine holding every partition's merged
 /// state (see [`crate::summary`]).
-pub(crate) fn finish(mut e: Engine, end: Ending, wall: f64, partitions: Option<PartitionInfo>) -> RunResult {
+pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, partitions: Option<PartitionInfo>) -> RunResult {
     let Ending { t: t_end, mut completion, deadlock, .. } = end;
     if completion.is_some() && e.error.is_none() {
-        if let Some(Err(err)) = e.workload.fill().map(|f| f.check_complete()) {
-            e.fail(t_end, "broadcast-incomplete", err);
-        }
-        if let Some(run) = e.workload.schedule_run() {
-            match run.check_complete() {
-                Err(err) => e.fail(t_end, "schedule-incomplete", err),
-                // The last step may be local work after the last delivery.
-                Ok(()) => completion = completion.map(|c| c.max(run.end_cycle())),
-            }
+        match e.workload.check_complete() {
+            Err(err) => e.fail(t_end, err.kind, err.detail),
+            // The last step may be local work after the last delivery.
+            Ok(Some(local_end)) => completion = completion.map(|c| c.max(local_end)),
+            Ok(None) => {}
         }
     }
     let lay = e.lay;
@@ -267,27 +242,11 @@ pub(crate) fn finish(mut e: Engine, end: Ending, wall: f64, partitions: Option<P
             }
         }
     }
-    let pingpong = e.workload.pingpong_rounds().map(|(_, _, rounds)| {
-        rounds
-            .iter()
-            .map(|&(s, f)| PingPongRound {
-                start_cycle: s,
-                end_cycle: f,
-                one_way_cycles: (f - s) as f64 / 2.0,
-            })
-            .collect()
-    });
-    let broadcast = e.workload.fill().map(|f| {
-        let full = e.workload.packet_bytes as u16;
-        let peak_per_link = e.workload.payload_bytes() as f64 / e.wire_cycles(full) as f64;
-        let per_node_cycle = f.received_payload_bytes() as f64 / (n * end as f64);
-        BroadcastResult {
-            deposits: e.deposits,
-            received_payload_bytes: f.received_payload_bytes(),
-            group_nodes: f.group_nodes(),
-            receiving_links: f.receiving_links(),
-            fraction_of_peak: per_node_cycle / (f.receiving_links() as f64 * peak_per_link),
-        }
+    let traffic = e.workload.report(&RunEnd {
+        nodes: e.nodes as u64,
+        end_cycle: end,
+        deposits: e.deposits,
+        wire_overhead_bytes: e.params.overhead_bytes as u64,
     });
     let warm = e.run.warmup;
     let port_samples = e
@@ -304,10 +263,7 @@ pub(crate) fn finish(mut e: Engine, end: Ending, wall: f64, partitions: Option<P
             depleted_cycles: c.depleted_cycles,
         })
         .collect();
-    let offered = match &e.workload.kind {
-        tofusim_workload::Kind::Open { load, .. } => Some(*load),
-        _ => None,
-    };
+    let offered = e.workload.offered_load();
     let sim_us = t_end as f64 * e.cycle_ns / 1000.0;
     RunResult {
         complete: deadlock.is_none()
@@ -339,8 +295,7 @@ pub(crate) fn finish(mut e: Engine, end: Ending, wall: f64, partitions: Option<P
         },
         timeseries,
         ports,
-        pingpong,
-        broadcast,
+        traffic,
         port_samples,
         deadlock,
         invariant_error: e.error.clone(),

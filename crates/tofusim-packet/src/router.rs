@@ -20,6 +20,7 @@
 //! Losers try again in a second and third round against the outputs still
 //! free (the hardware retries on the next cycle).
 
+use crate::traffic::Traffic;
 use crate::config::{Arbitration, Escape, PlantedFault, RoutingMode};
 use crate::engine::{Engine, Ev, QueueSet, ARRIVE, DELIVER, DONE, WAKE};
 use crate::packet::flags;
@@ -44,7 +45,7 @@ pub(crate) struct Request {
     fullness: u8,
 }
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     pub(crate) fn arbitrate(&mut self, r: usize, t: u64) {
         self.fill_fifos(r, t);
         let mut out_taken: u64 = 0;
@@ -233,7 +234,7 @@ impl Engine {
             return (!network || self.recv_free_at[r * lay.ports + unit] <= t)
                 .then(|| mk(EJECT, p.vc as usize, 0, false));
         }
-        let chunks = Self::chunks(p.bytes);
+        let chunks = self.chunks(p.bytes);
         let full = self.full;
         let adaptive = !priority && self.mode == RoutingMode::Adaptive && lay.dynamic > 0;
         let dyn_mask = if adaptive { p.route_mask as u64 } else { 0 };

@@ -4,11 +4,11 @@
 //! partition owns, and the workload's per-node state comes from the
 //! partition of each node.
 
+use crate::traffic::Traffic;
 use crate::engine::Engine;
 use crate::result::{InvariantError, PartitionLoad};
 use crate::stats::{Histogram, PortCounters, SampleSums};
 use crate::wire::{Put, Reader};
-use tofusim_workload::NodeState;
 
 /// One partition's share of a run's statistics.
 pub(crate) struct Summary {
@@ -20,13 +20,14 @@ pub(crate) struct Summary {
     vc_hops: Vec<u64>,
     tally: [u64; TALLY],
     error: Option<InvariantError>,
-    workload: NodeState,
+    /// The traffic's per-node state ([`Traffic::export_nodes`]).
+    workload: Vec<u64>,
     pub load: PartitionLoad,
 }
 
 const TALLY: usize = 9;
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     fn tally(&self) -> [u64; TALLY] {
         [
             self.created,
@@ -68,7 +69,7 @@ impl Engine {
         let routers = self.owner.iter().filter(|&&o| o == self.me).count() as u64;
         let node_state = {
             let owned = |n: u32| self.owns_node(n);
-            self.workload.node_state(&owned)
+            self.workload.export_nodes(&owned)
         };
         Summary {
             counters,
@@ -102,7 +103,7 @@ impl Engine {
         if let Some(e) = &s.error {
             self.fail(e.cycle, e.kind, e.detail.clone());
         }
-        self.workload.absorb(&s.workload);
+        self.workload.absorb_nodes(&s.workload);
     }
 }
 
@@ -132,9 +133,8 @@ impl Summary {
                 e.put(buf);
             }
         }
-        let words = self.workload.to_words();
-        buf.put_u64(words.len() as u64);
-        words.iter().for_each(|&w| buf.put_u64(w));
+        buf.put_u64(self.workload.len() as u64);
+        self.workload.iter().for_each(|&w| buf.put_u64(w));
         buf.put_u64(self.load.routers);
         buf.put_u64(self.load.events);
         buf.put_f64(self.load.busy_seconds);
@@ -153,6 +153,6 @@ impl Summary {
         let error = (r.u8() == 1).then(|| InvariantError::get(&mut r));
         let words: Vec<u64> = (0..r.u64()).map(|_| r.u64()).collect();
         let load = PartitionLoad { routers: r.u64(), events: r.u64(), busy_seconds: r.f64(), wait_seconds: r.f64() };
-        Summary { counters, hist, samples, snapshots, vc_hops, tally, error, workload: NodeState::from_words(&words), load }
+        Summary { counters, hist, samples, snapshots, vc_hops, tally, error, workload: words, load }
     }
 }

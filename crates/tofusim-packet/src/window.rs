@@ -11,6 +11,7 @@
 //! is the one-partition case of the same loop ([`tofusim_des::sync::Serial`]),
 //! which is why results do not depend on the number of partitions.
 
+use crate::traffic::Traffic;
 use std::time::Instant;
 
 use tofusim_des::sync::{all_gather, WindowSync};
@@ -147,7 +148,7 @@ impl Global {
     }
 }
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     /// The window: the shortest latency between routers, cycles.
     pub fn window_cycles(&self) -> u64 {
         self.params.hop_latency_cycles.min(self.params.token_latency_cycles).max(1) as u64
@@ -185,10 +186,10 @@ impl Engine {
                 self.schedule_injection(node, 0);
             }
         }
-        for i in 0..self.workload.trace().len() {
-            let p = self.workload.trace()[i];
-            if self.owns_node(p.src) && self.run.cycles.is_none_or(|c| p.cycle < c) {
-                self.wheel.schedule(p.cycle, Ev { kind: TRACE, a: 0, b: 0, router: p.src, x: i as u32 });
+        for i in 0..self.workload.trace_rows() {
+            let (cycle, src) = self.workload.trace_row(i);
+            if self.owns_node(src) && self.run.cycles.is_none_or(|c| cycle < c) {
+                self.wheel.schedule(cycle, Ev { kind: TRACE, a: 0, b: 0, router: src, x: i as u32 });
                 self.trace_pending += 1;
             }
         }
@@ -326,7 +327,7 @@ impl Engine {
 /// Runs partition `e` to the end of the run, meeting the other partitions
 /// through `sync` after every window. `progress` is called now and then
 /// (by partition 0 only) with the fraction done.
-pub(crate) fn drive(e: &mut Engine, sync: &mut dyn WindowSync, mut progress: Option<Progress>) -> Ending {
+pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mut progress: Option<Progress>) -> Ending {
     let parts = sync.partitions();
     debug_assert_eq!(e.outbox.len(), parts);
     let w = e.window_cycles();

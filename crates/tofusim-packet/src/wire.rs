@@ -2,6 +2,7 @@
 //! (a packet arriving at a router there, tokens returning to one), and the
 //! little-endian reader and writer the reports and summaries use too.
 
+use crate::traffic::Traffic;
 use crate::engine::{Engine, Ev, ARRIVE, TOKEN};
 use crate::packet::Packet;
 
@@ -107,7 +108,7 @@ fn put_arrive(buf: &mut Vec<u8>, at: u64, ev: Ev, p: &Packet) {
     buf.put_u8(p.route_escape);
 }
 
-impl Engine {
+impl<W: Traffic> Engine<W> {
     /// Mails packet `pkt`, whose header reaches router `ev.router` of
     /// another partition at `at`, and lets go of it here.
     pub(crate) fn mail_arrive(&mut self, at: u64, ev: Ev, pkt: u32) {

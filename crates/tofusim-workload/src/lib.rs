@@ -13,11 +13,12 @@
 
 mod fill;
 mod permutation;
-pub mod schedule_run;
+mod traffic;
 
 pub use fill::Fill;
 pub use permutation::Permutation;
-pub use schedule_run::{HostTiming, ScheduleRun};
+pub use tofusim_packet::NewPacket;
+pub use traffic::{BroadcastResult, PingPongRound};
 
 use rand::RngExt;
 use serde::Serialize;
@@ -28,28 +29,6 @@ pub type Rng = rand_pcg::Pcg32;
 pub const CHUNK_BYTES: u32 = 32;
 /// Largest packet any router model carries (packet sizes are `u16`).
 pub const MAX_PACKET_BYTES: u32 = 65504;
-
-/// One packet a workload asks a node to send.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NewPacket {
-    pub dst: u32,
-    /// Bytes on the router (multiple of 32, at most the router's largest packet).
-    pub bytes: u16,
-    /// Software payload bytes carried.
-    pub payload: u16,
-    /// Workload-defined tag returned on delivery (message id, sequence…).
-    pub tag: u32,
-    /// Hint bits set by software (bit `a`: travel axis `a` in the `−`
-    /// direction) instead of the minimal ones the hardware computes.
-    pub hints: Option<u8>,
-    /// A deposit (broadcast) packet: every node on the way keeps a copy.
-    pub deposit: bool,
-    /// The node's send lane (see [`Workload::lanes`]).
-    pub lane: u8,
-    /// Cycle before which the node's software does not hand the packet
-    /// over (0: as soon as it is answered).
-    pub release_cycle: u64,
-}
 
 /// Destination patterns of open-loop traffic.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -104,12 +83,6 @@ pub enum FinitePattern {
     },
     /// Packets given one by one: each enters its source's send queue at its cycle.
     Trace { packets: Vec<TracePacket> },
-    /// A collective schedule (see [`ScheduleRun`]).
-    Collective {
-        op: String,
-        algorithm: String,
-        ranks: u32,
-    },
 }
 
 /// One packet of a trace workload.
@@ -150,9 +123,6 @@ pub struct Workload {
     seed: u64,
     pingpong: Option<PingPongState>,
     fill: Option<Fill>,
-    schedule: Option<Box<ScheduleRun>>,
-    /// Reused buffer for the packets a schedule releases on a delivery.
-    released: Vec<(u32, NewPacket)>,
 }
 
 #[derive(Clone, Debug)]
@@ -375,40 +345,7 @@ impl Workload {
             seed,
             pingpong,
             fill,
-            schedule: None,
-            released: Vec::new(),
         })
-    }
-
-    /// A collective schedule run on `torus` (see [`ScheduleRun`]).
-    pub fn collective(
-        run: ScheduleRun,
-        packet_bytes: u32,
-        header_bytes: u32,
-        torus: &Torus,
-    ) -> Result<Self, WorkloadError> {
-        let s = run.schedule();
-        let kind = Kind::Finite(FinitePattern::Collective {
-            op: s.collective.name().into(),
-            algorithm: s.algorithm.into(),
-            ranks: s.ranks,
-        });
-        let mut w = Self::new(kind, packet_bytes, header_bytes, torus, 0)?;
-        w.schedule = Some(Box::new(run));
-        Ok(w)
-    }
-
-    /// The schedule being run, if this is a collective workload.
-    pub fn schedule_run(&self) -> Option<&ScheduleRun> {
-        self.schedule.as_deref()
-    }
-
-    /// Packets the workload hands over at the start with their release
-    /// cycles, as (node, packet) (collective schedules).
-    pub fn start_packets(&mut self, out: &mut Vec<(u32, NewPacket)>) {
-        if let Some(s) = self.schedule.as_mut() {
-            s.start(out);
-        }
     }
 
     pub fn nodes(&self) -> u32 {
@@ -537,9 +474,6 @@ impl Workload {
     /// Send lanes per node: separate software send queues, each with its
     /// own injection FIFOs (the fills use one per direction; others one).
     pub fn lanes(&self) -> usize {
-        if let Some(s) = &self.schedule {
-            return s.lanes();
-        }
         self.fill.as_ref().map_or(1, Fill::lanes)
     }
 
@@ -571,9 +505,8 @@ impl Workload {
             Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => {
                 unreachable!("handled above")
             }
-            // Trace packets enter at their cycles (see `trace`), and
-            // schedule packets at their release cycles (`start_packets`).
-            Kind::Finite(FinitePattern::Trace { .. } | FinitePattern::Collective { .. }) => 0,
+            // Trace packets enter at their cycles (see `trace`).
+            Kind::Finite(FinitePattern::Trace { .. }) => 0,
             Kind::Open { .. } => 0,
         }
     }
@@ -646,8 +579,8 @@ impl Workload {
                 .as_ref()
                 .expect("fill state")
                 .packet(node, lane, i),
-            Kind::Finite(FinitePattern::Trace { .. } | FinitePattern::Collective { .. }) => {
-                unreachable!("trace and schedule packets are not generated at the start")
+            Kind::Finite(FinitePattern::Trace { .. }) => {
+                unreachable!("trace packets are not generated at the start")
             }
             Kind::Open { .. } => unreachable!("open-loop workloads have no finite packets"),
         }
@@ -677,13 +610,6 @@ impl Workload {
     /// deposited) at `node` at cycle `t`; returns the packets `node` must
     /// now send (ping-pong replies, plane-fill corner turns).
     pub fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
-        if let Some(s) = self.schedule.as_mut() {
-            // A receive only releases its own rank's steps: packets from `node`.
-            s.on_delivery(t, tag, &mut self.released);
-            debug_assert!(self.released.iter().all(|&(n, _)| n == node));
-            out.extend(self.released.drain(..).map(|(_, p)| p));
-            return;
-        }
         if let Some(f) = self.fill.as_mut() {
             f.on_receive(node, tag, out);
             return;
@@ -769,9 +695,6 @@ impl Workload {
 /// a split run; the copies are merged at the end ([`Workload::absorb`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeState {
-    /// Collective schedule: per rank on the partition's nodes, the finish
-    /// cycle of each step.
-    pub step_finish: Vec<(u32, Vec<u64>)>,
     /// Line and plane fill: broadcast packets received per node, and the
     /// payload bytes the partition's nodes received.
     pub fill_received: Vec<(u32, u32)>,
@@ -783,12 +706,7 @@ pub struct NodeState {
 impl NodeState {
     /// As 64-bit words, to cross processes.
     pub fn to_words(&self) -> Vec<u64> {
-        let mut w = vec![self.step_finish.len() as u64];
-        for (r, f) in &self.step_finish {
-            w.extend([*r as u64, f.len() as u64]);
-            w.extend(f);
-        }
-        w.push(self.fill_received.len() as u64);
+        let mut w = vec![self.fill_received.len() as u64];
         for &(n, c) in &self.fill_received {
             w.extend([n as u64, c as u64]);
         }
@@ -811,11 +729,6 @@ impl NodeState {
         let mut next = || it.next().expect("a complete node state");
         let mut s = NodeState::default();
         for _ in 0..next() {
-            let r = next() as u32;
-            let n = next();
-            s.step_finish.push((r, (0..n).map(|_| next()).collect()));
-        }
-        for _ in 0..next() {
             s.fill_received.push((next() as u32, next() as u32));
         }
         s.fill_payload_bytes = next();
@@ -833,7 +746,6 @@ impl Workload {
     /// What this copy learned about the nodes `owned` accepts.
     pub fn node_state(&self, owned: &dyn Fn(u32) -> bool) -> NodeState {
         NodeState {
-            step_finish: self.schedule.as_ref().map_or_else(Vec::new, |s| s.export_ranks(owned)),
             fill_received: self.fill.as_ref().map_or_else(Vec::new, |f| f.export_received(owned)),
             fill_payload_bytes: self.fill.as_ref().map_or(0, |f| f.received_payload_bytes()),
             pingpong: self.pingpong.as_ref().filter(|pp| owned(pp.a)).map(|pp| (pp.started.clone(), pp.finished.clone())),
@@ -842,9 +754,6 @@ impl Workload {
 
     /// Merges what another partition's copy learned about its nodes.
     pub fn absorb(&mut self, s: &NodeState) {
-        if let Some(run) = self.schedule.as_mut() {
-            run.import_ranks(&s.step_finish);
-        }
         if let Some(f) = self.fill.as_mut() {
             f.import_received(&s.fill_received, s.fill_payload_bytes);
         }

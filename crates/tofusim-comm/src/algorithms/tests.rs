@@ -3,7 +3,7 @@
 //! execution orders.
 
 use super::*;
-use crate::data::{execute, Order};
+use crate::exec::data::{execute, Order};
 use crate::tree::Grid;
 
 /// The most cubic 3-factor shape of `p` (x ≤ y ≤ z).

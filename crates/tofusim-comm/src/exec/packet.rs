@@ -1,5 +1,5 @@
-//! A collective schedule as a closed-loop workload: the packet-engine
-//! executor of [`tofusim_comm::Schedule`].
+//! The packet-engine executor of a [`Schedule`]: the schedule as closed-loop
+//! traffic behind the engine's [`Traffic`] boundary.
 //!
 //! Each step's finish time is computed as soon as it is known:
 //! - a **send** starts when its dependencies have finished, plus the host's
@@ -16,9 +16,10 @@
 //! Messages are tagged with their index; the k-th message from rank a to
 //! rank b is the k-th receive from a at b. One rank per node.
 
-use tofusim_comm::{Action, Combine, Schedule, ELEMENT_BYTES};
+use tofusim_packet::{Incomplete, NewPacket, Traffic};
 
-use crate::{NewPacket, CHUNK_BYTES};
+use crate::schedule::{total, Action, Combine, Schedule};
+use crate::ELEMENT_BYTES;
 
 /// Host-side costs of a schedule, in network cycles (byte times of a link).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,6 +36,8 @@ pub struct HostTiming {
     pub copy_bytes_per_cycle: f64,
     /// Per-packet link overhead, bytes (for pacing).
     pub wire_overhead_bytes: u32,
+    /// The router's flow-control chunk, bytes: packets are whole chunks.
+    pub chunk_bytes: u32,
     /// Length of a cycle, ns (for the software work of `Work` steps).
     pub cycle_ns: f64,
     /// Network interfaces (TNIs) per node: the send lanes. Each is one DMA
@@ -76,6 +79,8 @@ pub struct ScheduleRun {
     /// Steps made ready but not yet run, earliest (then first in program
     /// order) first, so a TNI sends in program order.
     work: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
+    /// Reused buffer for the packets a delivery releases.
+    released: Vec<(u32, NewPacket)>,
 }
 
 impl std::fmt::Debug for ScheduleRun {
@@ -131,7 +136,7 @@ impl ScheduleRun {
                     dependants[(base[r] + d) as usize].push(flat);
                 }
                 if let Action::Send { peer, spans, .. } = &st.action {
-                    let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
+                    let bytes = total(spans) * ELEMENT_BYTES;
                     message_of[flat as usize] = messages.len() as u32;
                     stream
                         .entry((r as u32, *peer))
@@ -175,6 +180,7 @@ impl ScheduleRun {
             lanes,
             finished: 0,
             work: Default::default(),
+            released: Vec::new(),
         })
     }
 
@@ -235,14 +241,14 @@ impl ScheduleRun {
                         } else {
                             self.timing.send_overhead_cycles
                         };
-                    let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
+                    let bytes = total(spans) * ELEMENT_BYTES;
                     let m = self.message_of[s as usize];
                     let dst = self.node_of_rank[self.rank_of(self.messages[m as usize].recv_step)];
                     self.emit(r, dst, m, bytes, *tni, *pace, start, out);
                     Some(start)
                 }
                 Action::Copy { from, .. } => {
-                    let bytes = tofusim_comm::schedule::total(from) * ELEMENT_BYTES;
+                    let bytes = total(from) * ELEMENT_BYTES;
                     Some(at + (bytes as f64 / self.timing.copy_bytes_per_cycle).ceil() as u64)
                 }
                 Action::Work { ns } => {
@@ -258,7 +264,7 @@ impl ScheduleRun {
                     if m.arrived == NOT_YET {
                         None
                     } else {
-                        let bytes = tofusim_comm::schedule::total(spans) * ELEMENT_BYTES;
+                        let bytes = total(spans) * ELEMENT_BYTES;
                         // The TNI applies an offloaded request itself.
                         let reduce = match combine {
                             Combine::Sum if !*offload => {
@@ -312,8 +318,8 @@ impl ScheduleRun {
         for _ in 0..packets {
             let carried = left.min(payload);
             left -= carried;
-            let wire = (carried + self.header_bytes as u64).div_ceil(CHUNK_BYTES as u64)
-                * CHUNK_BYTES as u64;
+            let chunk = self.timing.chunk_bytes as u64;
+            let wire = (carried + self.header_bytes as u64).div_ceil(chunk) * chunk;
             out.push((
                 node,
                 NewPacket {
@@ -400,4 +406,58 @@ impl ScheduleRun {
 /// Packets of a message of `bytes` payload (an empty message still sends one).
 pub fn packet_count(bytes: u64, packet_bytes: u32, header_bytes: u32) -> u32 {
     bytes.div_ceil((packet_bytes - header_bytes) as u64).max(1) as u32
+}
+
+impl Traffic for ScheduleRun {
+    fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    fn is_finite(&self) -> bool {
+        true
+    }
+
+    fn start_packets(&mut self, out: &mut Vec<(u32, NewPacket)>) {
+        self.start(out);
+    }
+
+    fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
+        let mut released = std::mem::take(&mut self.released);
+        ScheduleRun::on_delivery(self, t, tag, &mut released);
+        // A receive only releases its own rank's steps: packets from `node`.
+        debug_assert!(released.iter().all(|&(n, _)| n == node));
+        out.extend(released.drain(..).map(|(_, p)| p));
+        self.released = released;
+    }
+
+    /// Per rank on the owned nodes: `[ranks, (rank, steps, finish…)…]`.
+    fn export_nodes(&self, owned: &dyn Fn(u32) -> bool) -> Vec<u64> {
+        let ranks = self.export_ranks(owned);
+        let mut w = vec![ranks.len() as u64];
+        for (r, f) in &ranks {
+            w.extend([*r as u64, f.len() as u64]);
+            w.extend(f);
+        }
+        w
+    }
+
+    fn absorb_nodes(&mut self, words: &[u64]) {
+        let mut it = words.iter().copied();
+        let mut next = || it.next().expect("a complete rank export");
+        let ranks: Vec<(u32, Vec<u64>)> = (0..next())
+            .map(|_| {
+                let r = next() as u32;
+                let n = next();
+                (r, (0..n).map(|_| next()).collect())
+            })
+            .collect();
+        self.import_ranks(&ranks);
+    }
+
+    fn check_complete(&self) -> Result<Option<u64>, Incomplete> {
+        match ScheduleRun::check_complete(self) {
+            Ok(()) => Ok(Some(self.end_cycle())),
+            Err(detail) => Err(Incomplete { kind: "schedule-incomplete", detail }),
+        }
+    }
 }
