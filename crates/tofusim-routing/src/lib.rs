@@ -1,15 +1,18 @@
 //! # tofusim-routing
 //!
 //! Routing functions, seen by the engine only through [`Routing`]:
-//! candidates (minimal adaptive directions from BG/L hint bits), the escape
-//! (deterministic) route — dimension order or direction order — and the
-//! dateline links of each ring. The engine does the selection (JSQ) and the
-//! virtual-channel policy (bubble, dateline pairs).
+//! candidates (minimal adaptive directions from BG/L hint bits, fat-tree up
+//! ports), the escape (deterministic) route — dimension order, direction
+//! order, or up/down — and the dateline links of each ring. The engine does
+//! the selection (JSQ) and the virtual-channel policy (bubble, dateline
+//! pairs).
 
 pub mod dragonfly;
+pub mod fattree;
 pub mod torus;
 
 pub use dragonfly::{DragonflyMode, DragonflyRouting, LinkKind};
+pub use fattree::{FatTreeMode, FatTreeRouting};
 pub use torus::{EscapeOrder, TorusRouting};
 
 /// Random numbers for routing decisions (ties at exactly half a ring).
@@ -19,6 +22,8 @@ pub type Rng = rand_pcg::Pcg32;
 pub enum Routing {
     Torus(TorusRouting),
     Dragonfly(DragonflyRouting),
+    /// Up/down routing; routers are switches, packets go to leaf switches.
+    FatTree(FatTreeRouting),
 }
 
 impl Routing {
@@ -28,6 +33,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.ports(),
             Self::Dragonfly(d) => d.ports(),
+            Self::FatTree(f) => f.ports(),
         }
     }
 
@@ -35,6 +41,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.routers(),
             Self::Dragonfly(d) => d.routers(),
+            Self::FatTree(f) => f.routers(),
         }
     }
 
@@ -44,6 +51,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.neighbor(router, port),
             Self::Dragonfly(d) => d.neighbor(router, port),
+            Self::FatTree(f) => f.neighbor(router, port),
         }
     }
 
@@ -61,6 +69,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.hints(src, dst, rng),
             Self::Dragonfly(d) => d.init(src, dst, rng),
+            Self::FatTree(f) => f.init(src, dst, rng),
         }
     }
 
@@ -70,6 +79,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.productive_ports(router, dst, hints),
             Self::Dragonfly(_) => 0,
+            Self::FatTree(f) => f.adaptive_ports(router, dst, hints),
         }
     }
 
@@ -79,6 +89,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.escape_port(router, dst, hints),
             Self::Dragonfly(d) => d.next_port(router, dst, hints),
+            Self::FatTree(f) => f.escape_port(router, dst, hints),
         }
     }
 
@@ -87,7 +98,8 @@ impl Routing {
     pub fn is_dateline(&self, router: u32, port: u8) -> bool {
         match self {
             Self::Torus(t) => t.is_dateline(router, port),
-            Self::Dragonfly(_) => false,
+            // Trees have no rings: up/down routes are deadlock-free.
+            Self::Dragonfly(_) | Self::FatTree(_) => false,
         }
     }
 
@@ -97,7 +109,7 @@ impl Routing {
     pub fn ring(&self, port: u8) -> u8 {
         match self {
             Self::Torus(t) => t.ring(port),
-            Self::Dragonfly(_) => port,
+            Self::Dragonfly(_) | Self::FatTree(_) => port,
         }
     }
 
@@ -106,26 +118,28 @@ impl Routing {
     pub fn straight(&self, in_port: u8) -> u8 {
         match self {
             Self::Torus(t) => t.straight(in_port),
-            Self::Dragonfly(_) => in_port,
+            Self::Dragonfly(_) | Self::FatTree(_) => in_port,
         }
     }
 
     /// The route state after reaching `router` (dragonfly Valiant: the
-    /// intermediate group reached); tori keep their hint bits.
+    /// intermediate group reached); tori and fat-trees keep theirs.
     #[inline]
     pub fn advance(&self, router: u32, hints: u8) -> u8 {
         match self {
             Self::Torus(_) => hints,
             Self::Dragonfly(d) => d.advance(router, hints),
+            Self::FatTree(f) => f.advance(router, hints),
         }
     }
 
     /// Virtual-channel class of the link out of `port` (dragonfly: global
-    /// links crossed after it); 0 on tori.
+    /// links crossed after it); 0 on tori and on fat-trees (up/down
+    /// routes need one class).
     #[inline]
     pub fn vc_class(&self, router: u32, src: u32, hints: u8, port: u8) -> u8 {
         match self {
-            Self::Torus(_) => 0,
+            Self::Torus(_) | Self::FatTree(_) => 0,
             Self::Dragonfly(d) => d.vc_class(router, src, hints, port),
         }
     }
@@ -135,6 +149,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.distance(a, b),
             Self::Dragonfly(d) => d.distance(a, b),
+            Self::FatTree(f) => f.distance(a, b),
         }
     }
 
@@ -142,6 +157,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.port_name(port),
             Self::Dragonfly(d) => d.port_name(port),
+            Self::FatTree(f) => f.port_name(port),
         }
     }
 
@@ -149,6 +165,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.router_label(router),
             Self::Dragonfly(d) => d.router_label(router),
+            Self::FatTree(f) => f.router_label(router),
         }
     }
 }
