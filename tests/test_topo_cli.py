@@ -107,7 +107,7 @@ BAD_FILES = {
     "toml syntax": ("[network\n", "invalid TOML"),
     "fault out of range": ("[network]\nsystem = \"bgl-midplane\"\n[network.faults]\nnodes = [[9, 0, 0]]\n", "network.faults.nodes[0][0]"),
     "fault port": ("[network]\nsystem = \"bgl-midplane\"\n[network.faults]\nlinks = [{ node = [0, 0, 0], port = \"w+\" }]\n", "network.faults.links[0].port"),
-    "bad resize": ("[network]\nsystem = \"summit:4x4\"\n", "cannot be resized"),
+    "bad resize": ("[network]\nsystem = \"summit:4x4\"\n", "a number of top-level subtrees or 3 down-degrees"),
 }
 
 

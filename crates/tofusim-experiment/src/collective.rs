@@ -14,14 +14,15 @@ use tofusim_comm::algorithms::{build_named, Params};
 use tofusim_comm::tree::Grid;
 use tofusim_comm::exec::data;
 use tofusim_comm::{Collective, ScheduleRun, ELEMENT_BYTES};
-use tofusim_mapping::VirtualTorus;
-use tofusim_packet::{Engine, RunParams, RunResult};
-use tofusim_routing::{EscapeOrder, Routing, TorusRouting};
-use tofusim_topology::{tofu, Topology, Torus};
 
-use crate::comm_model::{CommModel, Modes};
+use tofusim_packet::{Engine, RunParams, RunResult};
+
+
+
+use crate::comm_model::Modes;
+pub use crate::build::{setup, torus_setup, Setup};
 use crate::error::{ConfigError, Result};
-use crate::system;
+
 
 const WHERE: &str = "<command line>";
 
@@ -145,23 +146,6 @@ fn err(key: &str, message: impl Into<String>) -> ConfigError {
     ConfigError::new(WHERE, key, message)
 }
 
-/// The communicator of a system: node of each rank, and its torus shape.
-fn communicator(t: &Torus) -> (Vec<u32>, Option<Grid>) {
-    if let Some(v) = VirtualTorus::of_tofu(t) {
-        return (v.node_of_rank().to_vec(), Some(Grid::new(v.shape)));
-    }
-    let n = t.node_count() as u32;
-    let l = t.lengths();
-    (
-        (0..n).collect(),
-        if l.len() <= 3 {
-            Grid::from_shape(&l)
-        } else {
-            None
-        },
-    )
-}
-
 /// Builds the schedule of `spec` for the system's communicator.
 pub fn schedule(
     spec: &CollectiveSpec,
@@ -197,89 +181,6 @@ pub struct Timed {
     pub step_finish_cycles: Vec<Vec<u64>>,
 }
 
-/// A system ready for collectives: its network, communication model and
-/// communicator (rank → node, torus shape).
-pub struct Setup {
-    /// The node space: the torus, or for a dragonfly a ring of its nodes
-    /// (router-major) that only numbers them.
-    pub torus: Torus,
-    /// A dragonfly and the routing mode its packets take (`None`: a torus,
-    /// routed in dimension order).
-    pub dragonfly: Option<(tofusim_topology::dragonfly::Dragonfly, tofusim_routing::DragonflyMode)>,
-    pub model: CommModel,
-    pub node_of_rank: Vec<u32>,
-    pub grid: Option<Grid>,
-    /// Injection capacity of a node, in links.
-    pub injection_links: f64,
-}
-
-/// The communicator of a system (rank → node, torus shape) and its model.
-/// A dragonfly's name may end in `/mode`, its routing (`aries-720/minimal`;
-/// default adaptive prefer-minimal).
-pub fn setup(system_name: &str) -> Result<Setup> {
-    let (name, mode) = match system_name.split_once('/') {
-        Some((n, m)) => (n, Some(m)),
-        None => (system_name, None),
-    };
-    let sys = system::from_name(name)?;
-    let t = match &sys.network.topology {
-        Topology::Torus(t) | Topology::Tofu(t) => {
-            if mode.is_some() {
-                return Err(err("system", format!("{system_name}: a routing suffix (/mode) applies to dragonflies only")));
-            }
-            t.clone()
-        }
-        Topology::Dragonfly(d) => return dragonfly_setup(name, &sys, d, mode),
-        _ => return Err(err("system", "collectives run on tori, meshes, Tofu and dragonflies so far (the packet engine has no fat-tree routing yet)")),
-    };
-    let model = CommModel::for_system(system_name, &sys.network);
-    let (node_of_rank, grid) = communicator(&t);
-    let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
-    Ok(Setup {
-        torus: t,
-        dragonfly: None,
-        model,
-        node_of_rank,
-        grid,
-        injection_links,
-    })
-}
-
-/// A dragonfly's setup: one rank per node in node order, the Aries
-/// communication model with the links' class rates.
-fn dragonfly_setup(
-    name: &str,
-    sys: &system::System,
-    d: &tofusim_topology::dragonfly::Dragonfly,
-    mode: Option<&str>,
-) -> Result<Setup> {
-    use tofusim_routing::DragonflyMode;
-    let mode = match mode {
-        None => DragonflyMode::AdaptivePreferMinimal,
-        Some(m) => DragonflyMode::parse(m).ok_or_else(|| {
-            err("system", format!("{name}/{m}: unknown dragonfly routing; expected minimal, valiant, ugal-l, ugal-g or adaptive-prefer-minimal"))
-        })?,
-    };
-    if mode != DragonflyMode::Minimal && d.groups > 64 {
-        return Err(err("system", format!("non-minimal dragonfly routing handles at most 64 groups, {name} has {}", d.groups)));
-    }
-    let space = crate::experiment::dragonfly_space(WHERE, d, &sys.network.link_Bps)?;
-    let model = CommModel::for_dragonfly(d, &sys.network, &space);
-    let queues = model.router.queues(space.ports);
-    if queues > tofusim_packet::MAX_QUEUES {
-        return Err(err("system", format!("{name}: {} ports x {} VCs and {} nodes x {} FIFOs make {queues} queues per router; the packet engine handles {}", space.ports, model.router.vcs(), d.nodes_per_router, model.router.injection_fifos, tofusim_packet::MAX_QUEUES)));
-    }
-    let nodes = d.node_count() as u32;
-    Ok(Setup {
-        torus: space.nodes,
-        dragonfly: Some((d.clone(), mode)),
-        injection_links: sys.network.injection_per_node_Bps() / model.link_Bps,
-        model,
-        node_of_rank: (0..nodes).collect(),
-        grid: None,
-    })
-}
-
 /// Runs the schedule `make(ranks, grid, tnis)` builds over every node of
 /// `system_name` on the packet engine.
 pub fn run_schedule(
@@ -292,40 +193,6 @@ pub fn run_schedule(
     let setup = setup(system_name)?;
     let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.model.tnis)?;
     run_on(setup, s, modes, seed, progress)
-}
-
-/// A plain torus of `lengths` (every axis wraps) with the links and
-/// communication model of the preset `model_system`, its ranks placed by
-/// `node_of_rank` (rank → node, x fastest): a job's virtual torus, on
-/// which a rank order from RMATT is evaluated.
-pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) -> Result<Setup> {
-    let sys = system::from_name(model_system)?;
-    let axes = lengths
-        .iter()
-        .enumerate()
-        .map(|(k, &l)| {
-            let name = tofusim_topology::torus::default_axis_name(k);
-            if l >= 3 {
-                tofusim_topology::Axis::ring(&name, l)
-            } else {
-                tofusim_topology::Axis::path(&name, l)
-            }
-        })
-        .collect();
-    let t = Torus::new(axes);
-    if node_of_rank.iter().any(|&n| n as u64 >= t.node_count()) {
-        return Err(err("order", format!("a rank is placed beyond the {} nodes of the torus", t.node_count())));
-    }
-    let model = CommModel::for_system(model_system, &sys.network);
-    let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
-    Ok(Setup {
-        grid: Grid::from_shape(lengths),
-        torus: t,
-        dragonfly: None,
-        model,
-        node_of_rank,
-        injection_links,
-    })
 }
 
 /// Runs `s` on the packet engine over the ranks of `setup`.
@@ -360,15 +227,7 @@ pub fn run_on(
     if t.node_count() < 2 {
         return Err(err("pattern", "a workload needs at least 2 nodes"));
     }
-    let order: Vec<usize> = if tofu::is_tofu(&t) {
-        tofu::ROUTING_ORDER.to_vec()
-    } else {
-        (0..t.axes().len()).collect()
-    };
-    let routing = match &dragonfly {
-        Some((d, mode)) => Routing::Dragonfly(tofusim_routing::DragonflyRouting::new(d, *mode)),
-        None => Routing::Torus(TorusRouting::new(&t, &order, EscapeOrder::Dimension)),
-    };
+    let routing = crate::build::routing_of(&t, dragonfly.as_ref(), model.router.escape);
     let run = RunParams {
         seed,
         ..RunParams::default()
@@ -439,14 +298,14 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
         let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
         let timed = crate::flow_rounds::rounds_time(&s, &rounds, &spec.modes, spec.seed)?;
         progress(1.0);
-        return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: peak_memory_bytes(), rounds: Some(timed) }), model));
+        return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: Some(timed) }), model));
     }
     check_estimate(spec, estimate)?;
     let sched = schedule(spec, ranks, s.grid, s.model.tnis)?;
     let time = crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed)?;
     progress(1.0);
     let (verified, verify_error) = verification(spec, &sched);
-    Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), (sched.messages(), sched.bytes_sent(), sched.tnis_used()), verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: peak_memory_bytes(), rounds: None }), model))
+    Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), (sched.messages(), sched.bytes_sent(), sched.tnis_used()), verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None }), model))
 }
 
 /// Refuses a schedule too large to hold, naming the way out.
@@ -469,14 +328,6 @@ fn verification(spec: &CollectiveSpec, s: &tofusim_comm::Schedule) -> (Option<bo
         Ok(_) => (Some(true), None),
         Err(e) => (Some(false), Some(e.to_string())),
     }
-}
-
-/// The process's peak resident memory (VmHWM), bytes.
-pub(crate) fn peak_memory_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
-        .map_or(0, |k| k * 1024)
 }
 
 /// The result record of a timed collective.

@@ -16,6 +16,8 @@ use tofusim_topology::{Network, Topology};
 use tofusim_comm::HostTiming;
 
 use crate::error::{ConfigError, Result};
+use crate::generation::Generation;
+use crate::system::System;
 
 /// How a TNI gets its descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -126,19 +128,22 @@ pub struct CommModel {
 }
 
 impl CommModel {
-    /// The model for a resolved network: Tofu generations by link rate,
-    /// anything else the BG/L-style torus model.
-    pub fn for_system(name: &str, net: &Network) -> Self {
+    /// The model of a system's hardware generation (an explicit key of the
+    /// system, never guessed from its link rates or name), on its links and
+    /// NIC. Dragonflies need their node space ([`crate::node_space`]).
+    pub fn for_system(system: &System, dragonfly: Option<&crate::node_space::DragonflySpace>) -> Self {
+        let net = &system.network;
         let link = net.link_Bps[0];
-        if let Topology::Dragonfly(d) = &net.topology {
-            if let Ok(space) = crate::experiment::dragonfly_space("<system>", d, &net.link_Bps) {
-                return Self::for_dragonfly(d, net, &space);
-            }
+        if let (Topology::Dragonfly(d), Some(space)) = (&net.topology, dragonfly) {
+            return match system.generation {
+                Generation::Aries => Self::for_dragonfly(d, net, space),
+                _ => Self::generic_dragonfly(d, net, space),
+            };
         }
-        let mut m = match net.topology {
-            Topology::Tofu(_) if (link - 12.5e9).abs() < 0.1e9 => Self::tofu2(),
-            Topology::Tofu(_) if (link - 6.8e9).abs() < 0.1e9 => Self::tofud(),
-            Topology::Tofu(_) => Self::tofu1(),
+        let mut m = match system.generation {
+            Generation::Tofu1 => Self::tofu1(),
+            Generation::Tofu2 => Self::tofu2(),
+            Generation::Tofud => Self::tofud(),
             _ => Self::bgl(),
         };
         m.link_Bps = link;
@@ -147,19 +152,42 @@ impl CommModel {
         if net.nic.host_limit_Bps.is_some() {
             m.host_limit_Bps = net.nic.host_limit_Bps;
         }
-        // The CPU side of Tofu1 caps what the four TNIs can inject together.
-        let limit = match name.split(':').next().unwrap_or_default() {
-            "k" => Some((15.5e9, "[FIT] K: 15.03 GB/s with 4 TNIs [S:001], capped by the CPU-side interface (packet bytes, headers included)")),
-            "fx10" => Some((18.2e9, "[FIT] FX10: 17.6 GB/s injection [S:000] (packet bytes, headers included)")),
-            _ => None,
-        };
-        if let Some((bps, source)) = limit {
+        // The host side may cap what all TNIs inject together (K: the CPU–ICC bus).
+        if let Some(bps) = system.host_Bps {
             m.host_limit_Bps = Some(bps);
-            m.sources.push(("host limit", source));
+            m.sources.push(("host limit", "the system's host_bandwidth (its source is in the preset)"));
         }
         if let Some(bps) = m.host_limit_Bps {
             m.router.host_bytes_per_cycle = bps / m.link_Bps;
         }
+        m
+    }
+
+    /// A dragonfly of no particular hardware: the BG/L model's host costs
+    /// and timing, with the hop-class VC policy and the link classes'
+    /// rates; with several nodes per router, two FIFOs per node fed at the
+    /// NIC rate.
+    pub fn generic_dragonfly(
+        d: &tofusim_topology::dragonfly::Dragonfly,
+        net: &Network,
+        space: &crate::node_space::DragonflySpace,
+    ) -> Self {
+        let mut m = Self::bgl();
+        m.generation = "generic-dragonfly";
+        m.link_Bps = space.reference_Bps;
+        let r = &mut m.router;
+        r.escape = Escape::HopClass;
+        r.dynamic_vcs = 0;
+        r.priority_vc = false;
+        r.nodes_per_router = d.nodes_per_router;
+        r.port_cycles_per_byte = space.port_cycles_per_byte.clone();
+        if d.nodes_per_router > 1 {
+            r.injection_fifos = 2;
+            r.priority_fifos = 0;
+            r.host_bytes_per_cycle = net.injection_per_node_Bps() / space.reference_Bps;
+        }
+        m.routing = RoutingMode::Deterministic;
+        m.tnis = 1;
         m
     }
 
@@ -170,7 +198,7 @@ impl CommModel {
     pub fn for_dragonfly(
         d: &tofusim_topology::dragonfly::Dragonfly,
         net: &Network,
-        space: &crate::experiment::DragonflySpace,
+        space: &crate::node_space::DragonflySpace,
     ) -> Self {
         let mut m = Self::aries();
         m.link_Bps = space.reference_Bps;

@@ -2,6 +2,7 @@
 //! `[workload]` and `[run]`, validated key by key and turned into a packet
 //! engine run.
 
+use crate::build::{self, Built};
 use crate::error::{ConfigError, Result};
 use crate::section::Section;
 use crate::system::{self, System};
@@ -9,8 +10,8 @@ use tofusim_packet::{
     Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
     RunResult,
 };
-use tofusim_routing::{DragonflyMode, DragonflyRouting, EscapeOrder, Routing, TorusRouting};
-use tofusim_topology::{tofu, Topology, Torus};
+use tofusim_routing::DragonflyMode;
+use tofusim_topology::Topology;
 use tofusim_workload::{FinitePattern, Kind, OpenPattern, TracePacket, Workload};
 
 pub const PATTERNS: [&str; 14] = [
@@ -35,15 +36,13 @@ pub const DRAGONFLY_ALGORITHMS: [&str; 6] = ["minimal", "valiant", "ugal", "ugal
 
 /// Everything a packet-engine run needs, validated.
 pub struct Experiment {
-    pub system: System,
+    /// The system built by the one builder ([`crate::build`]).
+    pub built: Built,
+    /// The built router with the `[router]` table's overrides.
     pub router: RouterParams,
     pub mode: RoutingMode,
     pub run: RunParams,
     pub workload: Workload,
-    pub injection_links: f64,
-    pub cycle_ns: f64,
-    /// Dragonflies: the routing mode (the engine routes them by it).
-    pub dragonfly: Option<DragonflyMode>,
 }
 
 /// Parses and validates an experiment file.
@@ -57,122 +56,21 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
             .table(name)?
             .unwrap_or_else(|| Section::new(file, name, &empty)))
     };
-    let (net, ports, dragonfly) = match &system.network.topology {
-        Topology::Torus(t) | Topology::Tofu(t) => (t.clone(), t.ports().len(), None),
-        Topology::Dragonfly(d) => {
-            let space = dragonfly_space(file, d, &system.network.link_Bps)?;
-            let (net, ports) = (space.nodes, space.ports);
-            let mode = parse_dragonfly_routing(&sec("routing")?)?;
-            if mode != DragonflyMode::Minimal && d.groups > 64 {
-                return Err(ConfigError::new(file, "routing.algorithm", format!(
-                    "non-minimal dragonfly routing carries the intermediate group in 6 bits: at most 64 groups, got {}",
-                    d.groups
-                )));
-            }
-            (net, ports, Some(mode))
-        }
-        Topology::FatTree(_) => {
-            return Err(ConfigError::new(file, "network.topology", "the packet engine routes tori, meshes, Tofu and dragonflies so far (fat-tree routing is not in the engine yet)"))
-        }
+    let dragonfly = match &system.network.topology {
+        Topology::Dragonfly(_) => Some(parse_dragonfly_routing(&sec("routing")?)?),
+        _ => None,
     };
-    let mut link = system.network.link_Bps[0];
-    let defaults = match &system.network.topology {
-        Topology::Dragonfly(d) => {
-            let space = dragonfly_space(file, d, &system.network.link_Bps)?;
-            link = space.reference_Bps;
-            if d.is_aries() {
-                // Aries: the router, packet format and NIC of the Aries
-                // model (docs/model.md); the [router] table may override them.
-                crate::comm_model::CommModel::for_dragonfly(d, &system.network, &space).router
-            } else {
-                generic_dragonfly_router(d, space, system.network.injection_per_node_Bps() / link)
-            }
-        }
-        _ => RouterParams::bgl(),
-    };
-    let router = parse_router(&sec("router")?, ports, dragonfly, defaults)?;
+    let built = build::build(file, "network", system, dragonfly)?;
+    let router = parse_router(&sec("router")?, built.ports, dragonfly, built.router().clone())?;
     let mode = if dragonfly.is_some() {
         RoutingMode::Deterministic
     } else {
-        parse_routing(&sec("routing")?)?
+        parse_routing(&sec("routing")?, built.model.routing)?
     };
     let run = parse_run(&sec("run")?)?;
-    let injection_links = system.network.injection_per_node_Bps() / link;
-    let group_nodes = match &system.network.topology {
-        Topology::Dragonfly(d) => Some(d.routers_per_group() * d.nodes_per_router),
-        _ => None,
-    };
-    let workload = parse_workload(&sec("workload")?, &net, &router, run.seed, group_nodes)?;
+    let workload = parse_workload(&sec("workload")?, &built.nodes, &router, built.model.header_bytes, run.seed, built.group_nodes())?;
     top.finish(&["network", "router", "routing", "workload", "run"])?;
-    Ok(Experiment {
-        system,
-        router,
-        mode,
-        run,
-        workload,
-        injection_links,
-        cycle_ns: 1e9 / link,
-        dragonfly,
-    })
-}
-
-/// A dragonfly the engine can run: at most 63 ports per router, every
-/// port index of one link class (the routing numbers them so). Returns the
-/// node space, the ports per router, each port's cycles per byte relative
-/// to the fastest class (which defines the cycle), and that class's rate.
-#[allow(non_snake_case)]
-pub fn dragonfly_space(file: &str, d: &tofusim_topology::dragonfly::Dragonfly, rates: &[f64]) -> Result<DragonflySpace> {
-    let routing = DragonflyRouting::new(d, DragonflyMode::Minimal);
-    let ports = routing.ports();
-    if ports > tofusim_packet::MAX_PORTS {
-        return Err(ConfigError::new(file, "network", format!(
-            "this dragonfly has {ports} ports per router; the packet engine handles at most {}",
-            tofusim_packet::MAX_PORTS
-        )));
-    }
-    let reference_Bps = rates.iter().cloned().fold(0.0, f64::max);
-    let port_cycles_per_byte = (0..ports as u8)
-        .map(|p| {
-            let class = routing.port_class(p).unwrap_or(0) as usize;
-            reference_Bps / rates.get(class).copied().unwrap_or(reference_Bps)
-        })
-        .collect();
-    let nodes = d.node_count() as u32;
-    Ok(DragonflySpace {
-        nodes: Torus::new(vec![tofusim_topology::Axis::ring("node", nodes)]),
-        ports,
-        port_cycles_per_byte,
-        reference_Bps,
-    })
-}
-
-/// What the packet engine needs of a dragonfly (see [`dragonfly_space`]).
-#[allow(non_snake_case)]
-pub struct DragonflySpace {
-    /// The workload's node space: a ring of every node (router-major).
-    pub nodes: Torus,
-    pub ports: usize,
-    pub port_cycles_per_byte: Vec<f64>,
-    pub reference_Bps: f64,
-}
-
-/// A generic dragonfly's router: BG/L's with the hop-class VC policy and
-/// the link classes' rates; with several nodes per router, two FIFOs per
-/// node (the router holds 128 queues) fed at the NIC rate
-/// (`host_links`, in link units).
-fn generic_dragonfly_router(d: &tofusim_topology::dragonfly::Dragonfly, space: DragonflySpace, host_links: f64) -> RouterParams {
-    let mut router = RouterParams::bgl();
-    router.escape = Escape::HopClass;
-    router.dynamic_vcs = 0;
-    router.priority_vc = false;
-    router.nodes_per_router = d.nodes_per_router;
-    router.port_cycles_per_byte = space.port_cycles_per_byte;
-    if d.nodes_per_router > 1 {
-        router.injection_fifos = 2;
-        router.priority_fifos = 0;
-        router.host_bytes_per_cycle = host_links;
-    }
-    router
+    Ok(Experiment { built, router, mode, run, workload })
 }
 
 fn parse_dragonfly_routing(sec: &Section) -> Result<DragonflyMode> {
@@ -290,9 +188,11 @@ fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>, m
     Ok(p)
 }
 
-fn parse_routing(sec: &Section) -> Result<RoutingMode> {
+/// The `[routing]` table of a torus; `default`: the generation's mode.
+fn parse_routing(sec: &Section, default: RoutingMode) -> Result<RoutingMode> {
     let m = match sec.choice("algorithm", &ALGORITHMS)?.as_deref() {
-        None | Some("adaptive") => RoutingMode::Adaptive,
+        None => default,
+        Some("adaptive") => RoutingMode::Adaptive,
         _ => RoutingMode::Deterministic,
     };
     sec.finish(&[])?;
@@ -344,6 +244,7 @@ fn parse_workload(
     sec: &Section,
     net: &tofusim_topology::Torus,
     router: &RouterParams,
+    default_header_bytes: u32,
     seed: u64,
     group_nodes: Option<u32>,
 ) -> Result<Workload> {
@@ -357,7 +258,7 @@ fn parse_workload(
         1 << 20,
         router.max_packet_bytes as i64,
     )? as u32;
-    let header_bytes = int_or(sec, "header_bytes", 0, 1 << 20, 16)? as u32;
+    let header_bytes = int_or(sec, "header_bytes", 0, 1 << 20, default_header_bytes as i64)? as u32;
     if packet_bytes > router.max_packet_bytes {
         return Err(sec.error(
             "packet_bytes",
@@ -555,34 +456,9 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
 
 /// Builds the engine of a validated experiment.
 pub fn engine(exp: Experiment) -> Engine<Workload> {
-    if let (Topology::Dragonfly(d), Some(mode)) = (&exp.system.network.topology, exp.dragonfly) {
-        let routing = Routing::Dragonfly(DragonflyRouting::new(d, mode));
-        return Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, exp.injection_links, exp.cycle_ns);
-    }
-    let t = match &exp.system.network.topology {
-        Topology::Torus(t) | Topology::Tofu(t) => t.clone(),
-        _ => unreachable!("checked in parse"),
-    };
-    let order: Vec<usize> = if tofu::is_tofu(&t) {
-        tofu::ROUTING_ORDER.to_vec()
-    } else {
-        (0..t.axes().len()).collect()
-    };
-    let eo = if exp.router.escape == Escape::DatelineDirection {
-        EscapeOrder::Direction
-    } else {
-        EscapeOrder::Dimension
-    };
-    let routing = Routing::Torus(TorusRouting::new(&t, &order, eo));
-    Engine::new(
-        routing,
-        exp.router,
-        exp.mode,
-        exp.run,
-        exp.workload,
-        exp.injection_links,
-        exp.cycle_ns,
-    )
+    let routing = exp.built.routing(exp.router.escape);
+    let (links, cycle_ns) = (exp.built.injection_links, exp.built.cycle_ns());
+    Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, links, cycle_ns)
 }
 
 /// Parses, validates and runs an experiment.
@@ -596,10 +472,7 @@ pub fn run(file: &str, text: &str, progress: &mut dyn FnMut(f64)) -> Result<(Sys
 /// process 0 only.
 pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress: &mut dyn FnMut(f64)) -> Result<(System, Option<RunResult>)> {
     let exp = parse(file, text)?;
-    let system = System {
-        name: exp.system.name.clone(),
-        network: exp.system.network.clone(),
-    };
+    let system = exp.built.system.clone();
     let e = engine(exp);
     check_split(file, &e, &split)?;
     Ok((system, e.run_split(split, progress, |_| ()).map(|(r, _)| r)))

@@ -22,9 +22,9 @@ use tofusim_comm::algorithms::Transfer;
 use tofusim_flow::transfers::{completion_times, Message};
 use tofusim_flow::Flow;
 use tofusim_routing::{DragonflyMode, EscapeOrder, Routing, TorusRouting};
-use tofusim_topology::tofu;
 
-use crate::collective::{setup, Setup};
+
+use crate::build::{setup, Setup};
 use crate::comm_model::Modes;
 use crate::error::{ConfigError, Result};
 
@@ -75,17 +75,10 @@ impl FlowNet {
     /// a node injects at most its injection capacity (and its host
     /// interface's rate), through one send lane per workload lane.
     pub(crate) fn for_experiment(file: &str, exp: &crate::experiment::Experiment) -> Result<Self> {
-        let node = exp.injection_links.min(exp.router.host_bytes_per_cycle);
+        let node = exp.built.injection_links.min(exp.router.host_bytes_per_cycle);
         let lanes = exp.workload.lanes().clamp(1, 255) as u8;
-        let dragonfly = match (&exp.system.network.topology, exp.dragonfly) {
-            (tofusim_topology::Topology::Dragonfly(d), Some(m)) => Some((d, m)),
-            _ => None,
-        };
-        let torus = match &exp.system.network.topology {
-            tofusim_topology::Topology::Torus(t) | tofusim_topology::Topology::Tofu(t) => t.clone(),
-            _ => exp.workload.torus().clone(),
-        };
-        Self::build(file, &torus, dragonfly, &exp.router, exp.mode == tofusim_packet::RoutingMode::Adaptive, 1.0, node, lanes)
+        let dragonfly = exp.built.dragonfly.as_ref().map(|(d, m)| (d, *m));
+        Self::build(file, &exp.built.nodes, dragonfly, &exp.router, exp.mode == tofusim_packet::RoutingMode::Adaptive, 1.0, node, lanes)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -101,7 +94,7 @@ impl FlowNet {
     ) -> Result<Self> {
         let (routing, npr) = match dragonfly {
             None => {
-                let order: Vec<usize> = if tofu::is_tofu(torus) { tofu::ROUTING_ORDER.to_vec() } else { (0..torus.axes().len()).collect() };
+                let order = crate::build::torus_order(torus);
                 (Routing::Torus(TorusRouting::new(torus, &order, EscapeOrder::Dimension)), 1)
             }
             Some((d, mode)) => {
@@ -185,7 +178,9 @@ impl FlowNet {
             // minimal routes, in equal shares.
             let tied = match &self.routing {
                 Routing::Torus(t) => t.tied_axes(ra, rb),
-                Routing::Dragonfly(_) => 0,
+                // Only tori have several dimension orders.
+                #[allow(unreachable_patterns)]
+                _ => 0,
             };
             let mut variants = vec![hints];
             for axis in (0..8).filter(|a| tied & (1 << a) != 0) {

@@ -44,7 +44,7 @@ use serde::Serialize;
 use tofusim_comm::{Rounds, Stream};
 use tofusim_flow::{Flow, MaxMin};
 
-use crate::collective::Setup;
+use crate::build::Setup;
 use crate::comm_model::Modes;
 use crate::error::Result;
 use crate::flow_model::{wire_bytes, FlowNet};

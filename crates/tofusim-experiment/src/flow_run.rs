@@ -177,7 +177,7 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
         packets_injected: 0,
         packets_delivered: 0,
         completion_cycles: None,
-        cycle_ns: exp.cycle_ns,
+        cycle_ns: exp.built.cycle_ns(),
         sim: FlowSim { wall_seconds: 0.0, peak_memory_bytes: 0, flows: 0, solves: 0 },
     };
     // Wire bytes and payload carried over each resource.
@@ -231,7 +231,7 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
             result.sim.flows = flows.len();
             result.sim.solves = c.solves;
             let delivered: f64 = msgs.iter().map(|m| m.bytes as f64).sum();
-            result.accepted_load = delivered / (nodes * end * exp.injection_links);
+            result.accepted_load = delivered / (nodes * end * exp.built.injection_links);
             let links = directed.len().max(1) as f64;
             result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / (links * end);
             result.payload_utilization = directed.iter().map(|&l| carried_payload[l] / net.capacity[l]).sum::<f64>() / (links * end);
@@ -240,7 +240,7 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
             let w = &exp.workload;
             let pb = w.packet_bytes as f64;
             let wire_per_byte = (pb + overhead) / pb;
-            let demand = load * exp.injection_links * wire_per_byte;
+            let demand = load * exp.built.injection_links * wire_per_byte;
             let mut flows: Vec<Flow> = Vec::new();
             let mut zero_load = Vec::new();
             for src in 0..w.nodes() {
@@ -267,7 +267,7 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
             }
             let accepted: f64 = rates.iter().sum::<f64>() / wire_per_byte;
             result.offered_load = Some(*load);
-            result.accepted_load = accepted / (nodes * exp.injection_links);
+            result.accepted_load = accepted / (nodes * exp.built.injection_links);
             result.complete = true;
             let links = directed.len().max(1) as f64;
             result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / links;
@@ -294,10 +294,10 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
             let per_cycle = accepted / pb;
             let cycles = exp.run.cycles.unwrap_or(0).saturating_sub(exp.run.warmup) as f64;
             result.packets_delivered = (per_cycle * cycles).round() as u64;
-            result.packets_injected = (load * exp.injection_links / pb * nodes * cycles).round() as u64;
+            result.packets_injected = (load * exp.built.injection_links / pb * nodes * cycles).round() as u64;
         }
     }
     result.sim.wall_seconds = wall.elapsed().as_secs_f64();
-    result.sim.peak_memory_bytes = crate::collective::peak_memory_bytes();
+    result.sim.peak_memory_bytes = tofusim_packet::result::peak_memory_bytes();
     Ok(result)
 }

@@ -5,6 +5,7 @@
 //! key path and what was expected. Raw TOML → merged with a preset →
 //! validated → a built network for the layers below.
 
+pub mod build;
 pub mod collective;
 pub mod comm_model;
 pub mod error;
@@ -12,6 +13,8 @@ pub mod experiment;
 pub mod flow_model;
 pub mod flow_rounds;
 pub mod flow_run;
+pub mod generation;
+pub mod node_space;
 pub mod presets;
 pub mod section;
 pub mod system;

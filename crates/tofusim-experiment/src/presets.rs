@@ -19,6 +19,8 @@ pub const PRESETS: &[Preset] = &[
         description: "K computer compute partition, Tofu1 (Fujitsu, RIKEN, 2011)",
         toml: r#"
 topology = "tofu"
+generation = "tofu1"
+host_bandwidth = "15.5GB/s"
 shape = [24, 18, 16]
 wrap = [true, false, true]
 lane_rate = "6.25Gb/s"
@@ -26,6 +28,8 @@ lanes = 8
 line_code = "8b10b"
 nic_interfaces = 4
 [sources]
+generation = "[S:003] Tofu1 router and TNIs (docs/comm-model.md)"
+host_bandwidth = "[FIT] K: 15.03 GB/s with 4 TNIs [S:001], capped by the CPU-side interface (packet bytes, headers included)"
 shape = "[S:003] 24x18x16x2x3x2 = 82,944 compute nodes"
 wrap = "[DER] hypothesis (DOMAIN.md 1.4): Y as the mesh axis reproduces the published 46 TB/s bisection exactly; not confirmed by a primary source"
 lane_rate = "[S:000] Tofu1 lane rate 6.25 Gb/s"
@@ -39,6 +43,8 @@ nic_interfaces = "[S:000] 4 TNIs per node, each injecting at one link's rate (20
         description: "PRIMEHPC FX10 (Oakleaf-FX, University of Tokyo), Tofu1",
         toml: r#"
 topology = "tofu"
+generation = "tofu1"
+host_bandwidth = "18.2GB/s"
 shape = [10, 5, 8]
 wrap = [true, true, true]
 lane_rate = "6.25Gb/s"
@@ -46,6 +52,8 @@ lanes = 8
 line_code = "8b10b"
 nic_interfaces = 4
 [sources]
+generation = "[S:003] Tofu1 router and TNIs (docs/comm-model.md)"
+host_bandwidth = "[FIT] FX10: 17.6 GB/s injection [S:000] (packet bytes, headers included)"
 shape = "[MEM] 4,800 nodes = 10x5x8x2x3x2 (Oakleaf-FX); axis wrap not checked"
 lane_rate = "[S:000] Tofu1 lane rate 6.25 Gb/s"
 lanes = "[S:000] 8 lanes per link"
@@ -58,6 +66,7 @@ nic_interfaces = "[S:000] 4 TNIs"
         description: "PRIMEHPC FX100, Tofu2",
         toml: r#"
 topology = "tofu"
+generation = "tofu2"
 shape = [10, 6, 4]
 wrap = [true, true, true]
 lane_rate = "25.78125Gb/s"
@@ -65,6 +74,7 @@ lanes = 4
 line_code = "64b66b"
 nic_interfaces = 4
 [sources]
+generation = "[PUB] Tofu2 (FX100)"
 shape = "[MEM] 2,880 nodes = 10x6x4x2x3x2 (an FX100 installation); axis wrap not checked"
 lane_rate = "[S:000] Tofu2 lane rate 25.78125 Gb/s"
 lanes = "[S:000] 4 lanes per link"
@@ -77,6 +87,7 @@ nic_interfaces = "[S:000] 4 TNIs (50 GB/s injection)"
         description: "Fugaku, TofuD (RIKEN, 2020)",
         toml: r#"
 topology = "tofu"
+generation = "tofud"
 shape = [24, 23, 24]
 wrap = [true, true, true]
 lane_rate = "28.05Gb/s"
@@ -84,6 +95,7 @@ lanes = 2
 line_code = "64b66b"
 nic_interfaces = 6
 [sources]
+generation = "[S:000] Tofu Interconnect D"
 shape = "[PUB]+[DER] 158,976 nodes (Fujitsu technical review 2020) = 24x23x24x2x3x2 [MEM]; axis wrap not checked"
 lane_rate = "[S:000] TofuD lane rate 28.05 Gb/s"
 lanes = "[S:000] 2 lanes per link"
@@ -96,9 +108,11 @@ nic_interfaces = "[S:000] 6 TNIs (40.8 GB/s injection)"
         description: "Blue Gene/L, full 64K-node system (IBM, 2005)",
         toml: r#"
 topology = "torus"
+generation = "bgl"
 shape = [64, 32, 32]
 link_bandwidth = "175MB/s"
 [sources]
+generation = "[S:004] the Blue Gene/L torus router"
 shape = "[S:004] 64K nodes = 64x32x32 3D torus"
 link_bandwidth = "[S:004] 1.4 Gb/s bit-serial = 175 MB/s per direction; injection = 6 links (1.05 GB/s per node)"
 "#,
@@ -108,9 +122,11 @@ link_bandwidth = "[S:004] 1.4 Gb/s bit-serial = 175 MB/s per direction; injectio
         description: "Blue Gene/L midplane (512 nodes)",
         toml: r#"
 topology = "torus"
+generation = "bgl"
 shape = [8, 8, 8]
 link_bandwidth = "175MB/s"
 [sources]
+generation = "[S:004] the Blue Gene/L torus router"
 shape = "[S:004] midplane = 8x8x8"
 link_bandwidth = "[S:004] 175 MB/s per direction"
 "#,
@@ -120,10 +136,12 @@ link_bandwidth = "[S:004] 175 MB/s per direction"
         description: "Blue Gene/Q Sequoia (LLNL), 5D torus",
         toml: r#"
 topology = "torus"
+generation = "bgl"
 shape = [16, 16, 12, 16, 2]
 axis_names = ["a", "b", "c", "d", "e"]
 link_bandwidth = "2GB/s"
 [sources]
+generation = "[MEM] the Blue Gene/L router stands in for BG/Q's (not modelled)"
 shape = "[MEM] Sequoia 16x16x12x16x2 (98,304 nodes [PUB]); reproduces the published 1.97 PB/s and 49 TB/s"
 link_bandwidth = "[PUB] 2 GB/s raw per direction on each of 10 torus links (IBM BG/Q redbook); the length-2 E axis has two links"
 "#,
@@ -133,6 +151,7 @@ link_bandwidth = "[PUB] 2 GB/s raw per direction on each of 10 torus links (IBM 
         description: "Piz Daint (CSCS), Cray XC Aries dragonfly",
         toml: r#"
 topology = "dragonfly"
+generation = "aries"
 form = "aries"
 groups = 20
 nodes_per_router = 4
@@ -149,6 +168,7 @@ rank3_bandwidth = "4.6875GB/s"
 nic_interfaces = 1
 nic_bandwidth = "10GB/s"
 [sources]
+generation = "[S:002] Cray Aries"
 groups = "[MEM] 20 groups of 384 nodes (7,680 node slots)"
 nodes_per_router = "[S:002] 4 nodes per Aries"
 chassis_per_group = "[S:002] 6 chassis (2 cabinets) per group"
@@ -184,11 +204,13 @@ nic_bandwidth = "[MEM] about 10 GB/s of data per Aries NIC (PCIe Gen3 x16 after 
         description: "Summit (ORNL), non-blocking EDR InfiniBand fat-tree, dual rail",
         toml: r#"
 topology = "fattree"
+generation = "fattree"
 down = [18, 16, 16]
 up = [1, 18, 16]
 rails = 2
 link_bandwidth = "12.5GB/s"
 [sources]
+generation = "[MEM] a generic fat-tree switch (the vendor switch is not modelled)"
 down = "[MEM] 4,608 nodes = 18 x 16 x 16 in a three-level tree"
 up = "[MEM] non-blocking (full bisection)"
 rails = "[PUB] dual-port EDR adapter per node (2 x 100 Gb/s)"
@@ -200,10 +222,12 @@ link_bandwidth = "[PUB] EDR 100 Gb/s = 12.5 GB/s"
         description: "Oakforest-PACS (JCAHPC), Omni-Path full-bisection fat-tree",
         toml: r#"
 topology = "fattree"
+generation = "fattree"
 down = [24, 342]
 up = [1, 24]
 link_bandwidth = "12.5GB/s"
 [sources]
+generation = "[MEM] a generic fat-tree switch (the vendor switch is not modelled)"
 down = "[MEM] 8,208 nodes: 24 per edge switch, 342 edge switches"
 up = "[MEM] 24 up-links per edge switch to the directors (full bisection)"
 link_bandwidth = "[PUB] Omni-Path 100 Gb/s"
@@ -214,10 +238,12 @@ link_bandwidth = "[PUB] Omni-Path 100 Gb/s"
         description: "Sunway TaihuLight, supernodes under a tapered central network",
         toml: r#"
 topology = "fattree"
+generation = "fattree"
 down = [256, 160]
 up = [1, 35]
 link_bandwidth = "12.5GB/s"
 [sources]
+generation = "[MEM] a generic fat-tree switch (the vendor switch is not modelled)"
 down = "[PUB] 40,960 nodes = 160 supernodes x 256"
 up = "[FIT] 35 up-links per supernode, fitted to the published 70 TB/s bisection; the TaihuLight ratio is therefore not an independent check"
 link_bandwidth = "[DER] 0.51 PB/s / 40,960 nodes = 12.5 GB/s per node"
@@ -230,6 +256,7 @@ macro_rules! aries_common {
     () => {
         r#"
 topology = "dragonfly"
+generation = "aries"
 form = "aries"
 nodes_per_router = 4
 chassis_per_group = 6

@@ -3,15 +3,18 @@
 //! preset → validated → a built [`Network`].
 
 use crate::error::{ConfigError, Result};
+use crate::generation::Generation;
 use crate::presets;
 use crate::section::Section;
 use tofusim_topology::dragonfly::DragonflyError;
 use tofusim_topology::*;
 
 pub const TOPOLOGIES: [&str; 5] = ["torus", "mesh", "tofu", "dragonfly", "fattree"];
-const COMMON_KEYS: [&str; 11] = [
+const COMMON_KEYS: [&str; 13] = [
     "system",
     "topology",
+    "generation",
+    "host_bandwidth",
     "link_bandwidth",
     "lane_rate",
     "lanes",
@@ -49,10 +52,28 @@ const FATTREE_KEYS: [&str; 6] = ["k", "levels", "taper", "down", "up", "rails"];
 /// Largest axis length and node count accepted (the engines index nodes by `u32`).
 const MAX_AXIS: i64 = 1 << 20;
 
-/// A resolved system: its name (preset or file) and the network.
+/// A resolved system: its name (preset or file), the network, and the
+/// hardware that the builder (module `build`) turns it into.
+#[allow(non_snake_case)]
+#[derive(Clone)]
 pub struct System {
     pub name: String,
     pub network: Network,
+    /// The hardware generation (`generation` key; default from the topology).
+    pub generation: Generation,
+    /// Rate at which a node's host feeds all its network interfaces
+    /// together (`host_bandwidth`; K: the CPU–ICC bus), bytes/s. It paces
+    /// injection in the communication model; the topology's injection
+    /// bandwidth (links and NIC) does not include it.
+    pub host_Bps: Option<f64>,
+}
+
+/// What the `[network]` table resolves to, before it is named.
+#[allow(non_snake_case)]
+pub struct Resolved {
+    pub network: Network,
+    pub generation: Generation,
+    pub host_Bps: Option<f64>,
 }
 
 /// Resolves `"k"` or `"k:8x8x8"` (a preset name with an optional resize).
@@ -60,10 +81,12 @@ pub fn from_name(spec: &str) -> Result<System> {
     let file = "<command line>";
     let mut table = toml::Table::new();
     table.insert("system".into(), toml::Value::String(spec.to_string()));
-    let network = resolve_table(file, "", &table)?;
+    let r = resolve_table(file, "", &table)?;
     Ok(System {
         name: spec.to_string(),
-        network,
+        network: r.network,
+        generation: r.generation,
+        host_Bps: r.host_Bps,
     })
 }
 
@@ -97,9 +120,12 @@ pub fn from_doc(file: &str, doc: &toml::Table) -> Result<System> {
         .and_then(|v| v.as_str())
         .map(str::to_string)
         .unwrap_or_else(|| file.to_string());
+    let r = resolve_table(file, "network", net)?;
     Ok(System {
         name,
-        network: resolve_table(file, "network", net)?,
+        network: r.network,
+        generation: r.generation,
+        host_Bps: r.host_Bps,
     })
 }
 
@@ -115,7 +141,7 @@ pub fn parse_shape(text: &str) -> Option<Vec<u32>> {
 }
 
 /// Merges a preset under the user's table, then resolves.
-pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Network> {
+pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Resolved> {
     let mut merged = toml::Table::new();
     if let Some(v) = user.get("system") {
         let sec = Section::new(file, path, user);
@@ -195,10 +221,31 @@ fn apply_resize(sec: &Section, merged: &mut toml::Table, resize: &str) -> Result
             merged.remove("cables_per_group_pair");
             merged.remove("links_per_group_pair");
         }
+        "fattree" => {
+            // A fat-tree preset resizes by its top level: `summit:4` keeps 4
+            // of the top-level subtrees (pods, supernodes, edge switches);
+            // `summit:18x16x4` gives every level's down-degree. Up-degrees,
+            // and so the taper, stay the preset's.
+            let down = merged.get("down").and_then(|v| v.as_array()).map_or(0, |a| a.len());
+            let s = parse_shape(resize).ok_or_else(|| bad("a number of top-level subtrees (or a down-degree per level, as 18x16x4)"))?;
+            let new_down: Vec<u32> = match (s.len(), merged.get("down").and_then(|v| v.as_array())) {
+                (1, Some(old)) => {
+                    let mut d: Vec<u32> = old.iter().filter_map(|x| x.as_integer()).map(|x| x as u32).collect();
+                    *d.last_mut().expect("a fat-tree has levels") = s[0];
+                    d
+                }
+                (n, Some(_)) if n == down => s,
+                _ => return Err(bad(&format!("a number of top-level subtrees or {down} down-degrees"))),
+            };
+            merged.insert(
+                "down".into(),
+                toml::Value::Array(new_down.iter().map(|&x| toml::Value::Integer(x as i64)).collect()),
+            );
+        }
         _ => {
             return Err(sec.error(
                 "system",
-                "this preset cannot be resized (fat-tree presets have a fixed shape)",
+                "this preset cannot be resized (a k-ary n-tree preset: write k and levels instead)",
             ))
         }
     }
@@ -229,7 +276,8 @@ fn link_rate(sec: &Section) -> Result<Option<f64>> {
     }
 }
 
-fn build(sec: &Section) -> Result<Network> {
+#[allow(non_snake_case)]
+fn build(sec: &Section) -> Result<Resolved> {
     let topo = sec.choice("topology", &TOPOLOGIES)?.ok_or_else(|| {
         sec.error(
             "topology",
@@ -283,14 +331,27 @@ fn build(sec: &Section) -> Result<Network> {
         Some(f) => build_faults(&f, &topology)?,
         None => Faults::default(),
     };
+    let generation = match sec.choice("generation", &Generation::names())? {
+        Some(g) => Generation::parse(&g).expect("checked"),
+        None => Generation::default_for(&topology),
+    };
+    generation.check(&topology).map_err(|e| sec.error("generation", e))?;
+    let host_Bps = sec.rate("host_bandwidth")?;
+    if host_Bps.is_some_and(|h| !(h > 0.0 && h.is_finite())) {
+        return Err(sec.error("host_bandwidth", "expected a positive rate such as \"15.5GB/s\""));
+    }
     let mut valid: Vec<&str> = COMMON_KEYS.to_vec();
     valid.extend_from_slice(extra);
     sec.finish(&valid)?;
-    Ok(Network {
-        topology,
-        link_Bps: link_bps,
-        nic,
-        faults,
+    Ok(Resolved {
+        network: Network {
+            topology,
+            link_Bps: link_bps,
+            nic,
+            faults,
+        },
+        generation,
+        host_Bps,
     })
 }
 

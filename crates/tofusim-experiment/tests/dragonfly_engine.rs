@@ -105,7 +105,7 @@ fn small_aries() -> Dragonfly {
 }
 
 fn aries_params(d: &Dragonfly, rates: &[f64]) -> RouterParams {
-    let space = tofusim_experiment::experiment::dragonfly_space("<test>", d, rates).unwrap();
+    let space = tofusim_experiment::node_space::dragonfly_space("<test>", "network", d, rates).unwrap();
     RouterParams {
         nodes_per_router: d.nodes_per_router,
         port_cycles_per_byte: space.port_cycles_per_byte,

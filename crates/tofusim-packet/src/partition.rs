@@ -64,6 +64,9 @@ impl PartitionPlan {
                     by_id(format!("{parts} runs of consecutive routers"))
                 }
             }
+            // Other topologies (fat-trees: switches numbered level by level).
+            #[allow(unreachable_patterns)]
+            _ => by_id(format!("{parts} runs of consecutive routers")),
         };
         Self { owner: owner.into(), parts, how }
     }

@@ -167,7 +167,8 @@ pub struct RunResult {
     pub sim: SimInfo,
 }
 
-fn peak_memory_bytes() -> u64 {
+/// The process's peak resident memory (VmHWM), bytes (0 where /proc is missing).
+pub fn peak_memory_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -143,14 +143,14 @@ fn run_experiment(
         return Err(TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{model}`; expected packet or flow")));
     }
     let setup = serde_json::json!({
-        "system": exp.system.name,
+        "system": exp.built.system.name,
         "router": exp.router,
         "routing": exp.mode,
         "run": exp.run,
         "workload": exp.workload.kind,
         "packet_bytes": exp.workload.packet_bytes,
         "header_bytes": exp.workload.header_bytes,
-        "injection_links": exp.injection_links,
+        "injection_links": exp.built.injection_links,
         "nodes": exp.workload.nodes(),
     });
     if model == "flow" {
@@ -502,7 +502,11 @@ fn barrier_plans(bchs: Vec<u32>, generation: &str) -> PyResult<String> {
 #[pyfunction]
 fn comm_model(system: String) -> PyResult<String> {
     let sys = system::from_name(&system).map_err(config_err)?;
-    let m = tofusim_experiment::comm_model::CommModel::for_system(&system, &sys.network);
+    // Fat-trees have no engine model yet: their generation's host costs on the BG/L router.
+    let m = match sys.network.topology {
+        tofusim_topology::Topology::FatTree(_) => tofusim_experiment::comm_model::CommModel::for_system(&sys, None),
+        _ => tofusim_experiment::build::build("<command line>", "system", sys, None).map_err(config_err)?.model,
+    };
     Ok(serde_json::to_string(&m).expect("models serialise"))
 }
 

@@ -1,7 +1,7 @@
 //! Torus and mesh networks with any number of axes, each with its own length
 //! and wrap. Every node is a router (a direct network). Tofu's 6D network is
 //! a [`Torus`] whose A and C axes are single-port pairs and whose B axis is a
-//! ring of 3 (see [`crate::tofu`]).
+//! ring of 3 (see the `tofu` module).
 //!
 //! Node ids are row-major with the **first axis fastest**:
 //! `id = c0 + L0·(c1 + L1·(c2 + …))`, so the default rank order of a job is

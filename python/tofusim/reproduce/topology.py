@@ -43,7 +43,8 @@ def _systems(scale: str) -> list[tuple[str, str, str | None]]:
     g, a, p, h, lpp = df
     return [
         ("3D torus", f'topology = "torus"\nshape = {torus}\nlink_bandwidth = "{LINK}"\n{NIC}', "adaptive"),
-        ("Tofu 6D", f'topology = "tofu"\nshape = {tofu}\nlink_bandwidth = "{LINK}"\n{NIC}', "adaptive"),
+        # The same (BG/L) router on both tori: the rows compare topologies.
+        ("Tofu 6D", f'topology = "tofu"\ngeneration = "bgl"\nshape = {tofu}\nlink_bandwidth = "{LINK}"\n{NIC}', "adaptive"),
         ("dragonfly", f'topology = "dragonfly"\ngroups = {g}\nrouters_per_group = {a}\nnodes_per_router = {p}\n'
                       f'global_links_per_router = {h}\nlinks_per_group_pair = {lpp}\narrangement = "round-robin"\nlink_bandwidth = "{LINK}"\n{NIC}',
          "adaptive-prefer-minimal"),

@@ -1,0 +1,238 @@
+//! The one builder: a resolved [`System`] → a [`Built`] network — its node
+//! space, routing, router model, NIC and communication model — used by
+//! every command (`run`, `coll`, `reproduce`, the flow model, `pattern
+//! time`, RMATT), so that they all simulate the same hardware.
+//!
+//! The hardware comes from the system's explicit `generation`
+//! ([`crate::generation`]); the `[router]` table of an experiment file may
+//! then override the router's parameters.
+
+use tofusim_packet::{Escape, RouterParams};
+use tofusim_routing::{DragonflyMode, DragonflyRouting, EscapeOrder, Routing, TorusRouting};
+use tofusim_topology::dragonfly::Dragonfly;
+use tofusim_comm::tree::Grid;
+use tofusim_mapping::VirtualTorus;
+use tofusim_topology::{tofu, Topology, Torus};
+
+use crate::comm_model::CommModel;
+use crate::node_space::dragonfly_space;
+use crate::error::{ConfigError, Result};
+use crate::system::{self, System};
+
+/// A system built for the engines.
+pub struct Built {
+    pub system: System,
+    /// Router, packet format, NIC and host costs of the system's generation.
+    pub model: CommModel,
+    /// The space workloads and communicators number nodes in: the torus,
+    /// or for a dragonfly a ring of its nodes (router-major) that only
+    /// numbers them.
+    pub nodes: Torus,
+    /// A dragonfly and the routing mode its packets take (`None`: a torus,
+    /// routed in dimension order).
+    pub dragonfly: Option<(Dragonfly, DragonflyMode)>,
+    /// Network ports per router.
+    pub ports: usize,
+    /// Injection capacity of a node, in links.
+    pub injection_links: f64,
+}
+
+/// Builds `system`; dragonflies route by `mode` (default adaptive
+/// prefer-minimal). Errors name `file` and `key` (where the system came from).
+pub fn build(file: &str, key: &str, system: System, mode: Option<DragonflyMode>) -> Result<Built> {
+    let err = |m: String| ConfigError::new(file, key, m);
+    match &system.network.topology {
+        Topology::Torus(t) | Topology::Tofu(t) => {
+            if mode.is_some() {
+                return Err(err(format!("{}: a routing mode applies to dragonflies only", system.name)));
+            }
+            let model = CommModel::for_system(&system, None);
+            let injection_links = system.network.injection_per_node_Bps() / model.link_Bps;
+            Ok(Built { nodes: t.clone(), ports: t.ports().len(), dragonfly: None, model, injection_links, system })
+        }
+        Topology::Dragonfly(d) => {
+            let mode = mode.unwrap_or(DragonflyMode::AdaptivePreferMinimal);
+            if mode != DragonflyMode::Minimal && d.groups > 64 {
+                return Err(err(format!(
+                    "non-minimal dragonfly routing carries the intermediate group in 6 bits: at most 64 groups, {} has {}",
+                    system.name, d.groups
+                )));
+            }
+            let space = dragonfly_space(file, key, d, &system.network.link_Bps)?;
+            let model = CommModel::for_system(&system, Some(&space));
+            let queues = model.router.queues(space.ports);
+            if queues > tofusim_packet::MAX_QUEUES {
+                return Err(err(format!(
+                    "{}: {} ports x {} VCs and {} nodes x {} FIFOs make {queues} queues per router; the packet engine handles {}",
+                    system.name,
+                    space.ports,
+                    model.router.vcs(),
+                    d.nodes_per_router,
+                    model.router.injection_fifos,
+                    tofusim_packet::MAX_QUEUES
+                )));
+            }
+            let injection_links = system.network.injection_per_node_Bps() / model.link_Bps;
+            Ok(Built { nodes: space.nodes, ports: space.ports, dragonfly: Some((d.clone(), mode)), model, injection_links, system })
+        }
+        Topology::FatTree(_) => Err(err(
+            "the packet engine routes tori, meshes, Tofu and dragonflies so far (fat-tree routing is not in the engine yet)".into(),
+        )),
+    }
+}
+
+impl Built {
+    /// Length of one network cycle (a byte time of the reference link), ns.
+    pub fn cycle_ns(&self) -> f64 {
+        self.model.cycle_ns()
+    }
+
+    /// Nodes of one dragonfly group (`None` on other topologies).
+    pub fn group_nodes(&self) -> Option<u32> {
+        self.dragonfly.as_ref().map(|(d, _)| d.routers_per_group() * d.nodes_per_router)
+    }
+
+    /// The routing function for a router whose escape scheme is `escape`:
+    /// Tofu in its X, Y, Z, A, C, B order, other tori in axis order; the
+    /// escape route in direction order for `dateline-direction`.
+    pub fn routing(&self, escape: Escape) -> Routing {
+        routing_of(&self.nodes, self.dragonfly.as_ref(), escape)
+    }
+
+    /// The router the engine runs: the model's.
+    pub fn router(&self) -> &RouterParams {
+        &self.model.router
+    }
+}
+
+/// The routing function of a node space (a torus, or a dragonfly's ring
+/// with the dragonfly) for a router whose escape scheme is `escape` — the
+/// only place routes are chosen for the engines.
+pub fn routing_of(nodes: &Torus, dragonfly: Option<&(Dragonfly, DragonflyMode)>, escape: Escape) -> Routing {
+    if let Some((d, mode)) = dragonfly {
+        return Routing::Dragonfly(DragonflyRouting::new(d, *mode));
+    }
+    let eo = if escape == Escape::DatelineDirection { EscapeOrder::Direction } else { EscapeOrder::Dimension };
+    Routing::Torus(TorusRouting::new(nodes, &torus_order(nodes), eo))
+}
+
+/// The dimension order of a torus: Tofu's X, Y, Z, A, C, B, else axis order.
+pub fn torus_order(t: &Torus) -> Vec<usize> {
+    if tofu::is_tofu(t) {
+        tofu::ROUTING_ORDER.to_vec()
+    } else {
+        (0..t.axes().len()).collect()
+    }
+}
+
+/// Errors of systems named on the command line.
+const WHERE: &str = "<command line>";
+
+fn err(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::new(WHERE, key, message)
+}
+
+/// The communicator of a system: node of each rank, and its torus shape.
+fn communicator(t: &Torus) -> (Vec<u32>, Option<Grid>) {
+    if let Some(v) = VirtualTorus::of_tofu(t) {
+        return (v.node_of_rank().to_vec(), Some(Grid::new(v.shape)));
+    }
+    let n = t.node_count() as u32;
+    let l = t.lengths();
+    (
+        (0..n).collect(),
+        if l.len() <= 3 {
+            Grid::from_shape(&l)
+        } else {
+            None
+        },
+    )
+}
+
+/// A system ready for collectives: its network, communication model and
+/// communicator (rank → node, torus shape).
+pub struct Setup {
+    /// The node space: the torus, or for a dragonfly a ring of its nodes
+    /// (router-major) that only numbers them.
+    pub torus: Torus,
+    /// A dragonfly and the routing mode its packets take (`None`: a torus,
+    /// routed in dimension order).
+    pub dragonfly: Option<(tofusim_topology::dragonfly::Dragonfly, tofusim_routing::DragonflyMode)>,
+    pub model: CommModel,
+    pub node_of_rank: Vec<u32>,
+    pub grid: Option<Grid>,
+    /// Injection capacity of a node, in links.
+    pub injection_links: f64,
+}
+
+/// The communicator of a system (rank → node, torus shape) and its model,
+/// from the one builder ([`crate::build`]). A dragonfly's name may end in
+/// `/mode`, its routing (`aries-720/minimal`; default adaptive
+/// prefer-minimal).
+pub fn setup(system_name: &str) -> Result<Setup> {
+    let (name, mode) = match system_name.split_once('/') {
+        Some((n, m)) => (n, Some(m)),
+        None => (system_name, None),
+    };
+    let sys = system::from_name(name)?;
+    let mode = match mode {
+        None => None,
+        Some(_) if !matches!(sys.network.topology, Topology::Dragonfly(_)) => {
+            return Err(err("system", format!("{system_name}: a routing suffix (/mode) applies to dragonflies only")));
+        }
+        Some(m) => Some(tofusim_routing::DragonflyMode::parse(m).ok_or_else(|| {
+            err("system", format!("{name}/{m}: unknown dragonfly routing; expected minimal, valiant, ugal-l, ugal-g or adaptive-prefer-minimal"))
+        })?),
+    };
+    if matches!(sys.network.topology, Topology::FatTree(_)) {
+        return Err(err("system", "collectives run on tori, meshes, Tofu and dragonflies so far (the packet engine has no fat-tree routing yet)"));
+    }
+    let built = build(WHERE, "system", sys, mode)?;
+    let (node_of_rank, grid) = match built.dragonfly {
+        Some(_) => ((0..built.nodes.node_count() as u32).collect(), None),
+        None => communicator(&built.nodes),
+    };
+    Ok(Setup {
+        torus: built.nodes,
+        dragonfly: built.dragonfly,
+        model: built.model,
+        node_of_rank,
+        grid,
+        injection_links: built.injection_links,
+    })
+}
+
+/// A plain torus of `lengths` (every axis wraps) with the links and
+/// communication model of the preset `model_system`, its ranks placed by
+/// `node_of_rank` (rank → node, x fastest): a job's virtual torus, on
+/// which a rank order from RMATT is evaluated.
+pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) -> Result<Setup> {
+    let sys = system::from_name(model_system)?;
+    let axes = lengths
+        .iter()
+        .enumerate()
+        .map(|(k, &l)| {
+            let name = tofusim_topology::torus::default_axis_name(k);
+            if l >= 3 {
+                tofusim_topology::Axis::ring(&name, l)
+            } else {
+                tofusim_topology::Axis::path(&name, l)
+            }
+        })
+        .collect();
+    let t = Torus::new(axes);
+    if node_of_rank.iter().any(|&n| n as u64 >= t.node_count()) {
+        return Err(err("order", format!("a rank is placed beyond the {} nodes of the torus", t.node_count())));
+    }
+    let model = CommModel::for_system(&sys, None);
+    let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
+    Ok(Setup {
+        grid: Grid::from_shape(lengths),
+        torus: t,
+        dragonfly: None,
+        model,
+        node_of_rank,
+        injection_links,
+    })
+}
+

@@ -1,0 +1,114 @@
+//! The hardware generation of a system: which router model, NIC and
+//! communication model it gets. An explicit key of every preset
+//! (`generation = "tofu1"`) and optional in a user's `[network]` table,
+//! where the topology gives the default — never guessed from link rates
+//! or preset names.
+
+use serde::Serialize;
+use tofusim_topology::Topology;
+
+/// A hardware generation (the enum is the registry: [`Generation::ALL`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generation {
+    /// Blue Gene/L torus router (DOMAIN.md §5); also the model of generic
+    /// tori and meshes, of Blue Gene/Q's 5D torus (its own router is not
+    /// modelled), and, when asked for, of a Tofu 6D torus (the same router
+    /// on every torus when topologies are compared).
+    Bgl,
+    /// Tofu1: K computer, FX10.
+    Tofu1,
+    /// Tofu2: FX100.
+    Tofu2,
+    /// Tofu Interconnect D: Fugaku.
+    Tofud,
+    /// Cray Aries (XC) dragonfly.
+    Aries,
+    /// A dragonfly of no particular hardware: the BG/L router's timing with
+    /// the hop-class VC policy and the link classes' rates.
+    GenericDragonfly,
+    /// A fat-tree switch (InfiniBand, Omni-Path, Sunway's network).
+    FatTree,
+}
+
+impl Generation {
+    pub const ALL: [Generation; 7] = [
+        Self::Bgl,
+        Self::Tofu1,
+        Self::Tofu2,
+        Self::Tofud,
+        Self::Aries,
+        Self::GenericDragonfly,
+        Self::FatTree,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bgl => "bgl",
+            Self::Tofu1 => "tofu1",
+            Self::Tofu2 => "tofu2",
+            Self::Tofud => "tofud",
+            Self::Aries => "aries",
+            Self::GenericDragonfly => "generic-dragonfly",
+            Self::FatTree => "fattree",
+        }
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|g| g.name()).collect()
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|g| g.name() == s)
+    }
+
+    /// The generation of a topology written out without one.
+    pub fn default_for(topology: &Topology) -> Self {
+        match topology {
+            Topology::Torus(_) => Self::Bgl,
+            Topology::Tofu(_) => Self::Tofu1,
+            Topology::Dragonfly(d) if d.is_aries() => Self::Aries,
+            Topology::Dragonfly(_) => Self::GenericDragonfly,
+            Topology::FatTree(_) => Self::FatTree,
+        }
+    }
+
+    /// Whether the generation's hardware can be built as `topology`; `Err`
+    /// says which topology it needs.
+    pub fn check(self, topology: &Topology) -> Result<(), String> {
+        let ok = match self {
+            // The BG/L router runs any torus, the Tofu 6D one included (a
+            // like-for-like router when topologies are compared).
+            Self::Bgl => matches!(topology, Topology::Torus(_) | Topology::Tofu(_)),
+            Self::Tofu1 | Self::Tofu2 | Self::Tofud => matches!(topology, Topology::Tofu(_)),
+            Self::Aries => matches!(topology, Topology::Dragonfly(d) if d.is_aries()),
+            Self::GenericDragonfly => matches!(topology, Topology::Dragonfly(_)),
+            Self::FatTree => matches!(topology, Topology::FatTree(_)),
+        };
+        let needs = match self {
+            Self::Bgl => "topology = \"torus\", \"mesh\" or \"tofu\"",
+            Self::Tofu1 | Self::Tofu2 | Self::Tofud => "topology = \"tofu\"",
+            Self::Aries => "topology = \"dragonfly\" with form = \"aries\"",
+            Self::GenericDragonfly => "topology = \"dragonfly\"",
+            Self::FatTree => "topology = \"fattree\"",
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("generation {:?} needs {needs}", self.name()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for g in Generation::ALL {
+            assert_eq!(Generation::parse(g.name()), Some(g));
+        }
+        assert_eq!(Generation::parse("tofu3"), None);
+    }
+}
