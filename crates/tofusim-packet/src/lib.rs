@@ -18,28 +18,27 @@
 //! - `invariants`: the audit and the deadlock report;
 //! - [`stats`], [`result`]: what a run measures and returns.
 
-mod actions;
 pub mod config;
 pub mod engine;
-mod events;
-mod invariants;
+mod event;
+mod layout;
+mod mail;
+mod net;
+mod nic;
 pub mod packet;
-mod parallel;
 pub mod partition;
 mod prefetch;
 pub mod result;
-pub mod router;
+mod router;
 pub mod stats;
-mod summary;
 pub mod traffic;
-mod window;
 mod wire;
 
 pub use config::{
     Arbitration, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
 };
-pub use engine::{Engine, MAX_PORTS, MAX_QUEUES};
-pub use parallel::Split;
+pub use engine::{Engine, Split};
+pub use layout::{MAX_PORTS, MAX_QUEUES};
 pub use partition::{PartitionPlan, MAX_PARTITIONS};
 pub use tofusim_des::sync::{LocalTransport, Transport};
 pub use result::RunResult;

@@ -5,7 +5,7 @@
 //! 32-long Z cut into halves crosses only 2 × 1,024 link pairs of 196,608);
 //! on a dragonfly, runs of consecutive groups. With more partitions than
 //! slabs or groups, consecutive router numbers. Results do not depend on
-//! the partitioning (see [`crate::engine`]); only speed does.
+//! the partitioning (see the engine's window loop); only speed does.
 
 use std::sync::Arc;
 

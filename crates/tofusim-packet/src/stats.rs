@@ -241,3 +241,69 @@ impl PortCounters {
         PortCounters { bytes: r.u64(), packets: r.u64(), busy_cycles: r.u64(), depleted_cycles: r.u64() }
     }
 }
+
+/// What a run measures, owned apart from the hardware state: PA counters,
+/// latencies, time series, and the tallies every partition sums at the end.
+pub(crate) struct Stats {
+    /// Per router and output port.
+    pub counters: Vec<PortCounters>,
+    pub hist: Histogram,
+    /// Closed time-series windows (this partition's share).
+    pub samples: Vec<SampleSums>,
+    pub next_sample: u64,
+    pub next_counter: u64,
+    /// Per-port counter snapshots `(cycle, router·ports + port, counters)`.
+    pub counter_snapshots: Vec<(u64, u32, PortCounters)>,
+    /// Packet-hops per VC in the measured window.
+    pub vc_hops: Vec<u64>,
+    pub created: u64,
+    pub delivered: u64,
+    /// Broadcast copies left at the nodes a deposit packet passed.
+    pub deposits: u64,
+    pub busy_measured: u64,
+    pub payload_measured: u64,
+    pub delivered_bytes_measured: u64,
+    pub token_returns: u64,
+    pub unblocks: u64,
+    /// The open time-series window's sums.
+    pub win_delivered_bytes: u64,
+    pub win_delivered: u64,
+    pub win_busy: u64,
+    pub win_tokens: u64,
+    pub win_unblocks: u64,
+    /// The last cycle anything moved (the stall clock).
+    pub last_progress: u64,
+    pub events: u64,
+    /// The cycle of the last delivery (a finite workload completes then).
+    pub last_delivery: Option<u64>,
+}
+
+impl Stats {
+    pub fn new(ports: usize, vcs: usize, sample_cycles: u64, counter_cycles: u64) -> Self {
+        Stats {
+            counters: vec![PortCounters::default(); ports],
+            hist: Histogram::default(),
+            samples: Vec::new(),
+            next_sample: sample_cycles.max(1),
+            next_counter: if counter_cycles > 0 { counter_cycles } else { u64::MAX },
+            counter_snapshots: Vec::new(),
+            vc_hops: vec![0; vcs],
+            created: 0,
+            delivered: 0,
+            deposits: 0,
+            busy_measured: 0,
+            payload_measured: 0,
+            delivered_bytes_measured: 0,
+            token_returns: 0,
+            unblocks: 0,
+            win_delivered_bytes: 0,
+            win_delivered: 0,
+            win_busy: 0,
+            win_tokens: 0,
+            win_unblocks: 0,
+            last_progress: 0,
+            events: 0,
+            last_delivery: None,
+        }
+    }
+}

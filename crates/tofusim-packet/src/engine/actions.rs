@@ -9,7 +9,7 @@
 //! the wheel first, nor on the partitions the network is split into.
 
 use crate::traffic::Traffic;
-use crate::engine::Engine;
+use super::Engine;
 use crate::packet::NONE;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub(crate) struct Action {
 impl<W: Traffic> Engine<W> {
     /// Queues an action at `node`'s router and marks the router.
     pub(crate) fn defer(&mut self, kind: Kind, node: u32, a: u32, x: u32, at: u64) {
-        let r = self.router_of(node);
+        let r = self.net.router_of(node);
         let i = self.acts.len() as u32;
         self.acts.push(Action { next: self.act_head[r as usize], kind, node, a, x, at });
         self.act_head[r as usize] = i;
@@ -49,7 +49,7 @@ impl<W: Traffic> Engine<W> {
 
     /// The canonical rank of an action among its router's.
     fn action_key(&self, a: &Action) -> u64 {
-        let node = (a.node as usize % self.lay.npr) as u64;
+        let node = (a.node as usize % self.net.lay.npr) as u64;
         let (rank, sub) = match a.kind {
             Kind::Trace => (0, a.a as u64),
             Kind::Inject => (1, 0),

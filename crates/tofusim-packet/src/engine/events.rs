@@ -5,9 +5,11 @@
 //! ([`crate::actions`]) run at the router's arbitration.
 
 use crate::traffic::Traffic;
-use crate::actions::Kind;
+use super::actions::Kind;
 use crate::config::PlantedFault;
-use crate::engine::{Engine, Ev, ARRIVE, DELIVER, DONE, INJECT, RELEASE, TOKEN, TRACE, WAKE};
+use super::Engine;
+use crate::event::{Ev, EvKind};
+use crate::router::route::cache_route;
 use crate::packet::{checksum, flags};
 use crate::result::InvariantError;
 use rand::RngExt;
@@ -15,74 +17,73 @@ use rand::RngExt;
 impl<W: Traffic> Engine<W> {
     pub(crate) fn apply(&mut self, ev: Ev, t: u64) {
         let r = ev.router as usize;
-        let lay = self.lay;
+        let lay = self.net.lay;
         match ev.kind {
-            ARRIVE => {
+            EvKind::Arrive => {
                 let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
                 let charged = self.pool.get(ev.x).charged as u16;
-                self.q_used[qi] += charged;
-                self.cache_route(ev.router, ev.x);
-                self.push_queue(qi, ev.x);
+                self.router.inputs.q_used[qi] += charged;
+                cache_route(&self.net, &mut self.pool, ev.router, ev.x);
+                self.router.inputs.push(qi, ev.x, &self.net, &mut self.pool);
                 let p = self.pool.get(ev.x);
-                if p.flags & flags::DEPOSIT != 0 && self.router_of(p.dst) != ev.router {
+                if p.flags & flags::DEPOSIT != 0 && self.net.router_of(p.dst) != ev.router {
                     // The copy is complete in the reception FIFO when the tail
                     // is in (deposits: one node per router).
                     let (tag, bytes) = (p.tag, p.bytes);
-                    self.deposits += 1;
+                    self.stats.deposits += 1;
                     let node = ev.router * lay.npr as u32;
-                    let ready = t + self.wire_cycles(bytes);
+                    let ready = t + self.net.wire_cycles(bytes);
                     self.defer(Kind::Deposit, node, ev.a as u32, tag, ready);
                 }
                 self.mark_dirty(ev.router);
             }
-            // RELEASE, WAKE, TRACE and INJECT address a node.
-            RELEASE => {
+            // EvKind::Release, EvKind::Wake, EvKind::Trace and EvKind::Inject address a node.
+            EvKind::Release => {
                 let serial = self.pool.get(ev.x).serial;
                 self.defer(Kind::Release { lane: ev.a, serial }, ev.router, 0, ev.x, t);
             }
-            WAKE => self.mark_dirty(self.router_of(ev.router)),
-            TRACE => self.defer(Kind::Trace, ev.router, ev.x, 0, t),
-            DONE => {
+            EvKind::Wake => self.mark_dirty(self.net.router_of(ev.router)),
+            EvKind::Trace => self.defer(Kind::Trace, ev.router, ev.x, 0, t),
+            EvKind::Done => {
                 let unit = ev.a as usize;
-                self.paths_used[r * lay.units + unit] -= 1;
+                self.router.inputs.paths_used[r * lay.units + unit] -= 1;
                 let qi = r * lay.queues + lay.queue_of(unit, ev.b as usize);
-                self.q_used[qi] -= ev.x as u16;
+                self.router.inputs.q_used[qi] -= ev.x as u16;
                 if unit < lay.ports {
                     self.return_tokens(ev.router, ev.a, ev.b, ev.x, t);
                 }
                 self.mark_dirty(ev.router);
             }
-            TOKEN => {
+            EvKind::Token => {
                 let oi = r * lay.ports + ev.a as usize;
                 let ti = oi * lay.vcs + ev.b as usize;
                 // A planted leak strikes at router 0, whatever the
                 // partitions: at the end of the first cycle it gets tokens,
                 // on its lowest output and VC that got them.
-                if self.run.plant == Some(PlantedFault::LeakToken) && r == 0 && !self.planted_done && t >= self.run.plant_after {
+                if self.net.run.plant == Some(PlantedFault::LeakToken) && r == 0 && !self.router.planted_done && t >= self.net.run.plant_after {
                     self.leak_at = Some(self.leak_at.map_or(ti, |i| i.min(ti)));
                 }
-                self.out_tokens[ti] += ev.x as u16;
-                self.token_returns += 1;
-                self.win_tokens += 1;
-                self.token_at[oi] = t;
+                self.router.outputs.out_tokens[ti] += ev.x as u16;
+                self.stats.token_returns += 1;
+                self.stats.win_tokens += 1;
+                self.router.outputs.token_at[oi] = t;
                 // Tokens can only unblock a head that was refused for lack of
                 // them at this output (heads waiting for a busy link or path
-                // are woken by the DONE that frees it).
-                if self.depleted_since[oi] != u64::MAX {
+                // are woken by the EvKind::Done that frees it).
+                if self.router.outputs.depleted_since[oi] != u64::MAX {
                     self.mark_dirty(ev.router);
                 }
             }
-            DELIVER => self.deliver(ev, t),
-            INJECT => self.defer(Kind::Inject, ev.router, 0, 0, t),
-            _ => unreachable!("unknown event kind"),
+            EvKind::Deliver => self.deliver(ev, t),
+            EvKind::Inject => self.defer(Kind::Inject, ev.router, 0, 0, t),
         }
     }
 
     /// An open-loop packet at node `node` (a node action), and the time of
     /// the next.
     pub(crate) fn inject(&mut self, node: u32, t: u64) {
-        let home = self.router_of(node) as usize;
-        let rng = &mut self.rngs[home];
+        let home = self.net.router_of(node) as usize;
+        let rng = &mut self.router.rngs[home];
         if let Some(np) = self.workload.open_packet(node, rng) {
             let pkt = self.create(node, t, np);
             self.push_source(node as usize, 0, pkt);
@@ -93,39 +94,39 @@ impl<W: Traffic> Engine<W> {
     /// Schedules the token return for a tail that left input `port` (VC
     /// `vc`) of `r`, or mails it to the upstream router's partition.
     pub(crate) fn return_tokens(&mut self, r: u32, port: u8, vc: u8, chunks: u32, t: u64) {
-        if let Some((up, up_port)) = self.routing.upstream(r, port) {
-            let at = t + self.params.token_latency_cycles as u64;
-            let ev = Ev { kind: TOKEN, a: up_port, b: vc, router: up, x: chunks };
+        if let Some((up, up_port)) = self.net.routing.upstream(r, port) {
+            let at = t + self.net.params.token_latency_cycles as u64;
+            let ev = Ev { kind: EvKind::Token, a: up_port, b: vc, router: up, x: chunks };
             if self.owns(up) {
                 self.wheel.schedule(at, ev);
             } else {
-                self.mail_token(at, ev);
+                self.mail.token(at, ev);
             }
         }
     }
 
     fn deliver(&mut self, ev: Ev, t: u64) {
         let r = ev.router as usize;
-        let lay = self.lay;
+        let lay = self.net.lay;
         let p = *self.pool.get(ev.x);
         let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
-        self.q_used[qi] -= p.charged as u16;
+        self.router.inputs.q_used[qi] -= p.charged as u16;
         if (ev.a as usize) < lay.ports {
             self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
         }
         if p.flags & flags::LIVE == 0 {
-            let detail = format!("packet {} of node {} delivered twice at router {}", p.serial, p.src, self.routing.router_label(ev.router));
+            let detail = format!("packet {} of node {} delivered twice at router {}", p.serial, p.src, self.net.routing.router_label(ev.router));
             self.fail(t, "duplicate-delivery", detail);
             return;
         }
-        let misdelivered = self.router_of(p.dst) != ev.router;
+        let misdelivered = self.net.router_of(p.dst) != ev.router;
         if misdelivered {
             let detail = format!(
                 "packet {} of node {} for {} delivered at {}",
                 p.serial,
                 p.src,
-                self.routing.router_label(self.router_of(p.dst)),
-                self.routing.router_label(ev.router)
+                self.net.routing.router_label(self.net.router_of(p.dst)),
+                self.net.routing.router_label(ev.router)
             );
             self.fail(t, "wrong-destination", detail);
         }
@@ -133,22 +134,22 @@ impl<W: Traffic> Engine<W> {
             let detail = format!(
                 "packet {} from {} to {}: payload checksum mismatch",
                 p.serial,
-                self.routing.router_label(self.router_of(p.src)),
-                self.routing.router_label(self.router_of(p.dst))
+                self.net.routing.router_label(self.net.router_of(p.src)),
+                self.net.routing.router_label(self.net.router_of(p.dst))
             );
             self.fail(t, "payload-checksum", detail);
         }
-        self.delivered += 1;
-        self.last_progress = t;
-        self.last_delivery = Some(t);
+        self.stats.delivered += 1;
+        self.stats.last_progress = t;
+        self.stats.last_delivery = Some(t);
         if p.flags & flags::MEASURED != 0 {
-            self.hist.add(t - p.created);
+            self.stats.hist.add(t - p.created);
         }
-        if t >= self.run.warmup {
-            self.delivered_bytes_measured += p.bytes as u64;
+        if t >= self.net.run.warmup {
+            self.stats.delivered_bytes_measured += p.bytes as u64;
         }
-        self.win_delivered_bytes += p.bytes as u64;
-        self.win_delivered += 1;
+        self.stats.win_delivered_bytes += p.bytes as u64;
+        self.stats.win_delivered += 1;
         self.pool.release(ev.x);
         // The destination's software answers (not after a misdelivery: that
         // node is elsewhere, maybe in another partition).
@@ -173,9 +174,9 @@ impl<W: Traffic> Engine<W> {
         }
         // One software thread answers, one received packet at a time.
         let turn = self.workload.turn_cycles();
-        let at = if turn == 0 { ready } else { ready.max(self.turn_free_at[r as usize]) + turn };
+        let at = if turn == 0 { ready } else { ready.max(self.nic.turn_free_at[r as usize]) + turn };
         if turn > 0 {
-            self.turn_free_at[r as usize] = at;
+            self.nic.turn_free_at[r as usize] = at;
         }
         for np in out.iter().copied() {
             self.hand_over(r, t, at.max(np.release_cycle), np);
@@ -184,16 +185,16 @@ impl<W: Traffic> Engine<W> {
     }
 
     /// Node `r`'s software hands packet `np` to its send lane at cycle
-    /// `at`: now if `at` ≤ `t`, else by a `RELEASE` event.
+    /// `at`: now if `at` ≤ `t`, else by a `EvKind::Release` event.
     fn hand_over(&mut self, r: u32, t: u64, at: u64, np: crate::traffic::NewPacket) {
         let pkt = self.create(r, at, np);
-        let lane = np.lane as usize % self.lanes;
+        let lane = np.lane as usize % self.nic.lanes;
         if at <= t {
             self.push_source(r as usize, lane, pkt);
-            self.mark_dirty(self.router_of(r));
+            self.mark_dirty(self.net.router_of(r));
         } else {
             self.pending_releases += 1;
-            self.wheel.schedule(at, Ev { kind: RELEASE, a: lane as u8, b: 0, router: r, x: pkt });
+            self.wheel.schedule(at, Ev { kind: EvKind::Release, a: lane as u8, b: 0, router: r, x: pkt });
         }
     }
 
@@ -203,7 +204,7 @@ impl<W: Traffic> Engine<W> {
         self.pending_releases -= 1;
         // The software handing over a packet is progress: the stall clock
         // restarts for it.
-        self.last_progress = t;
+        self.stats.last_progress = t;
     }
 
     /// A trace row's packet enters its source's send queue (a node action).
@@ -237,7 +238,7 @@ impl<W: Traffic> Engine<W> {
     }
 
     pub(crate) fn schedule_injection(&mut self, r: u32, t: u64) {
-        let Some(rate) = self.workload.packets_per_cycle(self.injection_links) else {
+        let Some(rate) = self.workload.packets_per_cycle(self.net.injection_links) else {
             return;
         };
         if rate <= 0.0 {
@@ -246,13 +247,13 @@ impl<W: Traffic> Engine<W> {
         let gap = if rate >= 1.0 {
             1
         } else {
-            let home = self.router_of(r) as usize;
-            let u: f64 = self.rngs[home].random::<f64>();
+            let home = self.net.router_of(r) as usize;
+            let u: f64 = self.router.rngs[home].random::<f64>();
             1 + ((1.0 - u).ln() / (1.0 - rate).ln()).floor() as u64
         };
         let at = t.saturating_add(gap);
-        if self.run.cycles.is_none_or(|c| at < c) {
-            self.wheel.schedule(at, Ev { kind: INJECT, a: 0, b: 0, router: r, x: 0 });
+        if self.net.run.cycles.is_none_or(|c| at < c) {
+            self.wheel.schedule(at, Ev { kind: EvKind::Inject, a: 0, b: 0, router: r, x: 0 });
         }
     }
 }

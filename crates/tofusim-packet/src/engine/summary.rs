@@ -5,7 +5,7 @@
 //! partition of each node.
 
 use crate::traffic::Traffic;
-use crate::engine::Engine;
+use super::Engine;
 use crate::result::{InvariantError, PartitionLoad};
 use crate::stats::{Histogram, PortCounters, SampleSums};
 use crate::wire::{Put, Reader};
@@ -30,29 +30,29 @@ const TALLY: usize = 9;
 impl<W: Traffic> Engine<W> {
     fn tally(&self) -> [u64; TALLY] {
         [
-            self.created,
-            self.delivered,
-            self.deposits,
-            self.busy_measured,
-            self.payload_measured,
-            self.delivered_bytes_measured,
-            self.token_returns,
-            self.unblocks,
-            self.events,
+            self.stats.created,
+            self.stats.delivered,
+            self.stats.deposits,
+            self.stats.busy_measured,
+            self.stats.payload_measured,
+            self.stats.delivered_bytes_measured,
+            self.stats.token_returns,
+            self.stats.unblocks,
+            self.stats.events,
         ]
     }
 
     fn add_tally(&mut self, t: &[u64; TALLY]) {
         let fields = [
-            &mut self.created,
-            &mut self.delivered,
-            &mut self.deposits,
-            &mut self.busy_measured,
-            &mut self.payload_measured,
-            &mut self.delivered_bytes_measured,
-            &mut self.token_returns,
-            &mut self.unblocks,
-            &mut self.events,
+            &mut self.stats.created,
+            &mut self.stats.delivered,
+            &mut self.stats.deposits,
+            &mut self.stats.busy_measured,
+            &mut self.stats.payload_measured,
+            &mut self.stats.delivered_bytes_measured,
+            &mut self.stats.token_returns,
+            &mut self.stats.unblocks,
+            &mut self.stats.events,
         ];
         for (f, x) in fields.into_iter().zip(t) {
             *f += x;
@@ -61,42 +61,42 @@ impl<W: Traffic> Engine<W> {
 
     /// This partition's statistics.
     pub(crate) fn summary(&self, busy_seconds: f64, wait_seconds: f64) -> Summary {
-        let ports = self.lay.ports;
-        let counters = (0..self.lay.routers * ports)
-            .filter(|&i| self.owns((i / ports) as u32) && self.routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some())
-            .map(|i| (i as u32, self.counters[i]))
+        let ports = self.net.lay.ports;
+        let counters = (0..self.net.lay.routers * ports)
+            .filter(|&i| self.owns((i / ports) as u32) && self.net.routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some())
+            .map(|i| (i as u32, self.stats.counters[i]))
             .collect();
-        let routers = self.owner.iter().filter(|&&o| o == self.me).count() as u64;
+        let routers = self.mail.owner.iter().filter(|&&o| o == self.mail.me).count() as u64;
         let node_state = {
             let owned = |n: u32| self.owns_node(n);
             self.workload.export_nodes(&owned)
         };
         Summary {
             counters,
-            hist: self.hist.clone(),
-            samples: self.samples.clone(),
-            snapshots: self.counter_snapshots.clone(),
-            vc_hops: self.vc_hops.clone(),
+            hist: self.stats.hist.clone(),
+            samples: self.stats.samples.clone(),
+            snapshots: self.stats.counter_snapshots.clone(),
+            vc_hops: self.stats.vc_hops.clone(),
             tally: self.tally(),
             error: self.error.clone(),
             workload: node_state,
-            load: PartitionLoad { routers, events: self.events, busy_seconds, wait_seconds },
+            load: PartitionLoad { routers, events: self.stats.events, busy_seconds, wait_seconds },
         }
     }
 
     /// Merges another partition's summary into this engine.
     pub(crate) fn absorb(&mut self, s: &Summary) {
         for &(i, c) in &s.counters {
-            self.counters[i as usize] = c;
+            self.stats.counters[i as usize] = c;
         }
-        self.hist.merge(&s.hist);
-        for (a, b) in self.samples.iter_mut().zip(&s.samples) {
+        self.stats.hist.merge(&s.hist);
+        for (a, b) in self.stats.samples.iter_mut().zip(&s.samples) {
             a.add(b);
         }
-        debug_assert_eq!(self.samples.len(), s.samples.len(), "every partition closes the same windows");
-        self.counter_snapshots.extend_from_slice(&s.snapshots);
-        self.counter_snapshots.sort_unstable_by_key(|&(c, i, _)| (c, i));
-        for (a, b) in self.vc_hops.iter_mut().zip(&s.vc_hops) {
+        debug_assert_eq!(self.stats.samples.len(), s.samples.len(), "every partition closes the same windows");
+        self.stats.counter_snapshots.extend_from_slice(&s.snapshots);
+        self.stats.counter_snapshots.sort_unstable_by_key(|&(c, i, _)| (c, i));
+        for (a, b) in self.stats.vc_hops.iter_mut().zip(&s.vc_hops) {
             *a += b;
         }
         self.add_tally(&s.tally);

@@ -17,8 +17,9 @@ use std::time::Instant;
 use tofusim_des::sync::{all_gather, WindowSync};
 use tofusim_routing::{DragonflyMode, LinkKind, Routing};
 
-use crate::engine::{Engine, Ev, Progress, PREFETCH_EVENTS, TRACE};
-use crate::invariants::AuditPart;
+use super::{Engine, Progress, PREFETCH_EVENTS};
+use crate::event::{Ev, EvKind};
+use super::invariants::AuditPart;
 use crate::result::{Deadlock, InvariantError};
 use crate::stats::SampleSums;
 use crate::wire::{Put, Reader};
@@ -151,36 +152,31 @@ impl Global {
 impl<W: Traffic> Engine<W> {
     /// The window: the shortest latency between routers, cycles.
     pub fn window_cycles(&self) -> u64 {
-        self.params.hop_latency_cycles.min(self.params.token_latency_cycles).max(1) as u64
+        self.net.params.hop_latency_cycles.min(self.net.params.token_latency_cycles).max(1) as u64
     }
 
     /// The global output ports whose queues UGAL-G reads, in router order
     /// (empty in other modes).
     fn ugal_ports(&self) -> Vec<(u32, u8)> {
-        match &*self.routing {
-            Routing::Dragonfly(d) if d.mode == DragonflyMode::UgalGlobal => (0..self.lay.routers as u32)
-                .flat_map(|r| (0..self.lay.ports as u8).map(move |p| (r, p)))
+        match &*self.net.routing {
+            Routing::Dragonfly(d) if d.mode == DragonflyMode::UgalGlobal => (0..self.net.lay.routers as u32)
+                .flat_map(|r| (0..self.net.lay.ports as u8).map(move |p| (r, p)))
                 .filter(|&(r, p)| d.neighbor(r, p).is_some() && d.kind(r, p) == LinkKind::Global)
                 .collect(),
             _ => Vec::new(),
         }
     }
 
-    fn occupancy(&self, r: u32, p: u8) -> u32 {
-        let base = (r as usize * self.lay.ports + p as usize) * self.lay.vcs;
-        (0..self.lay.vcs).map(|v| (self.cap - self.out_tokens[base + v].min(self.cap)) as u32).sum()
-    }
-
     /// Work at cycle 0: open-loop injections, trace rows and the
     /// schedule's first packets at this partition's nodes.
     fn begin(&mut self) {
-        for node in 0..self.nodes as u32 {
+        for node in 0..self.net.nodes as u32 {
             if !self.owns_node(node) {
                 continue;
             }
             if self.workload.is_finite() {
-                if (0..self.lanes).any(|l| self.gen_total[node as usize * self.lanes + l] > 0) {
-                    self.mark_dirty(self.router_of(node));
+                if (0..self.nic.lanes).any(|l| self.nic.gen_total[node as usize * self.nic.lanes + l] > 0) {
+                    self.mark_dirty(self.net.router_of(node));
                 }
             } else {
                 self.schedule_injection(node, 0);
@@ -188,8 +184,8 @@ impl<W: Traffic> Engine<W> {
         }
         for i in 0..self.workload.trace_rows() {
             let (cycle, src) = self.workload.trace_row(i);
-            if self.owns_node(src) && self.run.cycles.is_none_or(|c| cycle < c) {
-                self.wheel.schedule(cycle, Ev { kind: TRACE, a: 0, b: 0, router: src, x: i as u32 });
+            if self.owns_node(src) && self.net.run.cycles.is_none_or(|c| cycle < c) {
+                self.wheel.schedule(cycle, Ev { kind: EvKind::Trace, a: 0, b: 0, router: src, x: i as u32 });
                 self.trace_pending += 1;
             }
         }
@@ -204,7 +200,7 @@ impl<W: Traffic> Engine<W> {
         let mut last = None;
         while let Some(now) = self.wheel.drain_next(until - 1, buf) {
             self.close_up_to(now);
-            self.events += buf.len() as u64;
+            self.stats.events += buf.len() as u64;
             for i in 0..buf.len() {
                 if let Some(&ahead) = buf.get(i + PREFETCH_EVENTS) {
                     self.prefetch_event(ahead);
@@ -220,68 +216,68 @@ impl<W: Traffic> Engine<W> {
     /// Closes the time-series windows and counter periods that end at or
     /// before `now` (the state is that after every earlier cycle).
     fn close_up_to(&mut self, now: u64) {
-        while now >= self.next_sample {
-            self.close_sample(self.next_sample);
-            self.next_sample += self.run.sample_cycles.max(1);
+        while now >= self.stats.next_sample {
+            self.close_sample(self.stats.next_sample);
+            self.stats.next_sample += self.net.run.sample_cycles.max(1);
         }
-        while now >= self.next_counter {
-            self.snapshot_counters(self.next_counter);
-            self.next_counter += self.run.counter_cycles;
+        while now >= self.stats.next_counter {
+            self.snapshot_counters(self.stats.next_counter);
+            self.stats.next_counter += self.net.run.counter_cycles;
         }
     }
 
     fn report(&mut self, last_event: Option<u64>, ugal: &[(u32, u8)]) -> Report {
-        let mailed = (self.mailed_min != NONE).then_some(self.mailed_min);
+        let mailed = (self.mail.mailed_min != NONE).then_some(self.mail.mailed_min);
         let next = [self.wheel.next_time(), mailed].into_iter().flatten().min();
         let rep = Report {
             live: self.pool.live(),
-            moved: self.moved_out,
+            moved: self.mail.moved_out,
             pending_releases: self.pending_releases,
             gen_remaining: self.gen_remaining,
             trace_pending: self.trace_pending,
-            created: self.created,
-            delivered: self.delivered,
-            last_progress: self.last_progress,
+            created: self.stats.created,
+            delivered: self.stats.delivered,
+            last_progress: self.stats.last_progress,
             last_event: last_event.unwrap_or(NONE),
             next_event: next.unwrap_or(NONE),
-            last_delivery: self.last_delivery.unwrap_or(NONE),
+            last_delivery: self.stats.last_delivery.unwrap_or(NONE),
             error: self.error.clone(),
-            ugal: ugal.iter().filter(|&&(r, _)| self.owns(r)).map(|&(r, p)| self.occupancy(r, p)).collect(),
+            ugal: ugal.iter().filter(|&&(r, _)| self.owns(r)).map(|&(r, p)| self.router.outputs.occupancy(&self.net, r, p)).collect(),
         };
-        self.moved_out = 0;
-        self.mailed_min = NONE;
+        self.mail.moved_out = 0;
+        self.mail.mailed_min = NONE;
         rep
     }
 
     /// This partition's PA counters of connected ports as they stand at `at`.
     fn snapshot_counters(&mut self, at: u64) {
-        let ports = self.lay.ports;
-        for i in 0..self.lay.routers * ports {
+        let ports = self.net.lay.ports;
+        for i in 0..self.net.lay.routers * ports {
             let (r, p) = ((i / ports) as u32, (i % ports) as u8);
-            if self.owns(r) && self.routing.neighbor(r, p).is_some() {
-                self.counter_snapshots.push((at, i as u32, self.counters[i]));
+            if self.owns(r) && self.net.routing.neighbor(r, p).is_some() {
+                self.stats.counter_snapshots.push((at, i as u32, self.stats.counters[i]));
             }
         }
     }
 
     /// This partition's share of the time-series window ending at `at`.
     fn close_sample(&mut self, at: u64) {
-        let lay = self.lay;
+        let lay = self.net.lay;
         let mut fill = vec![0u64; lay.vcs];
         for r in (0..lay.routers).filter(|&r| self.owns(r as u32)) {
             for port in 0..lay.ports {
                 for (v, f) in fill.iter_mut().enumerate() {
-                    *f += self.q_used[r * lay.queues + port * lay.vcs + v] as u64;
+                    *f += self.router.inputs.q_used[r * lay.queues + port * lay.vcs + v] as u64;
                 }
             }
         }
-        self.samples.push(SampleSums {
+        self.stats.samples.push(SampleSums {
             cycle: at,
-            delivered_bytes: std::mem::take(&mut self.win_delivered_bytes),
-            delivered: std::mem::take(&mut self.win_delivered),
-            busy: std::mem::take(&mut self.win_busy),
-            tokens: std::mem::take(&mut self.win_tokens),
-            unblocks: std::mem::take(&mut self.win_unblocks),
+            delivered_bytes: std::mem::take(&mut self.stats.win_delivered_bytes),
+            delivered: std::mem::take(&mut self.stats.win_delivered),
+            busy: std::mem::take(&mut self.stats.win_busy),
+            tokens: std::mem::take(&mut self.stats.win_tokens),
+            unblocks: std::mem::take(&mut self.stats.win_unblocks),
             fill,
         });
     }
@@ -291,8 +287,8 @@ impl<W: Traffic> Engine<W> {
     /// rest of the last window after the run's end).
     fn close_at_end(&mut self, bound: u64) {
         self.close_up_to(bound);
-        self.samples.retain(|s| s.cycle <= bound);
-        self.counter_snapshots.retain(|s| s.0 <= bound);
+        self.stats.samples.retain(|s| s.cycle <= bound);
+        self.stats.counter_snapshots.retain(|s| s.0 <= bound);
     }
 
     /// A collective audit at `t`: every partition's part, one verdict.
@@ -329,12 +325,12 @@ impl<W: Traffic> Engine<W> {
 /// (by partition 0 only) with the fraction done.
 pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mut progress: Option<Progress>) -> Ending {
     let parts = sync.partitions();
-    debug_assert_eq!(e.outbox.len(), parts);
+    debug_assert_eq!(e.mail.outbox.len(), parts);
     let w = e.window_cycles();
-    let end = e.run.cycles.unwrap_or(u64::MAX);
+    let end = e.net.run.cycles.unwrap_or(u64::MAX);
     let ugal = e.ugal_ports();
     if !ugal.is_empty() {
-        e.ugal_view = vec![0; e.lay.routers * e.lay.ports];
+        e.ugal_view = vec![0; e.net.lay.routers * e.net.lay.ports];
     }
     let mut buf: Vec<Ev> = Vec::with_capacity(1024);
     let mut inbox = vec![Vec::new(); parts];
@@ -342,7 +338,7 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
     let mut mine = Vec::new();
     let mut reports: Vec<Report> = (0..parts).map(|_| Report::default()).collect();
     let mut cursor = vec![0usize; parts];
-    let mut next_audit = if e.run.audit_cycles > 0 { e.run.audit_cycles } else { u64::MAX };
+    let mut next_audit = if e.net.run.audit_cycles > 0 { e.net.run.audit_cycles } else { u64::MAX };
     let mut last_report = Instant::now();
     let (mut t, mut start, mut windows) = (0u64, 0u64, 0u64);
     // The last cycle any partition processed (time-series windows close up to it).
@@ -359,9 +355,9 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         windows += 1;
         mine.clear();
         e.report(last, &ugal).put(&mut mine);
-        sync.exchange(&mut e.outbox, &mine, &mut inbox, &mut report_bytes);
+        sync.exchange(&mut e.mail.outbox, &mine, &mut inbox, &mut report_bytes);
         for b in &inbox {
-            e.receive(b);
+            e.mail.receive(b, &mut e.pool, &mut e.wheel);
         }
         for (rep, b) in reports.iter_mut().zip(&report_bytes) {
             rep.read(b);
@@ -370,8 +366,8 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         if !ugal.is_empty() {
             cursor.fill(0);
             for &(r, p) in &ugal {
-                let q = e.owner[r as usize] as usize;
-                e.ugal_view[r as usize * e.lay.ports + p as usize] = reports[q].ugal[cursor[q]];
+                let q = e.mail.owner[r as usize] as usize;
+                e.ugal_view[r as usize * e.net.lay.ports + p as usize] = reports[q].ugal[cursor[q]];
                 cursor[q] += 1;
             }
         }
@@ -387,7 +383,7 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
             completion = Some(t);
             break;
         }
-        if g.live > g.pending_releases && t.saturating_sub(g.last_progress) > e.run.deadlock_cycles {
+        if g.live > g.pending_releases && t.saturating_sub(g.last_progress) > e.net.run.deadlock_cycles {
             deadlock = Some(e.deadlock_all(sync, t, &g));
             break;
         }
@@ -395,14 +391,14 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
             // Nothing can ever happen again, yet packets wait: a deadlock.
             if g.live > 0 {
                 deadlock = Some(e.deadlock_all(sync, t, &g));
-            } else if let Some(c) = e.run.cycles {
+            } else if let Some(c) = e.net.run.cycles {
                 t = c;
             }
             break;
         };
         if t >= next_audit {
             e.audit_all(sync, t);
-            next_audit = t + e.run.audit_cycles;
+            next_audit = t + e.net.run.audit_cycles;
             if e.error.is_some() {
                 break;
             }
@@ -415,7 +411,7 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         if let Some(p) = progress.as_mut() {
             if windows & 0x3f == 0 && last_report.elapsed().as_millis() >= 200 {
                 last_report = Instant::now();
-                let frac = match (e.run.cycles, e.workload.is_finite()) {
+                let frac = match (e.net.run.cycles, e.workload.is_finite()) {
                     (Some(c), _) => t as f64 / c as f64,
                     (None, true) => g.delivered as f64 / (g.created + g.gen_remaining).max(1) as f64,
                     _ => 0.0,

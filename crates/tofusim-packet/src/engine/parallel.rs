@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use tofusim_des::sync::{all_gather, Serial, ThreadGroup, Transport, WindowSync};
 
-use crate::engine::{Engine, Progress};
+use super::{Engine, Progress};
 use crate::partition::PartitionPlan;
 use crate::result::{PartitionInfo, RunResult};
-use crate::summary::Summary;
-use crate::window::{drive, Ending};
+use super::summary::Summary;
+use super::window::{drive, Ending};
 
 /// How a run is split: partitions on threads of this process, and the
 /// link to the other processes of the run (MPI), if any.
@@ -62,12 +62,12 @@ impl<W: Traffic> Engine<W> {
         if parts == 1 {
             let end = drive(&mut self, &mut Serial, Some(progress));
             let seen = inspect(&self.workload);
-            return Some((crate::result::finish(self, end, wall.elapsed().as_secs_f64(), None), seen));
+            return Some((super::finish::finish(self, end, wall.elapsed().as_secs_f64(), None), seen));
         }
         let threads = split.threads.max(1);
         let procs = parts / threads;
-        let plan = PartitionPlan::new(&self.routing, parts);
-        assert_eq!(plan.parts, parts, "at most one partition per router ({} routers)", self.lay.routers);
+        let plan = PartitionPlan::new(&self.net.routing, parts);
+        assert_eq!(plan.parts, parts, "at most one partition per router ({} routers)", self.net.lay.routers);
         let group = ThreadGroup::new(threads, split.transport);
         let first = group.first();
         let mut engines: Vec<Engine<W>> = (1..threads).map(|i| self.partition(plan.owner.clone(), (first + i) as u16)).collect();
@@ -114,7 +114,7 @@ impl<W: Traffic> Engine<W> {
             partitions: loads,
         };
         let seen = inspect(&e.workload);
-        Some((crate::result::finish(e, end, wall.elapsed().as_secs_f64(), Some(info)), seen))
+        Some((super::finish::finish(e, end, wall.elapsed().as_secs_f64(), Some(info)), seen))
     }
 }
 

@@ -12,7 +12,9 @@
 use crate::traffic::Traffic;
 use std::collections::HashMap;
 
-use crate::engine::{Engine, QueueSet, ARRIVE, DELIVER, DONE, HEAD_EJECTS, RELEASE, TOKEN};
+use super::Engine;
+use crate::event::EvKind;
+use crate::layout::{QueueSet, HEAD_EJECTS};
 use crate::packet::NONE;
 use crate::result::{BlockedVc, Deadlock};
 use crate::wire::{Put, Reader};
@@ -63,8 +65,8 @@ impl AuditPart {
 impl<W: Traffic> Engine<W> {
     /// Audits this partition's routers and nodes.
     pub(crate) fn audit_part(&self) -> AuditPart {
-        let lay = self.lay;
-        let mut part = AuditPart { live: self.pool.live(), created: self.created, delivered: self.delivered, ..Default::default() };
+        let lay = self.net.lay;
+        let mut part = AuditPart { live: self.pool.live(), created: self.stats.created, delivered: self.stats.delivered, ..Default::default() };
         let mut seen = vec![false; self.pool.iter_live().map(|(i, _)| i as usize + 1).max().unwrap_or(0)];
         let mut twice: Option<(u64, String)> = None;
         let visit = |pkt: u32, seen: &mut Vec<bool>, found: &mut u64, twice: &mut Option<(u64, String)>, place: &str| {
@@ -83,12 +85,12 @@ impl<W: Traffic> Engine<W> {
         };
         let mut found = 0u64;
         let mut charged_in = vec![0u32; lay.routers * lay.queues];
-        let owned = |r: usize| self.owner[r] == self.me;
+        let owned = |r: usize| self.mail.owner[r] == self.mail.me;
         for qi in 0..lay.routers * lay.queues {
             if !owned(qi / lay.queues) {
                 continue;
             }
-            let mut p = self.q_head[qi];
+            let mut p = self.router.inputs.q_head[qi];
             while p != NONE {
                 if !visit(p, &mut seen, &mut found, &mut twice, "in a queue") {
                     break;
@@ -97,11 +99,11 @@ impl<W: Traffic> Engine<W> {
                 p = self.pool.get(p).next;
             }
         }
-        for i in 0..self.nodes * self.lanes {
-            if !self.owns_node((i / self.lanes) as u32) {
+        for i in 0..self.net.nodes * self.nic.lanes {
+            if !self.owns_node((i / self.nic.lanes) as u32) {
                 continue;
             }
-            let mut p = self.src_head[i];
+            let mut p = self.nic.src_head[i];
             while p != NONE {
                 if !visit(p, &mut seen, &mut found, &mut twice, "in a send queue") {
                     break;
@@ -117,10 +119,10 @@ impl<W: Traffic> Engine<W> {
             want.iter_mut().for_each(|w| *w = 0);
             for q in 0..lay.queues {
                 let qi = r * lay.queues + q;
-                let h = self.q_head[qi];
-                let cand = if h == NONE { 0 } else { self.head_candidates(h) };
-                if cand != self.q_cand[qi] && index_err.is_none() {
-                    index_err = Some((qi as u64, format!("queue {qi}: head candidates {cand:#x} recorded as {:#x}", self.q_cand[qi])));
+                let h = self.router.inputs.q_head[qi];
+                let cand = if h == NONE { 0 } else { crate::router::route::head_candidates(&self.net, &self.pool, h) };
+                if cand != self.router.inputs.q_cand[qi] && index_err.is_none() {
+                    index_err = Some((qi as u64, format!("queue {qi}: head candidates {cand:#x} recorded as {:#x}", self.router.inputs.q_cand[qi])));
                 }
                 for b in 0..64 {
                     if cand & (1 << b) != 0 {
@@ -129,8 +131,8 @@ impl<W: Traffic> Engine<W> {
                     }
                 }
             }
-            if want[..] != self.want[r * (lay.ports + 1)..(r + 1) * (lay.ports + 1)] && index_err.is_none() {
-                let label = self.routing.router_label(r as u32);
+            if want[..] != self.router.inputs.want[r * (lay.ports + 1)..(r + 1) * (lay.ports + 1)] && index_err.is_none() {
+                let label = self.net.routing.router_label(r as u32);
                 index_err = Some(((r * lay.queues) as u64, format!("router {label}: per-output want masks disagree with the queue heads")));
             }
         }
@@ -143,17 +145,17 @@ impl<W: Traffic> Engine<W> {
         self.wheel.for_each(|ev| {
             let qi = ev.router as usize * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
             match ev.kind {
-                ARRIVE => {
+                EvKind::Arrive => {
                     transit_pkts.push(ev.x);
                     in_transit[qi] += self.pool.get(ev.x).charged as u32;
                 }
-                DELIVER => {
+                EvKind::Deliver => {
                     transit_pkts.push(ev.x);
                     ejecting[qi] += self.pool.get(ev.x).charged as u32;
                 }
-                RELEASE => transit_pkts.push(ev.x),
-                DONE => leaving[qi] += ev.x,
-                TOKEN => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
+                EvKind::Release => transit_pkts.push(ev.x),
+                EvKind::Done => leaving[qi] += ev.x,
+                EvKind::Token => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
                 _ => {}
             }
         });
@@ -171,9 +173,9 @@ impl<W: Traffic> Engine<W> {
             for q in 0..lay.queues {
                 let qi = r * lay.queues + q;
                 let want = charged_in[qi] + leaving[qi] + ejecting[qi];
-                if self.q_used[qi] as u32 != want {
-                    let label = self.routing.router_label(r as u32);
-                    part.findings.push((2, qi as u64, format!("router {label} queue {q}: {} chunks recorded, {want} held", self.q_used[qi])));
+                if self.router.inputs.q_used[qi] as u32 != want {
+                    let label = self.net.routing.router_label(r as u32);
+                    part.findings.push((2, qi as u64, format!("router {label} queue {q}: {} chunks recorded, {want} held", self.router.inputs.q_used[qi])));
                     break 'queues;
                 }
             }
@@ -181,7 +183,7 @@ impl<W: Traffic> Engine<W> {
         let mut token_err = None;
         for r in 0..lay.routers {
             for o in 0..lay.ports {
-                let Some((w, i)) = self.routing.neighbor(r as u32, o as u8) else { continue };
+                let Some((w, i)) = self.net.routing.neighbor(r as u32, o as u8) else { continue };
                 let (mine_r, mine_w) = (owned(r), owned(w as usize));
                 if !mine_r && !mine_w {
                     continue;
@@ -191,15 +193,15 @@ impl<W: Traffic> Engine<W> {
                     let qi = w as usize * lay.queues + lay.queue_of(i as usize, v);
                     let mut sums = [0u32; 4];
                     if mine_r {
-                        sums[0] = self.out_tokens[oi] as u32;
+                        sums[0] = self.router.outputs.out_tokens[oi] as u32;
                         sums[1] = returning[oi];
                     }
                     if mine_w {
                         sums[2] = in_transit[qi];
-                        sums[3] = self.q_used[qi] as u32;
+                        sums[3] = self.router.inputs.q_used[qi] as u32;
                     }
                     if mine_r && mine_w {
-                        if token_err.is_none() && sums.iter().sum::<u32>() != self.cap as u32 {
+                        if token_err.is_none() && sums.iter().sum::<u32>() != self.net.cap as u32 {
                             token_err = Some((oi as u64, self.token_message(oi, sums)));
                         }
                     } else {
@@ -215,19 +217,19 @@ impl<W: Traffic> Engine<W> {
     }
 
     fn token_message(&self, oi: usize, s: [u32; 4]) -> String {
-        let lay = self.lay;
+        let lay = self.net.lay;
         let (v, o, r) = (oi % lay.vcs, oi / lay.vcs % lay.ports, oi / lay.vcs / lay.ports);
         format!(
             "link {} {} VC {}: {} tokens at the sender + {} returning + {} on the wire + {} in the buffer = {}, expected {}",
-            self.routing.router_label(r as u32),
-            self.routing.port_name(o as u8),
+            self.net.routing.router_label(r as u32),
+            self.net.routing.port_name(o as u8),
             lay.vc_name(v),
             s[0],
             s[1],
             s[2],
             s[3],
             s.iter().sum::<u32>(),
-            self.cap
+            self.net.cap
         )
     }
 
@@ -262,7 +264,7 @@ impl<W: Traffic> Engine<W> {
         }
         let crossing = boundary
             .iter()
-            .filter(|(_, s)| s.iter().sum::<u32>() != self.cap as u32)
+            .filter(|(_, s)| s.iter().sum::<u32>() != self.net.cap as u32)
             .min_by_key(|(i, _)| **i)
             .map(|(&i, &s)| (i, self.token_message(i as usize, s)));
         let local = parts.iter().flat_map(|p| &p.findings).filter(|f| f.0 == 3).min_by_key(|f| f.1).map(|f| (f.1, f.2.clone()));
@@ -273,38 +275,38 @@ impl<W: Traffic> Engine<W> {
     /// its head waits for on its escape route, chunks held).
     pub(crate) fn blocked_heads(&self) -> Vec<(u64, u64, u32)> {
         use crate::config::{Escape, RoutingMode};
-        let lay = self.lay;
+        let lay = self.net.lay;
         let idx = |r: usize, q: usize| (r * lay.queues + q) as u64;
         let mut out = Vec::new();
-        for r in (0..lay.routers).filter(|&r| self.owner[r] == self.me) {
+        for r in (0..lay.routers).filter(|&r| self.mail.owner[r] == self.mail.me) {
             for q in 0..lay.ports * lay.vcs {
-                let h = self.q_head[r * lay.queues + q];
+                let h = self.router.inputs.q_head[r * lay.queues + q];
                 if h == NONE {
                     continue;
                 }
                 let p = *self.pool.get(h);
-                let (src, dst) = (self.router_of(p.src), self.router_of(p.dst));
+                let (src, dst) = (self.net.router_of(p.src), self.net.router_of(p.dst));
                 if dst == r as u32 {
                     continue;
                 }
-                let o = if p.vc as usize >= lay.esc || self.mode == RoutingMode::Deterministic || self.params.escape == Escape::None {
-                    self.routing.escape_port(r as u32, dst, p.hints)
+                let o = if p.vc as usize >= lay.esc || self.net.mode == RoutingMode::Deterministic || self.net.params.escape == Escape::None {
+                    self.net.routing.escape_port(r as u32, dst, p.hints)
                 } else {
-                    let m = self.routing.adaptive_ports(r as u32, dst, p.hints);
+                    let m = self.net.routing.adaptive_ports(r as u32, dst, p.hints);
                     (m != 0).then(|| m.trailing_zeros() as u8)
                 };
                 let Some(o) = o else { continue };
-                let Some((w, i)) = self.routing.neighbor(r as u32, o) else { continue };
-                let v = if self.params.escape == Escape::HopClass {
-                    lay.esc + self.routing.vc_class(r as u32, src, p.hints, o) as usize
+                let Some((w, i)) = self.net.routing.neighbor(r as u32, o) else { continue };
+                let v = if self.net.params.escape == Escape::HopClass {
+                    lay.esc + self.net.routing.vc_class(r as u32, src, p.hints, o) as usize
                 } else if p.vc as usize >= lay.esc {
                     p.vc as usize
-                } else if lay.esc_count > 0 && self.mode == RoutingMode::Deterministic {
+                } else if lay.esc_count > 0 && self.net.mode == RoutingMode::Deterministic {
                     lay.esc
                 } else {
                     p.vc as usize
                 };
-                out.push((idx(r, q), idx(w as usize, lay.queue_of(i as usize, v)), self.q_used[r * lay.queues + q] as u32));
+                out.push((idx(r, q), idx(w as usize, lay.queue_of(i as usize, v)), self.router.inputs.q_used[r * lay.queues + q] as u32));
             }
         }
         out
@@ -314,7 +316,7 @@ impl<W: Traffic> Engine<W> {
     /// each head to the buffer it waits for and reports a cycle of such
     /// waits if there is one (the first found from the lowest queue).
     pub(crate) fn deadlock_verdict(&self, t: u64, heads: &[(u64, u64, u32)], last_progress: u64, live: u64) -> Deadlock {
-        let lay = self.lay;
+        let lay = self.net.lay;
         let mut sorted: Vec<(u64, u64, u32)> = heads.to_vec();
         sorted.sort_unstable();
         let succ: HashMap<u64, (u64, u32)> = sorted.iter().map(|&(q, s, u)| (q, (s, u))).collect();
@@ -343,8 +345,8 @@ impl<W: Traffic> Engine<W> {
         let describe = |qi: u64| {
             let (r, q) = ((qi as usize) / lay.queues, (qi as usize) % lay.queues);
             BlockedVc {
-                router: self.routing.router_label(r as u32),
-                port: self.routing.port_name((q / lay.vcs) as u8),
+                router: self.net.routing.router_label(r as u32),
+                port: self.net.routing.port_name((q / lay.vcs) as u8),
                 vc: lay.vc_name(q % lay.vcs),
                 used_chunks: succ.get(&qi).map_or(0, |&(_, u)| u),
             }

@@ -1,0 +1,140 @@
+//! The result of a run, read from the engine holding every partition's
+//! merged state (see `summary`).
+
+use std::collections::BTreeMap;
+
+use super::window::Ending;
+use super::Engine;
+use crate::result::*;
+use crate::stats::Sample;
+use crate::traffic::{RunEnd, Traffic};
+
+/// The result of a run from the engine holding every partition's merged
+/// state (see [`crate::summary`]).
+pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, partitions: Option<PartitionInfo>) -> RunResult {
+    let Ending { t: t_end, mut completion, deadlock, .. } = end;
+    if completion.is_some() && e.error.is_none() {
+        match e.workload.check_complete() {
+            Err(err) => e.fail(t_end, err.kind, err.detail),
+            // The last step may be local work after the last delivery.
+            Ok(Some(local_end)) => completion = completion.map(|c| c.max(local_end)),
+            Ok(None) => {}
+        }
+    }
+    let lay = e.net.lay;
+    let end = completion.unwrap_or(t_end).max(1);
+    let window = end.saturating_sub(e.net.run.warmup).max(1) as f64;
+    let links = e.net.directed_links.max(1) as f64;
+    let n = e.net.nodes as f64;
+    let mut vc_traffic = BTreeMap::new();
+    let mut hops_total = 0;
+    let mut escape_hops = 0;
+    for v in 0..lay.vcs {
+        vc_traffic.insert(lay.vc_name(v), e.stats.vc_hops[v]);
+        hops_total += e.stats.vc_hops[v];
+        if v >= lay.esc && v < lay.esc + lay.esc_count {
+            escape_hops += e.stats.vc_hops[v];
+        }
+    }
+    let period = e.net.run.sample_cycles.max(1) as f64;
+    let fill_denom = (lay.routers * lay.ports) as f64 * e.net.cap as f64;
+    let timeseries: Vec<Sample> = e.stats.samples
+        .iter()
+        .map(|s| Sample {
+            cycle: s.cycle,
+            accepted_load: s.delivered_bytes as f64 / (n * period * e.net.injection_links),
+            link_utilization: s.busy as f64 / (e.net.directed_links.max(1) as f64 * period),
+            packets_delivered: s.delivered,
+            token_returns: s.tokens,
+            unblocking_probability: if s.tokens > 0 { s.unblocks as f64 / s.tokens as f64 } else { 0.0 },
+            vc_fill: s.fill.iter().map(|&f| f as f64 / fill_denom).collect(),
+        })
+        .collect();
+    let mut vc_occupancy = BTreeMap::new();
+    if !timeseries.is_empty() {
+        for v in 0..lay.vcs {
+            let mean = timeseries.iter().map(|s| s.vc_fill[v]).sum::<f64>() / timeseries.len() as f64;
+            vc_occupancy.insert(lay.vc_name(v), mean);
+        }
+    }
+    let mut ports = Vec::new();
+    for r in 0..lay.routers {
+        for o in 0..lay.ports {
+            if e.net.routing.neighbor(r as u32, o as u8).is_some() {
+                ports.push(PortRecord {
+                    router: r as u32,
+                    port: e.net.routing.port_name(o as u8),
+                    counters: e.stats.counters[r * lay.ports + o],
+                    idle_cycles: (window as u64)
+                        .saturating_sub(e.stats.counters[r * lay.ports + o].busy_cycles),
+                });
+            }
+        }
+    }
+    let traffic = e.workload.report(&RunEnd {
+        nodes: e.net.nodes as u64,
+        end_cycle: end,
+        deposits: e.stats.deposits,
+        wire_overhead_bytes: e.net.params.overhead_bytes as u64,
+    });
+    let warm = e.net.run.warmup;
+    let port_samples = e.stats.counter_snapshots
+        .iter()
+        .map(|&(cycle, i, c)| PortSample {
+            cycle,
+            router: i / lay.ports as u32,
+            port: e.net.routing.port_name((i % lay.ports as u32) as u8),
+            bytes: c.bytes,
+            packets: c.packets,
+            busy_cycles: c.busy_cycles,
+            idle_cycles: cycle.saturating_sub(warm).saturating_sub(c.busy_cycles),
+            depleted_cycles: c.depleted_cycles,
+        })
+        .collect();
+    let offered = e.workload.offered_load();
+    let sim_us = t_end as f64 * e.net.cycle_ns / 1000.0;
+    RunResult {
+        complete: deadlock.is_none()
+            && e.error.is_none()
+            && (completion.is_some() || !e.workload.is_finite()),
+        link_utilization: e.stats.busy_measured as f64 / (links * window),
+        payload_utilization: e.stats.payload_measured as f64 / (links * window),
+        offered_load: offered,
+        accepted_load: e.stats.delivered_bytes_measured as f64 / (n * window * e.net.injection_links),
+        latency: e.stats.hist.summary(),
+        latency_distribution: e.stats.hist.distribution(60),
+        packets_injected: e.stats.created,
+        packets_delivered: e.stats.delivered,
+        completion_cycles: completion,
+        cycle_ns: e.net.cycle_ns,
+        warmup_cycles: e.net.run.warmup,
+        measured_cycles: window as u64,
+        vc_traffic,
+        escape_fraction: if hops_total > 0 {
+            escape_hops as f64 / hops_total as f64
+        } else {
+            0.0
+        },
+        vc_occupancy,
+        unblocking_probability: if e.stats.token_returns > 0 {
+            e.stats.unblocks as f64 / e.stats.token_returns as f64
+        } else {
+            0.0
+        },
+        timeseries,
+        ports,
+        traffic,
+        port_samples,
+        deadlock,
+        invariant_error: e.error.clone(),
+        sim: SimInfo {
+            cycles: t_end,
+            events: e.stats.events,
+            wall_seconds: wall,
+            peak_memory_bytes: peak_memory_bytes(),
+            simulated_us_per_wall_second: if wall > 0.0 { sim_us / wall } else { 0.0 },
+            packet_hops: e.stats.counters.iter().map(|c| c.packets).sum(),
+            partitions,
+        },
+    }
+}

@@ -1,0 +1,598 @@
+//! The event loop and the router state.
+//!
+//! **Time** is the network cycle: one byte time of a link. **Events** are
+//! whole-packet (not per chunk) and addressed to one router each:
+//!
+//! | event | at | effect |
+//! | --- | --- | --- |
+//! | `EvKind::Arrive` | grant + hop latency | the header reaches the next router; the packet joins its VC |
+//! | `EvKind::Done` | grant + wire time | the tail has left: the input path and the buffer space are free; tokens go upstream |
+//! | `EvKind::Token` | `EvKind::Done` + token latency | the sender's token counter for that VC grows |
+//! | `EvKind::Deliver` | ejection grant + packet bytes | the packet is in the reception FIFO: checked and counted |
+//! | `EvKind::Inject` | geometric gaps | open-loop traffic creates a packet at a node |
+//! | `EvKind::Trace` | the row's cycle | a trace workload's packet is created at its source |
+//! | `EvKind::Release` | a delivery or deposit + the workload's `turn_cycles` | a packet the node's software sends in response (corner turn, reply) joins its send queue |
+//! | `EvKind::Wake` | an injection + its bytes over the host interface rate | the node may start its next injection |
+//!
+//! Each cycle, the events due are applied, then every router they touched
+//! runs its node actions and arbitrates once ([`crate::router`]).
+//!
+//! **Order independence.** Nothing in a cycle depends on the order in which
+//! its events come out of the wheel or in which routers are visited, and
+//! that is what lets the network be split into partitions run on threads
+//! and processes with bit-identical results ([`crate::window`]):
+//! - an event touches only its router, and the events of one cycle at one
+//!   router commute (token and buffer counts add up; at most one packet
+//!   arrives per input and one leaves per reception path);
+//! - what does not commute — a node's software answering deliveries,
+//!   packets entering send queues, open-loop and trace packets being
+//!   created, all of which draw random numbers or queue packets — is
+//!   deferred as a *node action* and run at the router's arbitration, in a
+//!   canonical order (node, kind, input or lane, packet number);
+//! - arbitration changes only its own router, draws from the router's own
+//!   seeded generator and schedules events at least one cycle ahead;
+//! - packets are numbered per source node, not globally.
+
+mod actions;
+mod events;
+mod finish;
+mod invariants;
+mod parallel;
+mod summary;
+mod window;
+
+pub use parallel::Split;
+
+use std::sync::Arc;
+
+use actions::Action;
+use tofusim_des::TimeWheel;
+use tofusim_routing::Routing;
+
+use crate::config::{RouterParams, RoutingMode, RunParams};
+use crate::event::{Ev, EvKind};
+use crate::layout::{Layout, MAX_PORTS, MAX_QUEUES};
+use crate::mail::Mail;
+use crate::net::Net;
+use crate::nic::Nic;
+use crate::packet::{checksum, flags, list_pop, list_push, Packet, Pool, NONE};
+use crate::prefetch;
+use crate::result::InvariantError;
+use crate::router::route::cache_route;
+use crate::router::{Env, Router};
+use crate::stats::Stats;
+use crate::traffic::{NewPacket, Traffic};
+
+/// How far ahead in a cycle's events, and in its list of routers to
+/// arbitrate, the engine prefetches state.
+pub(crate) const PREFETCH_EVENTS: usize = 8;
+const PREFETCH_ROUTERS: usize = 2;
+
+
+/// The network of one partition (the whole network when the run is not
+/// split): the router units, the node side, the packets and the events,
+/// the statistics and the mail to other partitions, driven by a traffic
+/// source `W` ([`crate::Traffic`]).
+pub struct Engine<W> {
+    /// What does not change during the run.
+    pub(crate) net: Net,
+    pub(crate) router: Router,
+    pub(crate) nic: Nic,
+    pub(crate) stats: Stats,
+    pub(crate) mail: Mail,
+    pub(crate) workload: W,
+    pub(crate) pool: Pool,
+    pub(crate) wheel: TimeWheel<Ev>,
+    /// Routers touched this cycle (they run their node actions and arbitrate).
+    pub(crate) dirty: Vec<bool>,
+    pub(crate) dirty_list: Vec<u32>,
+    /// Reused buffer for the packets software answers a delivery with.
+    pub(crate) new_packets: Vec<NewPacket>,
+    /// Trace rows not yet entered.
+    pub(crate) trace_pending: u64,
+    /// Packets created but held by the node's software until a later
+    /// cycle (RELEASE events pending): live, but not in the network.
+    pub(crate) pending_releases: u64,
+    /// Finite packets this partition's nodes have still to create.
+    pub(crate) gen_remaining: u64,
+    /// A planted token leak waiting for the end of its cycle: the lowest
+    /// (output, VC) index that received tokens at router 0 in it.
+    pub(crate) leak_at: Option<usize>,
+    pub(crate) error: Option<InvariantError>,
+    /// Node actions waiting for their router's arbitration: the first of
+    /// each router's list, the actions, and a scratch list to order them.
+    pub(crate) act_head: Vec<u32>,
+    pub(crate) acts: Vec<Action>,
+    pub(crate) act_order: Vec<(u64, u32)>,
+    /// UGAL-G: the occupancy (chunks) of every router's output queues as
+    /// they stood at the start of the window (global links only; empty in
+    /// other modes).
+    pub(crate) ugal_view: Vec<u32>,
+}
+
+/// What a caller sees of a run in progress (for progress bars).
+pub type Progress<'a> = &'a mut dyn FnMut(f64);
+
+impl<W: Traffic> Engine<W> {
+    /// `injection_links`: the node's injection capacity in bytes per cycle
+    /// (e.g. 6 on BG/L, where a node can feed all six links at once);
+    /// `cycle_ns`: the length of one cycle.
+    pub fn new(
+        routing: Routing,
+        params: RouterParams,
+        mode: RoutingMode,
+        run: RunParams,
+        workload: W,
+        injection_links: f64,
+        cycle_ns: f64,
+    ) -> Self {
+        Self::build(Arc::new(routing), params, mode, run, workload, injection_links, cycle_ns)
+    }
+
+    /// A fresh engine with the same network, parameters and workload, for
+    /// partition `me` of `owner` (before either has run).
+    pub(crate) fn partition(&self, owner: Arc<[u16]>, me: u16) -> Self {
+        let mut e = Self::build(
+            Arc::clone(&self.net.routing),
+            self.net.params.clone(),
+            self.net.mode,
+            self.net.run.clone(),
+            self.workload.clone(),
+            self.net.injection_links,
+            self.net.cycle_ns,
+        );
+        e.set_partition(owner, me);
+        e
+    }
+
+    pub(crate) fn set_partition(&mut self, owner: Arc<[u16]>, me: u16) {
+        let parts = owner.iter().copied().max().unwrap_or(0) as usize + 1;
+        self.mail.outbox = vec![Vec::new(); parts.max(me as usize + 1)];
+        self.mail.owner = owner;
+        self.mail.me = me;
+        // Only this partition's nodes generate here.
+        self.gen_remaining = (0..self.net.nodes * self.nic.lanes)
+            .filter(|&i| self.owns_node((i / self.nic.lanes) as u32))
+            .map(|i| self.nic.gen_total[i])
+            .sum();
+    }
+
+    /// Routers in the network.
+    pub fn routers(&self) -> usize {
+        self.net.lay.routers
+    }
+
+    #[inline]
+    pub(crate) fn owns(&self, r: u32) -> bool {
+        self.mail.owner[r as usize] == self.mail.me
+    }
+
+    /// Whether node `n`'s router belongs to this partition.
+    #[inline]
+    pub(crate) fn owns_node(&self, n: u32) -> bool {
+        self.owns(self.net.router_of(n))
+    }
+
+    fn build(
+        routing: Arc<Routing>,
+        params: RouterParams,
+        mode: RoutingMode,
+        run: RunParams,
+        workload: W,
+        injection_links: f64,
+        cycle_ns: f64,
+    ) -> Self {
+        let routers = routing.routers();
+        let ports = routing.ports();
+        let vcs = params.vcs() as usize;
+        let npr = params.nodes_per_router.max(1) as usize;
+        let nodes = routers * npr;
+        let fifos_per_node = (params.injection_fifos + params.priority_fifos) as usize;
+        let fifos = npr * fifos_per_node;
+        let lay = Layout {
+            routers,
+            ports,
+            vcs,
+            queues: params.queues(ports),
+            units: ports + fifos,
+            dynamic: params.dynamic_vcs as usize,
+            esc: params.dynamic_vcs as usize,
+            esc_count: params.escape.vcs() as usize,
+            hp: params.priority_vc.then_some(vcs - 1),
+            npr,
+            fifos_per_node: fifos_per_node.max(1),
+        };
+        assert!(
+            lay.queues <= MAX_QUEUES && ports <= MAX_PORTS && lay.units <= 255,
+            "at most {MAX_QUEUES} queues and {MAX_PORTS} ports per router"
+        );
+        let mut wire_scale = params.port_cycles_per_byte.clone();
+        if wire_scale.iter().all(|&x| x == 1.0) {
+            wire_scale.clear();
+        } else {
+            assert!(
+                wire_scale.len() == ports && wire_scale.iter().all(|&x| x >= 1.0),
+                "one rate per port, none faster than the reference link"
+            );
+        }
+        let full = params.full_chunks() as u16;
+        let cap = params.vc_tokens() as u16;
+        let fifo_cap = (params.injection_fifo_bytes / params.chunk_bytes) as u16;
+        let directed_links = (0..routers)
+            .flat_map(|r| (0..ports).map(move |o| (r, o)))
+            .filter(|&(r, o)| routing.neighbor(r as u32, o as u8).is_some())
+            .count() as u64;
+        let horizon = (params.max_packet_bytes
+            + params.overhead_bytes
+            + params.hop_latency_cycles
+            + params.token_latency_cycles) as u64
+            * 4;
+        let lanes = workload.lanes();
+        let gen_total: Vec<u64> = (0..nodes * lanes)
+            .map(|i| {
+                if workload.is_finite() {
+                    workload.initial_packets((i / lanes) as u32, i % lanes)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let gen_remaining = gen_total.iter().sum();
+        let stats = Stats::new(routers * ports, vcs, run.sample_cycles, run.counter_cycles);
+        let net = Net {
+            routing,
+            params,
+            mode,
+            run,
+            lay,
+            nodes,
+            wire_scale,
+            full,
+            cap,
+            fifo_cap,
+            injection_links,
+            cycle_ns,
+            directed_links,
+        };
+        Self {
+            router: Router::new(&net),
+            nic: Nic::new(nodes, lanes, gen_total),
+            stats,
+            mail: Mail::whole(routers),
+            workload,
+            pool: Pool::default(),
+            wheel: TimeWheel::new(horizon.max(1024)),
+            dirty: vec![false; routers],
+            dirty_list: Vec::with_capacity(routers),
+            new_packets: Vec::new(),
+            trace_pending: 0,
+            pending_releases: 0,
+            gen_remaining,
+            leak_at: None,
+            error: None,
+            act_head: vec![NONE; routers],
+            acts: Vec::new(),
+            act_order: Vec::new(),
+            ugal_view: Vec::new(),
+            net,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn mark_dirty(&mut self, r: u32) {
+        if !self.dirty[r as usize] {
+            self.dirty[r as usize] = true;
+            self.dirty_list.push(r);
+        }
+    }
+
+    pub(crate) fn push_source(&mut self, node: usize, lane: usize, pkt: u32) {
+        let i = node * self.nic.lanes + lane;
+        list_push(
+            &mut self.pool,
+            &mut self.nic.src_head[i],
+            &mut self.nic.src_tail[i],
+            pkt,
+        );
+    }
+
+    /// Route state of a new packet. Dragonfly UGAL and adaptive modes
+    /// choose here between the minimal route and a Valiant one, from the
+    /// occupancy of the buffers the two would enter (DOMAIN.md §6.2):
+    /// - UGAL-L: the source router's output queues, weighted by hops
+    ///   (minimal if q_min·H_min ≤ q_nm·H_nm);
+    /// - UGAL-G: the queues of the global links the two routes would take;
+    /// - adaptive prefer-minimal: as UGAL-L with the non-minimal side
+    ///   counted double (minimal unless clearly congested).
+    fn initial_route(&mut self, r: u32, dst: u32) -> u8 {
+        use tofusim_routing::{DragonflyMode, Routing};
+        let hints = self.net.routing.init(r, dst, &mut self.router.rngs[r as usize]);
+        let Routing::Dragonfly(d) = &*self.net.routing else {
+            return hints;
+        };
+        let mode = d.mode;
+        if matches!(mode, DragonflyMode::Minimal | DragonflyMode::Valiant) || r == dst {
+            return hints;
+        }
+        let mh = d.minimal_hints(r, dst);
+        let vh = d.valiant_hints(r, dst, &mut self.router.rngs[r as usize]);
+        if vh == 0 || vh == mh {
+            return mh;
+        }
+        let lay = self.net.lay;
+        let occupancy = |s: &Self, router: u32, port: u8| s.router.outputs.occupancy(&s.net, router, port) as u64;
+        let (h_min, h_nm) = (d.route_hops(r, dst, mh) as u64, d.route_hops(r, dst, vh) as u64);
+        let (q_min, q_nm) = match mode {
+            DragonflyMode::UgalGlobal => {
+                // The global links' queues as they stood at the start of
+                // the window (`ugal_view`): remote state cannot be read now.
+                let view = |hop: Option<(u32, u8)>| {
+                    hop.map_or(0, |(g, p)| self.ugal_view[g as usize * lay.ports + p as usize] as u64)
+                };
+                (view(d.global_hop(r, dst, mh)), view(d.global_hop(r, dst, vh)))
+            }
+            _ => {
+                let pm = d.next_port(r, dst, mh).expect("not at the destination");
+                let pn = d.next_port(r, dst, vh).expect("not at the destination");
+                (occupancy(self, r, pm), occupancy(self, r, pn))
+            }
+        };
+        let bias = if mode == DragonflyMode::AdaptivePreferMinimal { 2 } else { 1 };
+        if q_min * h_min <= bias * q_nm * h_nm {
+            mh
+        } else {
+            vh
+        }
+    }
+
+    /// Whether routes are chosen from the network's load (the adaptive
+    /// dragonfly modes): such a choice belongs to the moment the packet
+    /// reaches the source router, not to when its message was posted —
+    /// a message posted behind thousands of others would otherwise choose
+    /// from the queues of long ago (all empty for an all-to-all posted at
+    /// once).
+    fn routes_by_load(&self) -> bool {
+        use tofusim_routing::{DragonflyMode, Routing};
+        matches!(&*self.net.routing, Routing::Dragonfly(d)
+            if matches!(d.mode, DragonflyMode::UgalLocal | DragonflyMode::UgalGlobal | DragonflyMode::AdaptivePreferMinimal))
+    }
+
+    /// Creates a packet at node `r`. A packet routed by load gets its route
+    /// when it enters an injection FIFO ([`Self::route_at_entry`]).
+    pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
+        let at_entry = np.hints.is_none() && self.routes_by_load();
+        let hints = match np.hints {
+            Some(h) => h,
+            None if at_entry => 0,
+            None => self.initial_route(self.net.router_of(r), self.net.router_of(np.dst)),
+        };
+        let serial = self.nic.node_serial[r as usize];
+        self.nic.node_serial[r as usize] = serial.wrapping_add(1);
+        self.stats.created += 1;
+        let mut f = flags::LIVE;
+        if t >= self.net.run.warmup {
+            f |= flags::MEASURED;
+        }
+        if np.deposit {
+            f |= flags::DEPOSIT;
+        }
+        if at_entry {
+            f |= flags::ROUTE_AT_ENTRY;
+        }
+        self.pool.alloc(Packet {
+            next: NONE,
+            src: r,
+            dst: np.dst,
+            serial,
+            created: t,
+            tag: np.tag,
+            checksum: checksum(serial, r, np.dst, np.tag, np.payload),
+            bytes: np.bytes,
+            payload: np.payload,
+            hops: 0,
+            hints,
+            vc: 0,
+            input: 0,
+            charged: 0,
+            flags: f,
+            route_mask: 0,
+            route_escape: 0,
+        })
+    }
+
+    /// Moves new packets from the node's software queues (and its finite
+    /// generator) into injection FIFOs with room, lane by lane.
+    pub(crate) fn fill_fifos(&mut self, r: usize, t: u64) {
+        if self.net.params.injection_fifos == 0 {
+            return;
+        }
+        let npr = self.net.lay.npr;
+        for node in r * npr..(r + 1) * npr {
+            for lane in 0..self.nic.lanes {
+                self.fill_lane(node, lane, t);
+            }
+        }
+    }
+
+    /// The injection FIFOs of `lane`: every `lanes`-th one from `lane` (all
+    /// of them with one lane; lanes share FIFOs when there are fewer FIFOs).
+    fn lane_fifos(&self, lane: usize) -> (usize, usize) {
+        let normal = self.net.params.injection_fifos as usize;
+        if self.nic.lanes > normal {
+            (lane % normal, 1)
+        } else {
+            (lane, (normal - lane).div_ceil(self.nic.lanes))
+        }
+    }
+
+    fn fill_lane(&mut self, node: usize, lane: usize, t: u64) {
+        let lay = self.net.lay;
+        let r = self.net.router_of(node as u32) as usize;
+        // The node's FIFOs follow those of the nodes before it on the router.
+        let unit0 = lay.ports + (node % lay.npr) * lay.fifos_per_node;
+        let normal = self.net.params.injection_fifos as usize;
+        let li = node * self.nic.lanes + lane;
+        let (first, count) = self.lane_fifos(lane);
+        let step = self.nic.lanes.min(normal);
+        loop {
+            // The node's own packets go first: on a plane fill each first leg
+            // feeds corner turns elsewhere, so sending them early keeps every
+            // link supplied (turns first starves one axis, then the other).
+            let from_source = self.nic.gen_next[li] >= self.nic.gen_total[li];
+            if from_source && self.nic.src_head[li] == NONE {
+                return;
+            }
+            if from_source && self.net.params.fifo_select == crate::config::FifoSelect::Direction {
+                // The FIFO follows the route's first direction: choose it now.
+                self.route_at_entry(r as u32, self.nic.src_head[li]);
+            }
+            let (bytes, dst, hints) = if from_source {
+                let p = self.pool.get(self.nic.src_head[li]);
+                (p.bytes, p.dst, p.hints)
+            } else {
+                let np = self
+                    .workload
+                    .finite_packet(node as u32, lane, self.nic.gen_next[li]);
+                (np.bytes, np.dst, 0)
+            };
+            let need = self.net.chunks(bytes);
+            let room = |s: &Self, f: usize| {
+                s.net.fifo_cap - s.router.inputs.q_used[r * lay.queues + lay.queue_of(unit0 + f, 0)] >= need
+            };
+            let fifo = match self.net.params.fifo_select {
+                crate::config::FifoSelect::RoundRobin => {
+                    let start = self.nic.fifo_rr[li] as usize;
+                    (0..count)
+                        .map(|k| first + ((start + k) % count) * step)
+                        .find(|&f| room(self, f))
+                }
+                crate::config::FifoSelect::Direction => {
+                    let port = if from_source {
+                        let dst_router = self.net.router_of(dst);
+                        self.net.routing.escape_port(r as u32, dst_router, hints).unwrap_or(0) as usize
+                    } else {
+                        dst as usize
+                    };
+                    let f = first + (port % count) * step;
+                    room(self, f).then_some(f)
+                }
+            };
+            let Some(f) = fifo else { return };
+            self.nic.fifo_rr[li] = (((f - first) / step + 1) % count) as u8;
+            let pkt = if from_source {
+                list_pop(&self.pool, &mut self.nic.src_head[li], &mut self.nic.src_tail[li])
+            } else {
+                let np = self
+                    .workload
+                    .finite_packet(node as u32, lane, self.nic.gen_next[li]);
+                self.nic.gen_next[li] += 1;
+                self.gen_remaining -= 1;
+                self.create(node as u32, t, np)
+            };
+            self.route_at_entry(r as u32, pkt);
+            let unit = unit0 + f;
+            let qi = r * lay.queues + lay.queue_of(unit, 0);
+            {
+                let p = self.pool.get_mut(pkt);
+                p.input = unit as u8;
+                p.vc = f as u8;
+                p.charged = need as u8;
+            }
+            self.router.inputs.q_used[qi] += need;
+            cache_route(&self.net, &mut self.pool, r as u32, pkt);
+            self.router.inputs.push(qi, pkt, &self.net, &mut self.pool);
+        }
+    }
+
+    /// Chooses the route of a packet routed by load as it enters an
+    /// injection FIFO of its source router `r`.
+    fn route_at_entry(&mut self, r: u32, pkt: u32) {
+        let (flags_now, dst) = {
+            let p = self.pool.get(pkt);
+            (p.flags, p.dst)
+        };
+        if flags_now & flags::ROUTE_AT_ENTRY == 0 {
+            return;
+        }
+        let hints = self.initial_route(r, self.net.router_of(dst));
+        let p = self.pool.get_mut(pkt);
+        p.hints = hints;
+        p.flags &= !flags::ROUTE_AT_ENTRY;
+    }
+
+    // ---- events -------------------------------------------------------
+
+    /// Every router touched this cycle runs its node actions, then
+    /// arbitrates.
+    pub(crate) fn process_dirty(&mut self, t: u64) {
+        if let Some(i) = self.leak_at.take() {
+            self.router.outputs.out_tokens[i] -= 1;
+            self.router.planted_done = true;
+        }
+        let mut list = std::mem::take(&mut self.dirty_list);
+        for i in 0..list.len() {
+            if let Some(&ahead) = list.get(i + PREFETCH_ROUTERS) {
+                self.prefetch_router(ahead as usize);
+            }
+            let r = list[i] as usize;
+            // Actions may mark their own router again: it is still marked,
+            // so nothing is added to the list.
+            self.run_actions(r, t);
+            self.dirty[r] = false;
+            self.fill_fifos(r, t);
+            let mut env = Env {
+                net: &self.net,
+                pool: &mut self.pool,
+                wheel: &mut self.wheel,
+                nic: &mut self.nic,
+                stats: &mut self.stats,
+                mail: &mut self.mail,
+            };
+            self.router.arbitrate(r, t, &mut env);
+        }
+        // Arbitration schedules only future events, so it marks no router:
+        // the list can be reused as it is.
+        debug_assert!(self.dirty_list.is_empty());
+        list.clear();
+        self.dirty_list = list;
+        self.acts.clear();
+    }
+
+    /// Asks for the cache lines an event will touch: its packet and its
+    /// router's queue state.
+    #[inline]
+    pub(crate) fn prefetch_event(&self, ev: Ev) {
+        let lay = self.net.lay;
+        let r = ev.router as usize;
+        if matches!(ev.kind, EvKind::Arrive | EvKind::Deliver) {
+            self.pool.prefetch(ev.x);
+        }
+        let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
+        prefetch::line(&self.router.inputs.q_used, qi);
+        prefetch::line(&self.router.inputs.q_tail, qi);
+        prefetch::line(&self.dirty, r);
+        if ev.kind == EvKind::Token {
+            prefetch::line(&self.router.outputs.out_tokens, (r * lay.ports + ev.a as usize) * lay.vcs);
+        }
+    }
+
+    /// Asks for the cache lines an arbitration at router `r` reads.
+    #[inline]
+    fn prefetch_router(&self, r: usize) {
+        let lay = self.net.lay;
+        let base = r * lay.queues;
+        prefetch::line(&self.router.inputs.want, r * (lay.ports + 1));
+        for k in (0..lay.queues).step_by(16) {
+            prefetch::line(&self.router.inputs.q_head, base + k);
+        }
+        prefetch::line(&self.router.inputs.q_used, base);
+        prefetch::line(&self.router.outputs.out_free_at, r * lay.ports);
+        prefetch::line(&self.router.outputs.out_tokens, r * lay.ports * lay.vcs);
+        prefetch::line(&self.router.inputs.paths_used, r * lay.units);
+        prefetch::line(&self.router.rngs, r);
+        let first = r * self.net.lay.npr * self.nic.lanes;
+        prefetch::line(&self.nic.gen_next, first);
+        prefetch::line(&self.nic.gen_total, first);
+        prefetch::line(&self.nic.src_head, first);
+    }
+}

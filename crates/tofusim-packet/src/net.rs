@@ -1,0 +1,65 @@
+//! What does not change during a run: the routing, the router model's
+//! parameters, the run's parameters and the layout of the state arrays —
+//! shared read-only by the router units, the NIC and the engine loop.
+
+use std::sync::Arc;
+
+use tofusim_routing::Routing;
+
+use crate::config::{RouterParams, RoutingMode, RunParams};
+use crate::layout::Layout;
+
+pub(crate) struct Net {
+    pub routing: Arc<Routing>,
+    pub params: RouterParams,
+    pub mode: RoutingMode,
+    pub run: RunParams,
+    pub lay: Layout,
+    /// Nodes (`routers × nodes_per_router`); packets carry node ids.
+    pub nodes: usize,
+    /// Cycles per byte of each output port index (empty: all 1, no scaling).
+    pub wire_scale: Vec<f64>,
+    /// Chunks of a full-sized packet; tokens of a VC; chunks of a FIFO.
+    pub full: u16,
+    pub cap: u16,
+    pub fifo_cap: u16,
+    /// Node injection capacity in link units (bytes per cycle).
+    pub injection_links: f64,
+    pub cycle_ns: f64,
+    /// Connected output ports over all routers.
+    pub directed_links: u64,
+}
+
+impl Net {
+    /// Cycles a packet of `bytes` occupies a link (reference rate).
+    #[inline]
+    pub fn wire_cycles(&self, bytes: u16) -> u64 {
+        bytes as u64 + self.params.overhead_bytes as u64
+    }
+
+    /// Cycles a packet of `bytes` occupies the link out of `port`.
+    #[inline]
+    pub fn port_wire_cycles(&self, bytes: u16, port: usize) -> u64 {
+        let w = self.wire_cycles(bytes);
+        match self.wire_scale.get(port) {
+            Some(&s) => (w as f64 * s).ceil() as u64,
+            None => w,
+        }
+    }
+
+    /// The router node `node` is attached to.
+    #[inline]
+    pub fn router_of(&self, node: u32) -> u32 {
+        if self.lay.npr == 1 {
+            node
+        } else {
+            node / self.lay.npr as u32
+        }
+    }
+
+    /// Flow-control chunks of a packet of `bytes` (the router model's chunk size).
+    #[inline]
+    pub fn chunks(&self, bytes: u16) -> u16 {
+        bytes.div_ceil(self.params.chunk_bytes as u16)
+    }
+}

@@ -1,0 +1,56 @@
+//! The node side of the network interface: each node's software send
+//! queues (lanes), its finite generator's progress, the host interface
+//! that feeds its injection FIFOs, and the answering thread. The FIFOs
+//! themselves are input units of the router.
+
+use crate::event::{Ev, EvKind};
+use tofusim_des::TimeWheel;
+
+pub(crate) struct Nic {
+    /// Send lanes per node (the traffic's software send queues).
+    pub lanes: usize,
+    /// Per node, when its host interface can start the next injection
+    /// (fractional cycles: the interface may be faster than a link).
+    pub host_free_at: Vec<f64>,
+    /// Per (node, lane): the software send queue, and the finite
+    /// generator's next and total packet counts.
+    pub src_head: Vec<u32>,
+    pub src_tail: Vec<u32>,
+    pub gen_next: Vec<u64>,
+    pub gen_total: Vec<u64>,
+    /// Per (node, lane): the FIFO to try first (round robin).
+    pub fifo_rr: Vec<u8>,
+    /// Per node: when its answering thread is free again.
+    pub turn_free_at: Vec<u64>,
+    /// Per node: the number of the next packet it creates.
+    pub node_serial: Vec<u32>,
+}
+
+impl Nic {
+    pub fn new(nodes: usize, lanes: usize, gen_total: Vec<u64>) -> Self {
+        use crate::packet::NONE;
+        Nic {
+            lanes,
+            host_free_at: vec![0.0; nodes],
+            src_head: vec![NONE; nodes * lanes],
+            src_tail: vec![NONE; nodes * lanes],
+            gen_next: vec![0; nodes * lanes],
+            gen_total,
+            fifo_rr: vec![0; nodes * lanes],
+            turn_free_at: vec![0; nodes],
+            node_serial: vec![0; nodes],
+        }
+    }
+
+    /// The packet's data cross node `node`'s host interface (K: the
+    /// CPU-ICC bus; Aries: PCIe to the NIC) at `bytes_per_cycle`; the
+    /// node's next injection waits for it (a `Wake` event).
+    pub fn charge_host(&mut self, node: usize, t: u64, bytes: u16, bytes_per_cycle: f64, wheel: &mut TimeWheel<Ev>) {
+        if !bytes_per_cycle.is_finite() {
+            return;
+        }
+        let free = self.host_free_at[node].max(t as f64) + bytes as f64 / bytes_per_cycle;
+        self.host_free_at[node] = free;
+        wheel.schedule(free.ceil() as u64, Ev { kind: EvKind::Wake, a: 0, b: 0, router: node as u32, x: 0 });
+    }
+}

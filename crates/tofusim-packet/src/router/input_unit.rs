@@ -1,0 +1,80 @@
+//! Input units: each network input's VC buffers and each node's injection
+//! FIFOs, as linked queues of packets in the pool, with the chunks each
+//! holds (packets waiting and tails still leaving) and the receiver→sender
+//! paths in use. An index of the heads lets arbitration skip heads whose
+//! outputs are all busy without touching the packets: per queue, the
+//! outputs its head could use (`q_cand`), and per router and output, the
+//! queues whose head could use it (`want`).
+
+use super::route::head_candidates;
+use crate::layout::{Layout, QueueSet, HEAD_EJECTS};
+use crate::net::Net;
+use crate::packet::{list_pop, list_push, Pool, NONE};
+
+/// Per router and queue (and per router and input unit), SoA.
+pub(crate) struct InputUnits {
+    pub q_head: Vec<u32>,
+    pub q_tail: Vec<u32>,
+    /// Chunks held in each queue.
+    pub q_used: Vec<u16>,
+    /// Outputs the head packet of each queue could use (bit per port;
+    /// [`HEAD_EJECTS`] at its destination).
+    pub q_cand: Vec<u64>,
+    /// Per router and output (then one entry for heads at their
+    /// destination): the queues whose head could use it. Arbitration ORs
+    /// the entries of the free outputs instead of visiting every queue.
+    pub want: Vec<QueueSet>,
+    /// Receiver→sender paths in use, per router and input unit.
+    pub paths_used: Vec<u8>,
+}
+
+impl InputUnits {
+    pub fn new(lay: &Layout) -> Self {
+        let q = lay.routers * lay.queues;
+        InputUnits {
+            q_head: vec![NONE; q],
+            q_tail: vec![NONE; q],
+            q_used: vec![0; q],
+            q_cand: vec![0; q],
+            want: vec![0; lay.routers * (lay.ports + 1)],
+            paths_used: vec![0; lay.routers * lay.units],
+        }
+    }
+
+    /// Appends packet `pkt` (its route already computed) to queue `qi`.
+    #[inline]
+    pub fn push(&mut self, qi: usize, pkt: u32, net: &Net, pool: &mut Pool) {
+        if self.q_tail[qi] == NONE {
+            let cand = head_candidates(net, pool, pkt);
+            self.set_head_candidates(qi, cand, &net.lay);
+        }
+        list_push(pool, &mut self.q_head[qi], &mut self.q_tail[qi], pkt);
+    }
+
+    /// Takes the head packet of queue `qi`.
+    #[inline]
+    pub fn pop(&mut self, qi: usize, net: &Net, pool: &Pool) -> u32 {
+        let h = list_pop(pool, &mut self.q_head[qi], &mut self.q_tail[qi]);
+        let next = self.q_head[qi];
+        let cand = if next == NONE { 0 } else { head_candidates(net, pool, next) };
+        self.set_head_candidates(qi, cand, &net.lay);
+        h
+    }
+
+    /// Records the outputs the new head of queue `qi` could use, in
+    /// `q_cand` and in the router's per-output `want` masks.
+    #[inline]
+    fn set_head_candidates(&mut self, qi: usize, cand: u64, lay: &Layout) {
+        let (r, q) = (qi / lay.queues, qi % lay.queues);
+        let wbase = r * (lay.ports + 1);
+        let bit: QueueSet = 1 << q;
+        let old = std::mem::replace(&mut self.q_cand[qi], cand);
+        let mut m = old ^ cand;
+        while m != 0 {
+            let b = m.trailing_zeros();
+            m &= m - 1;
+            let w = if 1 << b == HEAD_EJECTS { lay.ports } else { b as usize };
+            self.want[wbase + w] ^= bit;
+        }
+    }
+}

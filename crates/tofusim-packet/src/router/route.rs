@@ -1,0 +1,45 @@
+//! Route computation: a packet's candidate outputs at a router, from the
+//! routing function (seen only through [`tofusim_routing::Routing`]) —
+//! the minimal adaptive ports and the escape port — computed once as the
+//! packet joins a queue and kept in the packet.
+
+use crate::config::RoutingMode;
+use crate::layout::HEAD_EJECTS;
+use crate::net::Net;
+use crate::packet::{flags, Pool, AT_DESTINATION};
+
+/// Computes and caches the route of packet `pkt` at router `r`.
+#[inline]
+pub(crate) fn cache_route(net: &Net, pool: &mut Pool, r: u32, pkt: u32) {
+    let (dst, hints) = {
+        let p = pool.get(pkt);
+        (net.router_of(p.dst), net.routing.advance(r, p.hints))
+    };
+    let (mask, esc) = if dst == r {
+        (0, AT_DESTINATION)
+    } else {
+        (
+            net.routing.adaptive_ports(r, dst, hints),
+            net.routing.escape_port(r, dst, hints).expect("a route exists away from the destination"),
+        )
+    };
+    let p = pool.get_mut(pkt);
+    p.hints = hints;
+    p.route_mask = mask;
+    p.route_escape = esc;
+}
+
+/// The outputs a head packet could use: bit per port, [`HEAD_EJECTS`] at
+/// its destination; the dynamic ports only in adaptive mode and not for
+/// priority packets.
+#[inline]
+pub(crate) fn head_candidates(net: &Net, pool: &Pool, pkt: u32) -> u64 {
+    let p = pool.get(pkt);
+    if p.route_escape == AT_DESTINATION {
+        HEAD_EJECTS
+    } else if net.mode == RoutingMode::Adaptive && p.flags & flags::PRIORITY == 0 && net.lay.dynamic > 0 {
+        p.route_mask as u64 | 1 << p.route_escape
+    } else {
+        1 << p.route_escape
+    }
+}

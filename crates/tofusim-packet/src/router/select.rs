@@ -1,0 +1,171 @@
+//! Output and VC selection for the packet at a VC head: JSQ among the free
+//! dynamic VCs of its minimal ports, else the escape VC of its escape port
+//! under that VC's flow-control rule (bubble, dateline pair, hop class).
+
+use rand::RngExt;
+
+use super::switch::{Request, EJECT};
+use super::{Env, Router};
+use crate::config::{Escape, RoutingMode};
+use crate::packet::flags;
+
+impl Router {    #[inline]
+    fn link_free(&self, r: usize, o: usize, t: u64, out_taken: u64, ports: usize) -> bool {
+        out_taken & (1 << o) == 0 && self.outputs.out_free_at[r * ports + o] <= t
+    }
+
+    #[inline]
+    pub(super) fn mark_depleted(&mut self, r: usize, o: usize, t: u64, ports: usize) {
+        let i = r * ports + o;
+        if self.outputs.depleted_since[i] == u64::MAX {
+            self.outputs.depleted_since[i] = t;
+        }
+    }
+
+    /// Step 1: the route choice of the head packet of queue `q`.
+    pub(super) fn route_head(
+        &mut self,
+        env: &mut Env,
+        r: usize,
+        t: u64,
+        unit: usize,
+        q: usize,
+        out_taken: u64,
+        free_out: u64,
+    ) -> Option<Request> {
+        let lay = env.net.lay;
+        let qi = r * lay.queues + q;
+        let p = *env.pool.get(self.inputs.q_head[qi]);
+        let network = unit < lay.ports;
+        let fullness = self.fullness(qi, env.net.cap);
+        let priority = p.flags & flags::PRIORITY != 0;
+        let mk = |out: u8, vc: usize, cost: u16, crossed: bool| Request {
+            unit: unit as u8,
+            queue: q as u8,
+            out,
+            vc: vc as u8,
+            cost: cost as u8,
+            crossed,
+            priority,
+            network,
+            fullness,
+        };
+        if p.route_escape == crate::packet::AT_DESTINATION {
+            // From a network input: its reception path must be free. From an
+            // injection FIFO (a node of the same router): the data turn
+            // around in the router, paced by the host interface.
+            return (!network || self.outputs.recv_free_at[r * lay.ports + unit] <= t)
+                .then(|| mk(EJECT, p.vc as usize, 0, false));
+        }
+        let chunks = env.net.chunks(p.bytes);
+        let full = env.net.full;
+        let adaptive = !priority && env.net.mode == RoutingMode::Adaptive && lay.dynamic > 0;
+        let dyn_mask = if adaptive { p.route_mask as u64 } else { 0 };
+        let esc_port = p.route_escape;
+        if (dyn_mask | 1 << esc_port) & free_out == 0 {
+            return None;
+        }
+        if adaptive {
+            let mut mask = dyn_mask & free_out;
+            let mut best: Option<(u8, u8, u8)> = None;
+            let mut ties = 0u32;
+            while mask != 0 {
+                let o = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                if !self.link_free(r, o, t, out_taken, lay.ports) {
+                    continue;
+                }
+                let mut any = false;
+                for d in 0..lay.dynamic {
+                    let tok = self.outputs.out_tokens[(r * lay.ports + o) * lay.vcs + d];
+                    if tok < full {
+                        continue;
+                    }
+                    any = true;
+                    let range = if env.net.params.jsq {
+                        (tok as u32 * 4 / env.net.cap as u32).min(3) as u8
+                    } else {
+                        0
+                    };
+                    match best {
+                        Some((br, _, _)) if br > range => {}
+                        Some((br, _, _)) if br == range => {
+                            ties += 1;
+                            if self.rngs[r].random_range(0..ties + 1) == 0 {
+                                best = Some((range, o as u8, d as u8));
+                            }
+                        }
+                        _ => {
+                            best = Some((range, o as u8, d as u8));
+                            ties = 0;
+                        }
+                    }
+                }
+                if !any {
+                    self.mark_depleted(r, o, t, lay.ports);
+                }
+            }
+            if let Some((_, o, d)) = best {
+                return Some(mk(o, d as usize, chunks, false));
+            }
+        }
+        // The escape route (also deterministic traffic and priority packets).
+        let o = esc_port as usize;
+        if !self.link_free(r, o, t, out_taken, lay.ports) {
+            return None;
+        }
+        let on_vc = |v: usize| network && p.vc as usize == v;
+        let straight = network && env.net.routing.straight(unit as u8) as usize == o;
+        let tokens = |s: &Self, v: usize| s.outputs.out_tokens[(r * lay.ports + o) * lay.vcs + v];
+        let (vc, need, cost, crossed) = if priority && lay.hp.is_some() {
+            let v = lay.hp.unwrap_or(0);
+            let entering = !(on_vc(v) && straight);
+            (v, full * (1 + entering as u16), full, false)
+        } else {
+            match env.net.params.escape {
+                Escape::Bubble | Escape::BubbleFullCounts => {
+                    let v = lay.esc;
+                    let entering = !(on_vc(v) && straight);
+                    let cost = if env.net.params.escape == Escape::Bubble {
+                        full
+                    } else {
+                        chunks
+                    };
+                    (v, full * (1 + entering as u16), cost, false)
+                }
+                Escape::BubbleUnfixed => {
+                    let v = lay.esc;
+                    let entering = !(on_vc(v) && straight);
+                    (v, chunks + full * entering as u16, chunks, false)
+                }
+                Escape::DatelineDimension | Escape::DatelineDirection => {
+                    let on_escape =
+                        network && (p.vc as usize) >= lay.esc && (p.vc as usize) < lay.esc + 2;
+                    let same_ring = on_escape
+                        && env.net.routing.ring(o as u8)
+                            == env.net.routing.ring(env.net.routing.straight(unit as u8));
+                    let crossed = (same_ring && p.flags & flags::CROSSED != 0)
+                        || env.net.routing.is_dateline(r as u32, o as u8);
+                    (lay.esc + crossed as usize, full, chunks, crossed)
+                }
+                Escape::HopClass => {
+                    let src = env.net.router_of(p.src);
+                    let class = env.net.routing.vc_class(r as u32, src, p.hints, o as u8);
+                    (lay.esc + class as usize, full, chunks, false)
+                }
+                Escape::None => {
+                    // Dimension order on the dynamic VCs, the most tokens first.
+                    let d = (0..lay.dynamic)
+                        .max_by_key(|&d| (tokens(self, d), std::cmp::Reverse(d)))?;
+                    (d, full, chunks, false)
+                }
+            }
+        };
+        if tokens(self, vc) >= need {
+            Some(mk(o as u8, vc, cost, crossed))
+        } else {
+            self.mark_depleted(r, o, t, lay.ports);
+            None
+        }
+    }
+}
