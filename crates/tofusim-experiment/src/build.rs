@@ -8,8 +8,9 @@
 //! then override the router's parameters.
 
 use tofusim_packet::{Escape, RouterParams};
-use tofusim_routing::{DragonflyMode, DragonflyRouting, EscapeOrder, Routing, TorusRouting};
+use tofusim_routing::{DragonflyMode, DragonflyRouting, EscapeOrder, FatTreeMode, FatTreeRouting, Routing, TorusRouting};
 use tofusim_topology::dragonfly::Dragonfly;
+use tofusim_topology::FatTree;
 use tofusim_comm::tree::Grid;
 use tofusim_mapping::VirtualTorus;
 use tofusim_topology::{tofu, Topology, Torus};
@@ -31,16 +32,37 @@ pub struct Built {
     /// A dragonfly and the routing mode its packets take (`None`: a torus,
     /// routed in dimension order).
     pub dragonfly: Option<(Dragonfly, DragonflyMode)>,
+    /// A fat-tree and its up-port choice (nodes on the leaf switches).
+    pub fattree: Option<(FatTree, FatTreeMode)>,
     /// Network ports per router.
     pub ports: usize,
     /// Injection capacity of a node, in links.
     pub injection_links: f64,
 }
 
-/// Builds `system`; dragonflies route by `mode` (default adaptive
-/// prefer-minimal). Errors name `file` and `key` (where the system came from).
-pub fn build(file: &str, key: &str, system: System, mode: Option<DragonflyMode>) -> Result<Built> {
+/// How packets choose among a topology's routes (tori: the router's
+/// escape scheme and routing mode decide).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Routes {
+    /// The topology's default: dragonflies adaptive prefer-minimal,
+    /// fat-trees d-mod-k.
+    #[default]
+    Default,
+    Dragonfly(DragonflyMode),
+    FatTree(FatTreeMode),
+}
+
+/// Builds `system` with its packets routed as `routes` says. Errors name
+/// `file` and `key` (where the system came from).
+pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Built> {
     let err = |m: String| ConfigError::new(file, key, m);
+    let mode = match routes {
+        Routes::Dragonfly(m) => Some(m),
+        _ => None,
+    };
+    if matches!(routes, Routes::FatTree(_)) && !matches!(system.network.topology, Topology::FatTree(_)) {
+        return Err(err(format!("{}: a fat-tree routing mode applies to fat-trees only", system.name)));
+    }
     match &system.network.topology {
         Topology::Torus(t) | Topology::Tofu(t) => {
             if mode.is_some() {
@@ -48,9 +70,12 @@ pub fn build(file: &str, key: &str, system: System, mode: Option<DragonflyMode>)
             }
             let model = CommModel::for_system(&system, None);
             let injection_links = system.network.injection_per_node_Bps() / model.link_Bps;
-            Ok(Built { nodes: t.clone(), ports: t.ports().len(), dragonfly: None, model, injection_links, system })
+            Ok(Built { nodes: t.clone(), ports: t.ports().len(), dragonfly: None, fattree: None, model, injection_links, system })
         }
         Topology::Dragonfly(d) => {
+            if matches!(routes, Routes::FatTree(_)) {
+                return Err(err(format!("{}: a fat-tree routing mode applies to fat-trees only", system.name)));
+            }
             let mode = mode.unwrap_or(DragonflyMode::AdaptivePreferMinimal);
             if mode != DragonflyMode::Minimal && d.groups > 64 {
                 return Err(err(format!(
@@ -73,11 +98,42 @@ pub fn build(file: &str, key: &str, system: System, mode: Option<DragonflyMode>)
                 )));
             }
             let injection_links = system.network.injection_per_node_Bps() / model.link_Bps;
-            Ok(Built { nodes: space.nodes, ports: space.ports, dragonfly: Some((d.clone(), mode)), model, injection_links, system })
+            Ok(Built { nodes: space.nodes, ports: space.ports, dragonfly: Some((d.clone(), mode)), fattree: None, model, injection_links, system })
         }
-        Topology::FatTree(_) => Err(err(
-            "the packet engine routes tori, meshes, Tofu and dragonflies so far (fat-tree routing is not in the engine yet)".into(),
-        )),
+        Topology::FatTree(f) => {
+            if mode.is_some() {
+                return Err(err(format!("{}: a dragonfly routing mode applies to dragonflies only", system.name)));
+            }
+            let mode = match routes {
+                Routes::FatTree(m) => m,
+                _ => FatTreeMode::DModK,
+            };
+            let routing = FatTreeRouting::new(f, mode).map_err(|e| err(format!("{}: {e}", system.name)))?;
+            let ports = routing.ports();
+            let model = CommModel::for_system(&system, None);
+            let queues = model.router.queues(ports);
+            if ports > tofusim_packet::MAX_PORTS || queues > tofusim_packet::MAX_QUEUES {
+                return Err(err(format!(
+                    "{}: switches of {ports} ports x {} VCs with {} nodes x {} FIFOs on a leaf make {queues} queues; the packet engine handles at most {} ports and {} queues per router (write the tree out with fewer nodes per leaf switch, down[0])",
+                    system.name,
+                    model.router.vcs(),
+                    model.router.nodes_per_router,
+                    model.router.injection_fifos + model.router.priority_fifos,
+                    tofusim_packet::MAX_PORTS,
+                    tofusim_packet::MAX_QUEUES,
+                )));
+            }
+            let nodes = f.node_count();
+            if nodes > u32::MAX as u64 / 2 {
+                return Err(err(format!("{}: {nodes} nodes; the engine numbers nodes in 31 bits", system.name)));
+            }
+            // One rail is simulated: the rails are identical trees and a
+            // node spreads its traffic evenly over them, so each carries
+            // 1/rails of it; figures per node are those of one rail.
+            let injection_links = system.network.injection_per_node_Bps() / f.rails.max(1) as f64 / model.link_Bps;
+            let ring = Torus::new(vec![tofusim_topology::Axis::ring("node", nodes as u32)]);
+            Ok(Built { nodes: ring, ports, dragonfly: None, fattree: Some((f.clone(), mode)), model, injection_links, system })
+        }
     }
 }
 
@@ -96,7 +152,7 @@ impl Built {
     /// Tofu in its X, Y, Z, A, C, B order, other tori in axis order; the
     /// escape route in direction order for `dateline-direction`.
     pub fn routing(&self, escape: Escape) -> Routing {
-        routing_of(&self.nodes, self.dragonfly.as_ref(), escape)
+        routing_of(&self.nodes, self.dragonfly.as_ref(), self.fattree.as_ref(), escape)
     }
 
     /// The router the engine runs: the model's.
@@ -108,9 +164,17 @@ impl Built {
 /// The routing function of a node space (a torus, or a dragonfly's ring
 /// with the dragonfly) for a router whose escape scheme is `escape` — the
 /// only place routes are chosen for the engines.
-pub fn routing_of(nodes: &Torus, dragonfly: Option<&(Dragonfly, DragonflyMode)>, escape: Escape) -> Routing {
+pub fn routing_of(
+    nodes: &Torus,
+    dragonfly: Option<&(Dragonfly, DragonflyMode)>,
+    fattree: Option<&(FatTree, FatTreeMode)>,
+    escape: Escape,
+) -> Routing {
     if let Some((d, mode)) = dragonfly {
         return Routing::Dragonfly(DragonflyRouting::new(d, *mode));
+    }
+    if let Some((f, mode)) = fattree {
+        return Routing::FatTree(FatTreeRouting::new(f, *mode).expect("checked when built"));
     }
     let eo = if escape == Escape::DatelineDirection { EscapeOrder::Direction } else { EscapeOrder::Dimension };
     Routing::Torus(TorusRouting::new(nodes, &torus_order(nodes), eo))
@@ -158,6 +222,8 @@ pub struct Setup {
     /// A dragonfly and the routing mode its packets take (`None`: a torus,
     /// routed in dimension order).
     pub dragonfly: Option<(tofusim_topology::dragonfly::Dragonfly, tofusim_routing::DragonflyMode)>,
+    /// A fat-tree and its up-port choice.
+    pub fattree: Option<(FatTree, FatTreeMode)>,
     pub model: CommModel,
     pub node_of_rank: Vec<u32>,
     pub grid: Option<Grid>,
@@ -175,26 +241,28 @@ pub fn setup(system_name: &str) -> Result<Setup> {
         None => (system_name, None),
     };
     let sys = system::from_name(name)?;
-    let mode = match mode {
-        None => None,
-        Some(_) if !matches!(sys.network.topology, Topology::Dragonfly(_)) => {
-            return Err(err("system", format!("{system_name}: a routing suffix (/mode) applies to dragonflies only")));
-        }
-        Some(m) => Some(tofusim_routing::DragonflyMode::parse(m).ok_or_else(|| {
+    let routes = match (mode, &sys.network.topology) {
+        (None, _) => Routes::Default,
+        (Some(m), Topology::Dragonfly(_)) => Routes::Dragonfly(DragonflyMode::parse(m).ok_or_else(|| {
             err("system", format!("{name}/{m}: unknown dragonfly routing; expected minimal, valiant, ugal-l, ugal-g or adaptive-prefer-minimal"))
         })?),
+        (Some(m), Topology::FatTree(_)) => Routes::FatTree(FatTreeMode::parse(m).ok_or_else(|| {
+            err("system", format!("{name}/{m}: unknown fat-tree routing; expected {}", FatTreeMode::NAMES.join(", ")))
+        })?),
+        (Some(_), _) => {
+            return Err(err("system", format!("{system_name}: a routing suffix (/mode) applies to dragonflies and fat-trees only")));
+        }
     };
-    if matches!(sys.network.topology, Topology::FatTree(_)) {
-        return Err(err("system", "collectives run on tori, meshes, Tofu and dragonflies so far (the packet engine has no fat-tree routing yet)"));
-    }
-    let built = build(WHERE, "system", sys, mode)?;
-    let (node_of_rank, grid) = match built.dragonfly {
-        Some(_) => ((0..built.nodes.node_count() as u32).collect(), None),
-        None => communicator(&built.nodes),
+    let built = build(WHERE, "system", sys, routes)?;
+    let (node_of_rank, grid) = if built.dragonfly.is_some() || built.fattree.is_some() {
+        ((0..built.nodes.node_count() as u32).collect(), None)
+    } else {
+        communicator(&built.nodes)
     };
     Ok(Setup {
         torus: built.nodes,
         dragonfly: built.dragonfly,
+        fattree: built.fattree,
         model: built.model,
         node_of_rank,
         grid,
@@ -230,6 +298,7 @@ pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) 
         grid: Grid::from_shape(lengths),
         torus: t,
         dragonfly: None,
+        fattree: None,
         model,
         node_of_rank,
         injection_links,

@@ -206,6 +206,7 @@ pub fn run_on(
     let Setup {
         torus: t,
         dragonfly,
+        fattree,
         model,
         node_of_rank,
         grid,
@@ -227,7 +228,7 @@ pub fn run_on(
     if t.node_count() < 2 {
         return Err(err("pattern", "a workload needs at least 2 nodes"));
     }
-    let routing = crate::build::routing_of(&t, dragonfly.as_ref(), model.router.escape);
+    let routing = crate::build::routing_of(&t, dragonfly.as_ref(), fattree.as_ref(), model.router.escape);
     let run = RunParams {
         seed,
         ..RunParams::default()

@@ -2,7 +2,7 @@
 //! `[workload]` and `[run]`, validated key by key and turned into a packet
 //! engine run.
 
-use crate::build::{self, Built};
+use crate::build::{self, Built, Routes};
 use crate::error::{ConfigError, Result};
 use crate::section::Section;
 use crate::system::{self, System};
@@ -10,7 +10,7 @@ use tofusim_packet::{
     Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
     RunResult,
 };
-use tofusim_routing::DragonflyMode;
+use tofusim_routing::{DragonflyMode, FatTreeMode};
 use tofusim_topology::Topology;
 use tofusim_workload::{FinitePattern, Kind, OpenPattern, TracePacket, Workload};
 
@@ -56,21 +56,31 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
             .table(name)?
             .unwrap_or_else(|| Section::new(file, name, &empty)))
     };
-    let dragonfly = match &system.network.topology {
-        Topology::Dragonfly(_) => Some(parse_dragonfly_routing(&sec("routing")?)?),
-        _ => None,
+    let routes = match &system.network.topology {
+        Topology::Dragonfly(_) => Routes::Dragonfly(parse_dragonfly_routing(&sec("routing")?)?),
+        Topology::FatTree(_) => Routes::FatTree(parse_fattree_routing(&sec("routing")?)?),
+        _ => Routes::Default,
     };
-    let built = build::build(file, "network", system, dragonfly)?;
-    let router = parse_router(&sec("router")?, built.ports, dragonfly, built.router().clone())?;
-    let mode = if dragonfly.is_some() {
-        RoutingMode::Deterministic
-    } else {
-        parse_routing(&sec("routing")?, built.model.routing)?
+    let built = build::build(file, "network", system, routes)?;
+    let router = parse_router(&sec("router")?, built.ports, routes, built.router().clone())?;
+    let mode = match routes {
+        Routes::Dragonfly(_) => RoutingMode::Deterministic,
+        // Adaptive up-port choice: JSQ among the up ports at every switch.
+        Routes::FatTree(m) if m == FatTreeMode::Adaptive => RoutingMode::Adaptive,
+        Routes::FatTree(_) => RoutingMode::Deterministic,
+        Routes::Default => parse_routing(&sec("routing")?, built.model.routing)?,
     };
     let run = parse_run(&sec("run")?)?;
-    let workload = parse_workload(&sec("workload")?, &built.nodes, &router, built.model.header_bytes, run.seed, built.group_nodes())?;
+    let workload = parse_workload(&sec("workload")?, &built.nodes, &router, built.model.header_bytes, run.seed, routes, built.group_nodes())?;
     top.finish(&["network", "router", "routing", "workload", "run"])?;
     Ok(Experiment { built, router, mode, run, workload })
+}
+
+/// A fat-tree's `[routing] algorithm`: the up-port choice (default d-mod-k).
+fn parse_fattree_routing(sec: &Section) -> Result<FatTreeMode> {
+    let m = sec.choice("algorithm", &FatTreeMode::NAMES)?.map_or(FatTreeMode::DModK, |m| FatTreeMode::parse(&m).expect("checked"));
+    sec.finish(&[])?;
+    Ok(m)
 }
 
 fn parse_dragonfly_routing(sec: &Section) -> Result<DragonflyMode> {
@@ -88,7 +98,9 @@ fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<
 
 /// The `[router]` table over the defaults `p` (BG/L's; dragonflies: the
 /// VC of a hop is its class of global hops).
-fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>, mut p: RouterParams) -> Result<RouterParams> {
+fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams) -> Result<RouterParams> {
+    let dragonfly = matches!(routes, Routes::Dragonfly(_));
+    let fattree = matches!(routes, Routes::FatTree(_));
     if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
         p.escape = Escape::parse(&e).expect("checked");
     }
@@ -170,10 +182,13 @@ fn parse_router(sec: &Section, ports: usize, dragonfly: Option<DragonflyMode>, m
             format!("expected from {} bytes to 960000 bytes", p.max_packet_bytes),
         ));
     }
-    if dragonfly.is_some() && (p.escape != Escape::HopClass || p.dynamic_vcs != 0) {
+    if dragonfly && (p.escape != Escape::HopClass || p.dynamic_vcs != 0) {
         return Err(sec.error("escape", "dragonflies use escape = \"hop-class\" with dynamic_vcs = 0 (the VC of a hop is its class of global hops)"));
     }
-    if dragonfly.is_none() && p.escape == Escape::HopClass {
+    if fattree && (p.escape != Escape::None || p.dynamic_vcs == 0) {
+        return Err(sec.error("escape", "fat-trees use escape = \"none\" with at least one dynamic VC (up/down routing cannot deadlock, so no escape VC is needed)"));
+    }
+    if !dragonfly && p.escape == Escape::HopClass {
         return Err(sec.error("escape", "\"hop-class\" is the dragonfly VC policy; tori use bubble, dateline-dimension, dateline-direction or none"));
     }
     if p.dynamic_vcs == 0 && p.escape == Escape::None {
@@ -246,6 +261,7 @@ fn parse_workload(
     router: &RouterParams,
     default_header_bytes: u32,
     seed: u64,
+    routes: Routes,
     group_nodes: Option<u32>,
 ) -> Result<Workload> {
     let pattern = sec
@@ -274,6 +290,9 @@ fn parse_workload(
         Ok(Kind::Open { pattern: p, load })
     };
     let payload = packet_bytes.saturating_sub(header_bytes) as u64;
+    if matches!(routes, Routes::FatTree(_)) && !matches!(pattern.as_str(), "uniform" | "alltoall") {
+        return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a fat-tree the engine runs uniform and alltoall")));
+    }
     if group_nodes.is_some() && !matches!(pattern.as_str(), "uniform" | "group-shift" | "alltoall") {
         return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a dragonfly the engine runs uniform, group-shift and alltoall")));
     }

@@ -58,6 +58,9 @@ pub(crate) struct FlowNet {
 
 impl FlowNet {
     pub(crate) fn new(s: &Setup) -> Result<Self> {
+        if s.fattree.is_some() {
+            return Err(ConfigError::new("<command line>", "model", "the flow model does not route fat-trees yet; use --model packet"));
+        }
         let link_bps = s.model.link_Bps;
         let r = &s.model.router;
         let node_bps = if s.dragonfly.is_some() {
@@ -75,6 +78,9 @@ impl FlowNet {
     /// a node injects at most its injection capacity (and its host
     /// interface's rate), through one send lane per workload lane.
     pub(crate) fn for_experiment(file: &str, exp: &crate::experiment::Experiment) -> Result<Self> {
+        if exp.built.fattree.is_some() {
+            return Err(ConfigError::new(file, "network.topology", "the flow model does not route fat-trees yet; run the packet engine (no --model flow)"));
+        }
         let node = exp.built.injection_links.min(exp.router.host_bytes_per_cycle);
         let lanes = exp.workload.lanes().clamp(1, 255) as u8;
         let dragonfly = exp.built.dragonfly.as_ref().map(|(d, m)| (d, *m));
@@ -171,7 +177,7 @@ impl FlowNet {
                 }
             }
         }
-        let hints = self.routing.init(ra, rb, rng);
+        let hints = self.routing.init(ra, rb, b % self.npr.max(1), rng);
         if self.orders.len() > 1 {
             // Every dimension order, and at exactly half a ring both
             // directions (the engine draws one per packet): the distinct

@@ -505,7 +505,7 @@ fn comm_model(system: String) -> PyResult<String> {
     // Fat-trees have no engine model yet: their generation's host costs on the BG/L router.
     let m = match sys.network.topology {
         tofusim_topology::Topology::FatTree(_) => tofusim_experiment::comm_model::CommModel::for_system(&sys, None),
-        _ => tofusim_experiment::build::build("<command line>", "system", sys, None).map_err(config_err)?.model,
+        _ => tofusim_experiment::build::build("<command line>", "system", sys, tofusim_experiment::build::Routes::Default).map_err(config_err)?.model,
     };
     Ok(serde_json::to_string(&m).expect("models serialise"))
 }

@@ -122,6 +122,9 @@ impl FatTreeRouting {
         if f.down.iter().chain(&f.up).any(|&x| x == 0) {
             return Err("fat-tree: widths must be at least 1".into());
         }
+        if f.down[0] > 256 {
+            return Err(format!("fat-tree routing: {} nodes per leaf; the route state numbers them in 8 bits (at most 256)", f.down[0]));
+        }
         if f.up[0] != 1 {
             return Err("fat-tree routing: a node attaches to one leaf switch (up[0] = 1; use rails)".into());
         }
@@ -261,24 +264,38 @@ impl FatTreeRouting {
 
     /// D-mod-K (Zahavi; Lin et al.'s destination-mod-k on k-ary n-trees):
     /// at level `l` the up port is ⌊d / (w₀·w₁·…·w_{l−1})⌋ mod w_l, with `d`
-    /// the destination leaf and `w_i` the up widths of the levels below
-    /// (`k^l` on an untapered k-ary n-tree). The choices are the mixed-radix
+    /// the destination *node* and `w_i` the up widths of the levels below
+    /// (`k^l` on an untapered k-ary n-tree). At the leaf the choice is the
+    /// node's own digit, so the nodes of one leaf come down different
+    /// links (with `d` the destination leaf they would all share one, and
+    /// a leaf could receive at one link's rate). The choices are the mixed-radix
     /// digits of `d`, and depend on `d` alone: all sources reach `d` through
     /// the same copy at each level, so each destination has one down tree,
     /// and the copy a route reaches at level `l` is fixed by
     /// `d mod (w₀…w_{l−1})` — consecutive destinations take different
     /// roots, and every root serves as many destinations, within one.
     #[inline]
-    fn dmodk(lv: &Level, dst: u32) -> u32 {
-        dst / lv.copies % lv.up
+    fn dmodk(lv: &Level, dst_node: u32) -> u32 {
+        dst_node / lv.copies % lv.up
+    }
+
+    /// The destination node of a route to leaf `dst` with route state
+    /// `hints` (`DModK`, `Adaptive`: the node's index on its leaf).
+    #[inline]
+    fn dest_node(&self, dst: u32, hints: u8) -> u32 {
+        let local = if self.mode == FatTreeMode::Random { 0 } else { hints as u32 };
+        dst * self.nodes_per_leaf + local
     }
 
     /// Route state at injection: `Random` draws the up path (its digits,
-    /// offset by D-mod-K, pick each level's up port); 0 otherwise.
-    pub fn init(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
+    /// offset by D-mod-K, pick each level's up port); otherwise the
+    /// destination node's index on its leaf (`dst_local`), which D-mod-K
+    /// routes by.
+    pub fn init(&self, src: u32, dst: u32, dst_local: u32, rng: &mut Rng) -> u8 {
         match self.mode {
             FatTreeMode::Random if src != dst => rng.random_range(0..self.rand_routes) as u8,
-            _ => 0,
+            FatTreeMode::Random => 0,
+            _ => dst_local as u8,
         }
     }
 
@@ -299,7 +316,7 @@ impl FatTreeRouting {
             Hop::Down(p) => Some(p),
             Hop::Up(l) => {
                 let lv = &self.levels[l];
-                let mut j = Self::dmodk(lv, dst);
+                let mut j = Self::dmodk(lv, self.dest_node(dst, hints));
                 if self.mode == FatTreeMode::Random {
                     j = (j + hints as u32 / lv.rand_div % lv.rand_mod) % lv.up;
                 }
@@ -437,7 +454,7 @@ mod tests {
     /// escape port or a random candidate; checks it is up*-down* and
     /// returns its hop count.
     fn walk(rt: &Routing, s: u32, t: u32, rng: &mut Rng) -> u32 {
-        let mut h = rt.advance(s, rt.init(s, t, rng));
+        let mut h = rt.advance(s, rt.init(s, t, 0, rng));
         let (mut r, mut n, mut descending) = (s, 0, false);
         while let Some(esc) = rt.escape_port(r, t, h) {
             let mask = rt.adaptive_ports(r, t, h) | 1 << esc;
@@ -505,18 +522,20 @@ mod tests {
         let spread = |c: &[u32]| c.iter().max().unwrap() - c.iter().min().unwrap();
         for f in trees() {
             let Routing::FatTree(rt) = routing(&f, FatTreeMode::DModK) else { unreachable!() };
-            let n = rt.leaf_switches();
+            let m = rt.nodes_per_leaf();
+            let n = rt.leaf_switches() * m;
             for (l, lv) in rt.levels.iter().enumerate().filter(|(_, lv)| lv.up > 0) {
-                // Per level-l copy: the destinations whose routes reach it
-                // (the same copy from every source) and their up ports there.
+                // Per level-l copy: the destination nodes whose routes reach
+                // it (the same copy from every source) and their up ports there.
                 let mut by_copy = vec![vec![0u32; lv.up as usize]; lv.copies as usize];
                 for d in 0..n {
                     let copy = (0..l).fold(0, |c, i| c * rt.levels[i].up + FatTreeRouting::dmodk(&rt.levels[i], d));
                     by_copy[copy as usize][FatTreeRouting::dmodk(lv, d) as usize] += 1;
                     // The route takes it: from the leftmost switch of that
                     // copy (subtree 0) to a leaf outside subtree 0.
-                    if d >= lv.span {
-                        let port = rt.escape_port(lv.base + copy, d, 0).unwrap() as u32;
+                    let (leaf, local) = (d / m, d % m);
+                    if leaf >= lv.span {
+                        let port = rt.escape_port(lv.base + copy, leaf, local as u8).unwrap() as u32;
                         assert_eq!(port, lv.down + FatTreeRouting::dmodk(lv, d));
                     }
                 }

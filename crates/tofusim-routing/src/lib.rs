@@ -45,6 +45,17 @@ impl Routing {
         }
     }
 
+    /// Routers with nodes attached, numbered first: every router of a
+    /// direct network (torus, Tofu, dragonfly), the leaf switches of a
+    /// fat-tree (its upper switches carry no nodes).
+    pub fn terminal_routers(&self) -> usize {
+        match self {
+            Self::Torus(t) => t.routers(),
+            Self::Dragonfly(d) => d.routers(),
+            Self::FatTree(f) => f.leaf_switches() as usize,
+        }
+    }
+
     /// Router reached through `port` of `router`, and the input port it arrives on.
     #[inline]
     pub fn neighbor(&self, router: u32, port: u8) -> Option<(u32, u8)> {
@@ -63,13 +74,15 @@ impl Routing {
         self.neighbor(router, in_port)
     }
 
-    /// Route state chosen at injection (the hint bits).
+    /// Route state chosen at injection (the hint bits) for a packet from
+    /// router `src` to node `dst_local` of router `dst` (its index there;
+    /// fat-tree D-mod-K routes by the node).
     #[inline]
-    pub fn init(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
+    pub fn init(&self, src: u32, dst: u32, dst_local: u32, rng: &mut Rng) -> u8 {
         match self {
             Self::Torus(t) => t.hints(src, dst, rng),
             Self::Dragonfly(d) => d.init(src, dst, rng),
-            Self::FatTree(f) => f.init(src, dst, rng),
+            Self::FatTree(f) => f.init(src, dst, dst_local, rng),
         }
     }
 

@@ -186,7 +186,8 @@ impl<W: Traffic> Engine<W> {
         let ports = routing.ports();
         let vcs = params.vcs() as usize;
         let npr = params.nodes_per_router.max(1) as usize;
-        let nodes = routers * npr;
+        // Nodes sit on the terminal routers (numbered first), `npr` each.
+        let nodes = routing.terminal_routers() * npr;
         let fifos_per_node = (params.injection_fifos + params.priority_fifos) as usize;
         let fifos = npr * fifos_per_node;
         let lay = Layout {
@@ -304,9 +305,11 @@ impl<W: Traffic> Engine<W> {
     /// - UGAL-G: the queues of the global links the two routes would take;
     /// - adaptive prefer-minimal: as UGAL-L with the non-minimal side
     ///   counted double (minimal unless clearly congested).
-    fn initial_route(&mut self, r: u32, dst: u32) -> u8 {
+    fn initial_route(&mut self, r: u32, dst_node: u32) -> u8 {
+        let dst = self.net.router_of(dst_node);
+        let dst_local = dst_node % self.net.lay.npr as u32;
         use tofusim_routing::{DragonflyMode, Routing};
-        let hints = self.net.routing.init(r, dst, &mut self.router.rngs[r as usize]);
+        let hints = self.net.routing.init(r, dst, dst_local, &mut self.router.rngs[r as usize]);
         let Routing::Dragonfly(d) = &*self.net.routing else {
             return hints;
         };
@@ -364,7 +367,7 @@ impl<W: Traffic> Engine<W> {
         let hints = match np.hints {
             Some(h) => h,
             None if at_entry => 0,
-            None => self.initial_route(self.net.router_of(r), self.net.router_of(np.dst)),
+            None => self.initial_route(self.net.router_of(r), np.dst),
         };
         let serial = self.nic.node_serial[r as usize];
         self.nic.node_serial[r as usize] = serial.wrapping_add(1);
@@ -407,7 +410,8 @@ impl<W: Traffic> Engine<W> {
             return;
         }
         let npr = self.net.lay.npr;
-        for node in r * npr..(r + 1) * npr {
+        // A fat-tree's upper switches have no nodes.
+        for node in r * npr..((r + 1) * npr).min(self.net.nodes) {
             for lane in 0..self.nic.lanes {
                 self.fill_lane(node, lane, t);
             }
@@ -514,7 +518,7 @@ impl<W: Traffic> Engine<W> {
         if flags_now & flags::ROUTE_AT_ENTRY == 0 {
             return;
         }
-        let hints = self.initial_route(r, self.net.router_of(dst));
+        let hints = self.initial_route(r, dst);
         let p = self.pool.get_mut(pkt);
         p.hints = hints;
         p.flags &= !flags::ROUTE_AT_ENTRY;
