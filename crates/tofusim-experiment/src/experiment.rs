@@ -14,7 +14,7 @@ use tofusim_routing::{DragonflyMode, FatTreeMode};
 use tofusim_topology::Topology;
 use tofusim_workload::{FinitePattern, Kind, OpenPattern, TracePacket, Workload};
 
-pub const PATTERNS: [&str; 14] = [
+pub const PATTERNS: [&str; 15] = [
     "uniform",
     "hot-region",
     "hot-spot",
@@ -29,6 +29,7 @@ pub const PATTERNS: [&str; 14] = [
     "neighbor",
     "nearest-neighbor",
     "group-shift",
+    "shift",
 ];
 pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
 /// Routing algorithms of dragonflies (DOMAIN.md §6.2).
@@ -305,6 +306,15 @@ fn parse_workload(
         "tornado" => open(OpenPattern::Tornado)?,
         "neighbor" | "nearest-neighbor" => open(OpenPattern::Neighbor)?,
         "group-shift" => open(OpenPattern::GroupShift { group_nodes: group_nodes.unwrap_or(1) })?,
+        "shift" => {
+            let axis = int_or(sec, "axis", 0, dims as i64 - 1, 0)? as usize;
+            let len = net.axes()[axis].length as i64;
+            let hops = int_or(sec, "hops", 1, (len - 1).max(1), 1)? as u32;
+            if len < 2 {
+                return Err(sec.error("axis", format!("axis {axis} has length {len}: a shift needs at least 2 nodes along it")));
+            }
+            open(OpenPattern::Shift { axis, hops })?
+        }
         "hot-region" => {
             let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
             let shape = coords(sec, "region_shape", dims, None)?;

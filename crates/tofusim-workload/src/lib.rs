@@ -44,6 +44,10 @@ pub enum OpenPattern {
     Transpose,
     Tornado,
     Neighbor,
+    /// Every node streams to the node `hops` further along `axis` (with
+    /// wrap-around in the coordinate): a nearest-neighbour put pattern at
+    /// `hops = 1`, one stream per link of that direction.
+    Shift { axis: usize, hops: u32 },
     /// Dragonfly adversarial traffic: a node of group i (nodes
     /// `i·group_nodes ..`) sends to a random node of group i + 1.
     GroupShift { group_nodes: u32 },
@@ -452,6 +456,13 @@ impl Workload {
                 let next = (src / g + 1) % groups.max(1);
                 let d = next * g + rng.random_range(0..g);
                 (d != src).then_some(d)
+            }
+            OpenPattern::Shift { axis, hops } => {
+                let mut c = self.torus.coords(NodeId(src));
+                let len = self.torus.lengths()[*axis];
+                c[*axis] = (c[*axis] + hops) % len;
+                let dst = self.torus.node_id(&c).0;
+                (dst != src).then_some(dst)
             }
             OpenPattern::Neighbor => {
                 let ports = self.torus.ports().len() as u32;

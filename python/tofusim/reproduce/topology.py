@@ -5,10 +5,10 @@ half the optical links of a fat-tree of equal global bandwidth).
 
 Hop counts and bisections come from the topology calculator; zero-load
 latency and uniform all-to-all throughput from the packet engine (open-loop
-uniform random traffic at 2% and at 100% offered load). The engine has no
-fat-tree routing yet: the fat-tree's throughput row is its calculator bound
-(full bisection: the injection rate) and its latency the average hops times
-the hop latency, marked as such.
+uniform random traffic at 2% and at 100% offered load), every row: the
+tori on the BG/L router, the dragonfly on the generic dragonfly router, the
+fat-tree on the generic fat-tree switch with d-mod-k routing, all with the
+same hop latency and VC buffers.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def _systems(scale: str) -> list[tuple[str, str, str | None]]:
         ("dragonfly", f'topology = "dragonfly"\ngroups = {g}\nrouters_per_group = {a}\nnodes_per_router = {p}\n'
                       f'global_links_per_router = {h}\nlinks_per_group_pair = {lpp}\narrangement = "round-robin"\nlink_bandwidth = "{LINK}"\n{NIC}',
          "adaptive-prefer-minimal"),
-        ("fat-tree", f'topology = "fattree"\nk = {ft[0]}\nlevels = {ft[1]}\nlink_bandwidth = "{LINK}"\n{NIC}', None),
+        # The generic fat-tree switch (docs/model.md), d-mod-k up-port choice.
+        ("fat-tree", f'topology = "fattree"\nk = {ft[0]}\nlevels = {ft[1]}\nlink_bandwidth = "{LINK}"\n{NIC}', "d-mod-k"),
     ]
 
 
@@ -66,22 +67,15 @@ def comparison(scale: str) -> dict[str, Any]:
     from . import metric
 
     cycles = 120_000 if scale == "full" else 60_000
-    ns_per_cycle = 1 / LINK_GBPS
     rows, table = [], []
     for name, net, algo in _systems(scale):
         m = json.loads(_core.topo_toml(f"[network]\n{net}", "<topology-comparison>"))
         injection = m["injection_per_node_Bps"] / 1e9
-        if algo is not None:
-            quiet = _engine(net, algo, 0.02, cycles)
-            busy = _engine(net, algo, 1.0, cycles)
-            latency_ns = quiet["latency"]["mean"] * quiet["cycle_ns"]
-            throughput = busy["accepted_load"] * injection
-            how = "packet engine"
-        else:
-            # No fat-tree routing in the engine: the calculator's figures.
-            latency_ns = (m["average_hops"] * HOP_CYCLES + 256 + 14) * ns_per_cycle
-            throughput = min(injection, 2 * m["bisection_bandwidth_Bps"] / 2 / m["nodes"] / 1e9 * 2)
-            how = "calculator bound (no fat-tree routing in the engine)"
+        quiet = _engine(net, algo, 0.02, cycles)
+        busy = _engine(net, algo, 1.0, cycles)
+        latency_ns = quiet["latency"]["mean"] * quiet["cycle_ns"]
+        throughput = busy["accepted_load"] * injection
+        how = "packet engine"
         row = {"topology": name, "nodes": m["nodes"], "routers": m["routers"], "diameter": m["diameter"],
                "average_hops": m["average_hops"], "links": m["links"], "bisection_TBps": m["bisection_bandwidth_Bps"] / 1e12,
                "zero_load_latency_ns": latency_ns, "uniform_throughput_GBps_per_node": throughput, "throughput_from": how}
