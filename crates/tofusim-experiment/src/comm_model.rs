@@ -141,7 +141,12 @@ impl CommModel {
             };
         }
         if let (Topology::FatTree(f), Generation::FatTree) = (&net.topology, system.generation) {
-            return Self::fattree(f, link);
+            let mut m = Self::fattree(f, link);
+            // A node feeds its leaf switch through one link per rail (one
+            // rail simulated), or slower where its NIC is.
+            let per_rail = net.injection_per_node_Bps() / f.rails.max(1) as f64;
+            m.router.host_bytes_per_cycle = (per_rail / link).min(1.0);
+            return m;
         }
         let mut m = match system.generation {
             Generation::Tofu1 => Self::tofu1(),
