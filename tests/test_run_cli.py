@@ -99,7 +99,8 @@ BAD = {
     "bad packet size": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 100"), "workload.packet_bytes: expected a multiple of 32"),
     "load out of range": (SMALL.replace("load = 0.05", "load = 1.5"), "workload.load"),
     "warmup too long": (SMALL.replace("warmup = 2000", "warmup = 30000"), "run.warmup"),
-    "aries router: too many FIFOs": ("[network]\nsystem = \"piz-daint:2\"\n[router]\ninjection_fifos = 4\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "router.injection_fifos"),
+    "aries router: too many VCs per hop class": ("[network]\nsystem = \"piz-daint:2\"\n[router]\nclass_vcs = 9\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "router.class_vcs"),
+    "hop-class VCs on a torus": (SMALL.replace("[workload]", "[router]\nclass_vcs = 2\n[workload]"), "router.class_vcs: VCs per hop class apply to dragonflies"),
     "trace node out of range": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 64, 32]]"), "workload.trace[0]: expected node ids up to 63"),
     "trace row too short": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace = [[0, 0, 1]]"), "workload.trace[0]: expected 4 to 5 integers"),
     "trace file missing": (SMALL.replace("uniform", "trace").replace("load = 0.05", "trace_file = \"nope.csv\""), "workload.trace_file: cannot read"),
@@ -147,8 +148,8 @@ def test_dragonfly_input_errors_name_the_key(run, tmp_path):
     bad.write_text(text.replace("nodes_per_router = 1", "nodes_per_router = 4"))
     r = run("run", str(bad), "--json")
     assert r.code == 0 and r.json()["accepted_load"] > 0, r.err
-    # 16 nodes x 8 FIFOs + 4 ports x 3 VCs = 140 queues: more than a router holds.
-    bad.write_text(text.replace("nodes_per_router = 1", "nodes_per_router = 16") + "[router]\ninjection_fifos = 8\n")
+    # 64 nodes x 16 FIFOs + 4 ports x 3 VCs = 1,036 queues: more than a router holds.
+    bad.write_text(text.replace("nodes_per_router = 1", "nodes_per_router = 64") + "[router]\ninjection_fifos = 16\n")
     r = run("run", str(bad))
     assert r.code == 2 and "router.injection_fifos" in r.err, r.err
     bad.write_text(text.replace('pattern = "group-shift"', 'pattern = "tornado"'))

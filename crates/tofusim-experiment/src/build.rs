@@ -244,7 +244,7 @@ pub fn setup(system_name: &str) -> Result<Setup> {
     let routes = match (mode, &sys.network.topology) {
         (None, _) => Routes::Default,
         (Some(m), Topology::Dragonfly(_)) => Routes::Dragonfly(DragonflyMode::parse(m).ok_or_else(|| {
-            err("system", format!("{name}/{m}: unknown dragonfly routing; expected minimal, valiant, ugal-l, ugal-g or adaptive-prefer-minimal"))
+            err("system", format!("{name}/{m}: unknown dragonfly routing; expected one of {}", DragonflyMode::NAMES.join(", ")))
         })?),
         (Some(m), Topology::FatTree(_)) => Routes::FatTree(FatTreeMode::parse(m).ok_or_else(|| {
             err("system", format!("{name}/{m}: unknown fat-tree routing; expected {}", FatTreeMode::NAMES.join(", ")))

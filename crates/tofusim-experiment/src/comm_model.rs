@@ -206,6 +206,7 @@ impl CommModel {
                 host_bytes_per_cycle: f64::INFINITY,
                 nodes_per_router: f.down.first().copied().unwrap_or(1),
                 port_cycles_per_byte: Vec::new(),
+                class_vcs: 1,
             },
             routing: RoutingMode::Deterministic,
             packet_bytes: packet,
@@ -358,6 +359,7 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
         host_bytes_per_cycle: f64::INFINITY,
         nodes_per_router: 1,
         port_cycles_per_byte: Vec::new(),
+        class_vcs: 1,
     }
 }
 
@@ -559,6 +561,7 @@ impl CommModel {
                 host_bytes_per_cycle: aries_host_packet_Bps(ARIES_NIC_BPS) / link_Bps,
                 nodes_per_router: 4,
                 port_cycles_per_byte: Vec::new(),
+                class_vcs: 1,
             },
             routing: RoutingMode::Deterministic,
             packet_bytes: 96,

@@ -33,7 +33,7 @@ pub const PATTERNS: [&str; 15] = [
 ];
 pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
 /// Routing algorithms of dragonflies (DOMAIN.md §6.2).
-pub const DRAGONFLY_ALGORITHMS: [&str; 6] = ["minimal", "valiant", "ugal", "ugal-l", "ugal-g", "adaptive-prefer-minimal"];
+pub const DRAGONFLY_ALGORITHMS: [&str; 10] = DragonflyMode::NAMES;
 
 /// Everything a packet-engine run needs, validated.
 pub struct Experiment {
@@ -129,6 +129,12 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
         p.token_latency_cycles as i64,
     )? as u32;
     p.paths = int_or(sec, "paths", 1, 8, p.paths as i64)? as u8;
+    if let Some(k) = sec.int("class_vcs", 1, 8)? {
+        if !dragonfly {
+            return Err(sec.error("class_vcs", "VCs per hop class apply to dragonflies (escape = \"hop-class\")"));
+        }
+        p.class_vcs = k as u8;
+    }
     if let Some(a) = sec.choice("arbitration", &["random", "slq"])? {
         p.arbitration = if a == "slq" {
             Arbitration::Slq

@@ -48,14 +48,13 @@ fn d_mod_k_routes_by_destination_node_so_a_leaf_receives_on_all_its_links() {
 
 #[test]
 fn resized_world_fat_trees_run() {
-    for system in ["summit:2", "oakforest-pacs:4"] {
+    // TaihuLight's 256-node supernodes make 582 queues per leaf switch.
+    for system in ["summit:2", "oakforest-pacs:4", "taihulight:2"] {
         let text = format!("[network]\nsystem = \"{system}\"\n[workload]\npattern = \"uniform\"\nload = 0.2\n[run]\ncycles = 60000\nwarmup = 10000\n");
         let r = run(&text);
         assert!(r.complete && r.invariant_error.is_none(), "{system}");
         assert!(r.packets_delivered > 0, "{system}");
     }
-    let e = experiment::parse("<test>", "[network]\nsystem = \"taihulight:2\"\n[workload]\npattern = \"uniform\"\nload = 0.1\n").err().expect("too many queues");
-    assert!(e.expected.contains("fewer nodes per leaf"), "{}", e.expected);
 }
 
 #[test]

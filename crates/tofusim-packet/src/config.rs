@@ -30,7 +30,9 @@ pub enum Escape {
     None,
     /// Dragonflies: the route's own VC by class — the number of global
     /// links the packet will have crossed after the link (0, 1, 2); local
-    /// hops in a fixed order within a class. Three VCs.
+    /// hops in a fixed order within a class. Three classes of
+    /// [`RouterParams::class_vcs`] VCs each; within its class a packet
+    /// takes the VC with the most downstream tokens.
     HopClass,
 }
 
@@ -58,7 +60,8 @@ impl Escape {
         })
     }
 
-    /// Escape VCs per input port.
+    /// Escape VCs per input port (hop classes: classes, each of
+    /// [`RouterParams::class_vcs`] VCs).
     pub fn vcs(self) -> u8 {
         match self {
             Self::Bubble | Self::BubbleUnfixed | Self::BubbleFullCounts => 1,
@@ -152,6 +155,9 @@ pub struct RouterParams {
     /// the reference rate). Aries: rank-3 optical links are slower than
     /// the electrical ones.
     pub port_cycles_per_byte: Vec<f64>,
+    /// VCs per hop class (escape `hop-class`; 1 elsewhere): several VCs of
+    /// one class let a packet pass another blocked on its output.
+    pub class_vcs: u8,
 }
 
 fn finite_or_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -187,6 +193,7 @@ impl RouterParams {
             host_bytes_per_cycle: f64::INFINITY,
             nodes_per_router: 1,
             port_cycles_per_byte: Vec::new(),
+            class_vcs: 1,
         }
     }
 
@@ -209,7 +216,15 @@ impl RouterParams {
 
     /// VCs per input port: dynamic, escape, priority.
     pub fn vcs(&self) -> u8 {
-        self.dynamic_vcs + self.escape.vcs() + self.priority_vc as u8
+        self.dynamic_vcs + self.escape_vcs() + self.priority_vc as u8
+    }
+
+    /// Escape VCs per input port.
+    pub fn escape_vcs(&self) -> u8 {
+        match self.escape {
+            Escape::HopClass => self.escape.vcs() * self.class_vcs.max(1),
+            e => e.vcs(),
+        }
     }
 }
 

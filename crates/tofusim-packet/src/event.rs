@@ -46,8 +46,9 @@ impl EvKind {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ev {
     pub kind: EvKind,
-    pub a: u8,
     pub b: u8,
+    /// An input port or input unit (FIFOs are numbered after the ports).
+    pub a: u16,
     pub router: u32,
     pub x: u32,
 }

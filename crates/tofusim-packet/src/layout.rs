@@ -7,12 +7,151 @@ pub(crate) const HEAD_EJECTS: u64 = 1 << 63;
 /// Largest number of network ports per router (`q_cand` holds one bit
 /// per port and [`HEAD_EJECTS`]).
 pub const MAX_PORTS: usize = 63;
-/// Largest number of queues per router (VC buffers and injection FIFOs:
-/// the per-output `want` masks are `u128`).
-pub const MAX_QUEUES: usize = 128;
+/// Largest number of queues per router (VC buffers and injection FIFOs):
+/// the widest queue set (TaihuLight's 256-node leaf switches need 582).
+pub const MAX_QUEUES: usize = 64 * WIDE_WORDS;
 
-/// A set of queues of one router, one bit per queue.
-pub(crate) type QueueSet = u128;
+/// A set of queues of one router, one bit per queue, as arbitration holds
+/// it on the stack. Two widths: [`u128`] for routers of up to 128 queues
+/// (BG/L has 32, Tofu 24), [`WideQueues`] beyond; the router picks one per
+/// arbitration, so narrow routers pay nothing for wide ones.
+pub(crate) trait QueueSet: Copy {
+    /// An empty set of `words` words.
+    fn empty(words: usize) -> Self;
+    /// The set stored at `src` (`words` words of the per-output index).
+    fn load(src: &[u64]) -> Self;
+    fn or_load(&mut self, src: &[u64]);
+    fn remove_all(&mut self, other: &Self);
+    fn contains(&self, q: usize) -> bool;
+    fn insert(&mut self, q: usize);
+    /// The lowest queue in the set.
+    fn first(&self) -> Option<usize>;
+    /// Takes out the `n` ≤ 64 queues from `lo`, as bits relative to `lo`.
+    fn take_range(&mut self, lo: usize, n: usize) -> u64;
+}
+
+#[inline]
+fn low_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+impl QueueSet for u128 {
+    #[inline]
+    fn empty(_: usize) -> Self {
+        0
+    }
+
+    /// Narrow routers store two words per set (`Layout::qwords` ≥ 2).
+    #[inline]
+    fn load(src: &[u64]) -> Self {
+        src[0] as u128 | (src[1] as u128) << 64
+    }
+
+    #[inline]
+    fn or_load(&mut self, src: &[u64]) {
+        *self |= Self::load(src);
+    }
+
+    #[inline]
+    fn remove_all(&mut self, other: &Self) {
+        *self &= !other;
+    }
+
+    #[inline]
+    fn contains(&self, q: usize) -> bool {
+        self & (1 << q) != 0
+    }
+
+    #[inline]
+    fn insert(&mut self, q: usize) {
+        *self |= 1 << q;
+    }
+
+    #[inline]
+    fn first(&self) -> Option<usize> {
+        (*self != 0).then(|| self.trailing_zeros() as usize)
+    }
+
+    #[inline]
+    fn take_range(&mut self, lo: usize, n: usize) -> u64 {
+        let mask = (low_mask(n) as u128) << lo;
+        let out = ((*self & mask) >> lo) as u64;
+        *self &= !mask;
+        out
+    }
+}
+
+/// Words of the widest queue set (queues per router: 64 × this).
+pub(crate) const WIDE_WORDS: usize = 16;
+
+/// A queue set of up to `64 × WIDE_WORDS` queues, `words` of them used.
+#[derive(Clone, Copy)]
+pub(crate) struct WideQueues {
+    w: [u64; WIDE_WORDS],
+    words: usize,
+}
+
+impl QueueSet for WideQueues {
+    #[inline]
+    fn empty(words: usize) -> Self {
+        WideQueues { w: [0; WIDE_WORDS], words }
+    }
+
+    #[inline]
+    fn load(src: &[u64]) -> Self {
+        let mut s = Self::empty(src.len());
+        s.w[..src.len()].copy_from_slice(src);
+        s
+    }
+
+    #[inline]
+    fn or_load(&mut self, src: &[u64]) {
+        for (a, b) in self.w[..self.words].iter_mut().zip(src) {
+            *a |= b;
+        }
+    }
+
+    #[inline]
+    fn remove_all(&mut self, other: &Self) {
+        for (a, b) in self.w[..self.words].iter_mut().zip(&other.w) {
+            *a &= !b;
+        }
+    }
+
+    #[inline]
+    fn contains(&self, q: usize) -> bool {
+        self.w[q / 64] & 1 << (q % 64) != 0
+    }
+
+    #[inline]
+    fn insert(&mut self, q: usize) {
+        self.w[q / 64] |= 1 << (q % 64);
+    }
+
+    #[inline]
+    fn first(&self) -> Option<usize> {
+        self.w[..self.words].iter().position(|&x| x != 0).map(|i| i * 64 + self.w[i].trailing_zeros() as usize)
+    }
+
+    #[inline]
+    fn take_range(&mut self, lo: usize, n: usize) -> u64 {
+        let mask = low_mask(n);
+        let (i, b) = (lo / 64, lo % 64);
+        let mut out = self.w[i] >> b;
+        self.w[i] &= !(mask << b);
+        if b + n > 64 {
+            // The range spills into the next word.
+            let hmask = low_mask(b + n - 64);
+            out |= (self.w[i + 1] & hmask) << (64 - b);
+            self.w[i + 1] &= !hmask;
+        }
+        out & mask
+    }
+}
 
 /// Layout of the per-router arrays.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +173,9 @@ pub(crate) struct Layout {
     /// Nodes per router, and injection FIFOs per node (normal + priority).
     pub npr: usize,
     pub fifos_per_node: usize,
+    /// Words of a queue set (`queues / 64`, rounded up; at least 2, the
+    /// width of a narrow router's `u128` sets).
+    pub qwords: usize,
 }
 
 impl Layout {
@@ -52,16 +194,6 @@ impl Layout {
         r * self.npr + (unit - self.ports) / self.fifos_per_node
     }
 
-    /// The input unit of queue `q` (the inverse of [`Self::queue_of`]).
-    #[inline]
-    pub fn unit_of(&self, q: usize) -> usize {
-        if q < self.ports * self.vcs {
-            q / self.vcs
-        } else {
-            self.ports + (q - self.ports * self.vcs)
-        }
-    }
-
     pub fn vc_name(&self, vc: usize) -> String {
         if vc < self.dynamic {
             format!("dynamic-{vc}")
@@ -75,6 +207,43 @@ impl Layout {
             }
         } else {
             "escape".into()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `first`, `contains` and `take_range` agree with a plain list of
+    /// members, across word boundaries.
+    fn check<Q: QueueSet>(words: usize, members: &std::collections::BTreeSet<usize>, lo: usize, n: usize) -> Result<(), TestCaseError> {
+        let mut s = Q::empty(words);
+        for &q in members {
+            s.insert(q);
+        }
+        prop_assert_eq!(s.first(), members.iter().next().copied());
+        let taken = s.take_range(lo, n);
+        for q in 0..words * 64 {
+            let inside = q >= lo && q < lo + n;
+            prop_assert_eq!(s.contains(q), members.contains(&q) && !inside, "queue {}", q);
+            if inside {
+                prop_assert_eq!(taken >> (q - lo) & 1 == 1, members.contains(&q));
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn wide_sets_behave_as_sets(members in proptest::collection::btree_set(0usize..300, 0..60), lo in 0usize..250, n in 1usize..=64) {
+            check::<WideQueues>(5, &members, lo, n)?;
+        }
+
+        #[test]
+        fn narrow_sets_behave_as_sets(members in proptest::collection::btree_set(0usize..128, 0..40), lo in 0usize..64, n in 1usize..=64) {
+            check::<u128>(2, &members, lo, n)?;
         }
     }
 }

@@ -24,7 +24,7 @@ pub(crate) struct Mail {
 fn put_event(buf: &mut Vec<u8>, at: u64, ev: Ev) {
     buf.put_u8(ev.kind as u8);
     buf.put_u64(at);
-    buf.put_u8(ev.a);
+    buf.put_u16(ev.a);
     buf.put_u8(ev.b);
     buf.put_u32(ev.router);
     buf.put_u32(ev.x);
@@ -44,7 +44,7 @@ fn put_arrive(buf: &mut Vec<u8>, at: u64, ev: Ev, p: &Packet) {
     buf.put_u16(p.hops);
     buf.put_u8(p.hints);
     buf.put_u8(p.vc);
-    buf.put_u8(p.input);
+    buf.put_u16(p.input);
     buf.put_u8(p.charged);
     buf.put_u8(p.flags);
     buf.put_u16(p.route_mask);
@@ -87,7 +87,8 @@ impl Mail {
         while !r.done() {
             let kind = EvKind::from_u8(r.u8());
             let at = r.u64();
-            let mut ev = Ev { kind, a: r.u8(), b: r.u8(), router: r.u32(), x: r.u32() };
+            let (a, b) = (r.u16(), r.u8());
+            let mut ev = Ev { kind, a, b, router: r.u32(), x: r.u32() };
             debug_assert!(self.owns(ev.router), "mail for another partition");
             match kind {
                 EvKind::Arrive => {
@@ -104,7 +105,7 @@ impl Mail {
                         hops: r.u16(),
                         hints: r.u8(),
                         vc: r.u8(),
-                        input: r.u8(),
+                        input: r.u16(),
                         charged: r.u8(),
                         flags: r.u8(),
                         route_mask: r.u16(),

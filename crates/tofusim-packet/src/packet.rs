@@ -36,7 +36,7 @@ pub struct Packet {
     /// VC at the current router (FIFO index when in an injection FIFO).
     pub vc: u8,
     /// Input unit at the current router (ports, then injection FIFOs).
-    pub input: u8,
+    pub input: u16,
     /// Tokens (chunks) charged for it in the buffer it occupies.
     pub charged: u8,
     pub flags: u8,

@@ -64,8 +64,15 @@ pub enum DragonflyMode {
     /// UGAL with the queue of the global link each route would take.
     UgalGlobal,
     /// Minimal unless its first port is congested (Aries "adaptive,
-    /// prefer minimal").
+    /// prefer minimal"): UGAL-L with the non-minimal side counted double.
     AdaptivePreferMinimal,
+    /// Cray's `ADAPTIVE_0` .. `ADAPTIVE_3` (`MPICH_GNI_ROUTING_MODE`):
+    /// UGAL-L with a bias towards minimal that grows with the number,
+    /// `ADAPTIVE_0` none ("least bias towards minimal", NERSC). The
+    /// weights are not public: the non-minimal side counts (3 + b) / 3
+    /// times ([MEM] assumption), so `ADAPTIVE_3` is
+    /// `AdaptivePreferMinimal`, the mapping DOMAIN.md §6.2 calls likely.
+    Adaptive(u8),
 }
 
 impl DragonflyMode {
@@ -76,8 +83,36 @@ impl DragonflyMode {
             "ugal" | "ugal-l" => Self::UgalLocal,
             "ugal-g" => Self::UgalGlobal,
             "adaptive-prefer-minimal" => Self::AdaptivePreferMinimal,
+            "adaptive-0" => Self::Adaptive(0),
+            "adaptive-1" => Self::Adaptive(1),
+            "adaptive-2" => Self::Adaptive(2),
+            "adaptive-3" => Self::Adaptive(3),
             _ => return None,
         })
+    }
+
+    /// The names [`Self::parse`] takes.
+    pub const NAMES: [&'static str; 10] = [
+        "minimal",
+        "valiant",
+        "ugal",
+        "ugal-l",
+        "ugal-g",
+        "adaptive-prefer-minimal",
+        "adaptive-0",
+        "adaptive-1",
+        "adaptive-2",
+        "adaptive-3",
+    ];
+
+    /// How much more the non-minimal route's congestion counts in the
+    /// adaptive choice at injection, as (numerator, denominator).
+    pub fn nonminimal_weight(self) -> (u64, u64) {
+        match self {
+            Self::AdaptivePreferMinimal => (2, 1),
+            Self::Adaptive(b) => (3 + b.min(3) as u64, 3),
+            _ => (1, 1),
+        }
     }
 
     /// Virtual channels the mode needs (one per class of global hops).

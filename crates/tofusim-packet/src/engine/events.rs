@@ -40,7 +40,7 @@ impl<W: Traffic> Engine<W> {
             // EvKind::Release, EvKind::Wake, EvKind::Trace and EvKind::Inject address a node.
             EvKind::Release => {
                 let serial = self.pool.get(ev.x).serial;
-                self.defer(Kind::Release { lane: ev.a, serial }, ev.router, 0, ev.x, t);
+                self.defer(Kind::Release { lane: ev.a as u8, serial }, ev.router, 0, ev.x, t);
             }
             EvKind::Wake => self.mark_dirty(self.net.router_of(ev.router)),
             EvKind::Trace => self.defer(Kind::Trace, ev.router, ev.x, 0, t),
@@ -50,7 +50,7 @@ impl<W: Traffic> Engine<W> {
                 let qi = r * lay.queues + lay.queue_of(unit, ev.b as usize);
                 self.router.inputs.q_used[qi] -= ev.x as u16;
                 if unit < lay.ports {
-                    self.return_tokens(ev.router, ev.a, ev.b, ev.x, t);
+                    self.return_tokens(ev.router, ev.a as u8, ev.b, ev.x, t);
                 }
                 self.mark_dirty(ev.router);
             }
@@ -96,7 +96,7 @@ impl<W: Traffic> Engine<W> {
     pub(crate) fn return_tokens(&mut self, r: u32, port: u8, vc: u8, chunks: u32, t: u64) {
         if let Some((up, up_port)) = self.net.routing.upstream(r, port) {
             let at = t + self.net.params.token_latency_cycles as u64;
-            let ev = Ev { kind: EvKind::Token, a: up_port, b: vc, router: up, x: chunks };
+            let ev = Ev { kind: EvKind::Token, a: up_port as u16, b: vc, router: up, x: chunks };
             if self.owns(up) {
                 self.wheel.schedule(at, ev);
             } else {
@@ -112,7 +112,7 @@ impl<W: Traffic> Engine<W> {
         let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
         self.router.inputs.q_used[qi] -= p.charged as u16;
         if (ev.a as usize) < lay.ports {
-            self.return_tokens(ev.router, ev.a, ev.b, p.charged as u32, t);
+            self.return_tokens(ev.router, ev.a as u8, ev.b, p.charged as u32, t);
         }
         if p.flags & flags::LIVE == 0 {
             let detail = format!("packet {} of node {} delivered twice at router {}", p.serial, p.src, self.net.routing.router_label(ev.router));
@@ -194,7 +194,7 @@ impl<W: Traffic> Engine<W> {
             self.mark_dirty(self.net.router_of(r));
         } else {
             self.pending_releases += 1;
-            self.wheel.schedule(at, Ev { kind: EvKind::Release, a: lane as u8, b: 0, router: r, x: pkt });
+            self.wheel.schedule(at, Ev { kind: EvKind::Release, a: lane as u16, b: 0, router: r, x: pkt });
         }
     }
 

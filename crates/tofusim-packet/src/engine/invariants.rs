@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use super::Engine;
 use crate::event::EvKind;
-use crate::layout::{QueueSet, HEAD_EJECTS};
+use crate::layout::HEAD_EJECTS;
 use crate::packet::NONE;
 use crate::result::{BlockedVc, Deadlock};
 use crate::wire::{Put, Reader};
@@ -114,7 +114,8 @@ impl<W: Traffic> Engine<W> {
         // The arbitration index: every head's candidate outputs are in its
         // router's `want` masks, and nothing else is.
         let mut index_err: Option<(u64, String)> = None;
-        let mut want: Vec<QueueSet> = vec![0; lay.ports + 1];
+        let qw = lay.qwords;
+        let mut want: Vec<u64> = vec![0; (lay.ports + 1) * qw];
         for r in (0..lay.routers).filter(|&r| owned(r)) {
             want.iter_mut().for_each(|w| *w = 0);
             for q in 0..lay.queues {
@@ -127,11 +128,11 @@ impl<W: Traffic> Engine<W> {
                 for b in 0..64 {
                     if cand & (1 << b) != 0 {
                         let w = if 1 << b == HEAD_EJECTS { lay.ports } else { b };
-                        want[w] |= 1 << q;
+                        want[w * qw + q / 64] |= 1 << (q % 64);
                     }
                 }
             }
-            if want[..] != self.router.inputs.want[r * (lay.ports + 1)..(r + 1) * (lay.ports + 1)] && index_err.is_none() {
+            if want[..] != self.router.inputs.want[r * (lay.ports + 1) * qw..(r + 1) * (lay.ports + 1) * qw] && index_err.is_none() {
                 let label = self.net.routing.router_label(r as u32);
                 index_err = Some(((r * lay.queues) as u64, format!("router {label}: per-output want masks disagree with the queue heads")));
             }
@@ -298,7 +299,7 @@ impl<W: Traffic> Engine<W> {
                 let Some(o) = o else { continue };
                 let Some((w, i)) = self.net.routing.neighbor(r as u32, o) else { continue };
                 let v = if self.net.params.escape == Escape::HopClass {
-                    lay.esc + self.net.routing.vc_class(r as u32, src, p.hints, o) as usize
+                    lay.esc + self.net.routing.vc_class(r as u32, src, p.hints, o) as usize * self.net.params.class_vcs.max(1) as usize
                 } else if p.vc as usize >= lay.esc {
                     p.vc as usize
                 } else if lay.esc_count > 0 && self.net.mode == RoutingMode::Deterministic {

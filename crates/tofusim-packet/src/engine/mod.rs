@@ -198,13 +198,14 @@ impl<W: Traffic> Engine<W> {
             units: ports + fifos,
             dynamic: params.dynamic_vcs as usize,
             esc: params.dynamic_vcs as usize,
-            esc_count: params.escape.vcs() as usize,
+            esc_count: params.escape_vcs() as usize,
             hp: params.priority_vc.then_some(vcs - 1),
             npr,
             fifos_per_node: fifos_per_node.max(1),
+            qwords: params.queues(ports).div_ceil(64).max(2),
         };
         assert!(
-            lay.queues <= MAX_QUEUES && ports <= MAX_PORTS && lay.units <= 255,
+            lay.queues <= MAX_QUEUES && ports <= MAX_PORTS && lay.units <= u16::MAX as usize && vcs <= crate::router::MAX_VCS,
             "at most {MAX_QUEUES} queues and {MAX_PORTS} ports per router"
         );
         let mut wire_scale = params.port_cycles_per_byte.clone();
@@ -340,8 +341,8 @@ impl<W: Traffic> Engine<W> {
                 (occupancy(self, r, pm), occupancy(self, r, pn))
             }
         };
-        let bias = if mode == DragonflyMode::AdaptivePreferMinimal { 2 } else { 1 };
-        if q_min * h_min <= bias * q_nm * h_nm {
+        let (num, den) = mode.nonminimal_weight();
+        if den * q_min * h_min <= num * q_nm * h_nm {
             mh
         } else {
             vh
@@ -357,7 +358,7 @@ impl<W: Traffic> Engine<W> {
     fn routes_by_load(&self) -> bool {
         use tofusim_routing::{DragonflyMode, Routing};
         matches!(&*self.net.routing, Routing::Dragonfly(d)
-            if matches!(d.mode, DragonflyMode::UgalLocal | DragonflyMode::UgalGlobal | DragonflyMode::AdaptivePreferMinimal))
+            if matches!(d.mode, DragonflyMode::UgalLocal | DragonflyMode::UgalGlobal | DragonflyMode::AdaptivePreferMinimal | DragonflyMode::Adaptive(_)))
     }
 
     /// Creates a packet at node `r`. A packet routed by load gets its route
@@ -498,7 +499,7 @@ impl<W: Traffic> Engine<W> {
             let qi = r * lay.queues + lay.queue_of(unit, 0);
             {
                 let p = self.pool.get_mut(pkt);
-                p.input = unit as u8;
+                p.input = unit as u16;
                 p.vc = f as u8;
                 p.charged = need as u8;
             }
@@ -585,7 +586,7 @@ impl<W: Traffic> Engine<W> {
     fn prefetch_router(&self, r: usize) {
         let lay = self.net.lay;
         let base = r * lay.queues;
-        prefetch::line(&self.router.inputs.want, r * (lay.ports + 1));
+        prefetch::line(&self.router.inputs.want, r * (lay.ports + 1) * lay.qwords);
         for k in (0..lay.queues).step_by(16) {
             prefetch::line(&self.router.inputs.q_head, base + k);
         }

@@ -7,7 +7,7 @@
 //! queues whose head could use it (`want`).
 
 use super::route::head_candidates;
-use crate::layout::{Layout, QueueSet, HEAD_EJECTS};
+use crate::layout::{Layout, HEAD_EJECTS};
 use crate::net::Net;
 use crate::packet::{list_pop, list_push, Pool, NONE};
 
@@ -23,7 +23,8 @@ pub(crate) struct InputUnits {
     /// Per router and output (then one entry for heads at their
     /// destination): the queues whose head could use it. Arbitration ORs
     /// the entries of the free outputs instead of visiting every queue.
-    pub want: Vec<QueueSet>,
+    /// `lay.qwords` words per (router, output).
+    pub want: Vec<u64>,
     /// Receiver→sender paths in use, per router and input unit.
     pub paths_used: Vec<u8>,
 }
@@ -36,7 +37,7 @@ impl InputUnits {
             q_tail: vec![NONE; q],
             q_used: vec![0; q],
             q_cand: vec![0; q],
-            want: vec![0; lay.routers * (lay.ports + 1)],
+            want: vec![0; lay.routers * (lay.ports + 1) * lay.qwords],
             paths_used: vec![0; lay.routers * lay.units],
         }
     }
@@ -67,14 +68,14 @@ impl InputUnits {
     fn set_head_candidates(&mut self, qi: usize, cand: u64, lay: &Layout) {
         let (r, q) = (qi / lay.queues, qi % lay.queues);
         let wbase = r * (lay.ports + 1);
-        let bit: QueueSet = 1 << q;
+        let (word, bit) = (q / 64, 1u64 << (q % 64));
         let old = std::mem::replace(&mut self.q_cand[qi], cand);
         let mut m = old ^ cand;
         while m != 0 {
             let b = m.trailing_zeros();
             m &= m - 1;
             let w = if 1 << b == HEAD_EJECTS { lay.ports } else { b as usize };
-            self.want[wbase + w] ^= bit;
+            self.want[(wbase + w) * lay.qwords + word] ^= bit;
         }
     }
 }

@@ -54,13 +54,14 @@ use rand::SeedableRng;
 use tofusim_des::TimeWheel;
 
 use crate::event::Ev;
-use crate::layout::QueueSet;
+use crate::layout::{QueueSet, WideQueues};
 use crate::mail::Mail;
 use crate::net::Net;
 use crate::nic::Nic;
 use crate::packet::Pool;
 use crate::stats::Stats;
 use switch::{Request, EJECT, WITHDRAWN};
+pub(crate) use switch::MAX_VCS;
 
 /// What the router units touch outside themselves while they arbitrate:
 /// the network's fixed description, the packets, the event wheel, the
@@ -114,13 +115,22 @@ impl Router {
     /// ([`Self::grant_eject`]). The node side has filled the injection FIFOs
     /// just before.
     pub(crate) fn arbitrate(&mut self, r: usize, t: u64, env: &mut Env) {
+        if env.net.lay.qwords <= 2 {
+            self.arbitrate_with::<u128>(r, t, env)
+        } else {
+            self.arbitrate_with::<WideQueues>(r, t, env)
+        }
+    }
+
+    /// [`Self::arbitrate`] with queue sets of type `Q`.
+    fn arbitrate_with<Q: QueueSet>(&mut self, r: usize, t: u64, env: &mut Env) {
         let mut out_taken: u64 = 0;
-        let mut q_taken: QueueSet = 0;
+        let mut q_taken = Q::empty(env.net.lay.qwords);
         // Network inputs whose reception path took a packet this cycle.
         let mut ejected: u64 = 0;
         for _round in 0..3 {
             self.requests.clear();
-            self.collect_requests(r, t, out_taken, q_taken, env);
+            self.collect_requests(r, t, out_taken, &q_taken, env);
             if self.requests.is_empty() {
                 break;
             }
@@ -137,9 +147,9 @@ impl Router {
                     // path: the VCs of one input that have all arrived
                     // request it together, one wins.
                     let path: u64 = if (req.unit as usize) < env.net.lay.ports { 1 << req.unit } else { 0 };
-                    if q_taken & (1 << req.queue) == 0 && ejected & path == 0 {
+                    if !q_taken.contains(req.queue as usize) && ejected & path == 0 {
                         self.grant_eject(r, t, req, env);
-                        q_taken |= 1 << req.queue;
+                        q_taken.insert(req.queue as usize);
                         ejected |= path;
                         granted = true;
                     }
@@ -148,11 +158,11 @@ impl Router {
                 if out_taken & (1 << req.out) != 0 {
                     continue;
                 }
-                let winner = self.sender_arbitration(r, req.out, q_taken, &env.net.params);
+                let winner = self.sender_arbitration(r, req.out, &q_taken, &env.net.params);
                 if let Some(w) = winner {
                     self.grant_hop(r, t, w, env);
                     out_taken |= 1 << w.out;
-                    q_taken |= 1 << w.queue;
+                    q_taken.insert(w.queue as usize);
                     granted = true;
                 } else {
                     out_taken |= 1 << req.out;

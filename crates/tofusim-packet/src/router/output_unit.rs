@@ -60,7 +60,7 @@ impl OutputUnits {
 
 impl Router {
     pub(super) fn grant_hop(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
-        let lay = env.net.lay;
+        let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
         let pkt = self.inputs.pop(qi, env.net, env.pool);
         let o = req.out as usize;
@@ -94,7 +94,7 @@ impl Router {
         {
             let pm = env.pool.get_mut(pkt);
             pm.vc = req.vc;
-            pm.input = i;
+            pm.input = i as u16;
             pm.charged = req.cost;
             pm.hops += 1;
             if req.crossed {
@@ -145,7 +145,7 @@ impl Router {
             }
         }
         let at = t + env.net.params.hop_latency_cycles as u64;
-        let ev = Ev { kind: EvKind::Arrive, a: i, b: req.vc, router: w, x: pkt };
+        let ev = Ev { kind: EvKind::Arrive, a: i as u16, b: req.vc, router: w, x: pkt };
         if env.mail.owns(w) {
             env.wheel.schedule(at, ev);
         } else {
@@ -155,7 +155,7 @@ impl Router {
     }
 
     pub(super) fn grant_eject(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
-        let lay = env.net.lay;
+        let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
         let pkt = self.inputs.pop(qi, env.net, env.pool);
         let p = *env.pool.get(pkt);

@@ -25,7 +25,7 @@ impl Router {    #[inline]
     /// Step 1: the route choice of the head packet of queue `q`.
     pub(super) fn route_head(
         &mut self,
-        env: &mut Env,
+        env: &Env,
         r: usize,
         t: u64,
         unit: usize,
@@ -33,15 +33,15 @@ impl Router {    #[inline]
         out_taken: u64,
         free_out: u64,
     ) -> Option<Request> {
-        let lay = env.net.lay;
+        let lay = &env.net.lay;
         let qi = r * lay.queues + q;
         let p = *env.pool.get(self.inputs.q_head[qi]);
         let network = unit < lay.ports;
         let fullness = self.fullness(qi, env.net.cap);
         let priority = p.flags & flags::PRIORITY != 0;
         let mk = |out: u8, vc: usize, cost: u16, crossed: bool| Request {
-            unit: unit as u8,
-            queue: q as u8,
+            unit: unit as u16,
+            queue: q as u16,
             out,
             vc: vc as u8,
             cost: cost as u8,
@@ -151,7 +151,11 @@ impl Router {    #[inline]
                 Escape::HopClass => {
                     let src = env.net.router_of(p.src);
                     let class = env.net.routing.vc_class(r as u32, src, p.hints, o as u8);
-                    (lay.esc + class as usize, full, chunks, false)
+                    // The class's VC with the most tokens (the lowest on ties).
+                    let k = env.net.params.class_vcs.max(1) as usize;
+                    let first = lay.esc + class as usize * k;
+                    let v = (first..first + k).max_by_key(|&v| (tokens(self, v), std::cmp::Reverse(v))).unwrap_or(first);
+                    (v, full, chunks, false)
                 }
                 Escape::None => {
                     // Dimension order on the dynamic VCs, the most tokens first.

@@ -12,12 +12,14 @@ use crate::layout::QueueSet;
 pub(crate) const EJECT: u8 = u8::MAX;
 /// A request that lost receiver arbitration.
 pub(crate) const WITHDRAWN: u8 = u8::MAX - 1;
+/// Most VCs of one input (dynamic, escape and priority).
+pub(crate) const MAX_VCS: usize = 24;
 
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request {
-    pub unit: u8,
-    pub queue: u8,
+    pub unit: u16,
+    pub queue: u16,
     pub out: u8,
     pub vc: u8,
     pub cost: u8,
@@ -27,14 +29,19 @@ pub(crate) struct Request {
     pub fullness: u8,
 }
 
-impl Router {    /// Step 2: each input unit proposes requests from its VC heads.
-    pub(super) fn collect_requests(&mut self, r: usize, t: u64, out_taken: u64, q_taken: QueueSet, env: &mut Env) {
-        let lay = env.net.lay;
+impl Router {
+    /// Step 2: each input unit proposes requests from its VC heads.
+    pub(super) fn collect_requests<Q: QueueSet>(&mut self, r: usize, t: u64, out_taken: u64, q_taken: &Q, env: &mut Env) {
+        // The layout's few numbers this needs (a copy of the whole layout
+        // per call shows in profiles).
+        let lay = &env.net.lay;
+        let (ports, units, vcs, qw) = (lay.ports, lay.units, lay.vcs, lay.qwords);
+        let (npr, fifos_per_node) = (lay.npr, lay.fifos_per_node);
         // Outputs whose link is free: a head that cannot use one of them is
         // skipped without drawing random numbers.
         let mut free_out = 0u64;
-        for o in 0..lay.ports {
-            if self.outputs.out_free_at[r * lay.ports + o] <= t {
+        for o in 0..ports {
+            if self.outputs.out_free_at[r * ports + o] <= t {
                 free_out |= 1 << o;
             }
         }
@@ -42,29 +49,26 @@ impl Router {    /// Step 2: each input unit proposes requests from its VC heads
         // Queues whose head could use a free output, or has arrived (its
         // input's reception path is checked in `route_head`), in queue order:
         // the units in order, their VCs in order.
-        let wbase = r * (lay.ports + 1);
-        let mut cands = self.inputs.want[wbase + lay.ports];
+        let base = r * (ports + 1) * qw;
+        let want = |o: usize| &self.inputs.want[base + o * qw..base + (o + 1) * qw];
+        let mut cands = Q::load(want(ports));
         let mut m = free_out;
         while m != 0 {
-            cands |= self.inputs.want[wbase + m.trailing_zeros() as usize];
+            cands.or_load(want(m.trailing_zeros() as usize));
             m &= m - 1;
         }
-        cands &= !q_taken;
-        while cands != 0 {
-            let first = cands.trailing_zeros() as usize;
-            let unit = lay.unit_of(first);
-            let limit = if unit < lay.ports {
-                env.net.params.paths
-            } else {
-                1
-            };
-            let used = self.inputs.paths_used[r * lay.units + unit];
+        cands.remove_all(q_taken);
+        while let Some(first) = cands.first() {
+            let unit = if first < ports * vcs { first / vcs } else { ports + (first - ports * vcs) };
+            let limit = if unit < ports { env.net.params.paths } else { 1 };
+            let used = self.inputs.paths_used[r * units + unit];
             let slots = limit.saturating_sub(used) as usize;
-            if unit >= lay.ports {
-                cands &= cands - 1;
+            if unit >= ports {
+                cands.take_range(first, 1);
                 // The host interface feeds every injection FIFO of the node;
-                // while it is busy no FIFO starts a packet (a EvKind::Wake is due).
-                if slots == 0 || env.nic.host_free_at[lay.fifo_node(r, unit)] > t as f64 {
+                // while it is busy no FIFO starts a packet (a `Wake` is due).
+                let node = r * npr + (unit - ports) / fifos_per_node;
+                if slots == 0 || env.nic.host_free_at[node] > t as f64 {
                     continue;
                 }
                 if let Some(req) = self.route_head(env, r, t, unit, first, out_taken, free_out) {
@@ -72,13 +76,12 @@ impl Router {    /// Step 2: each input unit proposes requests from its VC heads
                 }
                 continue;
             }
-            let mut feasible = [(0u32, 0usize); 8];
+            let mut feasible = [(0u32, 0u32); MAX_VCS];
             let mut k = 0;
-            let unit_mask: QueueSet = ((1 << lay.vcs) - 1) << (unit * lay.vcs);
-            let mut pending = cands & unit_mask;
-            cands &= !unit_mask;
+            let lo = unit * vcs;
+            let mut pending = cands.take_range(lo, vcs);
             while pending != 0 {
-                let q = pending.trailing_zeros() as usize;
+                let q = lo + pending.trailing_zeros() as usize;
                 pending &= pending - 1;
                 let Some(req) = self.route_head(env, r, t, unit, q, out_taken, free_out) else {
                     continue;
@@ -86,7 +89,7 @@ impl Router {    /// Step 2: each input unit proposes requests from its VC heads
                 if req.out == EJECT {
                     self.requests.push(req);
                 } else if slots > 0 {
-                    feasible[k] = (0, self.requests.len());
+                    feasible[k] = (0, self.requests.len() as u32);
                     self.requests.push(req);
                     k += 1;
                 }
@@ -97,7 +100,7 @@ impl Router {    /// Step 2: each input unit proposes requests from its VC heads
                 let slq = env.net.params.arbitration == Arbitration::Slq
                     && self.rngs[r].random_bool(env.net.params.slq_fraction);
                 for item in feasible.iter_mut().take(k) {
-                    let req = self.requests[item.1];
+                    let req = self.requests[item.1 as usize];
                     let noise = self.rngs[r].random::<u32>() >> 8;
                     item.0 = ((req.priority as u32) << 31)
                         | if slq { (req.fullness as u32) << 24 } else { 0 }
@@ -105,7 +108,7 @@ impl Router {    /// Step 2: each input unit proposes requests from its VC heads
                 }
                 feasible[..k].sort_unstable_by(|a, b| b.0.cmp(&a.0));
                 for item in feasible.iter().take(k).skip(slots) {
-                    self.requests[item.1].out = WITHDRAWN;
+                    self.requests[item.1 as usize].out = WITHDRAWN;
                 }
             }
         }
@@ -120,8 +123,8 @@ impl Router {    /// Step 2: each input unit proposes requests from its VC heads
     /// Step 3: the winner among the requests for output `out`: priority
     /// packets first, then in-network packets on `network_priority` of the
     /// arbitrations, then the fullest (SLQ cycles) or any, at random.
-    pub(super) fn sender_arbitration(&mut self, r: usize, out: u8, q_taken: QueueSet, params: &RouterParams) -> Option<Request> {
-        let open = |q: &Request| q.out == out && q_taken & (1 << q.queue) == 0;
+    pub(super) fn sender_arbitration<Q: QueueSet>(&mut self, r: usize, out: u8, q_taken: &Q, params: &RouterParams) -> Option<Request> {
+        let open = |q: &Request| q.out == out && !q_taken.contains(q.queue as usize);
         let (mut any, mut any_priority, mut any_network) = (false, false, false);
         for q in self.requests.iter().filter(|q| open(q)) {
             any = true;
