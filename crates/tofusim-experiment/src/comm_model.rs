@@ -366,6 +366,12 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
 /// Aries router + link latency per hop, ns ([S:002]: about 100 ns per
 /// additional router hop).
 const ARIES_HOP_NS: f64 = 100.0;
+/// The Aries router's buffering equivalent ([MEM], see `aries()` sources):
+/// receiver-to-sender paths per input, VCs per hop class, injection FIFOs
+/// per node.
+const ARIES_PATHS: u8 = 4;
+const ARIES_CLASS_VCS: u8 = 2;
+const ARIES_FIFOS_PER_NODE: u8 = 4;
 /// Rate at which an Aries NIC takes data from its node (PCIe), bytes/s.
 const ARIES_NIC_BPS: f64 = 10e9;
 
@@ -549,19 +555,19 @@ impl CommModel {
                 overhead_bytes: 0,
                 hop_latency_cycles: hop,
                 token_latency_cycles: hop,
-                paths: 2,
+                paths: ARIES_PATHS,
                 arbitration: Arbitration::Random,
                 slq_fraction: 0.0,
                 network_priority: 0.5,
                 jsq: false,
-                injection_fifos: 2,
+                injection_fifos: ARIES_FIFOS_PER_NODE,
                 priority_fifos: 0,
                 injection_fifo_bytes: 1024,
                 fifo_select: FifoSelect::RoundRobin,
                 host_bytes_per_cycle: aries_host_packet_Bps(ARIES_NIC_BPS) / link_Bps,
                 nodes_per_router: 4,
                 port_cycles_per_byte: Vec::new(),
-                class_vcs: 1,
+                class_vcs: ARIES_CLASS_VCS,
             },
             routing: RoutingMode::Deterministic,
             packet_bytes: 96,
@@ -591,7 +597,9 @@ impl CommModel {
                 ("vc_buffer_bytes", "[DER] 2 KiB per VC covers the round trip of a 100 ns hop at 5.25 GB/s"),
                 ("hop latency", "[S:002] about 100 ns per additional router hop, used as the router + link latency (the +100 ns/hop figure is then a consistency check)"),
                 ("NIC host interface", "[MEM] PCIe Gen3 x16: 15.75 GB/s raw, about 10 GB/s of data after protocol overhead (the Piz Daint preset's injection); the NIC adds the headers, so full packets leave it at 10 x 96/64 = 15 GB/s"),
-                ("nodes_per_router", "[S:002] 4 nodes per Aries, 2 injection FIFOs each (engine limit: 128 queues per router)"),
+                ("nodes_per_router", "[S:002] 4 nodes per Aries"),
+                ("router buffering", "[MEM] a documented equivalent of the YARC/Aries tiles (DOMAIN.md 6.1): a packet leaves its input buffer for a row buffer before its output is free, so one input feeds several outputs at once (4 receiver-to-sender paths per input) and a blocked head does not hold the packets of the other VCs of its hop class (2 VCs per class, JSQ between them); the row and column buffers themselves are not modelled"),
+                ("NIC", "[MEM] the NIC keeps many transfers outstanding (FMA and BTE engines, DOMAIN.md 6.1): 4 injection FIFOs per node, so one busy destination does not block the node"),
                 ("reduce/copy rates", "[MEM] Xeon node: about 5 GB/s summing, 10 GB/s copying"),
             ],
         }
