@@ -96,7 +96,7 @@ BAD = {
     "unknown router key": (SMALL + "[router]\nvcs = 3\n", "router.vcs: unknown key"),
     "bad escape": (SMALL + "[router]\nescape = \"tunnel\"\n", "router.escape: expected one of bubble, bubble-unfixed"),
     "bad pattern": (SMALL.replace("uniform", "zigzag"), "workload.pattern: expected one of"),
-    "bad packet size": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 100"), "workload.packet_bytes: expected a multiple of 32"),
+    "bad packet size": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 100"), "workload.packet_bytes: expected a multiple of the router's 32-byte chunk"),
     "load out of range": (SMALL.replace("load = 0.05", "load = 1.5"), "workload.load"),
     "warmup too long": (SMALL.replace("warmup = 2000", "warmup = 30000"), "run.warmup"),
     "aries router: too many VCs per hop class": ("[network]\nsystem = \"piz-daint:2\"\n[router]\nclass_vcs = 9\n[workload]\npattern = \"uniform\"\nload = 0.1\n", "router.class_vcs"),

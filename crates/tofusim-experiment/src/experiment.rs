@@ -12,7 +12,7 @@ use tofusim_packet::{
 };
 use tofusim_routing::{DragonflyMode, FatTreeMode};
 use tofusim_topology::Topology;
-use tofusim_workload::{FinitePattern, Kind, OpenPattern, TracePacket, Workload};
+use tofusim_workload::{FinitePattern, Kind, OpenPattern, PacketFormat, TracePacket, Workload};
 
 pub const PATTERNS: [&str; 15] = [
     "uniform",
@@ -410,7 +410,7 @@ fn parse_workload(
             })
         }
     };
-    let mut w = Workload::new(kind, packet_bytes, header_bytes, net, seed)
+    let mut w = Workload::new(kind, PacketFormat::new(packet_bytes, header_bytes).with_chunk(router.chunk_bytes), net, seed)
         .map_err(|e| sec.error(e.key, e.message.clone()))?;
     if let Some(min) = sec.int("min_packet_bytes", 32, 256)? {
         if !matches!(w.kind, Kind::Open { .. }) {

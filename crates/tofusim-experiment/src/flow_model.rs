@@ -244,14 +244,15 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 }
 
 /// Bytes on the wire of a message of `bytes` payload: its packets, each
-/// with its header, rounded to 32-byte chunks, plus the per-packet link
-/// overhead (an empty message still sends one packet).
+/// with its header, rounded to the router's chunks, plus the per-packet
+/// link overhead (an empty message still sends one packet).
 pub(crate) fn wire_bytes(s: &Setup, bytes: u64) -> u64 {
     let (header, overhead) = (s.model.header_bytes as u64, s.model.router.overhead_bytes as u64);
+    let chunk = s.model.router.chunk_bytes.max(1) as u64;
     let payload = s.model.packet_bytes as u64 - header;
     let packets = bytes.div_ceil(payload).max(1);
     let last = bytes - (packets - 1) * payload;
-    let on_wire = |carried: u64| (carried + header).div_ceil(32) * 32 + overhead;
+    let on_wire = |carried: u64| (carried + header).div_ceil(chunk) * chunk + overhead;
     (packets - 1) * on_wire(payload) + on_wire(last)
 }
 

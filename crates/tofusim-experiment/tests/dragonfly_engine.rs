@@ -6,7 +6,7 @@ use tofusim_packet::{Engine, Escape, RouterParams, RoutingMode, RunParams, RunRe
 use tofusim_routing::{DragonflyMode, DragonflyRouting, Routing};
 use tofusim_topology::dragonfly::{Arrangement, Dragonfly, GroupWiring};
 use tofusim_topology::{Axis, Torus};
-use tofusim_workload::{Kind, OpenPattern, Workload};
+use tofusim_workload::{Kind, OpenPattern, PacketFormat, Workload};
 
 fn kim_dally(groups: u32, a: u32, h: u32, per_pair: u32) -> Dragonfly {
     Dragonfly {
@@ -43,7 +43,7 @@ fn run(d: &Dragonfly, mode: DragonflyMode, pattern: OpenPattern, load: f64, cycl
     let nodes = d.router_count() as u32;
     // The workload's node space: the routers, one node each.
     let space = Torus::new(vec![Axis::ring("n", nodes)]);
-    let w = Workload::new(Kind::Open { pattern, load }, PACKET, 16, &space, seed).unwrap();
+    let w = Workload::new(Kind::Open { pattern, load }, PacketFormat::new(PACKET, 16), &space, seed).unwrap();
     let run = RunParams {
         cycles: Some(cycles),
         warmup: cycles / 5,
@@ -127,7 +127,7 @@ fn several_nodes_per_router_and_slower_global_links_run_every_mode_without_deadl
     let space = Torus::new(vec![Axis::ring("n", nodes)]);
     // Every mode at saturation for 10^6 cycles, audited every 10^5.
     for mode in ALL_MODES {
-        let w = Workload::new(Kind::Open { pattern: OpenPattern::Uniform, load: 1.0 }, PACKET, 16, &space, 7).unwrap();
+        let w = Workload::new(Kind::Open { pattern: OpenPattern::Uniform, load: 1.0 }, PacketFormat::new(PACKET, 16), &space, 7).unwrap();
         let run = RunParams { cycles: Some(1_000_000), warmup: 100_000, seed: 7, audit_cycles: 100_000, ..RunParams::default() };
         let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
         let r = Engine::new(routing, p.clone(), RoutingMode::Deterministic, run, w, 1.0, 1.0).run(&mut |_| {});
@@ -151,7 +151,7 @@ fn traffic_between_nodes_of_one_router_turns_around_at_the_host_rate() {
         .map(|i| tofusim_workload::TracePacket { cycle: i, src: 0, dst: 1, bytes: PACKET as u16, hints: None })
         .collect();
     let kind = Kind::Finite(tofusim_workload::FinitePattern::Trace { packets: trace });
-    let w = Workload::new(kind, PACKET, 16, &space, 1).unwrap();
+    let w = Workload::new(kind, PacketFormat::new(PACKET, 16), &space, 1).unwrap();
     let routing = Routing::Dragonfly(DragonflyRouting::new(&d, DragonflyMode::Minimal));
     let r = Engine::new(routing, p, RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| {});
     assert!(r.invariant_error.is_none(), "{:?}", r.invariant_error);
@@ -175,7 +175,7 @@ fn shift_posted_at_once(mode: DragonflyMode, packets: u64) -> (f64, u64) {
         .flat_map(|_| (0..4).map(|src| tofusim_workload::TracePacket { cycle: 0, src, dst: src + 4, bytes: PACKET as u16, hints: None }))
         .collect();
     let kind = Kind::Finite(tofusim_workload::FinitePattern::Trace { packets: trace });
-    let w = Workload::new(kind, PACKET, 16, &space, 1).unwrap();
+    let w = Workload::new(kind, PacketFormat::new(PACKET, 16), &space, 1).unwrap();
     let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
     let r = Engine::new(routing, params(), RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| {});
     assert!(r.invariant_error.is_none() && r.deadlock.is_none(), "{mode:?}: {:?}", r.invariant_error);

@@ -18,7 +18,7 @@
 //!   and the two legs swap roles between colour pairs, so all four
 //!   incoming links of a node carry `(L²−1)/4` messages.
 
-use crate::{NewPacket, WorkloadError, CHUNK_BYTES};
+use crate::{NewPacket, PacketFormat, WorkloadError};
 use tofusim_topology::{NodeId, Torus};
 
 /// Bits of a fill packet's tag: colour (2), leg (1), then the sequence number.
@@ -48,9 +48,9 @@ impl Fill {
         torus: &Torus,
         axes: Vec<usize>,
         message_bytes: u64,
-        packet_bytes: u32,
-        header_bytes: u32,
+        format: PacketFormat,
     ) -> Result<Self, WorkloadError> {
+        let PacketFormat { packet_bytes, header_bytes, .. } = format;
         let dims = torus.axes().len();
         for (i, &a) in axes.iter().enumerate() {
             let ax = torus.axes().get(a).ok_or(WorkloadError {
@@ -81,8 +81,7 @@ impl Fill {
             });
         }
         let last_payload = m - (packets - 1) * payload;
-        let last_bytes =
-            (last_payload + header_bytes as u64).div_ceil(CHUNK_BYTES as u64) * CHUNK_BYTES as u64;
+        let last_bytes = format.wire_bytes(last_payload);
         let n = torus.node_count() as usize;
         Ok(Self {
             torus: torus.clone(),
@@ -263,7 +262,7 @@ mod tests {
     #[test]
     fn plane_fill_reaches_every_node_once_with_balanced_links() {
         let t = Torus::with_lengths(&[4, 4, 2], &[true, true, true]);
-        let mut f = Fill::new(&t, vec![0, 1], 4 * 240, 256, 16).unwrap();
+        let mut f = Fill::new(&t, vec![0, 1], 4 * 240, PacketFormat::new(256, 16)).unwrap();
         let mut link_load = std::collections::HashMap::<(u32, u32), u32>::new();
         let mut queue: Vec<(u32, NewPacket)> = vec![];
         for v in 0..t.node_count() as u32 {
@@ -294,7 +293,7 @@ mod tests {
     fn lanes_cover_every_packet_once() {
         let t = Torus::with_lengths(&[4, 4], &[true, true]);
         for (axes, msg) in [(vec![0], 7 * 240), (vec![0, 1], 7 * 240), (vec![0, 1], 240)] {
-            let f = Fill::new(&t, axes.clone(), msg, 256, 16).unwrap();
+            let f = Fill::new(&t, axes.clone(), msg, PacketFormat::new(256, 16)).unwrap();
             let mut seen = std::collections::BTreeSet::new();
             for lane in 0..f.lanes() {
                 for i in 0..f.initial_packets(lane) {
@@ -308,9 +307,9 @@ mod tests {
     #[test]
     fn line_fill_needs_a_ring() {
         let t = Torus::with_lengths(&[4, 4], &[false, true]);
-        assert!(Fill::new(&t, vec![0], 256, 256, 16).is_err());
-        assert!(Fill::new(&t, vec![1], 256, 256, 16).is_ok());
-        assert!(Fill::new(&t, vec![1, 1], 256, 256, 16).is_err());
-        assert!(Fill::new(&t, vec![2], 256, 256, 16).is_err());
+        assert!(Fill::new(&t, vec![0], 256, PacketFormat::new(256, 16)).is_err());
+        assert!(Fill::new(&t, vec![1], 256, PacketFormat::new(256, 16)).is_ok());
+        assert!(Fill::new(&t, vec![1, 1], 256, PacketFormat::new(256, 16)).is_err());
+        assert!(Fill::new(&t, vec![2], 256, PacketFormat::new(256, 16)).is_err());
     }
 }

@@ -26,7 +26,38 @@ use tofusim_topology::{NodeId, Torus};
 
 pub type Rng = rand_pcg::Pcg32;
 
+/// The flow-control chunk of every router model so far (BG/L, Tofu, Aries,
+/// the fat-tree switch): the default of [`PacketFormat::new`].
 pub const CHUNK_BYTES: u32 = 32;
+
+/// The packets a workload makes, as the router model takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketFormat {
+    /// Bytes of a full packet on the router (whole chunks).
+    pub packet_bytes: u32,
+    /// Software header in each packet (payload = packet − header).
+    pub header_bytes: u32,
+    /// The router's flow-control chunk: packets are whole chunks.
+    pub chunk_bytes: u32,
+}
+
+impl PacketFormat {
+    /// A format with the usual 32-byte chunks.
+    pub fn new(packet_bytes: u32, header_bytes: u32) -> Self {
+        PacketFormat { packet_bytes, header_bytes, chunk_bytes: CHUNK_BYTES }
+    }
+
+    /// The same with the router's chunk.
+    pub fn with_chunk(self, chunk_bytes: u32) -> Self {
+        PacketFormat { chunk_bytes, ..self }
+    }
+
+    /// Bytes on the router of a packet carrying `payload` bytes: payload
+    /// and header in whole chunks.
+    pub fn wire_bytes(&self, payload: u64) -> u64 {
+        (payload + self.header_bytes as u64).div_ceil(self.chunk_bytes as u64) * self.chunk_bytes as u64
+    }
+}
 /// Largest packet any router model carries (packet sizes are `u16`).
 pub const MAX_PACKET_BYTES: u32 = 65504;
 
@@ -114,6 +145,8 @@ pub struct Workload {
     pub kind: Kind,
     pub packet_bytes: u32,
     pub header_bytes: u32,
+    /// The router's flow-control chunk, bytes.
+    pub chunk_bytes: u32,
     /// Open loop: when set, packet sizes are drawn uniformly from whole
     /// chunks between this and `packet_bytes` (variable-sized traffic).
     pub min_packet_bytes: Option<u32>,
@@ -190,21 +223,15 @@ fn region_nodes(torus: &Torus, origin: &[u32], shape: &[u32]) -> Result<Vec<u32>
 }
 
 impl Workload {
-    pub fn new(
-        kind: Kind,
-        packet_bytes: u32,
-        header_bytes: u32,
-        torus: &Torus,
-        seed: u64,
-    ) -> Result<Self, WorkloadError> {
+    pub fn new(kind: Kind, format: PacketFormat, torus: &Torus, seed: u64) -> Result<Self, WorkloadError> {
+        let PacketFormat { packet_bytes, header_bytes, chunk_bytes } = format;
+        let chunk = chunk_bytes.max(1);
         // The router's own limit (BG/L 256 bytes) is checked with the router.
-        if !(CHUNK_BYTES..=MAX_PACKET_BYTES).contains(&packet_bytes)
-            || !packet_bytes.is_multiple_of(CHUNK_BYTES)
-        {
+        if !(chunk..=MAX_PACKET_BYTES).contains(&packet_bytes) || !packet_bytes.is_multiple_of(chunk) {
             return Err(WorkloadError {
                 key: "packet_bytes",
                 message: format!(
-                    "expected a multiple of 32 from 32 to {MAX_PACKET_BYTES}, found {packet_bytes}"
+                    "expected a multiple of the router's {chunk}-byte chunk from {chunk} to {MAX_PACKET_BYTES}, found {packet_bytes}"
                 ),
             });
         }
@@ -224,12 +251,12 @@ impl Workload {
                     if p.src >= n || p.dst >= n || p.src == p.dst {
                         return Err(WorkloadError { key: "trace", message: format!("row {i}: expected two different node ids below {n}, found {} and {}", p.src, p.dst) });
                     }
-                    if !(p.bytes as u32).is_multiple_of(CHUNK_BYTES)
+                    if !(p.bytes as u32).is_multiple_of(chunk)
                         || p.bytes == 0
                         || p.bytes as u32 > packet_bytes
                         || p.bytes as u32 <= header_bytes
                     {
-                        return Err(WorkloadError { key: "trace", message: format!("row {i}: expected packet bytes in whole 32-byte chunks, above header_bytes ({header_bytes}) and at most {packet_bytes}, found {}", p.bytes) });
+                        return Err(WorkloadError { key: "trace", message: format!("row {i}: expected packet bytes in whole {chunk}-byte chunks, above header_bytes ({header_bytes}) and at most {packet_bytes}, found {}", p.bytes) });
                     }
                 }
             }
@@ -237,25 +264,13 @@ impl Workload {
                 axis,
                 message_bytes,
             }) => {
-                fill = Some(Fill::new(
-                    torus,
-                    vec![*axis],
-                    *message_bytes,
-                    packet_bytes,
-                    header_bytes,
-                )?);
+                fill = Some(Fill::new(torus, vec![*axis], *message_bytes, format)?);
             }
             Kind::Finite(FinitePattern::PlaneFill {
                 axes,
                 message_bytes,
             }) => {
-                fill = Some(Fill::new(
-                    torus,
-                    axes.to_vec(),
-                    *message_bytes,
-                    packet_bytes,
-                    header_bytes,
-                )?);
+                fill = Some(Fill::new(torus, axes.to_vec(), *message_bytes, format)?);
             }
             Kind::Open {
                 pattern:
@@ -311,8 +326,7 @@ impl Workload {
                 let m = (*message_bytes).max(1);
                 let packets = m.div_ceil(payload) as u32;
                 let last_payload = m - (packets as u64 - 1) * payload;
-                let last_bytes = ((last_payload + header_bytes as u64).div_ceil(CHUNK_BYTES as u64)
-                    * CHUNK_BYTES as u64) as u16;
+                let last_bytes = format.wire_bytes(last_payload) as u16;
                 pingpong = Some(PingPongState {
                     a: 0,
                     b,
@@ -341,6 +355,7 @@ impl Workload {
             kind,
             packet_bytes,
             header_bytes,
+            chunk_bytes: chunk,
             min_packet_bytes: None,
             turn_cycles: 0,
             torus: torus.clone(),
@@ -384,9 +399,10 @@ impl Workload {
     pub fn open_packet_bytes(&self, rng: &mut Rng) -> u32 {
         match self.min_packet_bytes {
             Some(min) if min < self.packet_bytes => {
-                let lo = min.div_ceil(CHUNK_BYTES).max(1);
-                let hi = self.packet_bytes / CHUNK_BYTES;
-                rng.random_range(lo..=hi) * CHUNK_BYTES
+                let c = self.chunk_bytes;
+                let lo = min.div_ceil(c).max(1);
+                let hi = self.packet_bytes / c;
+                rng.random_range(lo..=hi) * c
             }
             _ => self.packet_bytes,
         }
@@ -529,8 +545,7 @@ impl Workload {
         let m = message_bytes.max(1);
         let k = m.div_ceil(payload);
         let last_payload = m - (k - 1) * payload;
-        let last = (last_payload + self.header_bytes as u64).div_ceil(CHUNK_BYTES as u64)
-            * CHUNK_BYTES as u64;
+        let last = PacketFormat { packet_bytes: self.packet_bytes, header_bytes: self.header_bytes, chunk_bytes: self.chunk_bytes }.wire_bytes(last_payload);
         (k as u32, last as u16)
     }
 
@@ -806,8 +821,7 @@ mod tests {
             Kind::Finite(FinitePattern::AllToAll {
                 message_bytes: 3 * 240,
             }),
-            256,
-            16,
+            PacketFormat::new(256, 16),
             &t,
             5,
         )
@@ -833,8 +847,7 @@ mod tests {
         let t = torus();
         let w = Workload::new(
             Kind::Finite(FinitePattern::AllToAll { message_bytes: 16 }),
-            256,
-            16,
+            PacketFormat::new(256, 16),
             &t,
             5,
         )
@@ -856,8 +869,7 @@ mod tests {
                 },
                 load: 0.5,
             },
-            256,
-            16,
+            PacketFormat::new(256, 16),
             &t,
             1,
         )
