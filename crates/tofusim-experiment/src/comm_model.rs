@@ -240,6 +240,15 @@ impl CommModel {
         }
     }
 
+    /// Puts the model on dragonfly `d`: the cycle is a byte time of the
+    /// fastest link class, each port takes its class's cycles per byte, and
+    /// `nodes_per_router` nodes share a router.
+    fn fit_dragonfly(&mut self, d: &tofusim_topology::dragonfly::Dragonfly, space: &crate::node_space::DragonflySpace) {
+        self.link_Bps = space.reference_Bps;
+        self.router.nodes_per_router = d.nodes_per_router;
+        self.router.port_cycles_per_byte = space.port_cycles_per_byte.clone();
+    }
+
     /// A dragonfly of no particular hardware: the BG/L model's host costs
     /// and timing, with the hop-class VC policy and the link classes'
     /// rates; with several nodes per router, two FIFOs per node fed at the
@@ -251,13 +260,11 @@ impl CommModel {
     ) -> Self {
         let mut m = Self::bgl();
         m.generation = "generic-dragonfly";
-        m.link_Bps = space.reference_Bps;
+        m.fit_dragonfly(d, space);
         let r = &mut m.router;
         r.escape = Escape::HopClass;
         r.dynamic_vcs = 0;
         r.priority_vc = false;
-        r.nodes_per_router = d.nodes_per_router;
-        r.port_cycles_per_byte = space.port_cycles_per_byte.clone();
         if d.nodes_per_router > 1 {
             r.injection_fifos = 2;
             r.priority_fifos = 0;
@@ -278,11 +285,9 @@ impl CommModel {
         space: &crate::node_space::DragonflySpace,
     ) -> Self {
         let mut m = Self::aries();
-        m.link_Bps = space.reference_Bps;
+        m.fit_dragonfly(d, space);
         m.router.hop_latency_cycles = ns_per_hop_cycles(ARIES_HOP_NS, m.link_Bps);
         m.router.token_latency_cycles = m.router.hop_latency_cycles;
-        m.router.nodes_per_router = d.nodes_per_router;
-        m.router.port_cycles_per_byte = space.port_cycles_per_byte.clone();
         let nic = net.nic.host_limit_Bps.unwrap_or(net.injection_per_node_Bps());
         m.host_limit_Bps = Some(nic);
         m.router.host_bytes_per_cycle = aries_host_packet_Bps(nic) / m.link_Bps;

@@ -32,8 +32,6 @@ pub const PATTERNS: [&str; 15] = [
     "shift",
 ];
 pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
-/// Routing algorithms of dragonflies (DOMAIN.md §6.2).
-pub const DRAGONFLY_ALGORITHMS: [&str; 10] = DragonflyMode::NAMES;
 
 /// Everything a packet-engine run needs, validated.
 pub struct Experiment {
@@ -67,7 +65,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     let mode = match routes {
         Routes::Dragonfly(_) => RoutingMode::Deterministic,
         // Adaptive up-port choice: JSQ among the up ports at every switch.
-        Routes::FatTree(m) if m == FatTreeMode::Adaptive => RoutingMode::Adaptive,
+        Routes::FatTree(FatTreeMode::Adaptive) => RoutingMode::Adaptive,
         Routes::FatTree(_) => RoutingMode::Deterministic,
         Routes::Default => parse_routing(&sec("routing")?, built.model.routing)?,
     };
@@ -86,7 +84,7 @@ fn parse_fattree_routing(sec: &Section) -> Result<FatTreeMode> {
 
 fn parse_dragonfly_routing(sec: &Section) -> Result<DragonflyMode> {
     let m = sec
-        .choice("algorithm", &DRAGONFLY_ALGORITHMS)?
+        .choice("algorithm", &DragonflyMode::NAMES)?
         .map(|a| DragonflyMode::parse(&a).expect("checked"))
         .unwrap_or(DragonflyMode::Minimal);
     sec.finish(&[])?;

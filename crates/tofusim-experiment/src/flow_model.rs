@@ -185,8 +185,7 @@ impl FlowNet {
             let tied = match &self.routing {
                 Routing::Torus(t) => t.tied_axes(ra, rb),
                 // Only tori have several dimension orders.
-                #[allow(unreachable_patterns)]
-                _ => 0,
+                Routing::Dragonfly(_) | Routing::FatTree(_) => 0,
             };
             let mut variants = vec![hints];
             for axis in (0..8).filter(|a| tied & (1 << a) != 0) {

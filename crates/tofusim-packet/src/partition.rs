@@ -64,9 +64,8 @@ impl PartitionPlan {
                     by_id(format!("{parts} runs of consecutive routers"))
                 }
             }
-            // Other topologies (fat-trees: switches numbered level by level).
-            #[allow(unreachable_patterns)]
-            _ => by_id(format!("{parts} runs of consecutive routers")),
+            // Switches are numbered level by level, leaves first.
+            Routing::FatTree(_) => by_id(format!("{parts} runs of consecutive switches")),
         };
         Self { owner: owner.into(), parts, how }
     }

@@ -502,10 +502,12 @@ fn barrier_plans(bchs: Vec<u32>, generation: &str) -> PyResult<String> {
 #[pyfunction]
 fn comm_model(system: String) -> PyResult<String> {
     let sys = system::from_name(&system).map_err(config_err)?;
-    // Fat-trees have no engine model yet: their generation's host costs on the BG/L router.
+    // Only a dragonfly's model needs its built node space (link classes).
     let m = match sys.network.topology {
-        tofusim_topology::Topology::FatTree(_) => tofusim_experiment::comm_model::CommModel::for_system(&sys, None),
-        _ => tofusim_experiment::build::build("<command line>", "system", sys, tofusim_experiment::build::Routes::Default).map_err(config_err)?.model,
+        tofusim_topology::Topology::Dragonfly(_) => {
+            tofusim_experiment::build::build("<command line>", "system", sys, tofusim_experiment::build::Routes::Default).map_err(config_err)?.model
+        }
+        _ => tofusim_experiment::comm_model::CommModel::for_system(&sys, None),
     };
     Ok(serde_json::to_string(&m).expect("models serialise"))
 }

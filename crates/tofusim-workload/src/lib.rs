@@ -376,6 +376,11 @@ impl Workload {
         &self.torus
     }
 
+    /// The packet format the workload was made with.
+    pub fn format(&self) -> PacketFormat {
+        PacketFormat { packet_bytes: self.packet_bytes, header_bytes: self.header_bytes, chunk_bytes: self.chunk_bytes }
+    }
+
     pub fn payload_bytes(&self) -> u32 {
         self.packet_bytes - self.header_bytes
     }
@@ -545,7 +550,7 @@ impl Workload {
         let m = message_bytes.max(1);
         let k = m.div_ceil(payload);
         let last_payload = m - (k - 1) * payload;
-        let last = PacketFormat { packet_bytes: self.packet_bytes, header_bytes: self.header_bytes, chunk_bytes: self.chunk_bytes }.wire_bytes(last_payload);
+        let last = self.format().wire_bytes(last_payload);
         (k as u32, last as u16)
     }
 

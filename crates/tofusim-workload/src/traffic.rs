@@ -69,11 +69,7 @@ impl Traffic for Workload {
     }
 
     fn initial_packets(&self, node: u32, lane: usize) -> u64 {
-        if Workload::is_finite(self) {
-            Workload::initial_packets(self, node, lane)
-        } else {
-            0
-        }
+        Workload::initial_packets(self, node, lane)
     }
 
     fn finite_packet(&self, node: u32, lane: usize, i: u64) -> NewPacket {
