@@ -336,3 +336,14 @@ impl Schedule {
         Ok(())
     }
 }
+
+/// One point-to-point transfer: `bytes` from rank `src` to rank `dst` on
+/// the sender's TNI `tni` (the `transfers` schedule of
+/// `algorithms::transfers`, and the flow executor's transfer list).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    pub src: Rank,
+    pub dst: Rank,
+    pub bytes: u64,
+    pub tni: u8,
+}

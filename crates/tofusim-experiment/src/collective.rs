@@ -128,7 +128,7 @@ pub struct FlowSummary {
     pub wall_seconds: f64,
     pub peak_memory_bytes: u64,
     /// The rounds form's figures (the `flow-rounds` model).
-    pub rounds: Option<crate::flow_rounds::RoundsTimed>,
+    pub rounds: Option<crate::flow_model::RoundsTimed>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -297,7 +297,7 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
         params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
         let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
-        let timed = crate::flow_rounds::rounds_time(&s, &rounds, &spec.modes, spec.seed)?;
+        let timed = crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed)?;
         progress(1.0);
         return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: Some(timed) }), model));
     }

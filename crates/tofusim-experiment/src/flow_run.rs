@@ -1,7 +1,7 @@
 //! An experiment file's workload on the flow model: `tofusim run --model flow`.
 //!
 //! Time is counted in the engine's cycles and rates in bytes per cycle on
-//! the same routes and resources ([`FlowNet::for_experiment`]): a link
+//! the same routes and resources (`flow_net_for_experiment`): a link
 //! carries a byte per cycle (slower link classes less), a node injects at
 //! most its injection capacity and host-interface rate. A packet on the
 //! wire is its router bytes plus the per-packet link overhead, as in the
@@ -35,7 +35,7 @@ use tofusim_workload::{FinitePattern, Kind};
 
 use crate::error::{ConfigError, Result};
 use crate::experiment::Experiment;
-use crate::flow_model::FlowNet;
+use crate::flow_model::flow_net_for_experiment;
 
 /// Draws per node of an open-loop pattern's destinations.
 const DRAWS: usize = 256;
@@ -159,7 +159,7 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
 /// Runs `exp`'s workload on the flow model.
 pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
     let wall = Instant::now();
-    let net = FlowNet::for_experiment(file, exp)?;
+    let net = flow_net_for_experiment(file, exp)?;
     let mut rng = tofusim_routing::Rng::seed_from_u64(exp.run.seed);
     let overhead = exp.router.overhead_bytes as f64;
     let hop = exp.router.hop_latency_cycles as f64;

@@ -11,7 +11,6 @@ pub mod comm_model;
 pub mod error;
 pub mod experiment;
 pub mod flow_model;
-pub mod flow_rounds;
 pub mod flow_run;
 pub mod generation;
 pub mod node_space;

@@ -14,12 +14,16 @@
 //!   cross-checked against the reference on random networks.
 //!
 //! [`transfers`] runs a set of messages that start together to completion
-//! (rates recomputed at every completion).
+//! (rates recomputed at every completion). [`network`] gives a network's
+//! routes and resources ([`FlowNet`]); the executors of schedules on it
+//! live in the communication layer (`tofusim_comm::exec::{flow, rounds}`).
 
+pub mod network;
 pub mod reference;
 mod solver;
 pub mod transfers;
 
+pub use network::{Capacities, FlowNet};
 pub use solver::MaxMin;
 
 /// One flow: the links it crosses (indices into the capacity table) and

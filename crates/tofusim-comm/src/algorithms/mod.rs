@@ -236,14 +236,7 @@ pub fn build(
     Ok(s)
 }
 
-/// One point-to-point transfer of a [`transfers`] schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Transfer {
-    pub src: Rank,
-    pub dst: Rank,
-    pub bytes: u64,
-    pub tni: u8,
-}
+pub use crate::schedule::Transfer;
 
 /// Transfers that all start at once (bandwidth and injection-rate
 /// benchmarks), each a single message.

@@ -1,12 +1,12 @@
 //! Collectives in lockstep rounds on the flow model: the full-machine path.
 //!
-//! A [`Rounds`] (crate `tofusim-comm`) is a collective as streams of
+//! A [`Rounds`] is a collective as streams of
 //! messages in consecutive rounds. Between two rounds at which a stream
 //! starts or stops, every round carries the same set of messages, so the
 //! max-min allocation of that set is solved once and reused for the whole
 //! stretch: a ring allreduce over 82,944 nodes is two solves, not 1.4 × 10¹⁰
 //! message events. Each message is a flow on the routes and resources of
-//! [`FlowNet`] (links at their rates, each node's injection, each TNI lane);
+//! [`tofusim_flow::FlowNet`] (links at their rates, each node's injection, each TNI lane);
 //! its time is its transfer at the allocated rate plus the latency terms of
 //! the packet-engine executor (send overhead, hops × hop latency, receive
 //! overhead, reduction of a summing receive).
@@ -41,13 +41,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use rand::SeedableRng;
 use serde::Serialize;
-use tofusim_comm::{Rounds, Stream};
 use tofusim_flow::{Flow, MaxMin};
 
-use crate::build::Setup;
-use crate::comm_model::Modes;
-use crate::error::Result;
-use crate::flow_model::{wire_bytes, FlowNet};
+use crate::exec::flow::FlowMachine;
+use crate::{Rounds, Stream};
 
 /// A collective's rounds timed on the flow model.
 #[derive(Clone, Debug, Serialize)]
@@ -87,8 +84,7 @@ struct StreamCost {
 }
 
 struct Costing<'a> {
-    s: &'a Setup,
-    net: FlowNet,
+    m: &'a FlowMachine<'a>,
     rng: tofusim_routing::Rng,
     send_s: f64,
     recv_s: f64,
@@ -98,13 +94,13 @@ struct Costing<'a> {
 
 impl Costing<'_> {
     fn cost(&mut self, st: &Stream) -> StreamCost {
-        let (a, b) = (self.s.node_of_rank[st.src as usize], self.s.node_of_rank[st.dst as usize]);
-        let routes = self.net.routes(a, b, st.tni, &mut self.rng);
+        let (a, b) = (self.m.node_of_rank[st.src as usize], self.m.node_of_rank[st.dst as usize]);
+        let routes = self.m.net.routes(a, b, st.tni, &mut self.rng);
         let hops = routes.iter().map(|r| r.1).max().unwrap_or(0) as f64;
         let reduce = if st.reduce { st.bytes as f64 / self.reduce_bps } else { 0.0 };
         StreamCost {
             parts: routes.into_iter().map(|(links, _, share)| (links, share)).collect(),
-            wire: wire_bytes(self.s, st.bytes) as f64,
+            wire: self.m.wire_bytes(st.bytes) as f64,
             latency_s: self.send_s + hops * self.hop_s + self.recv_s + reduce,
             send_s: self.send_s,
         }
@@ -249,24 +245,23 @@ fn permutation_cycles(msgs: &[RoundMsg]) -> Option<Vec<Vec<usize>>> {
     Some(cycles)
 }
 
-/// Times `rounds` over the ranks of `s` on the flow model.
-pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Result<RoundsTimed> {
-    let net = FlowNet::new(s)?;
-    let timing = s.model.host_timing(modes);
-    let cycle_s = s.model.cycle_ns() * 1e-9;
+/// Times `rounds` over the ranks of machine `m` on the flow model.
+pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> RoundsTimed {
+    let net = m.net;
+    let timing = &m.timing;
+    let cycle_s = timing.cycle_ns * 1e-9;
     let mut costing = Costing {
-        s,
+        m,
         rng: tofusim_routing::Rng::seed_from_u64(seed),
         send_s: timing.send_overhead_cycles as f64 * cycle_s,
         recv_s: timing.recv_overhead_cycles as f64 * cycle_s,
-        hop_s: s.model.router.hop_latency_cycles as f64 * cycle_s,
+        hop_s: m.hop_latency_cycles as f64 * cycle_s,
         reduce_bps: timing.reduce_bytes_per_cycle / cycle_s,
-        net,
     };
     let copy_seconds = (rounds.copy_bytes_before + rounds.copy_bytes_after) as f64 / (timing.copy_bytes_per_cycle / cycle_s);
-    let npr = costing.net.npr;
-    let router_of = |rank: u32| s.node_of_rank[rank as usize] / npr;
-    let one_hop = !costing.net.detours() && rounds.streams.iter().all(|st| costing.net.routing.distance(router_of(st.src), router_of(st.dst)) <= 1);
+    let npr = net.npr;
+    let router_of = |rank: u32| m.node_of_rank[rank as usize] / npr;
+    let one_hop = !net.detours() && rounds.streams.iter().all(|st| net.routing.distance(router_of(st.src), router_of(st.dst)) <= 1);
     // Starts and ends of streams, by round.
     let mut changes: Vec<(u64, u32)> = Vec::with_capacity(2 * rounds.streams.len());
     for (i, st) in rounds.streams.iter().enumerate() {
@@ -274,8 +269,8 @@ pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Resu
         changes.push((st.first + st.count, i as u32));
     }
     changes.sort_unstable();
-    let capacity = costing.net.capacity.clone();
-    let balanced = costing.net.balanced();
+    let capacity = net.capacity.clone();
+    let balanced = net.balanced();
     let mut out = RoundsTimed {
         time_seconds: 0.0,
         lockstep_seconds: 0.0,
@@ -369,7 +364,7 @@ pub fn rounds_time(s: &Setup, rounds: &Rounds, modes: &Modes, seed: u64) -> Resu
         ready.at.iter().copied().fold(0.0, f64::max) + out.copy_seconds
     };
     out.stretches_estimated = ready.estimated;
-    Ok(out)
+    out
 }
 
 /// The one-hop path: every router's active streams, each router's slowest
