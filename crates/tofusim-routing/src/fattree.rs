@@ -308,8 +308,10 @@ impl FatTreeRouting {
     /// The deterministic next port, `None` at the destination leaf: the
     /// D-mod-K up port (`Random`: offset by the packet's digit for the
     /// level, uniform over the level's up ports; levels whose digit would
-    /// not fit in 8 bits stay D-mod-K), or the one down port.
-    #[inline]
+    /// not fit in 8 bits stay D-mod-K), or the one down port. Not inlined:
+    /// kept out of [`crate::Routing`]'s dispatch, which the torus hot path
+    /// inlines.
+    #[inline(never)]
     pub fn escape_port(&self, r: u32, dst: u32, hints: u8) -> Option<u8> {
         match self.hop(r, dst) {
             Hop::Here => None,
@@ -327,8 +329,8 @@ impl FatTreeRouting {
 
     /// `Adaptive`: every up port while climbing (bit per port; the
     /// constructor ensures they are below 16); 0 on the way down and in the
-    /// other modes.
-    #[inline]
+    /// other modes. Not inlined, as [`Self::escape_port`].
+    #[inline(never)]
     pub fn adaptive_ports(&self, r: u32, dst: u32, _hints: u8) -> u16 {
         match (self.mode, self.hop(r, dst)) {
             (FatTreeMode::Adaptive, Hop::Up(l)) => {

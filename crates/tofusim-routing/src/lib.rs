@@ -96,6 +96,17 @@ impl Routing {
         }
     }
 
+    /// [`Self::adaptive_ports`] and [`Self::escape_port`] together (a torus
+    /// finds both in one pass over its axes).
+    #[inline]
+    pub fn candidates(&self, router: u32, dst: u32, hints: u8) -> (u16, Option<u8>) {
+        match self {
+            Self::Torus(t) => t.candidates(router, dst, hints),
+            Self::Dragonfly(d) => (0, d.next_port(router, dst, hints)),
+            Self::FatTree(f) => (f.adaptive_ports(router, dst, hints), f.escape_port(router, dst, hints)),
+        }
+    }
+
     /// The deterministic escape port, `None` at the destination.
     #[inline]
     pub fn escape_port(&self, router: u32, dst: u32, hints: u8) -> Option<u8> {

@@ -226,6 +226,40 @@ impl TorusRouting {
         m
     }
 
+    /// [`Self::productive_ports`] and [`Self::escape_port`] in one pass over
+    /// the axes (the route unit needs both for every packet at every hop).
+    #[inline]
+    pub fn candidates(&self, r: u32, dst: u32, hints: u8) -> (u16, Option<u8>) {
+        const NO_PORT: u8 = u8::MAX;
+        let mut port_of_axis = [NO_PORT; 8];
+        let mut mask = 0u16;
+        for (a, slot) in port_of_axis.iter_mut().enumerate().take(self.axes.len()) {
+            if self.remaining(r, dst, hints, a) > 0 {
+                let p = self.port_for(r, dst, hints, a);
+                mask |= 1 << p;
+                *slot = p;
+            }
+        }
+        let mut ports = self.order.iter().map(|&a| port_of_axis[a as usize]).filter(|&p| p != NO_PORT);
+        let escape = match self.escape_order {
+            EscapeOrder::Dimension => ports.next(),
+            // Every `+` (and single-port) direction in axis order, then every `−`.
+            EscapeOrder::Direction => {
+                let mut first_minus = None;
+                let mut plus = None;
+                for p in ports {
+                    if !self.port_minus[p as usize] {
+                        plus = Some(p);
+                        break;
+                    }
+                    first_minus.get_or_insert(p);
+                }
+                plus.or(first_minus)
+            }
+        };
+        (mask, escape)
+    }
+
     pub fn escape_port(&self, r: u32, dst: u32, hints: u8) -> Option<u8> {
         match self.escape_order {
             EscapeOrder::Dimension => self
@@ -327,6 +361,31 @@ mod tests {
         assert_eq!(rt.escape_port(dst, dst, h), None);
         assert_eq!(rt.productive_ports(dst, dst, h), 0);
         hops
+    }
+
+    #[test]
+    fn candidates_are_the_productive_ports_and_the_escape_port() {
+        let shapes = [
+            Torus::with_lengths(&[4, 5, 3], &[true, true, true]),
+            Torus::with_lengths(&[4, 3], &[false, true]),
+            Torus::with_lengths(&[2, 2, 6], &[true, false, true]),
+            tofu::tofu_torus([Axis::ring("x", 3), Axis::path("y", 2), Axis::ring("z", 4)]),
+        ];
+        for t in &shapes {
+            let n = t.node_count() as u32;
+            let axes = t.axes().len();
+            let mut order: Vec<usize> = (0..axes).collect();
+            order.reverse();
+            for eo in [EscapeOrder::Dimension, EscapeOrder::Direction] {
+                let rt = TorusRouting::new(t, &order, eo);
+                for (r, d) in (0..n).flat_map(|r| (0..n).map(move |d| (r, d))) {
+                    for hints in 0..(1u16 << axes) {
+                        let h = hints as u8;
+                        assert_eq!(rt.candidates(r, d, h), (rt.productive_ports(r, d, h), rt.escape_port(r, d, h)), "{r} -> {d}, hints {h:b}, {eo:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

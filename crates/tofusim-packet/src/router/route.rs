@@ -18,10 +18,8 @@ pub(crate) fn cache_route(net: &Net, pool: &mut Pool, r: u32, pkt: u32) {
     let (mask, esc) = if dst == r {
         (0, AT_DESTINATION)
     } else {
-        (
-            net.routing.adaptive_ports(r, dst, hints),
-            net.routing.escape_port(r, dst, hints).expect("a route exists away from the destination"),
-        )
+        let (mask, esc) = net.routing.candidates(r, dst, hints);
+        (mask, esc.expect("a route exists away from the destination"))
     };
     let p = pool.get_mut(pkt);
     p.hints = hints;
