@@ -295,8 +295,8 @@ fn parse_workload(
         Ok(Kind::Open { pattern: p, load })
     };
     let payload = packet_bytes.saturating_sub(header_bytes) as u64;
-    if matches!(routes, Routes::FatTree(_)) && !matches!(pattern.as_str(), "uniform" | "alltoall") {
-        return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a fat-tree the engine runs uniform and alltoall")));
+    if matches!(routes, Routes::FatTree(_)) && !matches!(pattern.as_str(), "uniform" | "alltoall" | "shift") {
+        return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a fat-tree the engine runs uniform, alltoall and shift (along the nodes' numbering)")));
     }
     if group_nodes.is_some() && !matches!(pattern.as_str(), "uniform" | "group-shift" | "alltoall") {
         return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a dragonfly the engine runs uniform, group-shift and alltoall")));

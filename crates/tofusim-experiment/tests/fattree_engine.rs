@@ -38,6 +38,18 @@ fn uniform_traffic_below_saturation_is_accepted_on_a_tapered_tree() {
 }
 
 #[test]
+fn a_shift_to_the_next_leaf_reaches_the_tapered_bound() {
+    // Every node streams to the node 8 further on, on the next leaf: each
+    // leaf's 8 streams climb its 4 up links, 2 per link under d-mod-k, so
+    // the bound is half the injection rate. Without contention between
+    // random destinations the switch's link timing, credits and arbitration
+    // carry it (the uniform gap to the bound is contention, docs/validation.md).
+    let r = run(&tree("taper = [2, 1]\n", "d-mod-k", "pattern = \"shift\"\nhops = 8\nload = 1.0", "cycles = 150000\nwarmup = 40000"));
+    assert!(r.complete && r.invariant_error.is_none());
+    assert!((r.accepted_load - 0.5).abs() < 0.01, "accepted {}", r.accepted_load);
+}
+
+#[test]
 fn d_mod_k_routes_by_destination_node_so_a_leaf_receives_on_all_its_links() {
     // With the destination leaf alone choosing the up ports, every packet
     // for a leaf would come down one link and a leaf could take one link's
