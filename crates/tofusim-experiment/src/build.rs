@@ -213,22 +213,12 @@ fn communicator(t: &Torus) -> (Vec<u32>, Option<Grid>) {
     )
 }
 
-/// A system ready for collectives: its network, communication model and
+/// A system ready for collectives: the built network ([`Built`]) and its
 /// communicator (rank → node, torus shape).
 pub struct Setup {
-    /// The node space: the torus, or for a dragonfly a ring of its nodes
-    /// (router-major) that only numbers them.
-    pub torus: Torus,
-    /// A dragonfly and the routing mode its packets take (`None`: a torus,
-    /// routed in dimension order).
-    pub dragonfly: Option<(tofusim_topology::dragonfly::Dragonfly, tofusim_routing::DragonflyMode)>,
-    /// A fat-tree and its up-port choice.
-    pub fattree: Option<(FatTree, FatTreeMode)>,
-    pub model: CommModel,
+    pub built: Built,
     pub node_of_rank: Vec<u32>,
     pub grid: Option<Grid>,
-    /// Injection capacity of a node, in links.
-    pub injection_links: f64,
 }
 
 /// The communicator of a system (rank → node, torus shape) and its model,
@@ -259,15 +249,7 @@ pub fn setup(system_name: &str) -> Result<Setup> {
     } else {
         communicator(&built.nodes)
     };
-    Ok(Setup {
-        torus: built.nodes,
-        dragonfly: built.dragonfly,
-        fattree: built.fattree,
-        model: built.model,
-        node_of_rank,
-        grid,
-        injection_links: built.injection_links,
-    })
+    Ok(Setup { built, node_of_rank, grid })
 }
 
 /// A plain torus of `lengths` (every axis wraps) with the links and
@@ -294,14 +276,7 @@ pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) 
     }
     let model = CommModel::for_system(&sys, None);
     let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
-    Ok(Setup {
-        grid: Grid::from_shape(lengths),
-        torus: t,
-        dragonfly: None,
-        fattree: None,
-        model,
-        node_of_rank,
-        injection_links,
-    })
+    let built = Built { ports: t.ports().len(), nodes: t, dragonfly: None, fattree: None, model, injection_links, system: sys };
+    Ok(Setup { built, node_of_rank, grid: Grid::from_shape(lengths) })
 }
 

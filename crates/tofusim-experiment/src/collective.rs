@@ -191,7 +191,7 @@ pub fn run_schedule(
     progress: &mut dyn FnMut(f64),
 ) -> Result<Timed> {
     let setup = setup(system_name)?;
-    let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.model.tnis)?;
+    let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.built.model.tnis)?;
     run_on(setup, s, modes, seed, progress)
 }
 
@@ -204,13 +204,9 @@ pub fn run_on(
     progress: &mut dyn FnMut(f64),
 ) -> Result<Timed> {
     let Setup {
-        torus: t,
-        dragonfly,
-        fattree,
-        model,
+        built: crate::build::Built { nodes: t, dragonfly, fattree, model, injection_links, .. },
         node_of_rank,
         grid,
-        injection_links,
     } = setup;
     let ranks = node_of_rank.len() as u32;
     if s.ranks != ranks {
@@ -286,7 +282,7 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
         Model::Flow => Model::FlowEvents,
         m => m,
     };
-    let tnis = spec.tnis.unwrap_or(s.model.tnis).max(1);
+    let tnis = spec.tnis.unwrap_or(s.built.model.tnis).max(1);
     if model == Model::FlowRounds {
         if spec.verify {
             return Err(err("verify", "the rounds form moves no data: --verify needs the packet or flow-events model"));
@@ -302,7 +298,7 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
         return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: Some(timed) }), model));
     }
     check_estimate(spec, estimate)?;
-    let sched = schedule(spec, ranks, s.grid, s.model.tnis)?;
+    let sched = schedule(spec, ranks, s.grid, s.built.model.tnis)?;
     let time = crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed)?;
     progress(1.0);
     let (verified, verify_error) = verification(spec, &sched);
@@ -411,8 +407,7 @@ fn run_packet(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Co
 /// it (in its BG delay, [MEM]).
 pub fn hardware_barrier_us(system_name: &str, payload_bytes: u32) -> Result<f64> {
     let Setup {
-        torus: t,
-        model,
+        built: crate::build::Built { nodes: t, model, .. },
         node_of_rank,
         ..
     } = setup(system_name)?;

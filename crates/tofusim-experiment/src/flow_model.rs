@@ -28,19 +28,19 @@ use crate::error::{ConfigError, Result};
 /// The flow network of a prepared communicator's system, in wire bytes per
 /// second.
 pub fn flow_net(s: &Setup) -> Result<FlowNet> {
-    if s.fattree.is_some() {
+    if s.built.fattree.is_some() {
         return Err(ConfigError::new("<command line>", "model", "the flow model does not route fat-trees yet; use --model packet"));
     }
-    let link_bps = s.model.link_Bps;
-    let r = &s.model.router;
-    let node_bps = if s.dragonfly.is_some() {
+    let link_bps = s.built.model.link_Bps;
+    let r = &s.built.model.router;
+    let node_bps = if s.built.dragonfly.is_some() {
         // The engine's host interface counts packet bytes, as wire bytes do.
         r.host_bytes_per_cycle * link_bps
     } else {
-        s.model.host_limit_Bps.map_or(s.injection_links * link_bps, |h| h.min(s.injection_links * link_bps))
+        s.built.model.host_limit_Bps.map_or(s.built.injection_links * link_bps, |h| h.min(s.built.injection_links * link_bps))
     };
-    let adaptive = s.model.routing == tofusim_packet::RoutingMode::Adaptive;
-    build_net("<flow>", &s.torus, s.dragonfly.as_ref(), r, adaptive, link_bps, node_bps, s.model.tnis)
+    let adaptive = s.built.model.routing == tofusim_packet::RoutingMode::Adaptive;
+    build_net("<flow>", &s.built.nodes, s.built.dragonfly.as_ref(), r, adaptive, link_bps, node_bps, s.built.model.tnis)
 }
 
 /// The flow network of an experiment file's system, in bytes per cycle: a
@@ -124,10 +124,10 @@ pub fn machine<'a>(s: &'a Setup, net: &'a FlowNet, modes: &Modes) -> FlowMachine
     FlowMachine {
         net,
         node_of_rank: &s.node_of_rank,
-        timing: s.model.host_timing(modes),
-        packet_bytes: s.model.packet_bytes,
-        header_bytes: s.model.header_bytes,
-        hop_latency_cycles: s.model.router.hop_latency_cycles,
+        timing: s.built.model.host_timing(modes),
+        packet_bytes: s.built.model.packet_bytes,
+        header_bytes: s.built.model.header_bytes,
+        hop_latency_cycles: s.built.model.router.hop_latency_cycles,
     }
 }
 

@@ -51,12 +51,12 @@ fn run_and_coll_build_the_same_tofu_hardware() {
     for system in ["k:4x4x4", "fx100:2x2x2", "fugaku:2x3x2"] {
         let e = exp(&format!("system = \"{system}\""), "pattern = \"uniform\"\nload = 0.1");
         let s = collective::setup(system).unwrap();
-        assert_eq!(e.router, s.model.router, "{system}: run and coll disagree on the router");
-        assert_eq!(e.built.cycle_ns(), s.model.cycle_ns(), "{system}");
-        assert_eq!(e.built.injection_links, s.injection_links, "{system}");
+        assert_eq!(e.router, s.built.model.router, "{system}: run and coll disagree on the router");
+        assert_eq!(e.built.cycle_ns(), s.built.model.cycle_ns(), "{system}");
+        assert_eq!(e.built.injection_links, s.built.injection_links, "{system}");
         // The Tofu packet format, not BG/L's.
-        assert_eq!(e.workload.packet_bytes, s.model.packet_bytes, "{system}");
-        assert_eq!(e.workload.header_bytes, s.model.header_bytes, "{system}");
+        assert_eq!(e.workload.packet_bytes, s.built.model.packet_bytes, "{system}");
+        assert_eq!(e.workload.header_bytes, s.built.model.header_bytes, "{system}");
         assert_eq!(e.router.escape, tofusim_packet::Escape::DatelineDimension, "{system}");
     }
     // K's host bandwidth paces its injection (the CPU–ICC bus).

@@ -18,7 +18,7 @@ fn three(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64) -> 
     let timed = run_schedule(system, &Modes::default(), 1, |r, g, t| Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, params(r, g, t)).unwrap()), &mut |_| {}).unwrap();
     let s = setup(system).unwrap();
     let events = flow_model::schedule_time(&s, &timed.schedule, &Modes::default(), 1).unwrap();
-    let mut p = params(s.node_of_rank.len() as u32, s.grid, s.model.tnis);
+    let mut p = params(s.node_of_rank.len() as u32, s.grid, s.built.model.tnis);
     p.count = if op == "alltoall" { bytes / 8 } else { bytes / 8 };
     let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
     let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1).unwrap();
@@ -65,7 +65,7 @@ fn full_machines() {
             let t0 = std::time::Instant::now();
             let mut p = tofusim_comm::Params::new(ranks, bytes / 8);
             p.grid = s.grid;
-            p.tnis = s.model.tnis;
+            p.tnis = s.built.model.tnis;
             p.segment_elements = (16 << 10) / 8;
             let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
             let built = t0.elapsed().as_secs_f64();

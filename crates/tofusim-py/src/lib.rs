@@ -281,7 +281,7 @@ fn run_collective_placed(
 ) -> PyResult<String> {
     let t = py.detach(|| {
         let mut setup = tofusim_experiment::collective::setup(&system)?;
-        let nodes = setup.torus.node_count();
+        let nodes = setup.built.nodes.node_count();
         if node_of_rank.is_empty() || node_of_rank.iter().any(|&n| n as u64 >= nodes) {
             return Err(ConfigError::new("<placement>", "node_of_rank", format!("expected at least one rank, each on a node below {nodes}")));
         }
@@ -289,7 +289,7 @@ fn run_collective_placed(
         setup.grid = None;
         let ranks = setup.node_of_rank.len() as u32;
         let mut params = tofusim_comm::algorithms::Params::new(ranks, 0);
-        params.tnis = setup.model.tnis.max(1);
+        params.tnis = setup.built.model.tnis.max(1);
         let s = tofusim_comm::algorithms::build_named(&op, &algo, 0, size_bytes, params)
             .map_err(|e| ConfigError::new("<collective>", e.key, e.message))?;
         tofusim_experiment::collective::run_on(setup, s, &Default::default(), seed, &mut |_| {})
@@ -519,7 +519,7 @@ fn comm_model(system: String) -> PyResult<String> {
 #[pyfunction]
 fn dragonfly_hop_pairs(system: String) -> PyResult<Vec<(u32, u32, u32)>> {
     let setup = tofusim_experiment::collective::setup(&system).map_err(config_err)?;
-    let Some((d, mode)) = setup.dragonfly else {
+    let Some((d, mode)) = setup.built.dragonfly else {
         return Err(TofusimConfigError::new_err(format!("{system}: not a dragonfly")));
     };
     let routing = tofusim_routing::DragonflyRouting::new(&d, mode);
