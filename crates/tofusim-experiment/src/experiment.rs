@@ -71,6 +71,11 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     };
     let run = parse_run(&sec("run")?)?;
     let workload = parse_workload(&sec("workload")?, &built.nodes, &router, built.model.header_bytes, run.seed, routes, built.group_nodes())?;
+    if matches!(workload.kind, Kind::Open { .. }) && run.cycles.is_none() {
+        // An open-loop pattern never runs out of packets: without a length
+        // the run would never end.
+        return Err(sec("run")?.error("cycles", "missing; an open-loop pattern needs the run's length in cycles (e.g. cycles = 100000)"));
+    }
     top.finish(&["network", "router", "routing", "workload", "run"])?;
     Ok(Experiment { built, router, mode, run, workload })
 }
