@@ -96,6 +96,10 @@ pub fn estimated_messages(spec: &CollectiveSpec, p: u64) -> u64 {
 }
 #[derive(Clone, Debug, Serialize)]
 pub struct CollectiveResult {
+    /// Every step of the collective ran (false after a deadlock, an
+    /// invariant violation or Ctrl-C: the time is then not the
+    /// collective's).
+    pub complete: bool,
     /// The model that timed it: `packet`, `flow-events` or `flow-rounds`.
     pub model: Model,
     pub op: String,
@@ -133,6 +137,10 @@ pub struct FlowSummary {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
+    /// Every step ran (no deadlock, no invariant violation, no interrupt).
+    pub complete: bool,
+    /// Stopped early by Ctrl-C: `cycles` and the time are up to then.
+    pub interrupted: bool,
     pub cycles: u64,
     pub cycle_ns: f64,
     pub packets_delivered: u64,
@@ -188,7 +196,7 @@ pub fn run_schedule(
     modes: &Modes,
     seed: u64,
     make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
-    progress: &mut dyn FnMut(f64),
+    progress: tofusim_packet::Progress,
 ) -> Result<Timed> {
     let setup = setup(system_name)?;
     let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.built.model.tnis)?;
@@ -201,7 +209,7 @@ pub fn run_on(
     s: tofusim_comm::Schedule,
     modes: &Modes,
     seed: u64,
-    progress: &mut dyn FnMut(f64),
+    progress: tofusim_packet::Progress,
 ) -> Result<Timed> {
     let Setup {
         built: crate::build::Built { nodes: t, dragonfly, fattree, model, injection_links, .. },
@@ -250,6 +258,8 @@ pub fn run_on(
         rank_end_cycles,
         step_finish_cycles,
         run: RunSummary {
+            complete: r.complete,
+            interrupted: r.interrupted,
             cycles,
             cycle_ns: r.cycle_ns,
             packets_delivered: r.packets_delivered,
@@ -265,7 +275,7 @@ pub fn run_on(
 
 /// Runs one collective on the model `spec` names (and, with `verify`, on
 /// real buffers).
-pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<CollectiveResult> {
+pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
     if spec.model == Model::Packet {
         return run_packet(spec, progress);
     }
@@ -294,13 +304,13 @@ pub fn run(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<Colle
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
         let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
         let timed = crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed)?;
-        progress(1.0);
+        let _ = progress(1.0);
         return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: Some(timed) }), model));
     }
     check_estimate(spec, estimate)?;
     let sched = schedule(spec, ranks, s.grid, s.built.model.tnis)?;
     let time = crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed)?;
-    progress(1.0);
+    let _ = progress(1.0);
     let (verified, verify_error) = verification(spec, &sched);
     Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), (sched.messages(), sched.bytes_sent(), sched.tnis_used()), verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None }), model))
 }
@@ -347,6 +357,7 @@ fn result(
         _ => spec.size_bytes,
     };
     CollectiveResult {
+        complete: run.as_ref().is_none_or(|r| r.complete),
         model,
         op: spec.op.clone(),
         algo: spec.algorithm.clone(),
@@ -368,7 +379,7 @@ fn result(
 }
 
 /// Runs one collective on the packet engine (and, with `verify`, on real buffers).
-fn run_packet(spec: &CollectiveSpec, progress: &mut dyn FnMut(f64)) -> Result<CollectiveResult> {
+fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
     let timed = run_schedule(
         &spec.system,
         &spec.modes,

@@ -500,7 +500,7 @@ pub fn engine(exp: Experiment) -> Engine<Workload> {
 }
 
 /// Parses, validates and runs an experiment.
-pub fn run(file: &str, text: &str, progress: &mut dyn FnMut(f64)) -> Result<(System, RunResult)> {
+pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result<(System, RunResult)> {
     let (system, r) = run_split(file, text, tofusim_packet::Split::serial(), progress)?;
     Ok((system, r.expect("an unsplit run has its result")))
 }
@@ -508,7 +508,7 @@ pub fn run(file: &str, text: &str, progress: &mut dyn FnMut(f64)) -> Result<(Sys
 /// [`run`] split over threads (and processes, with a transport); the
 /// result is bit-identical to the unsplit run's, and comes back in
 /// process 0 only.
-pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress: &mut dyn FnMut(f64)) -> Result<(System, Option<RunResult>)> {
+pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress: tofusim_packet::Progress) -> Result<(System, Option<RunResult>)> {
     let exp = parse(file, text)?;
     let system = exp.built.system.clone();
     let e = engine(exp);

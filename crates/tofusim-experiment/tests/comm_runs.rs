@@ -12,7 +12,7 @@ fn time(system: &str, make: impl FnOnce(u32) -> Schedule) -> Timed {
         &Modes::default(),
         1,
         |ranks, _, _| Ok(make(ranks)),
-        &mut |_| {},
+        &mut |_| std::ops::ControlFlow::Continue(()),
     )
     .unwrap()
 }

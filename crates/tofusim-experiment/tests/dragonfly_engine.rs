@@ -50,7 +50,7 @@ fn run(d: &Dragonfly, mode: DragonflyMode, pattern: OpenPattern, load: f64, cycl
         seed,
         ..RunParams::default()
     };
-    Engine::new(routing, params(), RoutingMode::Deterministic, run, w, 1.0, 1.0).run(&mut |_| {})
+    Engine::new(routing, params(), RoutingMode::Deterministic, run, w, 1.0, 1.0).run(&mut |_| std::ops::ControlFlow::Continue(()))
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn several_nodes_per_router_and_slower_global_links_run_every_mode_without_deadl
         let w = Workload::new(Kind::Open { pattern: OpenPattern::Uniform, load: 1.0 }, PacketFormat::new(PACKET, 16), &space, 7).unwrap();
         let run = RunParams { cycles: Some(1_000_000), warmup: 100_000, seed: 7, audit_cycles: 100_000, ..RunParams::default() };
         let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
-        let r = Engine::new(routing, p.clone(), RoutingMode::Deterministic, run, w, 1.0, 1.0).run(&mut |_| {});
+        let r = Engine::new(routing, p.clone(), RoutingMode::Deterministic, run, w, 1.0, 1.0).run(&mut |_| std::ops::ControlFlow::Continue(()));
         assert!(r.deadlock.is_none(), "{mode:?}: {:?}", r.deadlock);
         assert!(r.invariant_error.is_none(), "{mode:?}: {:?}", r.invariant_error);
         // Per node, in link units: 4 nodes share a router, and a quarter of
@@ -153,7 +153,7 @@ fn traffic_between_nodes_of_one_router_turns_around_at_the_host_rate() {
     let kind = Kind::Finite(tofusim_workload::FinitePattern::Trace { packets: trace });
     let w = Workload::new(kind, PacketFormat::new(PACKET, 16), &space, 1).unwrap();
     let routing = Routing::Dragonfly(DragonflyRouting::new(&d, DragonflyMode::Minimal));
-    let r = Engine::new(routing, p, RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| {});
+    let r = Engine::new(routing, p, RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| std::ops::ControlFlow::Continue(()));
     assert!(r.invariant_error.is_none(), "{:?}", r.invariant_error);
     assert_eq!(r.packets_delivered, 200);
     assert_eq!(r.link_utilization, 0.0);
@@ -177,7 +177,7 @@ fn shift_posted_at_once(mode: DragonflyMode, packets: u64) -> (f64, u64) {
     let kind = Kind::Finite(tofusim_workload::FinitePattern::Trace { packets: trace });
     let w = Workload::new(kind, PacketFormat::new(PACKET, 16), &space, 1).unwrap();
     let routing = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
-    let r = Engine::new(routing, params(), RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| {});
+    let r = Engine::new(routing, params(), RoutingMode::Deterministic, RunParams::default(), w, 1.0, 1.0).run(&mut |_| std::ops::ControlFlow::Continue(()));
     assert!(r.invariant_error.is_none() && r.deadlock.is_none(), "{mode:?}: {:?}", r.invariant_error);
     assert_eq!(r.packets_delivered, 4 * packets);
     (r.sim.packet_hops as f64 / r.packets_delivered as f64, r.completion_cycles.unwrap())

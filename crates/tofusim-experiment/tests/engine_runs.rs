@@ -4,7 +4,7 @@
 use tofusim_experiment::experiment;
 
 fn run(text: &str) -> tofusim_packet::RunResult {
-    let (_, r) = experiment::run("test.toml", text, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let (_, r) = experiment::run("test.toml", text, &mut |_| std::ops::ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}"));
     r
 }
 

@@ -6,7 +6,7 @@ use tofusim_experiment::experiment;
 use tofusim_packet::{RunResult, Split};
 
 fn run(text: &str) -> RunResult {
-    experiment::run("<test>", text, &mut |_| {}).unwrap_or_else(|e| panic!("{e}")).1
+    experiment::run("<test>", text, &mut |_| std::ops::ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}")).1
 }
 
 fn tree(extra: &str, algorithm: &str, workload: &str, run: &str) -> String {
@@ -85,8 +85,8 @@ fn torus_patterns_and_torus_router_keys_are_refused_on_a_fat_tree() {
 fn a_split_fat_tree_run_is_bit_identical() {
     let text = tree("taper = [2, 1]\n", "adaptive", "pattern = \"uniform\"\nload = 0.3", "cycles = 60000\nwarmup = 10000");
     let exp = || experiment::engine(experiment::parse("<test>", &text).unwrap());
-    let one = exp().run(&mut |_| {});
-    let two = exp().run_split(Split::threads(2), &mut |_| {}, |_| ()).expect("result").0;
+    let one = exp().run(&mut |_| std::ops::ControlFlow::Continue(()));
+    let two = exp().run_split(Split::threads(2), &mut |_| std::ops::ControlFlow::Continue(()), |_| ()).expect("result").0;
     let strip = |r: &RunResult| {
         let mut v = serde_json::to_value(r).unwrap();
         v["sim"] = serde_json::Value::Null;

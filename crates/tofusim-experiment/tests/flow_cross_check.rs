@@ -6,7 +6,7 @@ use tofusim_experiment::comm_model::Modes;
 use tofusim_experiment::flow_model;
 
 fn both(system: &str, list: &[Transfer]) -> (f64, f64) {
-    let packet = run_schedule(system, &Modes::default(), 1, |ranks, _, _| Ok(transfers(ranks, list)), &mut |_| {})
+    let packet = run_schedule(system, &Modes::default(), 1, |ranks, _, _| Ok(transfers(ranks, list)), &mut |_| std::ops::ControlFlow::Continue(()))
         .unwrap()
         .time_seconds;
     let flow = flow_model::transfers(system, list, 1).unwrap().time_seconds;
@@ -22,7 +22,7 @@ fn collective(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64
         p.segment_elements = segment_bytes / 8;
         Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, p).unwrap())
     };
-    let timed = run_schedule(system, &Modes::default(), 1, make, &mut |_| {}).unwrap();
+    let timed = run_schedule(system, &Modes::default(), 1, make, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     let setup = tofusim_experiment::collective::setup(system).unwrap();
     let flow = flow_model::schedule_time(&setup, &timed.schedule, &Modes::default(), 1).unwrap();
     (timed.time_seconds, flow)

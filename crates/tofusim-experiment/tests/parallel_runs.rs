@@ -56,7 +56,7 @@ fn assert_same(got: &serde_json::Value, want: &serde_json::Value, what: &str) {
 
 fn run_split(text: &str, split: Split) -> Option<tofusim_packet::RunResult> {
     let exp = experiment::parse("test.toml", text).unwrap_or_else(|e| panic!("{e}"));
-    experiment::engine(exp).run_split(split, &mut |_| {}, |_| ()).map(|(r, _)| r)
+    experiment::engine(exp).run_split(split, &mut |_| std::ops::ControlFlow::Continue(()), |_| ()).map(|(r, _)| r)
 }
 
 /// Runs `text` as `procs` emulated processes of `threads` threads each;

@@ -37,7 +37,7 @@ mod wire;
 pub use config::{
     Arbitration, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
 };
-pub use engine::{Engine, Split};
+pub use engine::{Engine, Progress, Split};
 pub use layout::{MAX_PORTS, MAX_QUEUES};
 pub use partition::{PartitionPlan, MAX_PARTITIONS};
 pub use tofusim_des::sync::{LocalTransport, Transport};

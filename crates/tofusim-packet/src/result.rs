@@ -132,6 +132,9 @@ pub struct PortSample {
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
     pub complete: bool,
+    /// Stopped early at the caller's request (Ctrl-C): what is reported
+    /// was measured up to the last window simulated.
+    pub interrupted: bool,
     pub link_utilization: f64,
     pub payload_utilization: f64,
     pub offered_load: Option<f64>,

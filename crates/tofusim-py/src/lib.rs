@@ -115,6 +115,27 @@ impl tofusim_packet::Transport for PyTransport {
     }
 }
 
+/// The engine's progress callback for a Python caller: calls `progress(fraction)`
+/// when given, and asks the run to stop when Ctrl-C was pressed (a pending
+/// SIGINT, seen by `check_signals` on the main thread, or a
+/// `KeyboardInterrupt` out of the callback). The run then ends after its
+/// current window with `interrupted: true` in its result (the interrupt is
+/// consumed: the caller reads the flag).
+fn reporter(progress: &Option<Py<PyAny>>) -> impl FnMut(f64) -> std::ops::ControlFlow<()> + '_ {
+    use std::ops::ControlFlow;
+    move |f: f64| {
+        Python::attach(|py| {
+            let called = progress.as_ref().map_or(Ok(()), |cb| cb.call1(py, (f,)).map(|_| ()));
+            let interrupt = |e: &PyErr| e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py);
+            match called.and_then(|()| py.check_signals()) {
+                Err(e) if interrupt(&e) => ControlFlow::Break(()),
+                // Other errors of the callback are the callback's business.
+                _ => ControlFlow::Continue(()),
+            }
+        })
+    }
+}
+
 /// Runs the experiment in TOML `text` (`file` names it in errors) on the
 /// packet engine and returns the result as JSON. `progress(fraction)` is
 /// called now and then from the engine; `ports` keeps the per-port
@@ -170,13 +191,7 @@ fn run_experiment(
     let split = tofusim_packet::Split { threads: threads.max(1), transport };
     tofusim_experiment::experiment::check_split(&file, &engine, &split).map_err(config_err)?;
     let result = py.detach(|| {
-        let mut report = |f: f64| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    let _ = cb.call1(py, (f,));
-                });
-            }
-        };
+        let mut report = reporter(&progress);
         engine.run_split(split, &mut report, |_| ())
     });
     let Some((mut result, ())) = result else { return Ok(None) };
@@ -251,13 +266,7 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
 fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let spec = collective_spec(&spec)?;
     let r = py.detach(|| {
-        let mut report = |f: f64| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    let _ = cb.call1(py, (f,));
-                });
-            }
-        };
+        let mut report = reporter(&progress);
         tofusim_experiment::collective::run(&spec, &mut report)
     });
     let r = r.map_err(config_err)?;
@@ -292,7 +301,7 @@ fn run_collective_placed(
         params.tnis = setup.built.model.tnis.max(1);
         let s = tofusim_comm::algorithms::build_named(&op, &algo, 0, size_bytes, params)
             .map_err(|e| ConfigError::new("<collective>", e.key, e.message))?;
-        tofusim_experiment::collective::run_on(setup, s, &Default::default(), seed, &mut |_| {})
+        tofusim_experiment::collective::run_on(setup, s, &Default::default(), seed, &mut |_| std::ops::ControlFlow::Continue(()))
     });
     Ok(timed_json(t.map_err(config_err)?))
 }
@@ -387,7 +396,7 @@ fn time_schedule(
             modes,
             1,
             |ranks, _, _| make(ranks),
-            &mut |_| {},
+            &mut |_| std::ops::ControlFlow::Continue(()),
         )
     });
     Ok(timed_json(t.map_err(config_err)?))
@@ -764,7 +773,7 @@ fn cg_iteration_time(py: Python<'_>, torus: &str, procs: u32, class: char, order
             layout.iteration_schedule(),
             &tofusim_experiment::comm_model::Modes::default(),
             1,
-            &mut |_| {},
+            &mut |_| std::ops::ControlFlow::Continue(()),
         )
     });
     Ok(timed_json(timed.map_err(config_err)?))

@@ -45,8 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"tofusim: error: {e}", err=True)
         return 2
     except click.exceptions.Abort:
-        click.echo("tofusim: aborted", err=True)
-        return 1
+        # Ctrl-C outside a simulation (click turns KeyboardInterrupt into
+        # Abort); inside one the engine stops and the command exits 130 itself.
+        click.echo("tofusim: interrupted", err=True)
+        return 130
     except click.UsageError as e:
         hint = f" (see: tofusim {e.ctx.command_path.split(' ', 1)[1] + ' ' if e.ctx and ' ' in e.ctx.command_path else ''}--help)"
         click.echo(f"tofusim: error: {e.format_message()}{hint}", err=True)

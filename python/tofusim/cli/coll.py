@@ -102,6 +102,9 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
         for k, v in rows:
             t.add_row(k, v)
         Console(width=None if sys.stdout.isatty() else 140).print(t)
+    if r["run"] and r["run"]["interrupted"]:
+        click.echo(f"tofusim: interrupted at cycle {r['run']['cycles']:,}: the collective did not finish (complete: false)", err=True)
+        raise SystemExit(130)
     if r["verified"] is False:
         click.echo(f"tofusim: verification failed: {r['verify_error']}", err=True)
         raise SystemExit(1)

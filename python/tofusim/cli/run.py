@@ -141,6 +141,9 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
         click.echo(json.dumps(r))
     else:
         Console(width=None if sys.stdout.isatty() else 140).print(summary_table(r, f"{experiment}"))
+    if r.get("interrupted"):
+        click.echo(f"tofusim: interrupted at cycle {r['sim']['cycles']:,}: the figures above cover the run up to then (complete: false)", err=True)
+        raise SystemExit(130)
     if r.get("deadlock"):
         d = r["deadlock"]
         click.echo(f"tofusim: deadlock at cycle {d['cycle']}: no packet moved for {d['stalled_cycles']} cycles with {d['packets_in_flight']} in flight; wait cycle of {d['wait_cycle_length']} VCs", err=True)

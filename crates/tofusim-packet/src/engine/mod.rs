@@ -110,8 +110,10 @@ pub struct Engine<W> {
     pub(crate) ugal_view: Vec<u32>,
 }
 
-/// What a caller sees of a run in progress (for progress bars).
-pub type Progress<'a> = &'a mut dyn FnMut(f64);
+/// What a caller sees of a run in progress (for progress bars): called now
+/// and then with the fraction done; `Break` asks the run to
+/// stop early (Ctrl-C): it ends after the current window, `interrupted`.
+pub type Progress<'a> = &'a mut dyn FnMut(f64) -> std::ops::ControlFlow<()>;
 
 impl<W: Traffic> Engine<W> {
     /// `injection_links`: the node's injection capacity in bytes per cycle

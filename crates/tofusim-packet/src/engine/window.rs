@@ -31,6 +31,8 @@ pub(crate) struct Ending {
     pub t: u64,
     pub completion: Option<u64>,
     pub deadlock: Option<Deadlock>,
+    /// Stopped early at the caller's request (an interrupt).
+    pub interrupted: bool,
     /// Windows simulated.
     pub windows: u64,
     /// Wall time this partition spent inside its windows.
@@ -57,6 +59,9 @@ struct Report {
     next_event: u64,
     last_delivery: u64,
     error: Option<InvariantError>,
+    /// Whether the caller asked the run to stop (an interrupt, seen by
+    /// partition 0's progress callback).
+    stop: bool,
     /// UGAL-G: occupancy of its routers' global output ports.
     ugal: Vec<u32>,
 }
@@ -85,6 +90,7 @@ impl Report {
                 e.put(buf);
             }
         }
+        buf.put_u8(self.stop as u8);
         buf.put_u64(self.ugal.len() as u64);
         self.ugal.iter().for_each(|&x| buf.put_u32(x));
     }
@@ -109,6 +115,7 @@ impl Report {
             *x = r.u64();
         }
         self.error = (r.u8() == 1).then(|| InvariantError::get(&mut r));
+        self.stop = r.u8() == 1;
         self.ugal.clear();
         let n = r.u64();
         self.ugal.extend((0..n).map(|_| r.u32()));
@@ -128,6 +135,7 @@ struct Global {
     next_event: Option<u64>,
     last_delivery: Option<u64>,
     error: Option<InvariantError>,
+    stop: bool,
 }
 
 impl Global {
@@ -145,6 +153,7 @@ impl Global {
             next_event: reports.iter().filter_map(|r| some(r.next_event)).min(),
             last_delivery: reports.iter().filter_map(|r| some(r.last_delivery)).max(),
             error: reports.iter().filter_map(|r| r.error.clone()).reduce(|a, b| if b.precedes(&a) { b } else { a }),
+            stop: reports.iter().any(|r| r.stop),
         }
     }
 }
@@ -226,7 +235,7 @@ impl<W: Traffic> Engine<W> {
         }
     }
 
-    fn report(&mut self, last_event: Option<u64>, ugal: &[(u32, u8)]) -> Report {
+    fn report(&mut self, last_event: Option<u64>, ugal: &[(u32, u8)], stop: bool) -> Report {
         let mailed = (self.mail.mailed_min != NONE).then_some(self.mail.mailed_min);
         let next = [self.wheel.next_time(), mailed].into_iter().flatten().min();
         let rep = Report {
@@ -242,6 +251,7 @@ impl<W: Traffic> Engine<W> {
             next_event: next.unwrap_or(NONE),
             last_delivery: self.stats.last_delivery.unwrap_or(NONE),
             error: self.error.clone(),
+            stop,
             ugal: ugal.iter().filter(|&&(r, _)| self.owns(r)).map(|&(r, p)| self.router.outputs.occupancy(&self.net, r, p)).collect(),
         };
         self.mail.moved_out = 0;
@@ -323,6 +333,9 @@ impl<W: Traffic> Engine<W> {
 /// Runs partition `e` to the end of the run, meeting the other partitions
 /// through `sync` after every window. `progress` is called now and then
 /// (by partition 0 only) with the fraction done.
+/// A progress callback that answers `Break` asks the run to stop: every
+/// partition stops at the end of the next window, and the result says
+/// `interrupted`, with what was measured until then.
 pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mut progress: Option<Progress>) -> Ending {
     let parts = sync.partitions();
     debug_assert_eq!(e.mail.outbox.len(), parts);
@@ -346,6 +359,9 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
     let mut busy = 0.0;
     let mut completion = None;
     let mut deadlock = None;
+    // Asked to stop by the progress callback (partition 0), and stopped
+    // once every partition has heard it.
+    let (mut stop_asked, mut interrupted) = (false, false);
     e.begin();
     loop {
         let until = start.saturating_add(w).min(end);
@@ -354,7 +370,7 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         busy += began.elapsed().as_secs_f64();
         windows += 1;
         mine.clear();
-        e.report(last, &ugal).put(&mut mine);
+        e.report(last, &ugal, stop_asked).put(&mut mine);
         sync.exchange(&mut e.mail.outbox, &mine, &mut inbox, &mut report_bytes);
         for b in &inbox {
             e.mail.receive(b, &mut e.pool, &mut e.wheel);
@@ -376,6 +392,10 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         if let Some(err) = g.error.clone() {
             t = err.cycle;
             e.fail(err.cycle, err.kind, err.detail);
+            break;
+        }
+        if g.stop {
+            interrupted = true;
             break;
         }
         if e.workload.is_finite() && g.gen_remaining == 0 && g.trace_pending == 0 && g.live == 0 {
@@ -416,7 +436,9 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
                     (None, true) => g.delivered as f64 / (g.created + g.gen_remaining).max(1) as f64,
                     _ => 0.0,
                 };
-                p(frac.min(1.0));
+                if p(frac.min(1.0)).is_break() {
+                    stop_asked = true;
+                }
             }
         }
     }
@@ -425,7 +447,9 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         e.audit_all(sync, t);
     }
     if let Some(p) = progress.as_mut() {
-        p(1.0);
+        if !interrupted {
+            let _ = p(1.0);
+        }
     }
-    Ending { t, completion, deadlock, windows, busy_seconds: busy }
+    Ending { t, completion, deadlock, interrupted, windows, busy_seconds: busy }
 }

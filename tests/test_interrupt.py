@@ -1,0 +1,68 @@
+"""Ctrl-C (SIGINT) stops a simulation within a second: the command prints
+what was measured so far, marked incomplete, and exits 130 (issue 18)."""
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, TOFUSIM
+
+# An open-loop run far longer than any test waits for.
+ENDLESS = """
+[network]
+system = "bgl:8x8x8"
+[workload]
+pattern = "uniform"
+load = 0.1
+[run]
+cycles = 1000000000
+warmup = 1000
+"""
+
+
+def interrupt(args: list[str], after_s: float = 2.0) -> tuple[int, str, str, float]:
+    """Starts `tofusim ARGS`, sends SIGINT after `after_s` seconds, and
+    returns the exit code, stdout, stderr and the seconds it took to stop."""
+    p = subprocess.Popen([TOFUSIM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    time.sleep(after_s)
+    assert p.poll() is None, "the run ended before the interrupt"
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return p.returncode, out, err, time.monotonic() - sent
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_ctrl_c_stops_a_run_and_prints_an_incomplete_result(tmp_path, threads):
+    exp = tmp_path / "endless.toml"
+    exp.write_text(ENDLESS)
+    code, out, err, took = interrupt(["run", str(exp), "--json", "--threads", threads])
+    assert code == 130, err
+    assert took < 1.5, f"stopped {took:.2f} s after the interrupt"
+    r = json.loads(out)  # one valid object
+    assert r["complete"] is False and r["interrupted"] is True
+    # What was measured up to the interrupt: a run of some cycles at the offered load.
+    assert 0 < r["sim"]["cycles"] < 1_000_000_000
+    assert r["accepted_load"] == pytest.approx(0.1, abs=0.02)
+    assert r["invariant_error"] is None
+    assert "interrupted at cycle" in err
+
+
+def test_ctrl_c_stops_a_collective():
+    code, out, err, took = interrupt(["coll", "alltoall", "--algo", "pairwise", "--size", "1MiB", "--system", "bgl:8x8x8", "--json"])
+    assert code == 130, err
+    assert took < 1.5
+    r = json.loads(out)
+    assert r["complete"] is False and r["run"]["interrupted"] is True
+
+
+def test_a_finished_run_is_not_interrupted(run, tmp_path):
+    exp = tmp_path / "short.toml"
+    exp.write_text(ENDLESS.replace("1000000000", "20000"))
+    r = run("run", str(exp), "--json")
+    assert r.code == 0
+    j = r.json()
+    assert j["complete"] is True and j["interrupted"] is False
