@@ -52,6 +52,12 @@ def test_trinaryx3_beats_ring_on_large_vectors(run):
     (["allreduce", "--algo", "ring", "--system", "nosuch"], "system"),
     (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--root", "99"], "root"),
     (["allreduce", "--system", "k:1x1x1"], "--algo"),
+    # Issue 18: values that were silently accepted.
+    (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--tnis", "6"], "tnis: expected 1 to 4"),
+    (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--tnis", "99"], "tnis: expected 1 to 4"),
+    (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--root", "-1"], "root: expected a whole number"),
+    (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--size", "0"], "size: expected at least 1 byte"),
+    (["allreduce", "--algo", "trinaryx3", "--system", "k:1x1x1", "--segment", "0"], "segment: expected at least 1 byte"),
 ])
 def test_bad_input_exits_2_with_the_key(run, args, needle):
     r = run("coll", *args)

@@ -282,9 +282,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let wall = std::time::Instant::now();
     let s = setup(&spec.system)?;
     let ranks = s.node_of_rank.len() as u32;
-    if spec.root >= ranks {
-        return Err(err("root", format!("expected a rank below {ranks}")));
-    }
+    check_spec(spec, ranks, s.built.model.tnis)?;
     let estimate = estimated_messages(spec, ranks as u64);
     let has_rounds = tofusim_comm::rounds::WITH_ROUNDS.contains(&(spec.op.as_str(), spec.algorithm.as_str()));
     let model = match spec.model {
@@ -316,6 +314,28 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
 }
 
 /// Refuses a schedule too large to hold, naming the way out.
+/// The spec's own values against the system: a root among the ranks, at
+/// most the node's TNIs, a payload and a segment of at least one byte
+/// (a 0-byte collective would still send its empty messages: refused
+/// rather than timed as something it is not).
+fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> {
+    if spec.root >= ranks {
+        return Err(err("root", format!("expected a rank from 0 to {}, found {}", ranks - 1, spec.root)));
+    }
+    if let Some(t) = spec.tnis {
+        if t == 0 || t > system_tnis.max(1) {
+            return Err(err("tnis", format!("expected 1 to {} (the TNIs of a node of {}), found {t}", system_tnis.max(1), spec.system)));
+        }
+    }
+    if spec.size_bytes == 0 && spec.op != "barrier" {
+        return Err(err("size", "expected at least 1 byte (a 0-byte collective has nothing to time)"));
+    }
+    if spec.segment_bytes == 0 {
+        return Err(err("segment", "expected at least 1 byte"));
+    }
+    Ok(())
+}
+
 fn check_estimate(spec: &CollectiveSpec, estimate: u64) -> Result<()> {
     if estimate > MAX_SCHEDULE_MESSAGES {
         let rounds: Vec<String> = tofusim_comm::rounds::WITH_ROUNDS.iter().map(|(o, a)| format!("{o} {a}")).collect();
@@ -385,9 +405,7 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
         &spec.modes,
         spec.seed,
         |ranks, grid, tnis| {
-            if spec.root >= ranks {
-                return Err(err("root", format!("expected a rank below {ranks}")));
-            }
+            check_spec(spec, ranks, tnis)?;
             check_estimate(spec, estimated_messages(spec, ranks as u64))?;
             schedule(spec, ranks, grid, tnis)
         },

@@ -218,10 +218,28 @@ fn collective_algorithms() -> String {
     serde_json::Value::Object(m).to_string()
 }
 
+/// A value for an error message: at most 60 characters.
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 60 {
+        s.to_string()
+    } else {
+        format!("{}… ({} characters)", s.chars().take(57).collect::<String>(), s.chars().count())
+    }
+}
+
 fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::CollectiveSpec> {
     let v: serde_json::Value = serde_json::from_str(spec)
         .map_err(|e| TofusimConfigError::new_err(format!("bad spec: {e}")))?;
-    let get_u = |k: &str, d: u64| v.get(k).and_then(|x| x.as_u64()).unwrap_or(d);
+    // A key given as anything but a whole number ≥ 0 is refused (a `-1`
+    // root must not become the default).
+    let get_u = |k: &str, d: u64| -> PyResult<u64> {
+        match v.get(k) {
+            None | Some(serde_json::Value::Null) => Ok(d),
+            Some(x) => x.as_u64().ok_or_else(|| {
+                TofusimConfigError::new_err(format!("<command line>: {k}: expected a whole number of at least 0, found {}", clip(&x.to_string())))
+            }),
+        }
+    };
     let get_s = |k: &str| {
         v.get(k)
             .and_then(|x| x.as_str())
@@ -238,17 +256,17 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
     Ok(tofusim_experiment::collective::CollectiveSpec {
         op: get_s("op"),
         algorithm: get_s("algo"),
-        size_bytes: get_u("size_bytes", 8),
+        size_bytes: get_u("size_bytes", 8)?,
         system: get_s("system"),
-        root: get_u("root", 0) as u32,
-        segment_bytes: get_u("segment_bytes", 65536),
-        tnis: v
-            .get("tnis")
-            .and_then(|x| x.as_u64())
-            .map(|t| t.min(255) as u8),
+        root: u32::try_from(get_u("root", 0)?).map_err(|_| TofusimConfigError::new_err("<command line>: root: expected a rank of the communicator"))?,
+        segment_bytes: get_u("segment_bytes", 65536)?,
+        tnis: match get_u("tnis", 0)? {
+            0 if v.get("tnis").is_none_or(|x| x.is_null()) => None,
+            t => Some(u8::try_from(t).map_err(|_| TofusimConfigError::new_err(format!("<command line>: tnis: expected 1 to the node's TNIs, found {t}")))?),
+        },
         modes,
         verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
-        seed: get_u("seed", 1),
+        seed: get_u("seed", 1)?,
         model: {
             let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
             tofusim_experiment::collective::Model::parse(m).ok_or_else(|| {
