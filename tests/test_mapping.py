@@ -97,3 +97,25 @@ def test_bad_rmatt_input_exits_2(run, tmp_path):
     assert r.code == 2 and "--torus" in r.err
     r = run("pattern", "cg", "--procs", "24", "--class", "B")
     assert r.code == 2 and "power-of-two" in r.err
+
+
+@pytest.mark.parametrize("case", ["binary list", "binary order", "empty list", "negative iterations", "out is a directory", "out parent missing", "map out is a directory"])
+def test_files_and_numbers_that_crashed_exit_2(run, tmp_path, case):
+    """Issue 18: inputs that ended as exit 1 "internal error" or ran as nonsense."""
+    pat, binary, empty = tmp_path / "p.txt", tmp_path / "b.bin", tmp_path / "e.txt"
+    pat.write_text("0 1 100\n")
+    binary.write_bytes(b"\xff\xfe\x00\x01binary")
+    empty.write_text("")
+    rmatt = ["rmatt", "--torus", "4x4", "--pattern"]
+    args, needle = {
+        "binary list": (rmatt + [str(binary)], "not UTF-8 text"),
+        "binary order": (rmatt + [str(pat), "--start", str(binary)], "order file is not UTF-8 text"),
+        "empty list": (rmatt + [str(empty)], "the list is empty"),
+        "negative iterations": (rmatt + [str(pat), "--iterations", "-5"], "--iterations"),
+        "out is a directory": (rmatt + [str(pat), "--out", str(tmp_path)], "is a directory"),
+        "out parent missing": (rmatt + [str(pat), "--out", str(tmp_path / "no" / "such" / "x")], "does not exist"),
+        "map out is a directory": (["map", "virtual", "--system", "k:4x6x4", "--shape", "96x4", "--out", str(tmp_path)], "is a directory"),
+    }[case]
+    r = run(*args)
+    assert r.code == 2, (case, r.err)
+    assert needle in r.err and "Traceback" not in r.err and "internal error" not in r.err

@@ -65,7 +65,7 @@ impl CommList {
             if let Some(c) = comment {
                 if let Some(n) = c.strip_prefix("ranks") {
                     declared = Some(n.trim().parse().map_err(|_| {
-                        err(format!("`# ranks` expects a process count, got {:?}", n.trim()))
+                        err(format!("`# ranks` expects a process count, got {:?}", clip(n.trim())))
                     })?);
                 }
             }
@@ -86,7 +86,7 @@ impl CommList {
                 fields[k].parse::<u64>().map_err(|_| {
                     err(format!(
                         "{what} must be a non-negative integer, got {:?}",
-                        fields[k]
+                        clip(fields[k])
                     ))
                 })
             };
@@ -111,6 +111,9 @@ impl CommList {
             Some(n) => n,
             None => largest,
         };
+        if ranks == 0 {
+            return Err(ParseError { line: 0, message: "no flows (and no `# ranks N`): the list is empty".into() });
+        }
         Ok(Self::new(ranks, flows))
     }
 
@@ -124,6 +127,16 @@ impl CommList {
 
     pub fn total_bytes(&self) -> u64 {
         self.flows.iter().map(|f| f.bytes).sum()
+    }
+}
+
+/// At most 40 characters of a field, for error messages (a line may be
+/// megabytes long).
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 40 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(39).collect::<String>())
     }
 }
 
@@ -152,5 +165,15 @@ mod tests {
         let e = CommList::parse("0 x 10\n").unwrap_err();
         assert!(e.message.contains("DST"));
         assert!(CommList::parse("# ranks 2\n0 5 1\n").is_err());
+    }
+
+    #[test]
+    fn an_empty_list_is_refused_and_long_fields_are_clipped() {
+        assert!(CommList::parse("").unwrap_err().message.contains("empty"));
+        assert!(CommList::parse("# only comments\n\n").is_err());
+        // A list that declares its ranks but has no flows is a silent job.
+        assert_eq!(CommList::parse("# ranks 8\n").unwrap().ranks, 8);
+        let long = format!("0 1 {}\n", "9x".repeat(100_000));
+        assert!(CommList::parse(&long).unwrap_err().message.len() < 120);
     }
 }

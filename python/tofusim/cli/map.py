@@ -4,12 +4,11 @@ regions, avoiding failed nodes (DOMAIN.md §2; docs/mapping.md)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
 from .. import _core
-from .rmatt import read_text
+from .files import read_text, write_text
 
 
 @click.group(name="map")
@@ -31,7 +30,7 @@ def virtual(system: str, shape: str, region: str | None, faults_file: str | None
     if out:
         nodes, coords = r.pop("node_of_rank"), r.pop("node_coords")
         head = f"# {system}: virtual torus {shape}; rank node x y z a b c ({r['mechanism']})\n"
-        Path(out).write_text(head + "".join(f"{i} {n} {' '.join(map(str, c))}\n" for i, (n, c) in enumerate(zip(nodes, coords))))
+        write_text(out, head + "".join(f"{i} {n} {' '.join(map(str, c))}\n" for i, (n, c) in enumerate(zip(nodes, coords))), "rank map")
         r["out"] = out
     if as_json:
         click.echo(json.dumps(r))

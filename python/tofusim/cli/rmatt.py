@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from .. import ConfigError, _core
-
-
-def read_text(path: str, what: str) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read the {what}: {e.strerror}") from None
+from .files import read_text, write_text
 
 
 def read_order(path: str) -> list[int]:
@@ -39,7 +32,7 @@ def read_order(path: str) -> list[int]:
 
 def write_order(path: str, torus: str, order: list[int], note: str) -> None:
     head = f"# rank order on a {torus} torus ({note}): line i = node of rank i, nodes numbered x fastest\n"
-    Path(path).write_text(head + "".join(f"{n}\n" for n in order))
+    write_text(path, head + "".join(f"{n}\n" for n in order), "rank order")
 
 
 @click.group()
@@ -60,7 +53,7 @@ def cg(procs: int, class_: str, out: str | None, as_json: bool) -> None:
     if not out:
         click.echo(text, nl=False)
         return
-    Path(out).write_text(text)
+    write_text(out, text, "communication list")
     flows = [line.split() for line in text.splitlines() if line and not line.startswith("#")]
     summary = {"pattern": "cg", "procs": procs, "class": class_.upper(), "flows": len(flows),
                "total_bytes": sum(int(f[2]) for f in flows), "out": out}
@@ -92,7 +85,7 @@ def time_(torus: str, procs: int, class_: str, order_file: str | None, system: s
 @click.option("--pattern", "pattern_file", required=True, help="Communication list: SRC DST BYTES per line.")
 @click.option("--objective", default="hop-bytes", show_default=True, type=click.Choice(["hop-bytes", "max-link-load"]))
 @click.option("--seed", default=1, show_default=True, help="Seed of the annealer (same seed, same order).")
-@click.option("--iterations", type=int, help="Proposed swaps (default: 2,000 per rank for hop-bytes, 500 for max-link-load).")
+@click.option("--iterations", type=click.IntRange(1, 10**12), help="Proposed swaps (default: 2,000 per rank for hop-bytes, 500 for max-link-load).")
 @click.option("--start", "start_file", help="Start from this order file instead of the x-y order.")
 @click.option("--out", "out", help="Write the optimised rank order here.")
 @click.option("--json", "as_json", is_flag=True)
