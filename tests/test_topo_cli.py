@@ -70,6 +70,10 @@ def test_faulty_example(run):
     m = run("topo", "--config", "examples/systems/k-faulty.toml", "--json").json()
     assert m["faulty_nodes"] == 1 and m["faulty_links"] == 1
     assert m["nodes"] == 4 * 3 * 4 * 12 - 1
+    # A failed node of a direct network takes its router.
+    assert m["routers"] == m["nodes"]
+    text = run("topo", "--config", "examples/systems/k-faulty.toml").out
+    assert "1 node, 1 link" in text
     assert "BFS" in m["methods"]["hops"]
 
 
@@ -107,6 +111,9 @@ BAD_FILES = {
     "toml syntax": ("[network\n", "invalid TOML"),
     "fault out of range": ("[network]\nsystem = \"bgl-midplane\"\n[network.faults]\nnodes = [[9, 0, 0]]\n", "network.faults.nodes[0][0]"),
     "fault port": ("[network]\nsystem = \"bgl-midplane\"\n[network.faults]\nlinks = [{ node = [0, 0, 0], port = \"w+\" }]\n", "network.faults.links[0].port"),
+    # Issue 18: accepted as nonsense before.
+    "absurd rate": ("[network]\ntopology = \"torus\"\nshape = [4]\nlink_bandwidth = \"1e300GB/s\"\n", "network.link_bandwidth: expected at most 100TB/s"),
+    "repeated axis names": ("[network]\ntopology = \"torus\"\nshape = [4, 4]\naxis_names = [\"x\", \"x\"]\nlink_bandwidth = \"5GB/s\"\n", "network.axis_names: expected 2 different names"),
     "bad resize": ("[network]\nsystem = \"summit:4x4\"\n", "a number of top-level subtrees or 3 down-degrees"),
 }
 
@@ -142,3 +149,20 @@ def test_bad_command_line_exits_2(run, args, needle):
     assert needle in r.err
     assert len(r.err.strip().splitlines()) == 1, r.err
     assert "Traceback" not in r.err
+
+
+def test_a_network_of_failed_nodes_is_not_connected(run, tmp_path: Path):
+    p = tmp_path / "dead.toml"
+    p.write_text("[network]\ntopology = \"torus\"\nshape = [4]\nlink_bandwidth = \"5GB/s\"\n[network.faults]\nnodes = [0, 1, 2, 3]\n")
+    r = run("topo", "--config", str(p), "--json")
+    assert r.code in (0, 2), r.err
+    if r.code == 0:
+        m = r.json()
+        assert m["nodes"] == 0 and m["connected"] is False
+
+
+def test_virtual_rows_show_the_published_value_only_for_the_papers_shape(run):
+    rows = {r["system"]: r for r in run("topo", "--compare", "k", "--json").json()["rows"]}
+    assert rows["k virtual 48x36x48"]["published"] is not None
+    rows = {r["system"]: r for r in run("topo", "--compare", "k", "--virtual", "54x48x32", "--json").json()["rows"]}
+    assert rows["k virtual 54x48x32"]["published"] is None

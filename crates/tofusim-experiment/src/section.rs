@@ -7,6 +7,9 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use toml::Value;
 
+/// The largest rate a key accepts, bytes per second (100 TB/s).
+pub const MAX_RATE_BPS: f64 = 1e14;
+
 pub struct Section<'a> {
     file: &'a str,
     path: String,
@@ -220,6 +223,14 @@ impl<'a> Section<'a> {
         };
         if r <= 0.0 {
             return Err(self.error(key, "expected a positive rate"));
+        }
+        // Beyond any link built (a cycle would be shorter than 10⁻¹⁴ s):
+        // a typo, not a network.
+        if !r.is_finite() || r > MAX_RATE_BPS {
+            return Err(self.error(key, "expected at most 100TB/s"));
+        }
+        if r < 1.0 {
+            return Err(self.error(key, "expected at least 1 byte per second"));
         }
         Ok(Some(r))
     }

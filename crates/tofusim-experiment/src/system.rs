@@ -408,6 +408,9 @@ fn build_torus(sec: &Section, torus: bool) -> Result<Torus> {
             .collect(),
         Some(_) => return Err(sec.error("axis_names", format!("expected {} strings", s.len()))),
     };
+    if let Some(dup) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
+        return Err(sec.error("axis_names", format!("expected {} different names; {dup:?} is repeated", s.len())));
+    }
     let axes = s
         .iter()
         .zip(&w)

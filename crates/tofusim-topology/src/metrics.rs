@@ -79,12 +79,17 @@ impl Network {
             .sum();
 
         let surviving_nodes = topo.node_count() - self.faults.nodes.len() as u64;
+        // In a direct network a failed node takes its router with it.
+        let direct = matches!(topo, Topology::Torus(_) | Topology::Tofu(_));
+        let routers = topo.router_count() - if direct { self.faults.nodes.len() as u64 } else { 0 };
+        // No surviving node: nothing is connected to anything.
+        let connected = hops.connected && surviving_nodes > 0;
         let per_node = self.injection_per_node_Bps();
         Metrics {
             kind: topo.kind(),
             shape: shape_label(topo),
             nodes: surviving_nodes,
-            routers: topo.router_count(),
+            routers,
             links: links_per_class.iter().sum(),
             links_by_class: names
                 .iter()
@@ -93,9 +98,9 @@ impl Network {
                 .collect(),
             node_links,
             router_degree: degree,
-            diameter: hops.connected.then_some(hops.diameter),
-            average_hops: hops.connected.then_some(hops.average_hops),
-            connected: hops.connected,
+            diameter: connected.then_some(hops.diameter),
+            average_hops: connected.then_some(hops.average_hops),
+            connected,
             bisection_links,
             bisection_bandwidth_Bps: bisection_bps,
             injection_per_node_Bps: per_node,

@@ -48,7 +48,8 @@ def _print_metrics(m: dict[str, Any]) -> None:
     t.add_row("total injection", _si(m["injection_bandwidth_Bps"], "B/s"))
     t.add_row("injection / bisection", f"{m['injection_bandwidth_Bps'] / m['bisection_bandwidth_Bps']:.2f}" if m["bisection_bandwidth_Bps"] else "-")
     if m["faulty_nodes"] or m["faulty_links"]:
-        t.add_row("faults", f"{m['faulty_nodes']} nodes, {m['faulty_links']} links")
+        n, l = m["faulty_nodes"], m["faulty_links"]
+        t.add_row("faults", f"{n} node{'s' * (n != 1)}, {l} link{'s' * (l != 1)}")
     t.add_row("methods", f"hops: {m['methods']['hops']}; bisection: {m['methods']['bisection']}")
     Console().print(t)
 
