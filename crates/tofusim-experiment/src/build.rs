@@ -60,6 +60,20 @@ pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Bu
         Routes::Dragonfly(m) => Some(m),
         _ => None,
     };
+    if !system.network.faults.is_empty() {
+        // Refused rather than ignored: a run that delivered every packet
+        // across a failed link would be wrong without saying so.
+        let f = &system.network.faults;
+        return Err(ConfigError::new(
+            file,
+            &format!("{key}.faults"),
+            format!(
+                "{} failed node(s) and {} failed link(s): the packet engine and the flow model do not route around failures yet; `tofusim topo` reports their effect on the network's metrics",
+                f.nodes.len(),
+                f.links.len()
+            ),
+        ));
+    }
     if matches!(routes, Routes::FatTree(_)) && !matches!(system.network.topology, Topology::FatTree(_)) {
         return Err(err(format!("{}: a fat-tree routing mode applies to fat-trees only", system.name)));
     }
