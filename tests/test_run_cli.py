@@ -66,6 +66,8 @@ def test_deadlock_exits_1_with_report(run):
     d = r.json()["deadlock"]
     assert d["wait_cycle_found"] and len(d["blocked_vcs"]) >= 2
     assert "deadlock" in r.err
+    # Found by the watchdog: stalled longer than run.deadlock_cycles (5000).
+    assert d["detected_by"] == "watchdog" and d["stalled_cycles"] > 5000
 
 
 def test_unfixed_bubble_deadlock_example(run):
@@ -73,6 +75,10 @@ def test_unfixed_bubble_deadlock_example(run):
     assert r.code == 1
     d = r.json()["deadlock"]
     assert d["wait_cycle_found"] and len(d["blocked_vcs"]) == 4
+    # Certain before the 3,000-cycle watchdog: no event is left (issue 18:
+    # the report said 47 stalled cycles without saying why that sufficed).
+    assert d["detected_by"] == "no-event-left" and d["stalled_cycles"] < 3000
+    assert "before the run.deadlock_cycles watchdog" in r.err
 
 
 def test_trace_file_runs_every_packet(run, tmp_path):

@@ -17,6 +17,10 @@ pub struct BlockedVc {
 #[derive(Clone, Debug, Serialize)]
 pub struct Deadlock {
     pub cycle: u64,
+    /// How it was found: `watchdog` (no packet moved for more than
+    /// `run.deadlock_cycles`) or `no-event-left` (packets wait and nothing
+    /// can ever happen again: certain at once, before the watchdog).
+    pub detected_by: &'static str,
     pub stalled_cycles: u64,
     pub packets_in_flight: u64,
     /// True when the blocked heads form a cycle of waits (a true deadlock).

@@ -13,12 +13,23 @@ from rich.table import Table
 from ..reproduce import CASES, run_case
 
 
+def _criterion(m: dict) -> str:
+    """The published value as the test applies it: a lower bound (≥), or
+    the value with its relative tolerance."""
+    p, tol = m["published"], m.get("tolerance")
+    if m.get("lower_bound"):
+        return f"≥ {p * (1 - (tol or 0.0)):.4g}"
+    if tol is None:
+        return f"{p:.4g}"
+    return f"{p:.4g} ± {tol:.0%}"
+
+
 def _table(res: dict) -> Table:
     t = Table(title=f"{res['case']}: {res['title']} ({res['scale']} scale)")
     for c in ("metric", "unit", "measured", "published", "within"):
         t.add_column(c)
     for m in res["metrics"]:
-        pub = "held back" if m["published"] is None else f"{m['published']:.4g}"
+        pub = "held back" if m["published"] is None else _criterion(m)
         within = "-" if m["within"] is None else ("yes" if m["within"] else ("no (known)" if m.get("known_difference") else "NO"))
         t.add_row(m["name"], m["unit"], f"{m['measured']:.4g}", pub, within)
     return t

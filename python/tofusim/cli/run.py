@@ -74,9 +74,13 @@ def summary_table(r: dict[str, Any], title: str) -> Table:
         ("link utilisation", f"{r['link_utilization']:.4f}"),
         ("payload utilisation", f"{r['payload_utilization']:.4f}"),
         ("latency mean / p50 / p99 / max (cycles)", f"{lat['mean']:.1f} / {lat['p50']:.0f} / {lat['p99']:.0f} / {lat['max']:.0f}"),
-        ("escape-VC share of hops", f"{r['escape_fraction']:.4f}"),
         ("unblocking probability", f"{r['unblocking_probability']:.4f}"),
     ]
+    # The escape share means something only beside dynamic VCs: on hop-class
+    # (dragonfly) and escape-free (fat-tree) routers every VC is of one kind.
+    router = r.get("setup", {}).get("router", {})
+    if router.get("dynamic_vcs", 0) > 0 and router.get("escape") not in ("hop-class", "none"):
+        rows.insert(7, ("escape-VC share of hops", f"{r['escape_fraction']:.4f}"))
     if r.get("completion_cycles") is not None:
         rows.append(("completion", f"{r['completion_cycles']:,} cycles"))
     b = r.get("broadcast")
@@ -146,7 +150,10 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
         raise SystemExit(130)
     if r.get("deadlock"):
         d = r["deadlock"]
-        click.echo(f"tofusim: deadlock at cycle {d['cycle']}: no packet moved for {d['stalled_cycles']} cycles with {d['packets_in_flight']} in flight; wait cycle of {d['wait_cycle_length']} VCs", err=True)
+        how = ("nothing can happen any more (found at once, before the run.deadlock_cycles watchdog)" if d.get("detected_by") == "no-event-left"
+               else "the run.deadlock_cycles watchdog")
+        click.echo(f"tofusim: deadlock at cycle {d['cycle']}: no packet moved for {d['stalled_cycles']} cycles with {d['packets_in_flight']} in flight; "
+                   f"wait cycle of {d['wait_cycle_length']} VCs; detected by {how}", err=True)
         raise SystemExit(1)
     if r.get("invariant_error"):
         e = r["invariant_error"]

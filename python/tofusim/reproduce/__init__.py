@@ -40,7 +40,8 @@ def metric(name: str, unit: str, measured: float, published: float | None, toler
         within = measured >= published * (1 - tolerance)
     else:
         within = abs(measured - published) <= tolerance * abs(published)
-    row = {"name": name, "unit": unit, "measured": measured, "published": published, "tolerance": tolerance, "within": within}
+    row = {"name": name, "unit": unit, "measured": measured, "published": published, "tolerance": tolerance, "within": within,
+           "lower_bound": lower_bound}
     if known_difference:
         row["known_difference"] = known_difference
     return row

@@ -354,6 +354,7 @@ impl<W: Traffic> Engine<W> {
         };
         Deadlock {
             cycle: t,
+            detected_by: "watchdog",
             stalled_cycles: t.saturating_sub(last_progress),
             packets_in_flight: live,
             wait_cycle_found: !cycle.is_empty(),

@@ -312,7 +312,7 @@ impl<W: Traffic> Engine<W> {
     }
 
     /// The deadlock report at `t`, from every partition's blocked heads.
-    fn deadlock_all(&self, sync: &mut dyn WindowSync, t: u64, g: &Global) -> Deadlock {
+    fn deadlock_all(&self, sync: &mut dyn WindowSync, t: u64, g: &Global, detected_by: &'static str) -> Deadlock {
         let mut mine = Vec::new();
         for (q, s, u) in self.blocked_heads() {
             mine.put_u64(q);
@@ -326,7 +326,7 @@ impl<W: Traffic> Engine<W> {
                 heads.push((r.u64(), r.u64(), r.u32()));
             }
         }
-        self.deadlock_verdict(t, &heads, g.last_progress, g.live)
+        Deadlock { detected_by, ..self.deadlock_verdict(t, &heads, g.last_progress, g.live) }
     }
 }
 
@@ -404,13 +404,13 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
             break;
         }
         if g.live > g.pending_releases && t.saturating_sub(g.last_progress) > e.net.run.deadlock_cycles {
-            deadlock = Some(e.deadlock_all(sync, t, &g));
+            deadlock = Some(e.deadlock_all(sync, t, &g, "watchdog"));
             break;
         }
         let Some(next) = g.next_event else {
             // Nothing can ever happen again, yet packets wait: a deadlock.
             if g.live > 0 {
-                deadlock = Some(e.deadlock_all(sync, t, &g));
+                deadlock = Some(e.deadlock_all(sync, t, &g, "no-event-left"));
             } else if let Some(c) = e.net.run.cycles {
                 t = c;
             }
