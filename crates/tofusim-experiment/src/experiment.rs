@@ -277,23 +277,20 @@ fn parse_workload(
     let pattern = sec
         .choice("pattern", &PATTERNS)?
         .unwrap_or_else(|| "uniform".into());
-    let packet_bytes = int_or(
-        sec,
-        "packet_bytes",
-        1,
-        1 << 20,
-        router.max_packet_bytes as i64,
-    )? as u32;
+    // One message for every way a packet size can be wrong: the range and
+    // the chunk rule together, as the router sets them.
+    let (chunk, largest) = (router.chunk_bytes.max(1) as i64, router.max_packet_bytes as i64);
+    let packet_bytes = match sec.int("packet_bytes", i64::MIN, i64::MAX)? {
+        None => largest,
+        Some(v) if v >= chunk && v <= largest && v % chunk == 0 => v,
+        Some(v) => {
+            return Err(sec.error(
+                "packet_bytes",
+                format!("expected a multiple of the router's {chunk}-byte chunk from {chunk} to {largest} bytes (its largest packet), found {v}"),
+            ))
+        }
+    } as u32;
     let header_bytes = int_or(sec, "header_bytes", 0, 1 << 20, default_header_bytes as i64)? as u32;
-    if packet_bytes > router.max_packet_bytes {
-        return Err(sec.error(
-            "packet_bytes",
-            format!(
-                "expected at most the router's {} bytes",
-                router.max_packet_bytes
-            ),
-        ));
-    }
     let dims = net.axes().len();
     let open = |p: OpenPattern| -> Result<Kind> {
         let load = sec.float("load", 0.0, 1.0)?.ok_or_else(|| sec.error("load", "missing; expected the offered load, a fraction of a node's injection bandwidth (0 to 1)"))?;

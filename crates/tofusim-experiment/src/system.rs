@@ -143,6 +143,9 @@ pub fn parse_shape(text: &str) -> Option<Vec<u32>> {
 /// Merges a preset under the user's table, then resolves.
 pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Resolved> {
     let mut merged = toml::Table::new();
+    // A resize (`k:8x8x8`) writes keys the user did not: their errors belong
+    // to the `system` value that set them.
+    let mut resized: Option<(String, Vec<String>)> = None;
     if let Some(v) = user.get("system") {
         let sec = Section::new(file, path, user);
         let Some(spec) = v.as_str() else {
@@ -164,7 +167,10 @@ pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Resol
         merged = preset.toml.parse().expect("presets are valid TOML");
         merged.remove("sources");
         if let Some(r) = resize {
+            let before = merged.clone();
             apply_resize(&sec, &mut merged, r)?;
+            let written = merged.iter().filter(|(k, v)| before.get(*k) != Some(*v) && !user.contains_key(*k)).map(|(k, _)| k.clone()).collect();
+            resized = Some((spec.to_string(), written));
         }
     }
     for (k, v) in user {
@@ -173,7 +179,12 @@ pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Resol
         }
     }
     let sec = Section::new(file, path, &merged);
-    build(&sec)
+    build(&sec).map_err(|e| match &resized {
+        Some((spec, written)) if written.iter().any(|k| e.key == sec.key_path(k) || e.key.starts_with(&format!("{}[", sec.key_path(k)))) => {
+            ConfigError::new(file, &sec.key_path("system"), format!("{spec}: {}", e.expected))
+        }
+        _ => e,
+    })
 }
 
 fn apply_resize(sec: &Section, merged: &mut toml::Table, resize: &str) -> Result<()> {
