@@ -169,3 +169,10 @@ def test_dragonfly_input_errors_name_the_key(run, tmp_path):
     bad.write_text(text.replace('algorithm = "valiant"', 'algorithm = "adaptive"'))
     r = run("run", str(bad))
     assert r.code == 2 and "routing.algorithm" in r.err
+
+
+def test_a_huge_value_gives_a_one_line_error(run, tmp_path):
+    """Issue 18: 100-200 KB values were echoed whole in the error line."""
+    r = run("run", write(tmp_path, SMALL.replace('"uniform"', '"' + "z" * 200_000 + '"')))
+    assert r.code == 2
+    assert "workload.pattern" in r.err and len(r.err) < 1000 and r.err.count("\n") == 1

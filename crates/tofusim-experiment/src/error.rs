@@ -14,12 +14,40 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// The error, each part clipped so the message stays one readable line
+    /// however long the value that caused it (a 200 KB string, a key
+    /// thousands of characters long).
     pub fn new(file: &str, key: &str, expected: impl Into<String>) -> Self {
         Self {
-            file: file.to_string(),
-            key: key.to_string(),
-            expected: expected.into(),
+            file: clip(file, 200),
+            key: clip(key, 200),
+            expected: clip(&expected.into(), 600),
         }
+    }
+}
+
+/// `s` cut to at most `max` characters, saying how long it was.
+fn clip(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        s.to_string()
+    } else {
+        format!("{}… ({n} characters)", s.chars().take(max - 1).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_clipped_to_one_line() {
+        let long = "x".repeat(200_000);
+        let e = ConfigError::new("f.toml", &long, format!("expected a number, found {long:?}"));
+        assert!(e.to_string().chars().count() < 1_000);
+        let n = "expected a number, found \"\"".len() + long.len();
+        assert!(e.expected.ends_with(&format!("({n} characters)")));
+        assert_eq!(ConfigError::new("f", "k", "short").to_string(), "f: k: short");
     }
 }
 
