@@ -50,7 +50,7 @@ def presets() -> list[dict[str, Any]]:
 
 
 def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
-        comm: Any = None, model: str = "packet") -> dict[str, Any] | None:
+        comm: Any = None, model: str = "packet", max_memory: int | None = None) -> dict[str, Any] | None:
     """Runs the experiment in TOML ``text`` on the packet engine.
 
     ``progress(fraction)`` is called now and then; ``ports`` keeps the
@@ -61,15 +61,19 @@ def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = F
     only rank 0 gets the result (the others ``None``). Results are
     bit-identical to the unsplit run's. ``model="flow"`` runs the workload
     on the flow model instead (max-min fair bandwidth sharing, one thread).
+    Before building the network the run's memory is estimated; above
+    ``max_memory`` bytes (default: the memory available) it is refused
+    with a ConfigError giving the estimate by part. Ctrl-C stops the run
+    after its current window: the result then has ``interrupted: True``.
     """
-    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model)
+    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory)
     return None if out is None else json.loads(out)
 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
-             comm: Any = None, model: str = "packet") -> dict[str, Any] | None:
+             comm: Any = None, model: str = "packet", max_memory: int | None = None) -> dict[str, Any] | None:
     """Runs the experiment file at ``path`` (see :func:`run`)."""
-    return run(_read_text(path), str(path), progress, ports, threads, comm, model)
+    return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory)
 
 
 class MpiTransport:

@@ -18,6 +18,11 @@ pub struct TimeWheel<E> {
     overflow_events: Vec<Option<E>>,
     overflow_free: Vec<usize>,
     overflow_seq: u64,
+    /// Emptied buckets' buffers, handed to the next bucket that gets an
+    /// event: memory follows the events alive, not the busiest moment of
+    /// every bucket (each of thousands of buckets keeping its own peak
+    /// capacity held 21 MB of a 512-node all-to-all's 29 MB).
+    spare: Vec<Vec<E>>,
 }
 
 impl<E: Copy> TimeWheel<E> {
@@ -33,6 +38,7 @@ impl<E: Copy> TimeWheel<E> {
             overflow_events: Vec::new(),
             overflow_free: Vec::new(),
             overflow_seq: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -56,7 +62,13 @@ impl<E: Copy> TimeWheel<E> {
             self.now
         );
         if t - self.now <= self.mask {
-            self.buckets[(t & self.mask) as usize].push(ev);
+            let bucket = &mut self.buckets[(t & self.mask) as usize];
+            if bucket.capacity() == 0 {
+                if let Some(v) = self.spare.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push(ev);
             self.in_wheel += 1;
         } else {
             let slot = match self.overflow_free.pop() {
@@ -85,7 +97,13 @@ impl<E: Copy> TimeWheel<E> {
                 .take()
                 .expect("overflow slot holds an event");
             self.overflow_free.push(slot);
-            self.buckets[(t & self.mask) as usize].push(ev);
+            let bucket = &mut self.buckets[(t & self.mask) as usize];
+            if bucket.capacity() == 0 {
+                if let Some(v) = self.spare.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push(ev);
             self.in_wheel += 1;
         }
     }
@@ -108,6 +126,12 @@ impl<E: Copy> TimeWheel<E> {
             let idx = (self.now & self.mask) as usize;
             if !self.buckets[idx].is_empty() {
                 std::mem::swap(&mut self.buckets[idx], out);
+                // The caller's old buffer (empty) goes to the spares, not
+                // back into this bucket.
+                let old = std::mem::take(&mut self.buckets[idx]);
+                if old.capacity() > 0 {
+                    self.spare.push(old);
+                }
                 self.in_wheel -= out.len();
                 return Some(self.now);
             }

@@ -490,6 +490,50 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
 }
 
 /// Builds the engine of a validated experiment.
+/// The memory a run of `exp` will need (`tofusim_packet::budget`), from
+/// the built system before anything large is allocated.
+pub fn memory_estimate(exp: &Experiment) -> tofusim_packet::budget::Footprint {
+    use tofusim_packet::budget::{estimate, Backlog, NetworkSize};
+    let topology = &exp.built.system.network.topology;
+    let axes = match topology {
+        Topology::Torus(t) | Topology::Tofu(t) => t.axes().len() as u64,
+        _ => 0,
+    };
+    let size = NetworkSize { routers: topology.router_count(), ports: exp.built.ports as u64, nodes: topology.node_count(), axes };
+    let backlog = match exp.workload.kind {
+        Kind::Open { load, .. } => Backlog::Open { load, injection_bytes_per_cycle: exp.built.injection_links, packet_bytes: exp.workload.packet_bytes },
+        // Finite workloads make their packets as the FIFOs take them.
+        Kind::Finite(_) => Backlog::Posted { packets: 0 },
+    };
+    let smallest = exp.workload.min_packet_bytes.unwrap_or(exp.workload.packet_bytes);
+    estimate(size, &exp.router, &exp.run, smallest, backlog)
+}
+
+/// Refuses a run whose estimated memory exceeds `limit_bytes` (default:
+/// the memory this machine has available now).
+pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> Result<tofusim_packet::budget::Footprint> {
+    let f = memory_estimate(exp);
+    let (limit, what) = match limit_bytes {
+        Some(l) => (l, "the --max-memory limit"),
+        None => match tofusim_packet::budget::available_bytes() {
+            Some(a) => (a, "the memory available"),
+            None => return Ok(f),
+        },
+    };
+    if f.total() > limit {
+        return Err(ConfigError::new(
+            file,
+            "memory",
+            format!(
+                "the run needs about {}, more than {what} ({}); use a smaller network, fewer cycles or a lower load, or allow more with --max-memory SIZE",
+                f.describe(),
+                tofusim_packet::budget::gib(limit)
+            ),
+        ));
+    }
+    Ok(f)
+}
+
 pub fn engine(exp: Experiment) -> Engine<Workload> {
     let routing = exp.built.routing(exp.router.escape);
     let (links, cycle_ns) = (exp.built.injection_links, exp.built.cycle_ns());
@@ -507,6 +551,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
 /// process 0 only.
 pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress: tofusim_packet::Progress) -> Result<(System, Option<RunResult>)> {
     let exp = parse(file, text)?;
+    check_memory(file, &exp, None)?;
     let system = exp.built.system.clone();
     let e = engine(exp);
     check_split(file, &e, &split)?;

@@ -18,6 +18,7 @@
 //! - `invariants`: the audit and the deadlock report;
 //! - [`stats`], [`result`]: what a run measures and returns.
 
+pub mod budget;
 pub mod config;
 pub mod engine;
 mod event;

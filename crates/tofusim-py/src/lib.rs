@@ -147,7 +147,7 @@ fn reporter(progress: &Option<Py<PyAny>>) -> impl FnMut(f64) -> std::ops::Contro
 /// `model = "flow"` runs the workload on the flow model instead (one
 /// thread; see `tofusim_experiment::flow_run`).
 #[pyfunction]
-#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet"))]
+#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_experiment(
     py: Python<'_>,
@@ -158,6 +158,7 @@ fn run_experiment(
     threads: usize,
     comm: Option<Py<PyAny>>,
     model: &str,
+    max_memory: Option<u64>,
 ) -> PyResult<Option<String>> {
     let exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     if !matches!(model, "packet" | "flow") {
@@ -183,6 +184,7 @@ fn run_experiment(
         v["setup"] = setup;
         return Ok(Some(v.to_string()));
     }
+    let footprint = tofusim_experiment::experiment::check_memory(&file, &exp, max_memory).map_err(config_err)?;
     let engine = tofusim_experiment::experiment::engine(exp);
     let transport: Option<Box<dyn tofusim_packet::Transport>> = match comm {
         Some(c) => Some(Box::new(PyTransport::new(py, c)?)),
@@ -200,6 +202,7 @@ fn run_experiment(
     }
     let mut v = serde_json::to_value(&result).expect("results serialise");
     v["setup"] = setup;
+    v["sim"]["estimated_memory_bytes"] = footprint.total().into();
     Ok(Some(v.to_string()))
 }
 

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from .. import run_file
+from ..units import parse_bytes
 
 
 class _LazyProgress:
@@ -116,7 +117,9 @@ def _mpi_world() -> Any:
 @click.option("--mpi", is_flag=True, help="Run as one process of an MPI job (mpirun -np N tofusim run ... --mpi): every process simulates its partitions, rank 0 prints the result.")
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True,
               help="packet: the packet engine. flow: the flow model (messages as flows sharing link bandwidth max-min fairly; open-loop patterns as a steady state).")
-def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool, model: str) -> None:
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="Refuse the run if its estimated memory exceeds SIZE (e.g. 8GiB; default: the memory available now).")
+def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool, model: str, max_memory: str | None) -> None:
     """Run one simulation described by EXPERIMENT.toml (see docs/experiment.md).
 
     Exit code 1 when the run deadlocks or an invariant check fails (the
@@ -125,8 +128,9 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     comm = _mpi_world() if mpi else None
     progress = _LazyProgress()
     try:
+        limit = None if max_memory is None else int(parse_bytes(max_memory, "--max-memory"))
         r = run_file(experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
-                     ports=out is not None, threads=threads, comm=comm, model=model)
+                     ports=out is not None, threads=threads, comm=comm, model=model, max_memory=limit)
     finally:
         progress.close()
     if r is None:

@@ -1,0 +1,155 @@
+//! The memory a packet-engine run will need, estimated from the numbers the
+//! builder knows before anything is allocated (routers, ports, nodes, the
+//! router model, the run's length and the traffic), so a command can refuse
+//! a run that would not fit instead of aborting out of memory part-way.
+//!
+//! The estimate adds up the engine's arrays element by element (the same
+//! sizes as [`crate::router`], [`crate::nic`] and the routing tables), the
+//! time series, and a bound on the packets alive at once: every buffer and
+//! injection FIFO full of the smallest packets, plus an open-loop source's
+//! backlog (everything offered, none accepted) or a finite workload's packets
+//! posted at once. It is meant as an upper bound; `sim.peak_memory_bytes` of
+//! a run compares with it (tests check a run stays below twice it).
+
+use crate::config::{RouterParams, RunParams};
+use crate::packet::Packet;
+use crate::stats::PortCounters;
+
+/// What the builder knows of a network before building it.
+#[derive(Clone, Copy, Debug)]
+pub struct NetworkSize {
+    pub routers: u64,
+    /// Network ports per router.
+    pub ports: u64,
+    /// Nodes (terminals) of the network.
+    pub nodes: u64,
+    /// Axes of a torus's node space (coordinates kept per router); 0 for
+    /// the indirect networks, whose routing keeps per-router tables only.
+    pub axes: u64,
+}
+
+/// The traffic's share: packets that may be alive at once beyond what the
+/// buffers hold.
+#[derive(Clone, Copy, Debug)]
+pub enum Backlog {
+    /// An open-loop pattern offering `load` of `injection_bytes_per_cycle`
+    /// per node in packets of `packet_bytes`, for the run's cycles.
+    Open { load: f64, injection_bytes_per_cycle: f64, packet_bytes: u32 },
+    /// A finite workload with at most this many packets posted at once.
+    Posted { packets: u64 },
+}
+
+/// The estimate, by part, bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Footprint {
+    pub routing_tables: u64,
+    pub router_state: u64,
+    pub nodes: u64,
+    pub statistics: u64,
+    pub packets: u64,
+}
+
+impl Footprint {
+    pub fn total(&self) -> u64 {
+        [self.routing_tables, self.router_state, self.nodes, self.statistics, self.packets].iter().fold(0u64, |a, &b| a.saturating_add(b))
+    }
+
+    /// "3.2 GiB (routing tables 1.0 GiB, routers 1.5 GiB, …)".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (routing tables {}, router state {}, nodes {}, statistics {}, packets {})",
+            gib(self.total()),
+            gib(self.routing_tables),
+            gib(self.router_state),
+            gib(self.nodes),
+            gib(self.statistics),
+            gib(self.packets)
+        )
+    }
+}
+
+/// Bytes in GiB with two decimals ("0.01 GiB" for anything small).
+pub fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// The memory of a run on `size` with router model `params`, run `run`,
+/// the workload's smallest packet `packet_bytes` and traffic `backlog`
+/// (saturating arithmetic: an absurd network gives a huge estimate, never
+/// an overflow).
+pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packet_bytes: u32, backlog: Backlog) -> Footprint {
+    let NetworkSize { routers, ports, nodes, axes } = size;
+    let mul = |a: u64, b: u64| a.saturating_mul(b);
+    let npr = params.nodes_per_router.max(1) as u64;
+    let vcs = params.vcs() as u64;
+    let queues = params.queues(ports as usize) as u64;
+    let fifos = npr * (params.injection_fifos + params.priority_fifos) as u64;
+    let units = ports + fifos;
+    let qwords = queues.div_ceil(64).max(2);
+    let lanes = ((params.injection_fifos as u64).max(1)).min(8);
+
+    // Routing: a torus keeps each router's coordinates (u16 per axis), its
+    // neighbour and arrival port per port (u32 + u8); the indirect networks
+    // a neighbour per port and small per-router tables.
+    let routing_tables = mul(routers, mul(axes, 2) + mul(ports, 5) + 8);
+    // Input units: head, tail (u32), fill (u16) and candidates (u64) per
+    // queue; request words per output; paths per unit. Output units: four
+    // u64 clocks and a u16 token count per VC, per port. The engine: dirty
+    // flags and lists, action heads, a random generator and the owner per
+    // router.
+    let per_router = mul(queues, 4 + 4 + 2 + 8) + mul(mul(ports + 1, qwords), 8) + units + mul(ports, 32 + 2 * vcs) + 1 + 4 + 4 + 16 + 2;
+    let router_state = mul(routers, per_router);
+    let nodes_bytes = mul(nodes, 8 + 8 + 4 + mul(lanes, 4 + 4 + 8 + 8 + 1));
+    let samples = run.cycles.map_or(0, |c| c / run.sample_cycles.max(1) + 1);
+    let statistics = mul(mul(routers, ports), std::mem::size_of::<PortCounters>() as u64)
+        .saturating_add(mul(samples, (std::mem::size_of::<crate::stats::Sample>() as u64) + 8 * vcs));
+    // Packets: every buffer and FIFO full of the workload's smallest
+    // packets (a saturated network), and the traffic's backlog.
+    let smallest = (packet_bytes.max(params.chunk_bytes).max(1)) as u64;
+    let per_buffer = |bytes: u32| (bytes as u64).div_ceil(smallest).max(1);
+    let buffered = mul(routers, mul(ports * vcs, per_buffer(params.vc_buffer_bytes)) + mul(fifos, per_buffer(params.injection_fifo_bytes)));
+    let backlog_packets = match backlog {
+        Backlog::Open { load, injection_bytes_per_cycle, packet_bytes } => {
+            let per_node = load * injection_bytes_per_cycle * run.cycles.unwrap_or(0) as f64 / packet_bytes.max(1) as f64;
+            (per_node * nodes as f64).min(u64::MAX as f64 / 2.0) as u64
+        }
+        Backlog::Posted { packets } => packets,
+    };
+    let packets = mul(buffered.saturating_add(backlog_packets), std::mem::size_of::<Packet>() as u64 + 8);
+    Footprint { routing_tables, router_state, nodes: nodes_bytes, statistics, packets }
+}
+
+/// The memory this machine has available now (`MemAvailable` of
+/// `/proc/meminfo`), if it can be read.
+pub fn available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bgl() -> RouterParams {
+        RouterParams::bgl()
+    }
+
+    #[test]
+    fn grows_with_the_network_and_saturates_instead_of_overflowing() {
+        let run = RunParams { cycles: Some(10_000), ..RunParams::default() };
+        let open = Backlog::Open { load: 0.1, injection_bytes_per_cycle: 6.0, packet_bytes: 256 };
+        let small = estimate(NetworkSize { routers: 512, ports: 6, nodes: 512, axes: 3 }, &bgl(), &run, 256, open).total();
+        let big = estimate(NetworkSize { routers: 32768, ports: 6, nodes: 32768, axes: 3 }, &bgl(), &run, 256, open).total();
+        assert!(big > 60 * small && big < 70 * small, "{small} {big}");
+        let absurd = estimate(NetworkSize { routers: u64::MAX / 3, ports: 6, nodes: u64::MAX / 3, axes: 3 }, &bgl(), &run, 256, open);
+        assert!(absurd.total() > 1 << 50);
+    }
+
+    #[test]
+    fn describes_every_part() {
+        let f = Footprint { routing_tables: 1 << 30, router_state: 2 << 30, nodes: 0, statistics: 0, packets: 1 << 29 };
+        assert_eq!(f.describe(), "3.50 GiB (routing tables 1.00 GiB, router state 2.00 GiB, nodes 0.00 GiB, statistics 0.00 GiB, packets 0.50 GiB)");
+    }
+}
