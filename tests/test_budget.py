@@ -1,0 +1,74 @@
+"""Resource budgets (issue 18): a run's memory is estimated before anything
+large is built, refused above the memory available or --max-memory, and no
+run outgrows twice its estimate; idle stretches make no samples."""
+
+import json
+
+import pytest
+
+from conftest import ROOT
+
+# What the Python interpreter and the loaded libraries take before any run
+# (measured: about 22 MiB); the estimate covers the engine only.
+INTERPRETER_BYTES = 48 << 20
+
+HUGE = """
+[network]
+topology = "torus"
+shape = [1024, 1024, 1024]
+link_bandwidth = "1GB/s"
+[workload]
+pattern = "uniform"
+load = 0.01
+[run]
+cycles = 10
+"""
+
+
+def write(tmp_path, text):
+    p = tmp_path / "exp.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_a_run_too_large_for_the_machine_is_refused_before_it_starts(run, tmp_path):
+    r = run("run", write(tmp_path, HUGE), timeout=30)
+    assert r.code == 2, r.err
+    assert "memory: the run needs about" in r.err and "routing tables" in r.err and "--max-memory" in r.err
+    assert "Traceback" not in r.err and "panicked" not in r.err
+
+
+def test_max_memory_limits_a_run(run):
+    r = run("run", "bench/uniform-8.toml", "--max-memory", "1MiB")
+    assert r.code == 2 and "more than the --max-memory limit" in r.err
+    r = run("run", "bench/uniform-8.toml", "--max-memory", "1GiB", "--json")
+    assert r.code == 0, r.err
+
+
+@pytest.mark.parametrize("path", [
+    "bench/uniform-8.toml",
+    "bench/uniform-16.toml",
+    "examples/experiments/alltoall-8x8x8.toml",
+    "examples/experiments/uniform-8x8x8.toml",
+    "examples/experiments/dragonfly-adversarial.toml",
+    "examples/experiments/fattree-uniform.toml",
+    "examples/experiments/tofu-neighbor-put.toml",
+])
+def test_no_run_outgrows_twice_its_estimate(run, path):
+    r = run("run", path, "--json")
+    assert r.code in (0, 1), r.err
+    sim = r.json()["sim"]
+    engine_peak = sim["peak_memory_bytes"] - INTERPRETER_BYTES
+    assert engine_peak <= 2 * sim["estimated_memory_bytes"], (path, sim["peak_memory_bytes"], sim["estimated_memory_bytes"])
+
+
+def test_an_idle_stretch_makes_no_samples(run, tmp_path):
+    # Two trace rows 2 x 10^12 cycles apart: one sample per window would be
+    # 2 x 10^9 samples (gigabytes, hours).
+    text = '[network]\nsystem = "bgl:4x4x4"\n[workload]\npattern = "trace"\ntrace = [[0, 0, 5, 256], [2000000000000, 1, 6, 256]]\n'
+    r = run("run", write(tmp_path, text), "--json", timeout=60)
+    assert r.code == 0, r.err
+    j = r.json()
+    assert j["complete"] and j["packets_delivered"] == 2
+    assert j["completion_cycles"] > 2_000_000_000_000
+    assert len(j["timeseries"]) <= 4
