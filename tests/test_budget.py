@@ -72,3 +72,12 @@ def test_an_idle_stretch_makes_no_samples(run, tmp_path):
     assert j["complete"] and j["packets_delivered"] == 2
     assert j["completion_cycles"] > 2_000_000_000_000
     assert len(j["timeseries"]) <= 4
+
+
+@pytest.mark.parametrize("model", ["flow-rounds", "packet"])
+def test_a_collective_too_large_for_the_machine_is_refused(run, model):
+    """Issue 18: the flow-rounds model (the way out the packet model's
+    refusal recommends) aborted out of memory on bgl:1024x1024x1024."""
+    r = run("coll", "allreduce", "--algo", "ring", "--size", "8", "--system", "bgl:1024x1024x1024", "--model", model, timeout=30)
+    assert r.code == 2, r.err
+    assert "more than the memory available" in r.err and "Traceback" not in r.err

@@ -276,6 +276,7 @@ pub fn run_on(
 /// Runs one collective on the model `spec` names (and, with `verify`, on
 /// real buffers).
 pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
+    check_memory(spec)?;
     if spec.model == Model::Packet {
         return run_packet(spec, progress);
     }
@@ -332,6 +333,57 @@ fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> 
     }
     if spec.segment_bytes == 0 {
         return Err(err("segment", "expected at least 1 byte"));
+    }
+    Ok(())
+}
+
+/// The memory a collective on `spec.system` needs, estimated from the
+/// system's size before its communicator, routes or schedule are built:
+/// the communicator (rank → node), the routing tables, and on the packet
+/// engine its arrays with the schedule's packets (a send's packets are made
+/// when it starts: at most every message's at once), on the flow models the
+/// flow network's resources and each rank's state. Refused above the memory
+/// available (exit 2, the estimate by part).
+fn check_memory(spec: &CollectiveSpec) -> Result<()> {
+    use tofusim_packet::budget::{available_bytes, estimate, gib, Backlog, NetworkSize};
+    let Some(limit) = available_bytes() else { return Ok(()) };
+    let name = spec.system.split('/').next().unwrap_or_default();
+    let sys = crate::system::from_name(name)?;
+    let topology = &sys.network.topology;
+    let (routers, nodes) = (topology.router_count(), topology.node_count());
+    let (axes, ports) = match topology {
+        tofusim_topology::Topology::Torus(t) | tofusim_topology::Topology::Tofu(t) => (t.axes().len() as u64, t.ports().len() as u64),
+        // Dragonfly and fat-tree routers: at most the engine's 63 ports.
+        _ => (0, 63),
+    };
+    let communicator = nodes.saturating_mul(8);
+    let model = crate::comm_model::CommModel::for_system(&sys, None);
+    let (what, bytes) = if spec.model == Model::Packet {
+        let payload = (model.packet_bytes.saturating_sub(model.header_bytes)).max(1) as u64;
+        let packets = estimated_messages(spec, nodes).saturating_mul(spec.size_bytes.div_ceil(payload).max(1));
+        let size = NetworkSize { routers, ports, nodes, axes };
+        let f = estimate(size, &model.router, &RunParams::default(), model.packet_bytes, Backlog::Posted { packets });
+        ("the packet engine", f.total())
+    } else {
+        // Resources: every directed link, every node's injection and TNIs;
+        // per rank its ready times and a stream or two.
+        let resources = routers.saturating_mul(ports).saturating_add(nodes.saturating_mul(1 + model.tnis.max(1) as u64));
+        let routing = routers.saturating_mul(2 * axes + 5 * ports + 8);
+        ("the flow model", resources.saturating_mul(8).saturating_add(routing).saturating_add(nodes.saturating_mul(96)))
+    };
+    let total = communicator.saturating_add(bytes);
+    if total > limit {
+        return Err(err(
+            "system",
+            format!(
+                "{} on {}: {what} needs about {} (the communicator {}), more than the memory available ({}); use a smaller system",
+                spec.algorithm,
+                spec.system,
+                gib(total),
+                gib(communicator),
+                gib(limit)
+            ),
+        ));
     }
     Ok(())
 }
