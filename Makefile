@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.deps-installed
 CARGO   ?= cargo
 PYDEPS  := maturin click rich numpy matplotlib pytest hypothesis mpi4py
 
-.PHONY: install demo test test-rust test-python bench docs clean core
+.PHONY: install demo test test-rust test-python bench docs clean core fuzz
 
 install: $(STAMP) core
 
@@ -38,6 +38,14 @@ test-rust:
 
 test-python: install
 	$(VENV)/bin/pytest -q
+
+# Fuzzing (issue 18): 250,000 generated inputs per Rust parser property
+# (4 properties: over 10^6 in all) and 2,000 per CLI command; make test runs
+# the short version (200 and 40). Every input must end as a result or an
+# exit-2 refusal; inputs that ever failed live in tests/fuzz_corpus/.
+fuzz: install
+	TOFUSIM_FUZZ_CASES=250000 $(CARGO) test --release -p tofusim-experiment --test fuzz_inputs -- --nocapture
+	TOFUSIM_FUZZ_EXAMPLES=2000 $(VENV)/bin/pytest -q tests/test_fuzz_cli.py
 
 bench: install
 	$(CARGO) bench -p tofusim-topology
