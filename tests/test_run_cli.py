@@ -114,6 +114,7 @@ BAD = {
     "resized preset too large": (SMALL.replace("bgl:4x4x4", "k:100000x100000x100000"), "network.system: k:100000x100000x100000: too many nodes"),
     "packet size zero": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 0"), "workload.packet_bytes: expected a multiple of the router's 32-byte chunk from 32 to 256 bytes (its largest packet), found 0"),
     "packet size too large": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 99999999"), "workload.packet_bytes: expected a multiple of the router's 32-byte chunk from 32 to 256 bytes (its largest packet), found 99999999"),
+    "load with a finite pattern": (SMALL.replace("uniform", "alltoall").replace("load = 0.05", "load = 0.05\nmessage_bytes = 64"), "workload.load: applies to open-loop patterns; alltoall is finite"),
     "open loop without cycles": (SMALL.replace("cycles = 20000\nwarmup = 2000\n", ""), "run.cycles: missing; an open-loop pattern needs the run's length"),
     "region outside": ("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"hot-region\"\nload = 0.1\nregion_shape = [8, 1, 1]\n", "workload.region_shape"),
 }

@@ -114,6 +114,8 @@ BAD_FILES = {
     # Issue 18: accepted as nonsense before.
     "absurd rate": ("[network]\ntopology = \"torus\"\nshape = [4]\nlink_bandwidth = \"1e300GB/s\"\n", "network.link_bandwidth: expected at most 100TB/s"),
     "repeated axis names": ("[network]\ntopology = \"torus\"\nshape = [4, 4]\naxis_names = [\"x\", \"x\"]\nlink_bandwidth = \"5GB/s\"\n", "network.axis_names: expected 2 different names"),
+    "k-ary n-tree too large": ("[network]\ntopology = \"fattree\"\nk = 4096\nlevels = 8\nlink_bandwidth = \"5GB/s\"\n", "network.levels: 4096^8 nodes: too many"),
+    "levels with down lists": ("[network]\ntopology = \"fattree\"\ndown = [4, 4]\nup = [1, 4]\nlevels = 3\nlink_bandwidth = \"5GB/s\"\n", "network.levels: goes with k"),
     "bad resize": ("[network]\nsystem = \"summit:4x4\"\n", "a number of top-level subtrees or 3 down-degrees"),
 }
 

@@ -183,13 +183,13 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
         ));
     }
     if chunks > u16::MAX as u32 / 2 {
-        return Err(sec.error("vc_buffer", "expected at most 512KiB"));
+        return Err(sec.error("vc_buffer", format!("expected at most {} bytes ({} chunks)", (u16::MAX as u32 / 2) * p.chunk_bytes, u16::MAX / 2)));
     }
     if p.injection_fifo_bytes < p.max_packet_bytes || p.injection_fifo_bytes / p.chunk_bytes > 30000
     {
         return Err(sec.error(
             "injection_fifo",
-            format!("expected from {} bytes to 960000 bytes", p.max_packet_bytes),
+            format!("expected from {} bytes to {} bytes (30,000 chunks)", p.max_packet_bytes, 30000 * p.chunk_bytes + p.chunk_bytes - 1),
         ));
     }
     if dragonfly && (p.escape != Escape::HopClass || p.dynamic_vcs != 0) {
@@ -414,7 +414,7 @@ fn parse_workload(
         .map_err(|e| sec.error(e.key, e.message.clone()))?;
     if let Some(min) = sec.int("min_packet_bytes", 32, 256)? {
         if !matches!(w.kind, Kind::Open { .. }) {
-            return Err(sec.error("min_packet_bytes", "expected only with open-loop patterns (uniform, hot-region, transpose, tornado, neighbor)"));
+            return Err(sec.error("min_packet_bytes", "expected only with open-loop patterns (uniform, hot-region, transpose, tornado, neighbor, shift, group-shift)"));
         }
         if min as u32 > packet_bytes || (min as u32) <= header_bytes {
             return Err(sec.error("min_packet_bytes", format!("expected more than header_bytes ({header_bytes}) and at most packet_bytes ({packet_bytes})")));
@@ -422,6 +422,11 @@ fn parse_workload(
         w.min_packet_bytes = Some(min as u32);
     }
     w.turn_cycles = int_or(sec, "turn_cycles", 0, 1 << 30, 0)? as u32;
+    if sec.has("load") && !matches!(w.kind, Kind::Open { .. }) {
+        // A finite pattern sends what it says as fast as it can: a load
+        // would change nothing, so it is refused rather than ignored.
+        return Err(sec.error("load", format!("applies to open-loop patterns; {pattern} is finite (it sends its packets as fast as the network takes them)")));
+    }
     sec.finish(&["load", "packet_bytes", "header_bytes", "min_packet_bytes"])?;
     Ok(w)
 }

@@ -578,6 +578,12 @@ fn build_fattree(sec: &Section) -> Result<FatTree> {
         }
         (Some(k), None) => {
             let n = req_int(sec, "levels", 1, 8)?;
+            if (k as u128).pow(n as u32) > 1 << 31 {
+                return Err(sec.error("levels", format!("{k}^{n} nodes: too many; at most 2^31")));
+            }
+            if sec.has("up") {
+                return Err(sec.error("up", "up-degrees go with down lists; a k-ary n-tree takes k, levels and taper"));
+            }
             let taper = sec.int_list("taper", 1, 4096)?.unwrap_or_default();
             if taper.len() > (n as usize).saturating_sub(1) {
                 return Err(sec.error(
@@ -595,6 +601,9 @@ fn build_fattree(sec: &Section) -> Result<FatTree> {
             FatTree::k_ary_n_tree(k as u32, n, &taper)
         }
         (None, Some(down)) => {
+            if let Some(key) = ["levels", "taper"].into_iter().find(|k| sec.has(k)) {
+                return Err(sec.error(key, "goes with k (a k-ary n-tree); with down/up lists give each level's degrees instead"));
+            }
             let up = sec.int_list("up", 1, 1 << 20)?.ok_or_else(|| {
                 sec.error(
                     "up",
