@@ -81,3 +81,16 @@ def test_a_collective_too_large_for_the_machine_is_refused(run, model):
     r = run("coll", "allreduce", "--algo", "ring", "--size", "8", "--system", "bgl:1024x1024x1024", "--model", model, timeout=30)
     assert r.code == 2, r.err
     assert "more than the memory available" in r.err and "Traceback" not in r.err
+
+
+def test_a_backlog_growing_past_saturation_is_stopped_by_the_budget(run, tmp_path):
+    """An open-loop run far past saturation queues packets at its sources
+    without end: the run stops when more are alive than the memory left
+    holds, exit 2, with what was measured (no memory blow-up)."""
+    text = '[network]\nsystem = "bgl:4x4x4"\n[workload]\npattern = "uniform"\nload = 1.0\n[run]\ncycles = 100000000\n'
+    r = run("run", write(tmp_path, text), "--max-memory", "64MiB", "--json", timeout=120)
+    assert r.code == 2, r.err
+    j = r.json()
+    assert j["complete"] is False and j["budget_exceeded"] > 0 and j["sim"]["cycles"] < 100_000_000
+    assert j["sim"]["peak_memory_bytes"] < INTERPRETER_BYTES + 2 * (64 << 20)
+    assert "sources' queues grow" in r.err

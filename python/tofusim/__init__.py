@@ -50,7 +50,7 @@ def presets() -> list[dict[str, Any]]:
 
 
 def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
-        comm: Any = None, model: str = "packet", max_memory: int | None = None) -> dict[str, Any] | None:
+        comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False) -> dict[str, Any] | None:
     """Runs the experiment in TOML ``text`` on the packet engine.
 
     ``progress(fraction)`` is called now and then; ``ports`` keeps the
@@ -63,17 +63,19 @@ def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = F
     on the flow model instead (max-min fair bandwidth sharing, one thread).
     Before building the network the run's memory is estimated; above
     ``max_memory`` bytes (default: the memory available) it is refused
-    with a ConfigError giving the estimate by part. Ctrl-C stops the run
-    after its current window: the result then has ``interrupted: True``.
+    with a ConfigError giving the estimate by part (in an MPI run only an
+    explicit ``max_memory`` limits it). Ctrl-C stops the run after its
+    current window and raises KeyboardInterrupt; with ``keep_partial`` it
+    returns what was measured instead, with ``interrupted: True``.
     """
-    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory)
+    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory, keep_partial)
     return None if out is None else json.loads(out)
 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
-             comm: Any = None, model: str = "packet", max_memory: int | None = None) -> dict[str, Any] | None:
+             comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False) -> dict[str, Any] | None:
     """Runs the experiment file at ``path`` (see :func:`run`)."""
-    return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory)
+    return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory, keep_partial)
 
 
 class MpiTransport:
@@ -96,7 +98,7 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
 
 def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
-         verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet") -> dict[str, Any]:
+         verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False) -> dict[str, Any]:
     """Runs one collective over every node of ``system``.
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
@@ -111,7 +113,7 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
         "model": model,
     }
-    return json.loads(_core.run_collective(json.dumps(spec), progress))
+    return json.loads(_core.run_collective(json.dumps(spec), progress, keep_partial))
 
 
 def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root: int = 0,

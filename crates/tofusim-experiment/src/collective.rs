@@ -85,13 +85,14 @@ pub const MAX_SCHEDULE_MESSAGES: u64 = 40_000_000;
 pub fn estimated_messages(spec: &CollectiveSpec, p: u64) -> u64 {
     let log = 64 - p.max(1).leading_zeros() as u64;
     let segs = spec.size_bytes.div_ceil(spec.segment_bytes.max(1)).max(1);
-    let all_pairs = p * p.saturating_sub(1);
+    let all_pairs = p.saturating_mul(p.saturating_sub(1));
+    let plog = p.saturating_mul(log);
     match (spec.op.as_str(), spec.algorithm.as_str()) {
         (_, "pairwise" | "overlaid-symmetric") => all_pairs,
-        ("allreduce", "ring") => 2 * all_pairs,
-        (_, "ring" | "scatter-allgather" | "quad-rings") => all_pairs + p * log,
-        (_, "chain" | "trinary-tree" | "trinaryx3") => 6 * p * segs,
-        _ => 2 * p * log + 2 * p,
+        ("allreduce", "ring") => all_pairs.saturating_mul(2),
+        (_, "ring" | "scatter-allgather" | "quad-rings") => all_pairs.saturating_add(plog),
+        (_, "chain" | "trinary-tree" | "trinaryx3") => p.saturating_mul(6).saturating_mul(segs),
+        _ => plog.saturating_mul(2).saturating_add(p.saturating_mul(2)),
     }
 }
 #[derive(Clone, Debug, Serialize)]
@@ -357,10 +358,20 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
         _ => (0, 63),
     };
     let communicator = nodes.saturating_mul(8);
-    let model = crate::comm_model::CommModel::for_system(&sys, None);
+    // A dragonfly's model needs its node space (link classes, nodes per
+    // router); building a dragonfly is small.
+    let model = match topology {
+        tofusim_topology::Topology::Dragonfly(_) => crate::build::build(WHERE, "system", sys.clone(), crate::build::Routes::Default)?.model,
+        _ => crate::comm_model::CommModel::for_system(&sys, None),
+    };
     let (what, bytes) = if spec.model == Model::Packet {
+        // A send's packets are made when it starts; a rank has at most a
+        // few sends going at once (one per TNI and the chains' pipelining:
+        // 8 assumed), not every message of the schedule.
         let payload = (model.packet_bytes.saturating_sub(model.header_bytes)).max(1) as u64;
-        let packets = estimated_messages(spec, nodes).saturating_mul(spec.size_bytes.div_ceil(payload).max(1));
+        let per_message = spec.size_bytes.div_ceil(payload).max(1);
+        let concurrent = estimated_messages(spec, nodes).min(nodes.saturating_mul(8));
+        let packets = concurrent.saturating_mul(per_message);
         let size = NetworkSize { routers, ports, nodes, axes };
         let f = estimate(size, &model.router, &RunParams::default(), model.packet_bytes, Backlog::Posted { packets });
         ("the packet engine", f.total())

@@ -515,8 +515,10 @@ pub fn memory_estimate(exp: &Experiment) -> tofusim_packet::budget::Footprint {
 }
 
 /// Refuses a run whose estimated memory exceeds `limit_bytes` (default:
-/// the memory this machine has available now).
-pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> Result<tofusim_packet::budget::Footprint> {
+/// the memory this machine has available now), and sets the run's guard
+/// on the packets alive at once (an open-loop backlog past saturation) to
+/// what the rest of the limit holds.
+pub fn check_memory(file: &str, exp: &mut Experiment, limit_bytes: Option<u64>) -> Result<tofusim_packet::budget::Footprint> {
     let f = memory_estimate(exp);
     let (limit, what) = match limit_bytes {
         Some(l) => (l, "the --max-memory limit"),
@@ -536,6 +538,7 @@ pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> R
             ),
         ));
     }
+    exp.run.max_live_packets = Some(tofusim_packet::budget::live_packet_limit(&f, limit));
     Ok(f)
 }
 
@@ -555,8 +558,8 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
 /// result is bit-identical to the unsplit run's, and comes back in
 /// process 0 only.
 pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress: tofusim_packet::Progress) -> Result<(System, Option<RunResult>)> {
-    let exp = parse(file, text)?;
-    check_memory(file, &exp, None)?;
+    let mut exp = parse(file, text)?;
+    check_memory(file, &mut exp, None)?;
     let system = exp.built.system.clone();
     let e = engine(exp);
     check_split(file, &e, &split)?;

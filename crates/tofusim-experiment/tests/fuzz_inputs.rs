@@ -109,7 +109,7 @@ fn experiment_text() -> impl Strategy<Value = String> {
 /// memory budget refuses it; the invariants must hold.
 fn run_briefly(text: &str) -> Result<(), TestCaseError> {
     let Ok(mut exp) = experiment::parse("<fuzz>", text) else { return Ok(()) };
-    if experiment::check_memory("<fuzz>", &exp, Some(256 << 20)).is_err() {
+    if experiment::check_memory("<fuzz>", &mut exp, Some(256 << 20)).is_err() {
         return Ok(());
     }
     // Keys duplicated in the fuzzed table may set a long run: keep it short.

@@ -271,6 +271,11 @@ pub struct RunParams {
     pub plant_after: u64,
     /// Period of the per-port counter snapshots, cycles (0: final counters only).
     pub counter_cycles: u64,
+    /// Packets alive at once beyond which the run stops (`budget_exceeded`
+    /// in the result): the memory budget's guard against an open-loop
+    /// source backlog that grows without end past saturation. `None`: no
+    /// limit.
+    pub max_live_packets: Option<u64>,
 }
 
 impl Default for RunParams {
@@ -285,6 +290,7 @@ impl Default for RunParams {
             plant: None,
             plant_after: 0,
             counter_cycles: 0,
+            max_live_packets: None,
         }
     }
 }

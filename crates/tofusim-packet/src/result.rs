@@ -139,6 +139,10 @@ pub struct RunResult {
     /// Stopped early at the caller's request (Ctrl-C): what is reported
     /// was measured up to the last window simulated.
     pub interrupted: bool,
+    /// Stopped because more packets were alive than the memory budget
+    /// allows (an open-loop source backlog past saturation): the packets
+    /// alive then.
+    pub budget_exceeded: Option<u64>,
     pub link_utilization: f64,
     pub payload_utilization: f64,
     pub offered_load: Option<f64>,

@@ -116,23 +116,39 @@ impl tofusim_packet::Transport for PyTransport {
 }
 
 /// The engine's progress callback for a Python caller: calls `progress(fraction)`
-/// when given, and asks the run to stop when Ctrl-C was pressed (a pending
-/// SIGINT, seen by `check_signals` on the main thread, or a
+/// when given, and asks the run to stop when a signal handler raised (a
+/// pending SIGINT, seen by `check_signals` on the main thread, or a
 /// `KeyboardInterrupt` out of the callback). The run then ends after its
-/// current window with `interrupted: true` in its result (the interrupt is
-/// consumed: the caller reads the flag).
-fn reporter(progress: &Option<Py<PyAny>>) -> impl FnMut(f64) -> std::ops::ControlFlow<()> + '_ {
+/// current window with `interrupted: true`; the exception is kept in
+/// `raised` for [`after_run`].
+fn reporter<'a>(progress: &'a Option<Py<PyAny>>, raised: &'a std::sync::Mutex<Option<PyErr>>) -> impl FnMut(f64) -> std::ops::ControlFlow<()> + 'a {
     use std::ops::ControlFlow;
     move |f: f64| {
         Python::attach(|py| {
             let called = progress.as_ref().map_or(Ok(()), |cb| cb.call1(py, (f,)).map(|_| ()));
-            let interrupt = |e: &PyErr| e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py);
             match called.and_then(|()| py.check_signals()) {
-                Err(e) if interrupt(&e) => ControlFlow::Break(()),
-                // Other errors of the callback are the callback's business.
-                _ => ControlFlow::Continue(()),
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    raised.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    ControlFlow::Break(())
+                }
             }
         })
+    }
+}
+
+/// What a caller gets after a run that a signal handler may have raised
+/// in: nothing raised, the run's result; a `KeyboardInterrupt` with
+/// `keep_partial` and a run that did stop early, the partial result (the
+/// command line prints it and exits 130); anything else (another
+/// exception, or an interrupt the caller did not ask to keep, or one that
+/// came too late to stop the run) is raised again, so a Ctrl-C is never
+/// swallowed.
+fn after_run(py: Python<'_>, raised: Option<PyErr>, keep_partial: bool, stopped_early: bool) -> PyResult<()> {
+    match raised {
+        None => Ok(()),
+        Some(e) if keep_partial && stopped_early && e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Ok(()),
+        Some(e) => Err(e),
     }
 }
 
@@ -147,7 +163,7 @@ fn reporter(progress: &Option<Py<PyAny>>) -> impl FnMut(f64) -> std::ops::Contro
 /// `model = "flow"` runs the workload on the flow model instead (one
 /// thread; see `tofusim_experiment::flow_run`).
 #[pyfunction]
-#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None))]
+#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false))]
 #[allow(clippy::too_many_arguments)]
 fn run_experiment(
     py: Python<'_>,
@@ -159,8 +175,9 @@ fn run_experiment(
     comm: Option<Py<PyAny>>,
     model: &str,
     max_memory: Option<u64>,
+    keep_partial: bool,
 ) -> PyResult<Option<String>> {
-    let exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
+    let mut exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     if !matches!(model, "packet" | "flow") {
         return Err(TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{model}`; expected packet or flow")));
     }
@@ -184,7 +201,14 @@ fn run_experiment(
         v["setup"] = setup;
         return Ok(Some(v.to_string()));
     }
-    let footprint = tofusim_experiment::experiment::check_memory(&file, &exp, max_memory).map_err(config_err)?;
+    // An MPI run's processes must all decide alike: the machine's memory
+    // (which differs between hosts and moments) is not a limit there, only
+    // an explicit max_memory is.
+    let footprint = if comm.is_some() && max_memory.is_none() {
+        tofusim_experiment::experiment::memory_estimate(&exp)
+    } else {
+        tofusim_experiment::experiment::check_memory(&file, &mut exp, max_memory).map_err(config_err)?
+    };
     let engine = tofusim_experiment::experiment::engine(exp);
     let transport: Option<Box<dyn tofusim_packet::Transport>> = match comm {
         Some(c) => Some(Box::new(PyTransport::new(py, c)?)),
@@ -192,10 +216,13 @@ fn run_experiment(
     };
     let split = tofusim_packet::Split { threads: threads.max(1), transport };
     tofusim_experiment::experiment::check_split(&file, &engine, &split).map_err(config_err)?;
+    let raised = std::sync::Mutex::new(None);
     let result = py.detach(|| {
-        let mut report = reporter(&progress);
+        let mut report = reporter(&progress, &raised);
         engine.run_split(split, &mut report, |_| ())
     });
+    let stopped = result.as_ref().is_some_and(|(r, ())| r.interrupted);
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let Some((mut result, ())) = result else { return Ok(None) };
     if !ports {
         result.ports.clear();
@@ -283,13 +310,16 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
 /// segment_bytes, tnis, descriptor, cache_injection, cmg, verify, seed) on
 /// the packet engine; returns the result as JSON.
 #[pyfunction]
-#[pyo3(signature = (spec, progress=None))]
-fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (spec, progress=None, keep_partial=false))]
+fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool) -> PyResult<String> {
     let spec = collective_spec(&spec)?;
+    let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
-        let mut report = reporter(&progress);
+        let mut report = reporter(&progress, &raised);
         tofusim_experiment::collective::run(&spec, &mut report)
     });
+    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let r = r.map_err(config_err)?;
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }

@@ -69,7 +69,7 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     progress = _LazyProgress()
     try:
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
-                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model)
+                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True)
     finally:
         progress.close()
     if as_json:

@@ -130,7 +130,7 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     try:
         limit = None if max_memory is None else int(parse_bytes(max_memory, "--max-memory"))
         r = run_file(experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
-                     ports=out is not None, threads=threads, comm=comm, model=model, max_memory=limit)
+                     ports=out is not None, threads=threads, comm=comm, model=model, max_memory=limit, keep_partial=True)
     finally:
         progress.close()
     if r is None:
@@ -149,6 +149,11 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
         click.echo(json.dumps(r))
     else:
         Console(width=None if sys.stdout.isatty() else 140).print(summary_table(r, f"{experiment}"))
+    if r.get("budget_exceeded"):
+        click.echo(f"tofusim: error: {experiment}: memory: stopped at cycle {r['sim']['cycles']:,} with {r['budget_exceeded']:,} packets alive, "
+                   "more than the memory left holds: the offered load is beyond what the network accepts and the sources' queues grow "
+                   "without end; lower workload.load or run.cycles, or allow more with --max-memory", err=True)
+        raise SystemExit(2)
     if r.get("interrupted"):
         click.echo(f"tofusim: interrupted at cycle {r['sim']['cycles']:,}: the figures above cover the run up to then (complete: false)", err=True)
         raise SystemExit(130)

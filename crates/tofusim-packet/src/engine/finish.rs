@@ -12,7 +12,7 @@ use crate::traffic::{RunEnd, Traffic};
 /// The result of a run from the engine holding every partition's merged
 /// state (see [`crate::summary`]).
 pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, partitions: Option<PartitionInfo>) -> RunResult {
-    let Ending { t: t_end, mut completion, deadlock, interrupted, .. } = end;
+    let Ending { t: t_end, mut completion, deadlock, interrupted, budget_exceeded, .. } = end;
     if completion.is_some() && e.error.is_none() {
         match e.workload.check_complete() {
             Err(err) => e.fail(t_end, err.kind, err.detail),
@@ -97,8 +97,10 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         complete: deadlock.is_none()
             && e.error.is_none()
             && !interrupted
+            && budget_exceeded.is_none()
             && (completion.is_some() || !e.workload.is_finite()),
         interrupted,
+        budget_exceeded,
         link_utilization: e.stats.busy_measured as f64 / (links * window),
         payload_utilization: e.stats.payload_measured as f64 / (links * window),
         offered_load: offered,

@@ -33,6 +33,9 @@ pub(crate) struct Ending {
     pub deadlock: Option<Deadlock>,
     /// Stopped early at the caller's request (an interrupt).
     pub interrupted: bool,
+    /// Stopped because more packets were alive than the memory budget
+    /// allows (`run.max_live_packets`): the packets alive then.
+    pub budget_exceeded: Option<u64>,
     /// Windows simulated.
     pub windows: u64,
     /// Wall time this partition spent inside its windows.
@@ -271,25 +274,28 @@ impl<W: Traffic> Engine<W> {
     }
 
     /// Skips the idle stretch from `from` to `to` (no event anywhere in
-    /// between): closes every window holding activity (up to the first that
-    /// ends after `from`), then moves the next window to the last one that
-    /// ends at or before `to`, so one idle sample marks the gap instead of
-    /// one per window. Counter periods likewise.
+    /// between): closes the windows that end by `from` and the one after
+    /// it (which may hold the last activity), then moves the next window to
+    /// the last one that ends at or before `to`, so one idle sample marks
+    /// the gap instead of one per window. Counter periods likewise. Every
+    /// partition decides from `from` and `to` alone, so all close the same
+    /// windows (their samples are merged by index).
     fn skip_idle(&mut self, from: u64, to: u64) {
+        self.close_up_to(from);
         let period = self.net.run.sample_cycles.max(1);
         if self.stats.next_sample < to {
-            self.close_up_to(self.stats.next_sample.max(from));
+            let b = self.stats.next_sample;
+            self.close_sample(b);
+            self.stats.next_sample = b + period;
             if self.stats.next_sample < to {
                 self.stats.next_sample += (to - self.stats.next_sample) / period * period;
             }
         }
         let every = self.net.run.counter_cycles;
         if every > 0 && self.stats.next_counter < to {
-            let at = self.stats.next_counter.max(from);
-            while at >= self.stats.next_counter {
-                self.snapshot_counters(self.stats.next_counter);
-                self.stats.next_counter += every;
-            }
+            let b = self.stats.next_counter;
+            self.snapshot_counters(b);
+            self.stats.next_counter = b + every;
             if self.stats.next_counter < to {
                 self.stats.next_counter += (to - self.stats.next_counter) / every * every;
             }
@@ -388,6 +394,7 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
     // Asked to stop by the progress callback (partition 0), and stopped
     // once every partition has heard it.
     let (mut stop_asked, mut interrupted) = (false, false);
+    let mut budget_exceeded = None;
     e.begin();
     loop {
         let until = start.saturating_add(w).min(end);
@@ -420,10 +427,6 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
             e.fail(err.cycle, err.kind, err.detail);
             break;
         }
-        if g.stop {
-            interrupted = true;
-            break;
-        }
         if e.workload.is_finite() && g.gen_remaining == 0 && g.trace_pending == 0 && g.live == 0 {
             t = g.last_delivery.unwrap_or(0);
             completion = Some(t);
@@ -431,6 +434,17 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         }
         if g.live > g.pending_releases && t.saturating_sub(g.last_progress) > e.net.run.deadlock_cycles {
             deadlock = Some(e.deadlock_all(sync, t, &g, "watchdog"));
+            break;
+        }
+        // Asked to stop (Ctrl-C): after completion and deadlock, which a
+        // window that also finished the run reports instead.
+        if g.stop {
+            interrupted = true;
+            break;
+        }
+        // Every partition sees the same total: they stop together.
+        if e.net.run.max_live_packets.is_some_and(|m| g.live > m) {
+            budget_exceeded = Some(g.live);
             break;
         }
         let Some(next) = g.next_event else {
@@ -479,9 +493,9 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         e.audit_all(sync, t);
     }
     if let Some(p) = progress.as_mut() {
-        if !interrupted {
+        if !interrupted && budget_exceeded.is_none() {
             let _ = p(1.0);
         }
     }
-    Ending { t, completion, deadlock, interrupted, windows, busy_seconds: busy }
+    Ending { t, completion, deadlock, interrupted, budget_exceeded, windows, busy_seconds: busy }
 }
