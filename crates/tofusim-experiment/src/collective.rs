@@ -364,6 +364,11 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
         tofusim_topology::Topology::Dragonfly(_) => crate::build::build(WHERE, "system", sys.clone(), crate::build::Routes::Default)?.model,
         _ => crate::comm_model::CommModel::for_system(&sys, None),
     };
+    if spec.model == Model::Packet {
+        // A schedule too large to list is refused first, with its way out
+        // (the flow model's rounds form).
+        check_estimate(spec, estimated_messages(spec, nodes))?;
+    }
     let (what, bytes) = if spec.model == Model::Packet {
         // A send's packets are made when it starts; a rank has at most a
         // few sends going at once (one per TNI and the chains' pipelining:
@@ -387,12 +392,13 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
         return Err(err(
             "system",
             format!(
-                "{} on {}: {what} needs about {} (the communicator {}), more than the memory available ({}); use a smaller system",
+                "{} on {}: {what} needs about {} (the communicator {}), more than the memory available ({}); use a smaller system{}",
                 spec.algorithm,
                 spec.system,
                 gib(total),
                 gib(communicator),
-                gib(limit)
+                gib(limit),
+                if spec.model == Model::Packet { ", or the flow model (--model flow), which needs far less" } else { "" }
             ),
         ));
     }
