@@ -40,6 +40,22 @@ pub struct Built {
     pub injection_links: f64,
 }
 
+/// The size the memory budget needs (`tofusim_packet::budget`), from the
+/// topology alone: `ports` per router when the network is built, else a
+/// torus's own and, for the indirect networks, the engine's most (63).
+pub fn network_size(topology: &Topology, ports: Option<usize>) -> tofusim_packet::budget::NetworkSize {
+    let (axes, own_ports) = match topology {
+        Topology::Torus(t) | Topology::Tofu(t) => (t.axes().len() as u64, t.ports().len() as u64),
+        _ => (0, 63),
+    };
+    tofusim_packet::budget::NetworkSize {
+        routers: topology.router_count(),
+        ports: ports.map_or(own_ports, |p| p as u64),
+        nodes: topology.node_count(),
+        axes,
+    }
+}
+
 /// How packets choose among a topology's routes (tori: the router's
 /// escape scheme and routing mode decide).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

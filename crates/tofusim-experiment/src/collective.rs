@@ -346,17 +346,13 @@ fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> 
 /// flow network's resources and each rank's state. Refused above the memory
 /// available (exit 2, the estimate by part).
 fn check_memory(spec: &CollectiveSpec) -> Result<()> {
-    use tofusim_packet::budget::{available_bytes, estimate, gib, Backlog, NetworkSize};
+    use tofusim_packet::budget::{available_bytes, estimate, gib, NetworkSize};
     let Some(limit) = available_bytes() else { return Ok(()) };
     let name = spec.system.split('/').next().unwrap_or_default();
     let sys = crate::system::from_name(name)?;
     let topology = &sys.network.topology;
-    let (routers, nodes) = (topology.router_count(), topology.node_count());
-    let (axes, ports) = match topology {
-        tofusim_topology::Topology::Torus(t) | tofusim_topology::Topology::Tofu(t) => (t.axes().len() as u64, t.ports().len() as u64),
-        // Dragonfly and fat-tree routers: at most the engine's 63 ports.
-        _ => (0, 63),
-    };
+    let size = crate::build::network_size(topology, None);
+    let NetworkSize { routers, ports, nodes, axes } = size;
     let communicator = nodes.saturating_mul(8);
     // A dragonfly's model needs its node space (link classes, nodes per
     // router); building a dragonfly is small.
@@ -377,8 +373,7 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
         let per_message = spec.size_bytes.div_ceil(payload).max(1);
         let concurrent = estimated_messages(spec, nodes).min(nodes.saturating_mul(8));
         let packets = concurrent.saturating_mul(per_message);
-        let size = NetworkSize { routers, ports, nodes, axes };
-        let f = estimate(size, &model.router, &RunParams::default(), model.packet_bytes, Backlog::Posted { packets });
+        let f = estimate(size, &model.router, &RunParams::default(), model.packet_bytes, packets);
         ("the packet engine", f.total())
     } else {
         // Resources: every directed link, every node's injection and TNIs;

@@ -498,20 +498,12 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
 /// The memory a run of `exp` will need (`tofusim_packet::budget`), from
 /// the built system before anything large is allocated.
 pub fn memory_estimate(exp: &Experiment) -> tofusim_packet::budget::Footprint {
-    use tofusim_packet::budget::{estimate, Backlog, NetworkSize};
-    let topology = &exp.built.system.network.topology;
-    let axes = match topology {
-        Topology::Torus(t) | Topology::Tofu(t) => t.axes().len() as u64,
-        _ => 0,
-    };
-    let size = NetworkSize { routers: topology.router_count(), ports: exp.built.ports as u64, nodes: topology.node_count(), axes };
-    let backlog = match exp.workload.kind {
-        Kind::Open { load, .. } => Backlog::Open { load, injection_bytes_per_cycle: exp.built.injection_links, packet_bytes: exp.workload.packet_bytes },
-        // Finite workloads make their packets as the FIFOs take them.
-        Kind::Finite(_) => Backlog::Posted { packets: 0 },
-    };
+    use tofusim_packet::budget::estimate;
+    let size = build::network_size(&exp.built.system.network.topology, Some(exp.built.ports));
     let smallest = exp.workload.min_packet_bytes.unwrap_or(exp.workload.packet_bytes);
-    estimate(size, &exp.router, &exp.run, smallest, backlog)
+    // Finite workloads make their packets as the FIFOs take them; an
+    // open-loop backlog is guarded during the run (`max_live_packets`).
+    estimate(size, &exp.router, &exp.run, smallest, 0)
 }
 
 /// Refuses a run whose estimated memory exceeds `limit_bytes` (default:

@@ -32,17 +32,6 @@ pub struct NetworkSize {
     pub axes: u64,
 }
 
-/// The traffic's share: packets that may be alive at once beyond what the
-/// buffers hold.
-#[derive(Clone, Copy, Debug)]
-pub enum Backlog {
-    /// An open-loop pattern offering `load` of `injection_bytes_per_cycle`
-    /// per node in packets of `packet_bytes`, for the run's cycles.
-    Open { load: f64, injection_bytes_per_cycle: f64, packet_bytes: u32 },
-    /// A finite workload with at most this many packets posted at once.
-    Posted { packets: u64 },
-}
-
 /// The estimate, by part, bytes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Footprint {
@@ -78,10 +67,12 @@ pub fn gib(bytes: u64) -> String {
 }
 
 /// The memory of a run on `size` with router model `params`, run `run`,
-/// the workload's smallest packet `packet_bytes` and traffic `backlog`
+/// the workload's smallest packet `packet_bytes` and `posted_packets`
+/// made before the buffers take them (a finite workload's sends posted at
+/// once; an open-loop backlog is guarded during the run instead)
 /// (saturating arithmetic: an absurd network gives a huge estimate, never
 /// an overflow).
-pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packet_bytes: u32, backlog: Backlog) -> Footprint {
+pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packet_bytes: u32, posted_packets: u64) -> Footprint {
     let NetworkSize { routers, ports, nodes, axes } = size;
     let mul = |a: u64, b: u64| a.saturating_mul(b);
     let npr = params.nodes_per_router.max(1) as u64;
@@ -120,12 +111,7 @@ pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packe
     let smallest = (packet_bytes.max(params.chunk_bytes).max(1)) as u64;
     let per_buffer = |bytes: u32| (bytes as u64).div_ceil(smallest).max(1);
     let buffered = mul(routers, mul(ports * vcs, per_buffer(params.vc_buffer_bytes)) + mul(fifos, per_buffer(params.injection_fifo_bytes)));
-    let backlog_packets = match backlog {
-        // Guarded during the run (see the module docs).
-        Backlog::Open { .. } => 0,
-        Backlog::Posted { packets } => packets,
-    };
-    let packets = mul(buffered.saturating_add(backlog_packets), PACKET_BYTES);
+    let packets = mul(buffered.saturating_add(posted_packets), PACKET_BYTES);
     Footprint { routing_tables, router_state, nodes: nodes_bytes, statistics, packets }
 }
 
@@ -160,11 +146,10 @@ mod tests {
     #[test]
     fn grows_with_the_network_and_saturates_instead_of_overflowing() {
         let run = RunParams { cycles: Some(10_000), ..RunParams::default() };
-        let open = Backlog::Open { load: 0.1, injection_bytes_per_cycle: 6.0, packet_bytes: 256 };
-        let small = estimate(NetworkSize { routers: 512, ports: 6, nodes: 512, axes: 3 }, &bgl(), &run, 256, open).total();
-        let big = estimate(NetworkSize { routers: 32768, ports: 6, nodes: 32768, axes: 3 }, &bgl(), &run, 256, open).total();
+        let small = estimate(NetworkSize { routers: 512, ports: 6, nodes: 512, axes: 3 }, &bgl(), &run, 256, 0).total();
+        let big = estimate(NetworkSize { routers: 32768, ports: 6, nodes: 32768, axes: 3 }, &bgl(), &run, 256, 0).total();
         assert!(big > 55 * small && big < 70 * small, "{small} {big}");
-        let absurd = estimate(NetworkSize { routers: u64::MAX / 3, ports: 6, nodes: u64::MAX / 3, axes: 3 }, &bgl(), &run, 256, open);
+        let absurd = estimate(NetworkSize { routers: u64::MAX / 3, ports: 6, nodes: u64::MAX / 3, axes: 3 }, &bgl(), &run, 256, 0);
         assert!(absurd.total() > 1 << 50);
     }
 

@@ -248,15 +248,6 @@ fn collective_algorithms() -> String {
     serde_json::Value::Object(m).to_string()
 }
 
-/// A value for an error message: at most 60 characters.
-fn clip(s: &str) -> String {
-    if s.chars().count() <= 60 {
-        s.to_string()
-    } else {
-        format!("{}… ({} characters)", s.chars().take(57).collect::<String>(), s.chars().count())
-    }
-}
-
 fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::CollectiveSpec> {
     let v: serde_json::Value = serde_json::from_str(spec)
         .map_err(|e| TofusimConfigError::new_err(format!("bad spec: {e}")))?;
@@ -266,7 +257,7 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         match v.get(k) {
             None | Some(serde_json::Value::Null) => Ok(d),
             Some(x) => x.as_u64().ok_or_else(|| {
-                TofusimConfigError::new_err(format!("<command line>: {k}: expected a whole number of at least 0, found {}", clip(&x.to_string())))
+                config_err(ConfigError::new("<command line>", k, format!("expected a whole number of at least 0, found {x}")))
             }),
         }
     };

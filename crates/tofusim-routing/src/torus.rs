@@ -363,14 +363,19 @@ mod tests {
         hops
     }
 
-    #[test]
-    fn candidates_are_the_productive_ports_and_the_escape_port() {
-        let shapes = [
+    /// Tori, meshes, a mixed one and a Tofu shape.
+    fn shapes() -> [Torus; 4] {
+        [
             Torus::with_lengths(&[4, 5, 3], &[true, true, true]),
             Torus::with_lengths(&[4, 3], &[false, true]),
             Torus::with_lengths(&[2, 2, 6], &[true, false, true]),
             tofu::tofu_torus([Axis::ring("x", 3), Axis::path("y", 2), Axis::ring("z", 4)]),
-        ];
+        ]
+    }
+
+    #[test]
+    fn candidates_are_the_productive_ports_and_the_escape_port() {
+        let shapes = shapes();
         for t in &shapes {
             let n = t.node_count() as u32;
             let axes = t.axes().len();
@@ -390,12 +395,7 @@ mod tests {
 
     #[test]
     fn routes_are_minimal_on_tori_meshes_and_tofu() {
-        let shapes = [
-            Torus::with_lengths(&[4, 5, 3], &[true, true, true]),
-            Torus::with_lengths(&[4, 3], &[false, true]),
-            Torus::with_lengths(&[2, 2, 6], &[true, false, true]),
-            tofu::tofu_torus([Axis::ring("x", 3), Axis::path("y", 2), Axis::ring("z", 4)]),
-        ];
+        let shapes = shapes();
         for t in &shapes {
             let order: Vec<usize> = if tofu::is_tofu(t) {
                 tofu::ROUTING_ORDER.to_vec()
