@@ -162,6 +162,53 @@ impl TorusRouting {
         h
     }
 
+    /// Axes (bit per axis) whose direction a route may choose: rings with
+    /// a port each way (meshes and single-port axes have one way only).
+    pub fn direction_axes(&self) -> u8 {
+        let mut m = 0u8;
+        for (a, ax) in self.axes.iter().enumerate() {
+            if ax.wrap && !ax.single && ax.length >= 2 {
+                m |= 1 << a;
+            }
+        }
+        m
+    }
+
+    /// [`Self::hints`] without the draw: a tie at half a ring goes `+`.
+    pub fn shortest_hints(&self, src: u32, dst: u32) -> u8 {
+        let mut h = 0u8;
+        for (a, ax) in self.axes.iter().enumerate() {
+            if !ax.wrap || ax.single || ax.length <= 1 {
+                continue;
+            }
+            let (s, d) = (self.coord(src, a), self.coord(dst, a));
+            let fwd = (d + ax.length - s) % ax.length;
+            if fwd != 0 && ax.length - fwd < fwd {
+                h |= 1 << a;
+            }
+        }
+        h
+    }
+
+    /// Whether router `r` lies on some minimal route from `src` to `dst`
+    /// under `hints` (the box the adaptive router may wander in): on every
+    /// axis `r` is at most the hops left from `src` along the hinted way.
+    pub fn on_minimal_paths(&self, src: u32, dst: u32, hints: u8, r: u32) -> bool {
+        (0..self.axes.len()).all(|a| {
+            let ax = &self.axes[a];
+            let (s, c) = (self.coord(src, a), self.coord(r, a));
+            let left = self.remaining(src, dst, hints, a);
+            if ax.single || !ax.wrap {
+                let d = self.coord(dst, a);
+                c >= s.min(d) && c <= s.max(d) && (left > 0 || c == s)
+            } else {
+                let l = ax.length;
+                let steps = if hints & (1 << a) != 0 { (s + l - c) % l } else { (c + l - s) % l };
+                steps <= left
+            }
+        })
+    }
+
     /// Axes (bit per axis) on which `dst` is exactly half a ring from
     /// `src`: both directions are minimal there, and [`Self::hints`] draws one.
     pub fn tied_axes(&self, src: u32, dst: u32) -> u8 {

@@ -1,0 +1,301 @@
+//! Failed routers and links, and the source's choice of a route that
+//! avoids them.
+//!
+//! No router of the modelled machines routes around failures in hardware
+//! (BG/L: DOMAIN.md §5.3). What avoids them is the **software that sets a
+//! packet's route at injection**: BG/L's hint bits keep a network with a
+//! few failed nodes connected, Tofu may begin a route with a detour inside
+//! the ABC group before the XYZ phase (DOMAIN.md §1.1, §2), a dragonfly's
+//! source picks the global link or the intermediate group. So a route is
+//! chosen once, at the source, among the route states the routing scheme
+//! offers, in a fixed order of preference, as the first whose whole path
+//! is intact:
+//!
+//! - **tori, meshes, Tofu**: the minimal hint bits; then the other
+//!   directions on the rings (fewest reversed axes first); then a one-hop
+//!   detour through each port in port order (a Tofu route's ABC detour;
+//!   on BG/L a step sideways that moves the dimension-order turn off a
+//!   failed node), with each choice of directions from there;
+//! - **dragonflies**: the minimal route; then each of the other global
+//!   links to the destination group (the spread salts); then Valiant
+//!   through each intermediate group.
+//!
+//! A packet whose route is not the minimal one, or whose minimal box holds
+//! a failure, travels deterministically (BG/L's per-packet routing-mode
+//! bit): adaptive hops could otherwise wander onto the failure.
+//!
+//! Fat-trees take failed nodes (leaves: they send and receive nothing) but
+//! not failed links: their up ports are fixed by the destination (D-mod-K)
+//! or chosen without knowing the failures.
+
+use crate::{Routing, TorusRouting};
+
+/// A route chosen at the source: its route state (hint bits) and an
+/// optional first hop (`detour`, a port of the source router).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceRoute {
+    pub hints: u8,
+    pub detour: Option<u8>,
+}
+
+/// The failed routers and links of a network, as the engine's routing
+/// sees them (router ids and ports of [`Routing`]).
+#[derive(Clone, Debug)]
+pub struct FaultMap {
+    ports: usize,
+    failed_router: Vec<bool>,
+    /// Bit per port of each router: the link out of it has failed (both
+    /// ends are marked).
+    failed_ports: Vec<u64>,
+    routers: Vec<u32>,
+    links: Vec<(u32, u8)>,
+}
+
+impl FaultMap {
+    /// `routers`: routers that failed with their node (direct networks);
+    /// `links`: router pairs, each removing one link between them.
+    pub fn new(routing: &Routing, routers: &[u32], links: &[(u32, u32)]) -> Result<Self, String> {
+        let n = routing.routers();
+        let ports = routing.ports();
+        if ports > 64 {
+            return Err(format!("{ports} ports per router; failures are kept for at most 64"));
+        }
+        if let Routing::FatTree(_) = routing {
+            if !links.is_empty() {
+                return Err("failed links on a fat-tree are not modelled: its up ports are fixed by the destination (d-mod-k) or chosen without knowing the failures; failed nodes are".into());
+            }
+        }
+        let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; n], routers: Vec::new(), links: Vec::new() };
+        for &r in routers {
+            if r as usize >= n {
+                return Err(format!("router {r} is not in the network ({n} routers)"));
+            }
+            m.failed_router[r as usize] = true;
+            m.routers.push(r);
+        }
+        for &(a, b) in links {
+            if a as usize >= n || b as usize >= n {
+                return Err(format!("link {a}-{b}: router ids must be below {n}"));
+            }
+            let p = (0..ports as u8)
+                .find(|&p| m.failed_ports[a as usize] & 1 << p == 0 && routing.neighbor(a, p).is_some_and(|(w, _)| w == b))
+                .ok_or_else(|| format!("routers {a} and {b} have no (further) link between them"))?;
+            let (_, q) = routing.neighbor(a, p).expect("found above");
+            m.failed_ports[a as usize] |= 1 << p;
+            m.failed_ports[b as usize] |= 1 << q;
+            m.links.push((a, p));
+            m.links.push((b, q));
+        }
+        Ok(m)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.routers.is_empty() && self.links.is_empty()
+    }
+
+    #[inline]
+    pub fn router_failed(&self, r: u32) -> bool {
+        self.failed_router[r as usize]
+    }
+
+    /// Bit per port of `r` whose link has failed.
+    #[inline]
+    pub fn failed_ports(&self, r: u32) -> u64 {
+        self.failed_ports[r as usize]
+    }
+
+    /// Whether the link out of `port` of `r` leads somewhere alive.
+    fn hop_ok(&self, routing: &Routing, r: u32, port: u8) -> Option<u32> {
+        if self.failed_ports[r as usize] & 1 << port != 0 {
+            return None;
+        }
+        let (w, _) = routing.neighbor(r, port)?;
+        (!self.failed_router[w as usize]).then_some(w)
+    }
+
+    /// Router hops of the deterministic route from `src` to `dst`, or
+    /// `None` when it meets a failed link or router.
+    pub fn clear_hops(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> Option<u32> {
+        // Routes are at most a few times the network's size; a longer walk
+        // would be a routing loop, which counts as no route.
+        let limit = 4 * self.failed_router.len() as u32 + 64;
+        let (mut r, mut h, mut n) = (src, routing.advance(src, route.hints), 0u32);
+        if let Some(p) = route.detour {
+            r = self.hop_ok(routing, r, p)?;
+            h = routing.advance(r, h);
+            n = 1;
+        }
+        while let Some(p) = routing.escape_port(r, dst, h) {
+            r = self.hop_ok(routing, r, p)?;
+            h = routing.advance(r, h);
+            n += 1;
+            if n > limit {
+                return None;
+            }
+        }
+        Some(n)
+    }
+
+    /// Whether every minimal route the adaptive torus router could take
+    /// from `src` to `dst` under `hints` is intact: no failed router in the
+    /// box, no failed link leaving a box router in a productive direction.
+    pub fn box_is_clear(&self, t: &TorusRouting, src: u32, dst: u32, hints: u8) -> bool {
+        self.routers.iter().all(|&f| !t.on_minimal_paths(src, dst, hints, f))
+            && self.links.iter().all(|&(r, p)| !t.on_minimal_paths(src, dst, hints, r) || t.productive_ports(r, dst, hints) & 1 << p == 0)
+    }
+
+    /// The first intact route from `src` to `dst` in the order of
+    /// preference the module describes, after `first` (the source's usual
+    /// choice); `None` when every route the scheme offers meets a failure.
+    pub fn choose(&self, routing: &Routing, src: u32, dst: u32, first: u8) -> Option<SourceRoute> {
+        let plain = |hints| SourceRoute { hints, detour: None };
+        if self.clear_hops(routing, src, dst, plain(first)).is_some() {
+            return Some(plain(first));
+        }
+        match routing {
+            Routing::Torus(t) => self.choose_torus(routing, t, src, dst, first),
+            Routing::Dragonfly(d) => {
+                let spreads = (1..64u8).map(|s| 0x40 | s);
+                std::iter::once(d.minimal_hints(src, dst))
+                    .chain(spreads.filter(|_| d.group(src) != d.group(dst)))
+                    .chain(d.valiant_choices(src, dst))
+                    .map(plain)
+                    .find(|&r| self.clear_hops(routing, src, dst, r).is_some())
+            }
+            Routing::FatTree(_) => None,
+        }
+    }
+
+    fn choose_torus(&self, routing: &Routing, t: &TorusRouting, src: u32, dst: u32, first: u8) -> Option<SourceRoute> {
+        let free = t.direction_axes();
+        let detours = std::iter::once(None).chain((0..self.ports as u8).map(Some));
+        for detour in detours {
+            let base = match detour {
+                None => first,
+                Some(p) => match self.hop_ok(routing, src, p) {
+                    Some(w) => t.shortest_hints(w, dst),
+                    None => continue,
+                },
+            };
+            // Reversed axes, fewest first; subsets of the free axes.
+            let mut flips: Vec<u8> = subsets(free).collect();
+            flips.sort_by_key(|f| f.count_ones());
+            for f in flips {
+                let route = SourceRoute { hints: base ^ f, detour };
+                if self.clear_hops(routing, src, dst, route).is_some() {
+                    return Some(route);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Every subset of the bits of `mask`, the empty one first.
+fn subsets(mask: u8) -> impl Iterator<Item = u8> {
+    let mut next = Some(0u8);
+    std::iter::from_fn(move || {
+        let s = next?;
+        // The next subset of `mask` in increasing order.
+        let n = (s | !mask).wrapping_add(1) & mask;
+        next = (n != 0).then_some(n);
+        Some(s)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DragonflyMode, DragonflyRouting, EscapeOrder};
+    use tofusim_topology::{tofu, Axis, Torus};
+
+    fn torus(lens: &[u32], order: &[usize]) -> Routing {
+        let t = Torus::with_lengths(lens, &vec![true; lens.len()]);
+        Routing::Torus(TorusRouting::new(&t, order, EscapeOrder::Dimension))
+    }
+
+    #[test]
+    fn subsets_of_a_mask() {
+        let s: Vec<u8> = subsets(0b1010).collect();
+        assert_eq!(s, [0, 0b10, 0b1000, 0b1010]);
+        assert_eq!(subsets(0).count(), 1);
+    }
+
+    #[test]
+    fn a_ring_goes_the_long_way_round_a_failed_node_or_link() {
+        let rt = torus(&[4], &[0]);
+        let m = FaultMap::new(&rt, &[1], &[]).unwrap();
+        // 0 -> 2 is a tie: `+` passes node 1, `-` goes 0 -> 3 -> 2.
+        let r = m.choose(&rt, 0, 2, 0).unwrap();
+        assert_eq!((r.hints, r.detour), (1, None));
+        assert_eq!(m.clear_hops(&rt, 0, 2, r), Some(2));
+        let m = FaultMap::new(&rt, &[], &[(0, 1)]).unwrap();
+        let r = m.choose(&rt, 0, 1, 0).unwrap();
+        assert_eq!(m.clear_hops(&rt, 0, 1, r), Some(3));
+        // Node 1 failed and link 2-3 failed: 0 and 2 are cut apart.
+        let m = FaultMap::new(&rt, &[1], &[(2, 3)]).unwrap();
+        assert_eq!(m.choose(&rt, 0, 2, 0), None);
+        assert!(FaultMap::new(&rt, &[], &[(0, 2)]).is_err());
+    }
+
+    #[test]
+    fn a_failed_turn_is_passed_by_a_sideways_first_hop() {
+        // 4x4 torus, X then Y: 0,0 -> 2,2 turns at 2,0. With 2,0 failed no
+        // choice of directions avoids the turn; one hop in Y first does.
+        let rt = torus(&[4, 4], &[0, 1]);
+        let Routing::Torus(t) = &rt else { unreachable!() };
+        let id = |x: u32, y: u32| t.torus().node_id(&[x, y]).0;
+        let m = FaultMap::new(&rt, &[id(2, 0)], &[]).unwrap();
+        let first = t.shortest_hints(id(0, 0), id(2, 2));
+        let r = m.choose(&rt, id(0, 0), id(2, 2), first).unwrap();
+        assert!(r.detour.is_some());
+        assert!(m.clear_hops(&rt, id(0, 0), id(2, 2), r).is_some());
+        assert!(!m.box_is_clear(t, id(0, 0), id(2, 2), first));
+        assert!(m.box_is_clear(t, id(0, 1), id(1, 3), t.shortest_hints(id(0, 1), id(1, 3))));
+    }
+
+    #[test]
+    fn every_pair_of_survivors_of_a_tofu_block_with_a_failed_node_has_a_route() {
+        let t = tofu::tofu_torus([Axis::ring("x", 3), Axis::path("y", 2), Axis::ring("z", 2)]);
+        let rt = Routing::Torus(TorusRouting::new(&t, &tofu::ROUTING_ORDER, EscapeOrder::Dimension));
+        let Routing::Torus(tr) = &rt else { unreachable!() };
+        let dead = t.node_id(&[1, 0, 1, 0, 1, 0]).0;
+        let m = FaultMap::new(&rt, &[dead], &[]).unwrap();
+        let n = t.node_count() as u32;
+        let mut detoured = 0;
+        for s in (0..n).filter(|&s| s != dead) {
+            for d in (0..n).filter(|&d| d != dead && d != s) {
+                let r = m.choose(&rt, s, d, tr.shortest_hints(s, d)).unwrap_or_else(|| panic!("{s} -> {d}"));
+                detoured += usize::from(r.detour.is_some());
+            }
+        }
+        assert!(detoured > 0);
+    }
+
+    #[test]
+    fn a_dragonfly_avoids_a_failed_global_link() {
+        use tofusim_topology::dragonfly::{Arrangement, Dragonfly, GroupWiring};
+        // 5 groups of 4 routers, one global link per group pair: the only
+        // way round a failed one is through a third group.
+        let d = Dragonfly {
+            groups: 5,
+            nodes_per_router: 1,
+            wiring: GroupWiring::AllToAll { routers: 4 },
+            global_ports_per_router: 1,
+            links_per_group_pair: 1,
+            arrangement: Arrangement::Consecutive,
+        };
+        let rt = Routing::Dragonfly(DragonflyRouting::new(&d, DragonflyMode::Minimal));
+        let Routing::Dragonfly(dr) = &rt else { unreachable!() };
+        // The first global link of the route 0 -> the last router.
+        let (src, dst) = (0, dr.routers() as u32 - 1);
+        let h = dr.minimal_hints(src, dst);
+        let (g, p) = dr.global_hop(src, dst, h).unwrap();
+        let (w, _) = dr.neighbor(g, p).unwrap();
+        let m = FaultMap::new(&rt, &[], &[(g, w)]).unwrap();
+        assert_eq!(m.clear_hops(&rt, src, dst, SourceRoute { hints: h, detour: None }), None);
+        let r = m.choose(&rt, src, dst, h).unwrap();
+        assert_ne!(r.hints, h);
+        assert!(m.clear_hops(&rt, src, dst, r).is_some());
+    }
+}
