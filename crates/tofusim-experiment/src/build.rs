@@ -76,20 +76,6 @@ pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Bu
         Routes::Dragonfly(m) => Some(m),
         _ => None,
     };
-    if !system.network.faults.is_empty() {
-        // Refused rather than ignored: a run that delivered every packet
-        // across a failed link would be wrong without saying so.
-        let f = &system.network.faults;
-        return Err(ConfigError::new(
-            file,
-            &format!("{key}.faults"),
-            format!(
-                "{} failed node(s) and {} failed link(s): the packet engine and the flow model do not route around failures yet; `tofusim topo` reports their effect on the network's metrics",
-                f.nodes.len(),
-                f.links.len()
-            ),
-        ));
-    }
     if matches!(routes, Routes::FatTree(_)) && !matches!(system.network.topology, Topology::FatTree(_)) {
         return Err(err(format!("{}: a fat-tree routing mode applies to fat-trees only", system.name)));
     }
@@ -168,6 +154,34 @@ pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Bu
 }
 
 impl Built {
+    /// Refuses a network with failures in a model that does not route
+    /// around them (`what`: the model), rather than simulating the
+    /// healthy network without saying so.
+    pub fn refuse_faults(&self, file: &str, key: &str, what: &str) -> Result<()> {
+        let f = &self.system.network.faults;
+        if f.is_empty() {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            file,
+            &format!("{key}.faults"),
+            format!(
+                "{} failed node(s) and {} failed link(s): {what} does not model failures; the packet engine (tofusim run) does, and `tofusim topo` reports their effect on the network's metrics",
+                f.nodes.len(),
+                f.links.len()
+            ),
+        ))
+    }
+
+    /// The routers that failed with their node (a torus's or Tofu's node
+    /// is its router; a dragonfly's or fat-tree's node fails alone).
+    pub fn failed_routers(&self) -> Vec<u32> {
+        match &self.system.network.topology {
+            Topology::Torus(_) | Topology::Tofu(_) => self.system.network.faults.nodes.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Length of one network cycle (a byte time of the reference link), ns.
     pub fn cycle_ns(&self) -> f64 {
         self.model.cycle_ns()
@@ -274,6 +288,7 @@ pub fn setup(system_name: &str) -> Result<Setup> {
         }
     };
     let built = build(WHERE, "system", sys, routes)?;
+    built.refuse_faults(WHERE, "system", "a collective on a communicator of every node")?;
     let (node_of_rank, grid) = if built.dragonfly.is_some() || built.fattree.is_some() {
         ((0..built.nodes.node_count() as u32).collect(), None)
     } else {

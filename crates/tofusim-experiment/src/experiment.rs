@@ -10,7 +10,7 @@ use tofusim_packet::{
     Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
     RunResult,
 };
-use tofusim_routing::{DragonflyMode, FatTreeMode};
+use tofusim_routing::{DragonflyMode, FatTreeMode, FaultMap, Routing};
 use tofusim_topology::Topology;
 use tofusim_workload::{FinitePattern, Kind, OpenPattern, PacketFormat, TracePacket, Workload};
 
@@ -42,6 +42,9 @@ pub struct Experiment {
     pub mode: RoutingMode,
     pub run: RunParams,
     pub workload: Workload,
+    /// The network's failed routers and links in the routing's terms
+    /// (`None`: nothing failed).
+    pub faults: Option<FaultMap>,
 }
 
 /// Parses and validates an experiment file.
@@ -77,7 +80,8 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         return Err(sec("run")?.error("cycles", "missing; an open-loop pattern needs the run's length in cycles (e.g. cycles = 100000)"));
     }
     top.finish(&["network", "router", "routing", "workload", "run"])?;
-    Ok(Experiment { built, router, mode, run, workload })
+    let (workload, faults) = with_faults(file, &built, &router, workload)?;
+    Ok(Experiment { built, router, mode, run, workload, faults })
 }
 
 /// A fat-tree's `[routing] algorithm`: the up-port choice (default d-mod-k).
@@ -537,7 +541,59 @@ pub fn check_memory(file: &str, exp: &mut Experiment, limit_bytes: Option<u64>) 
 pub fn engine(exp: Experiment) -> Engine<Workload> {
     let routing = exp.built.routing(exp.router.escape);
     let (links, cycle_ns) = (exp.built.injection_links, exp.built.cycle_ns());
-    Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, links, cycle_ns)
+    let mut e = Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, links, cycle_ns);
+    if let Some(f) = exp.faults {
+        e.set_faults(f, exp.built.system.network.faults.nodes.len());
+    }
+    e
+}
+
+/// Networks up to this many router pairs have every pair's route around
+/// the failures checked before the run (about a second at the limit);
+/// larger ones find an unroutable pair when a packet needs it.
+const ROUTE_CHECK_PAIRS: u64 = 1 << 22;
+
+/// The workload with the failed nodes silent, and the failures in the
+/// routing's terms; refuses what the routing cannot avoid (fat-tree links,
+/// a pair cut off) naming the failure and the routing.
+fn with_faults(file: &str, built: &Built, router: &RouterParams, workload: Workload) -> Result<(Workload, Option<FaultMap>)> {
+    let faults = &built.system.network.faults;
+    if faults.is_empty() {
+        return Ok((workload, None));
+    }
+    let key = "network.faults";
+    let workload = workload
+        .with_failed_nodes(&faults.nodes)
+        .map_err(|e| ConfigError::new(file, &format!("workload.{}", e.key), e.message))?;
+    let routing = built.routing(router.escape);
+    let map = FaultMap::new(&routing, &built.failed_routers(), &faults.links).map_err(|m| ConfigError::new(file, key, m))?;
+    let terminals = routing.terminal_routers() as u32;
+    if !map.is_empty() && (terminals as u64).pow(2) <= ROUTE_CHECK_PAIRS {
+        let alive: Vec<u32> = (0..terminals).filter(|&r| !map.router_failed(r)).collect();
+        for &s in &alive {
+            for &d in alive.iter().filter(|&&d| d != s) {
+                let first = match &routing {
+                    Routing::Torus(t) => t.shortest_hints(s, d),
+                    Routing::Dragonfly(dr) => dr.minimal_hints(s, d),
+                    Routing::FatTree(_) => 0,
+                };
+                if map.choose(&routing, s, d, first).is_none() {
+                    return Err(ConfigError::new(
+                        file,
+                        key,
+                        format!(
+                            "no route from router {} to router {} avoids the failures (the usual route meets {}); the routing offers {}",
+                            routing.router_label(s),
+                            routing.router_label(d),
+                            map.blocked_at(&routing, s, d, tofusim_routing::SourceRoute { hints: first, detour: None }),
+                            map.scheme(&routing)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok((workload, Some(map)))
 }
 
 /// Parses, validates and runs an experiment.

@@ -159,6 +159,7 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
 /// Runs `exp`'s workload on the flow model.
 pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
     let wall = Instant::now();
+    exp.built.refuse_faults(file, "network", "the flow model")?;
     let net = flow_net_for_experiment(file, exp)?;
     let mut rng = tofusim_routing::Rng::seed_from_u64(exp.run.seed);
     let overhead = exp.router.overhead_bytes as f64;

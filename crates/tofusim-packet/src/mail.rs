@@ -43,6 +43,7 @@ fn put_arrive(buf: &mut Vec<u8>, at: u64, ev: Ev, p: &Packet) {
     buf.put_u16(p.payload);
     buf.put_u16(p.hops);
     buf.put_u8(p.hints);
+    buf.put_u8(p.detour);
     buf.put_u8(p.vc);
     buf.put_u16(p.input);
     buf.put_u8(p.charged);
@@ -104,6 +105,7 @@ impl Mail {
                         payload: r.u16(),
                         hops: r.u16(),
                         hints: r.u8(),
+                        detour: r.u8(),
                         vc: r.u8(),
                         input: r.u16(),
                         charged: r.u8(),

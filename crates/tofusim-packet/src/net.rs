@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tofusim_routing::Routing;
+use tofusim_routing::{FaultMap, Routing};
 
 use crate::config::{RouterParams, RoutingMode, RunParams};
 use crate::layout::Layout;
@@ -26,8 +26,13 @@ pub(crate) struct Net {
     /// Node injection capacity in link units (bytes per cycle).
     pub injection_links: f64,
     pub cycle_ns: f64,
-    /// Connected output ports over all routers.
+    /// Connected output ports over all routers (failed links excluded).
     pub directed_links: u64,
+    /// Failed routers and links (`None`: a healthy network).
+    pub faults: Option<Arc<FaultMap>>,
+    /// Nodes that failed (they send and receive nothing: per-node figures
+    /// count the others).
+    pub failed_nodes: usize,
 }
 
 impl Net {

@@ -16,6 +16,10 @@ pub mod flags {
     /// for an injection FIFO (it reaches the source router), from the
     /// queues then: not when the software posted it.
     pub const ROUTE_AT_ENTRY: u8 = 32;
+    /// Routed deterministically whatever the routing mode: its route
+    /// avoids a failure that adaptive hops could wander onto (BG/L's
+    /// per-packet routing-mode bit).
+    pub const DETERMINISTIC: u8 = 64;
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -33,6 +37,9 @@ pub struct Packet {
     pub hops: u16,
     /// Hint bits (per axis: set = `−`).
     pub hints: u8,
+    /// A first hop chosen at the source to avoid a failure: port + 1, 0
+    /// for none ([`tofusim_routing::SourceRoute::detour`]).
+    pub detour: u8,
     /// VC at the current router (FIFO index when in an injection FIFO).
     pub vc: u8,
     /// Input unit at the current router (ports, then injection FIFOs).

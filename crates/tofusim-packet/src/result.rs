@@ -39,7 +39,7 @@ pub struct InvariantError {
 }
 
 /// Every kind of invariant violation the engine reports.
-pub const INVARIANT_KINDS: [&str; 9] = [
+pub const INVARIANT_KINDS: [&str; 10] = [
     "packet-conservation",
     "arbitration-index",
     "buffer-accounting",
@@ -49,6 +49,9 @@ pub const INVARIANT_KINDS: [&str; 9] = [
     "payload-checksum",
     "broadcast-incomplete",
     "schedule-incomplete",
+    // Not a broken invariant but a run that cannot go on: a packet with
+    // no route around the network's failures.
+    "unroutable",
 ];
 
 impl InvariantError {
@@ -151,6 +154,9 @@ pub struct RunResult {
     pub latency_distribution: Vec<(f64, u64)>,
     pub packets_injected: u64,
     pub packets_delivered: u64,
+    /// Packets sent on a route around a failed node or link (0 on a
+    /// healthy network).
+    pub packets_rerouted: u64,
     pub completion_cycles: Option<u64>,
     pub cycle_ns: f64,
     pub warmup_cycles: u64,

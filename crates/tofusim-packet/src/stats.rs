@@ -257,6 +257,8 @@ pub(crate) struct Stats {
     /// Packet-hops per VC in the measured window.
     pub vc_hops: Vec<u64>,
     pub created: u64,
+    /// Packets sent on a route other than their usual one, around a failure.
+    pub rerouted: u64,
     pub delivered: u64,
     /// Broadcast copies left at the nodes a deposit packet passed.
     pub deposits: u64,
@@ -289,6 +291,7 @@ impl Stats {
             counter_snapshots: Vec::new(),
             vc_hops: vec![0; vcs],
             created: 0,
+            rerouted: 0,
             delivered: 0,
             deposits: 0,
             busy_measured: 0,

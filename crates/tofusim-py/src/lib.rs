@@ -191,6 +191,8 @@ fn run_experiment(
         "header_bytes": exp.workload.header_bytes,
         "injection_links": exp.built.injection_links,
         "nodes": exp.workload.nodes(),
+        // Failed nodes (ids) and links (router pairs) the run routed around.
+        "faults": exp.built.system.network.faults,
     });
     if model == "flow" {
         if threads > 1 || comm.is_some() {

@@ -136,6 +136,38 @@ impl FaultMap {
         Some(n)
     }
 
+    /// The first failure the route meets: `router R` or `the link out of
+    /// port P of router R`; "nothing" when it is intact.
+    pub fn blocked_at(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> String {
+        let (mut r, mut h) = (src, routing.advance(src, route.hints));
+        let mut port = route.detour.or_else(|| routing.escape_port(r, dst, h));
+        let mut n = 0;
+        while let Some(p) = port {
+            if self.failed_ports[r as usize] & 1 << p != 0 {
+                return format!("the failed link {} of router {}", routing.port_name(p), routing.router_label(r));
+            }
+            let Some((w, _)) = routing.neighbor(r, p) else { break };
+            if self.failed_router[w as usize] {
+                return format!("the failed router {}", routing.router_label(w));
+            }
+            (r, h, n) = (w, routing.advance(w, h), n + 1);
+            if n > 4 * self.failed_router.len() + 64 {
+                break;
+            }
+            port = routing.escape_port(r, dst, h);
+        }
+        "nothing".into()
+    }
+
+    /// The routes [`Self::choose`] tries, for messages.
+    pub fn scheme(&self, routing: &Routing) -> &'static str {
+        match routing {
+            Routing::Torus(_) => "dimension-order routes with any ring directions, after at most one detour hop",
+            Routing::Dragonfly(_) => "the minimal route, every global link to the destination group and Valiant through every other group",
+            Routing::FatTree(_) => "one up/down route per destination",
+        }
+    }
+
     /// Whether every minimal route the adaptive torus router could take
     /// from `src` to `dst` under `hints` is intact: no failed router in the
     /// box, no failed link leaving a box router in a productive direction.

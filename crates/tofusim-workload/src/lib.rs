@@ -160,6 +160,12 @@ pub struct Workload {
     seed: u64,
     pingpong: Option<PingPongState>,
     fill: Option<Fill>,
+    /// Failed nodes (empty: none failed): they send and receive nothing.
+    failed: Vec<bool>,
+    /// The nodes that did not fail, in order, and each node's index among
+    /// them (all-to-all destinations; uniform draws).
+    alive: Vec<u32>,
+    alive_index: Vec<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -364,7 +370,79 @@ impl Workload {
             seed,
             pingpong,
             fill,
+            failed: Vec::new(),
+            alive: Vec::new(),
+            alive_index: Vec::new(),
         })
+    }
+
+    /// The same workload on a network whose nodes `failed` send and
+    /// receive nothing: open-loop sources there are silent and no packet
+    /// goes to them (random patterns draw among the nodes alive, fixed
+    /// ones skip a failed partner); an all-to-all and a hot-spot burst run
+    /// among the nodes alive. A ping-pong or trace that needs a failed
+    /// node, and the fills (deposit broadcasts cannot pass a failed
+    /// node), are refused.
+    pub fn with_failed_nodes(mut self, failed: &[u32]) -> Result<Self, WorkloadError> {
+        if failed.is_empty() {
+            return Ok(self);
+        }
+        let n = self.nodes();
+        let mut mark = vec![false; n as usize];
+        for &f in failed {
+            mark[f as usize] = true;
+        }
+        let alive: Vec<u32> = (0..n).filter(|&i| !mark[i as usize]).collect();
+        if alive.len() < 2 {
+            return Err(WorkloadError { key: "pattern", message: format!("{} of {n} nodes failed: a workload needs at least 2 nodes alive", failed.len()) });
+        }
+        let refuse = |key, message: String| Err(WorkloadError { key, message });
+        match &self.kind {
+            Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => {
+                return refuse("pattern", "line and plane fills with failed nodes are not modelled: their deposit broadcasts would have to pass the failed node".into());
+            }
+            Kind::Finite(FinitePattern::PingPong { .. }) => {
+                let pp = self.pingpong.as_ref().expect("ping-pong state");
+                if let Some(f) = [pp.a, pp.b].into_iter().find(|&x| mark[x as usize]) {
+                    return refuse("hops", format!("the ping-pong's node {f} has failed"));
+                }
+            }
+            Kind::Finite(FinitePattern::Trace { packets }) => {
+                if let Some((i, p)) = packets.iter().enumerate().find(|(_, p)| mark[p.src as usize] || mark[p.dst as usize]) {
+                    let f = if mark[p.src as usize] { p.src } else { p.dst };
+                    return refuse("trace", format!("row {i}: node {f} has failed"));
+                }
+            }
+            Kind::Finite(FinitePattern::HotBurst { .. }) | Kind::Open { pattern: OpenPattern::HotRegion { .. }, .. } => {
+                self.region.retain(|&r| !mark[r as usize]);
+                if self.region.is_empty() {
+                    return refuse("region_shape", "every node of the region has failed".into());
+                }
+            }
+            _ => {}
+        }
+        let mut index = vec![u32::MAX; n as usize];
+        for (i, &a) in alive.iter().enumerate() {
+            index[a as usize] = i as u32;
+        }
+        self.failed = mark;
+        self.alive = alive;
+        self.alive_index = index;
+        Ok(self)
+    }
+
+    #[inline]
+    fn is_failed(&self, node: u32) -> bool {
+        !self.failed.is_empty() && self.failed[node as usize]
+    }
+
+    /// Nodes that take part: all, or those alive.
+    fn active_nodes(&self) -> u64 {
+        if self.failed.is_empty() {
+            self.nodes() as u64
+        } else {
+            self.alive.len() as u64
+        }
     }
 
     pub fn nodes(&self) -> u32 {
@@ -414,8 +492,34 @@ impl Workload {
     }
 
     /// Open loop: a destination for a new packet from `src`, or `None` when
-    /// `src` sends nothing under this pattern (e.g. a transpose fixed point).
+    /// `src` sends nothing under this pattern (e.g. a transpose fixed point,
+    /// a failed node, a failed fixed partner).
     pub fn open_destination(&self, src: u32, rng: &mut Rng) -> Option<u32> {
+        if self.failed.is_empty() {
+            return self.pattern_destination(src, rng);
+        }
+        if self.failed[src as usize] {
+            return None;
+        }
+        if let Kind::Open { pattern: OpenPattern::Uniform, .. } = &self.kind {
+            // Uniform over the other nodes alive.
+            let i = rng.random_range(0..self.alive.len() as u32 - 1);
+            let i = if i >= self.alive_index[src as usize] { i + 1 } else { i };
+            return Some(self.alive[i as usize]);
+        }
+        // Random patterns draw again (a few times: a group or region may be
+        // mostly failed); fixed ones give the same failed partner at once.
+        let random = matches!(&self.kind, Kind::Open { pattern: OpenPattern::HotRegion { .. } | OpenPattern::GroupShift { .. } | OpenPattern::Neighbor, .. });
+        for _ in 0..if random { 64 } else { 1 } {
+            match self.pattern_destination(src, rng) {
+                Some(d) if self.failed[d as usize] => continue,
+                d => return d,
+            }
+        }
+        None
+    }
+
+    fn pattern_destination(&self, src: u32, rng: &mut Rng) -> Option<u32> {
         let n = self.nodes();
         let Kind::Open { pattern, .. } = &self.kind else {
             return None;
@@ -514,7 +618,10 @@ impl Workload {
         if let Some(f) = &self.fill {
             return f.initial_packets(lane);
         }
-        let n = self.nodes() as u64;
+        if self.is_failed(node) {
+            return 0;
+        }
+        let n = self.active_nodes();
         match &self.kind {
             Kind::Finite(FinitePattern::AllToAll { message_bytes }) => {
                 (n - 1) * self.packets_per_pair(*message_bytes).0 as u64
@@ -556,7 +663,7 @@ impl Workload {
 
     /// Finite: the `i`-th packet `node` sends in `lane` (`i < initial_packets(node, lane)`).
     pub fn finite_packet(&self, node: u32, lane: usize, i: u64) -> NewPacket {
-        let n = self.nodes() as u64;
+        let n = self.active_nodes();
         let full = self.packet_bytes as u16;
         match &self.kind {
             Kind::Finite(FinitePattern::AllToAll { message_bytes }) => {
@@ -569,7 +676,11 @@ impl Workload {
                 .apply(i);
                 let offset = j % (n - 1);
                 let seq = (j / (n - 1)) as u32;
-                let dst = ((node as u64 + 1 + offset) % n) as u32;
+                let dst = if self.failed.is_empty() {
+                    ((node as u64 + 1 + offset) % n) as u32
+                } else {
+                    self.alive[((self.alive_index[node as usize] as u64 + 1 + offset) % n) as usize]
+                };
                 let bytes = if seq + 1 == k { last } else { full };
                 let payload = if seq + 1 == k {
                     (*message_bytes - (k as u64 - 1) * self.payload_bytes() as u64).max(1) as u16

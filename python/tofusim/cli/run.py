@@ -84,6 +84,10 @@ def summary_table(r: dict[str, Any], title: str) -> Table:
         rows.insert(7, ("escape-VC share of hops", f"{r['escape_fraction']:.4f}"))
     if r.get("completion_cycles") is not None:
         rows.append(("completion", f"{r['completion_cycles']:,} cycles"))
+    faults = r.get("setup", {}).get("faults") or {}
+    if faults.get("nodes") or faults.get("links"):
+        rows.append(("failed nodes / links", f"{len(faults.get('nodes', []))} / {len(faults.get('links', []))}; "
+                     f"{r.get('packets_rerouted', 0):,} packets routed around them"))
     b = r.get("broadcast")
     if b:
         rows.append(("broadcast", f"{b['fraction_of_peak']:.4f} of the payload peak of {b['receiving_links']} incoming links per node; {b['deposits']:,} deposits"))
@@ -164,6 +168,10 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
         click.echo(f"tofusim: deadlock at cycle {d['cycle']}: no packet moved for {d['stalled_cycles']} cycles with {d['packets_in_flight']} in flight; "
                    f"wait cycle of {d['wait_cycle_length']} VCs; detected by {how}", err=True)
         raise SystemExit(1)
+    if r.get("invariant_error") and r["invariant_error"]["kind"] == "unroutable":
+        # Not a broken invariant: the input asked for a route the failures cut.
+        click.echo(f"tofusim: error: {experiment}: network.faults: {r['invariant_error']['detail']}", err=True)
+        raise SystemExit(2)
     if r.get("invariant_error"):
         e = r["invariant_error"]
         click.echo(f"tofusim: invariant violated ({e['kind']}) at cycle {e['cycle']}: {e['detail']}", err=True)

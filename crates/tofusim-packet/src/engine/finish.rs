@@ -25,7 +25,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
     let end = completion.unwrap_or(t_end).max(1);
     let window = end.saturating_sub(e.net.run.warmup).max(1) as f64;
     let links = e.net.directed_links.max(1) as f64;
-    let n = e.net.nodes as f64;
+    let n = (e.net.nodes - e.net.failed_nodes).max(1) as f64;
     let mut vc_traffic = BTreeMap::new();
     let mut hops_total = 0;
     let mut escape_hops = 0;
@@ -108,6 +108,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         latency: e.stats.hist.summary(),
         latency_distribution: e.stats.hist.distribution(60),
         packets_injected: e.stats.created,
+        packets_rerouted: e.stats.rerouted,
         packets_delivered: e.stats.delivered,
         completion_cycles: completion,
         cycle_ns: e.net.cycle_ns,

@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use actions::Action;
 use tofusim_des::TimeWheel;
-use tofusim_routing::Routing;
+use tofusim_routing::{FaultMap, Routing, SourceRoute};
 
 use crate::config::{RouterParams, RoutingMode, RunParams};
 use crate::event::{Ev, EvKind};
@@ -108,6 +108,9 @@ pub struct Engine<W> {
     /// they stood at the start of the window (global links only; empty in
     /// other modes).
     pub(crate) ugal_view: Vec<u32>,
+    /// Routes chosen around failures, by (source router, destination
+    /// router, usual route state); `None`: no intact route.
+    pub(crate) fault_routes: std::collections::HashMap<(u32, u32, u8), Option<SourceRoute>>,
 }
 
 /// What a caller sees of a run in progress (for progress bars): called now
@@ -143,8 +146,29 @@ impl<W: Traffic> Engine<W> {
             self.net.injection_links,
             self.net.cycle_ns,
         );
+        if let Some(f) = &self.net.faults {
+            e.set_faults(FaultMap::clone(f), self.net.failed_nodes);
+        }
         e.set_partition(owner, me);
         e
+    }
+
+    /// Fails the routers and links of `faults` before the run: packets
+    /// take routes around them ([`tofusim_routing::faults`]) and failed
+    /// links carry nothing (the utilisation counts the others). The
+    /// workload must already leave its `failed_nodes` silent; per-node
+    /// figures count the others.
+    pub fn set_faults(&mut self, faults: FaultMap, failed_nodes: usize) {
+        self.net.failed_nodes = failed_nodes;
+        if faults.is_empty() {
+            return;
+        }
+        let failed: u64 = (0..self.net.lay.routers as u32).map(|r| {
+            let m = faults.failed_ports(r);
+            (0..self.net.lay.ports as u8).filter(|&p| m & 1 << p != 0 && self.net.routing.neighbor(r, p).is_some()).count() as u64
+        }).sum();
+        self.net.directed_links -= failed;
+        self.net.faults = Some(Arc::new(faults));
     }
 
     pub(crate) fn set_partition(&mut self, owner: Arc<[u16]>, me: u16) {
@@ -257,6 +281,8 @@ impl<W: Traffic> Engine<W> {
             injection_links,
             cycle_ns,
             directed_links,
+            faults: None,
+            failed_nodes: 0,
         };
         Self {
             router: Router::new(&net),
@@ -278,6 +304,7 @@ impl<W: Traffic> Engine<W> {
             acts: Vec::new(),
             act_order: Vec::new(),
             ugal_view: Vec::new(),
+            fault_routes: std::collections::HashMap::new(),
             net,
         }
     }
@@ -372,6 +399,10 @@ impl<W: Traffic> Engine<W> {
             None if at_entry => 0,
             None => self.initial_route(self.net.router_of(r), np.dst),
         };
+        let (route, deterministic) = match at_entry {
+            false => self.around_faults(self.net.router_of(r), np.dst, hints, t),
+            true => (SourceRoute { hints, detour: None }, false),
+        };
         let serial = self.nic.node_serial[r as usize];
         self.nic.node_serial[r as usize] = serial.wrapping_add(1);
         self.stats.created += 1;
@@ -385,6 +416,9 @@ impl<W: Traffic> Engine<W> {
         if at_entry {
             f |= flags::ROUTE_AT_ENTRY;
         }
+        if deterministic {
+            f |= flags::DETERMINISTIC;
+        }
         self.pool.alloc(Packet {
             next: NONE,
             src: r,
@@ -396,7 +430,8 @@ impl<W: Traffic> Engine<W> {
             bytes: np.bytes,
             payload: np.payload,
             hops: 0,
-            hints,
+            hints: route.hints,
+            detour: route.detour.map_or(0, |p| p + 1),
             vc: 0,
             input: 0,
             charged: 0,
@@ -451,16 +486,16 @@ impl<W: Traffic> Engine<W> {
             }
             if from_source && self.net.params.fifo_select == crate::config::FifoSelect::Direction {
                 // The FIFO follows the route's first direction: choose it now.
-                self.route_at_entry(r as u32, self.nic.src_head[li]);
+                self.route_at_entry(r as u32, self.nic.src_head[li], t);
             }
-            let (bytes, dst, hints) = if from_source {
+            let (bytes, dst, hints, detour) = if from_source {
                 let p = self.pool.get(self.nic.src_head[li]);
-                (p.bytes, p.dst, p.hints)
+                (p.bytes, p.dst, p.hints, p.detour)
             } else {
                 let np = self
                     .workload
                     .finite_packet(node as u32, lane, self.nic.gen_next[li]);
-                (np.bytes, np.dst, 0)
+                (np.bytes, np.dst, 0, 0)
             };
             let need = self.net.chunks(bytes);
             let room = |s: &Self, f: usize| {
@@ -474,7 +509,9 @@ impl<W: Traffic> Engine<W> {
                         .find(|&f| room(self, f))
                 }
                 crate::config::FifoSelect::Direction => {
-                    let port = if from_source {
+                    let port = if from_source && detour != 0 {
+                        (detour - 1) as usize
+                    } else if from_source {
                         let dst_router = self.net.router_of(dst);
                         self.net.routing.escape_port(r as u32, dst_router, hints).unwrap_or(0) as usize
                     } else {
@@ -496,7 +533,7 @@ impl<W: Traffic> Engine<W> {
                 self.gen_remaining -= 1;
                 self.create(node as u32, t, np)
             };
-            self.route_at_entry(r as u32, pkt);
+            self.route_at_entry(r as u32, pkt, t);
             let unit = unit0 + f;
             let qi = r * lay.queues + lay.queue_of(unit, 0);
             {
@@ -513,7 +550,7 @@ impl<W: Traffic> Engine<W> {
 
     /// Chooses the route of a packet routed by load as it enters an
     /// injection FIFO of its source router `r`.
-    fn route_at_entry(&mut self, r: u32, pkt: u32) {
+    fn route_at_entry(&mut self, r: u32, pkt: u32, t: u64) {
         let (flags_now, dst) = {
             let p = self.pool.get(pkt);
             (p.flags, p.dst)
@@ -522,9 +559,53 @@ impl<W: Traffic> Engine<W> {
             return;
         }
         let hints = self.initial_route(r, dst);
+        let (route, deterministic) = self.around_faults(r, dst, hints, t);
         let p = self.pool.get_mut(pkt);
-        p.hints = hints;
+        p.hints = route.hints;
+        p.detour = route.detour.map_or(0, |p| p + 1);
         p.flags &= !flags::ROUTE_AT_ENTRY;
+        if deterministic {
+            p.flags |= flags::DETERMINISTIC;
+        }
+    }
+
+    /// The route of a packet from router `src` to node `dst_node` whose
+    /// usual route state is `hints`, around the network's failures
+    /// ([`tofusim_routing::faults`]), and whether it must travel
+    /// deterministically (it is not the usual route, or adaptive hops
+    /// could reach a failure). With no intact route the run stops with an
+    /// `unroutable` error naming the pair and the failure met.
+    fn around_faults(&mut self, src: u32, dst_node: u32, hints: u8, t: u64) -> (SourceRoute, bool) {
+        let plain = SourceRoute { hints, detour: None };
+        let Some(faults) = self.net.faults.clone() else {
+            return (plain, false);
+        };
+        let dst = self.net.router_of(dst_node);
+        if src == dst {
+            return (plain, false);
+        }
+        let routing = Arc::clone(&self.net.routing);
+        let chosen = *self.fault_routes.entry((src, dst, hints)).or_insert_with(|| faults.choose(&routing, src, dst, hints));
+        let Some(route) = chosen else {
+            let met = faults.blocked_at(&routing, src, dst, plain);
+            let detail = format!(
+                "no route from router {} to router {} avoids the failures (the usual route meets {met}); the routing offers {}",
+                routing.router_label(src),
+                routing.router_label(dst),
+                faults.scheme(&routing)
+            );
+            self.fail(t, "unroutable", detail);
+            return (plain, true);
+        };
+        if route != plain {
+            self.stats.rerouted += 1;
+        }
+        let adaptive_safe = route == plain
+            && match &*routing {
+                Routing::Torus(tr) => faults.box_is_clear(tr, src, dst, hints),
+                _ => true,
+            };
+        (route, !adaptive_safe)
     }
 
     // ---- events -------------------------------------------------------

@@ -25,7 +25,7 @@ pub(crate) struct Summary {
     pub load: PartitionLoad,
 }
 
-const TALLY: usize = 9;
+const TALLY: usize = 10;
 
 impl<W: Traffic> Engine<W> {
     fn tally(&self) -> [u64; TALLY] {
@@ -39,6 +39,7 @@ impl<W: Traffic> Engine<W> {
             self.stats.token_returns,
             self.stats.unblocks,
             self.stats.events,
+            self.stats.rerouted,
         ]
     }
 
@@ -53,6 +54,7 @@ impl<W: Traffic> Engine<W> {
             &mut self.stats.token_returns,
             &mut self.stats.unblocks,
             &mut self.stats.events,
+            &mut self.stats.rerouted,
         ];
         for (f, x) in fields.into_iter().zip(t) {
             *f += x;
