@@ -162,6 +162,11 @@ fn after_run(py: Python<'_>, raised: Option<PyErr>, keep_partial: bool, stopped_
 /// bit-identical to an unsplit run.
 /// `model = "flow"` runs the workload on the flow model instead (one
 /// thread; see `tofusim_experiment::flow_run`).
+/// Threads a run may split over (`--threads`).
+const MAX_THREADS: i64 = 4096;
+/// Proposed swaps an RMATT run may make (`--iterations`).
+const MAX_ITERATIONS: i64 = 1_000_000_000_000;
+
 #[pyfunction]
 #[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false))]
 #[allow(clippy::too_many_arguments)]
@@ -171,7 +176,7 @@ fn run_experiment(
     file: String,
     progress: Option<Py<PyAny>>,
     ports: bool,
-    threads: usize,
+    threads: i64,
     comm: Option<Py<PyAny>>,
     model: &str,
     max_memory: Option<u64>,
@@ -181,6 +186,10 @@ fn run_experiment(
     if !matches!(model, "packet" | "flow") {
         return Err(TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{model}`; expected packet or flow")));
     }
+    if !(1..=MAX_THREADS).contains(&threads) {
+        return Err(TofusimConfigError::new_err(format!("<command line>: --threads: expected 1 to {MAX_THREADS}, found {threads}")));
+    }
+    let threads = threads as usize;
     let setup = serde_json::json!({
         "system": exp.built.system.name,
         "router": exp.router,
@@ -216,7 +225,7 @@ fn run_experiment(
         Some(c) => Some(Box::new(PyTransport::new(py, c)?)),
         None => None,
     };
-    let split = tofusim_packet::Split { threads: threads.max(1), transport };
+    let split = tofusim_packet::Split { threads, transport };
     tofusim_experiment::experiment::check_split(&file, &engine, &split).map_err(config_err)?;
     let raised = std::sync::Mutex::new(None);
     let result = py.detach(|| {
@@ -695,8 +704,10 @@ fn run_rdma(
 
 // ---- RMATT (DOMAIN.md §4) -------------------------------------------------
 
+/// A refused command-line value: one line, long values clipped, as every
+/// other refusal ([`ConfigError`]).
 fn bad(key: &str, message: impl Into<String>) -> PyErr {
-    TofusimConfigError::new_err(format!("{key}: {}", message.into()))
+    config_err(ConfigError::new("<command line>", key, message.into()))
 }
 
 fn torus_shape(torus: &str) -> PyResult<tofusim_mapping::TorusShape> {
@@ -713,11 +724,24 @@ fn comm_list(pattern: &str, source: &str) -> PyResult<tofusim_mapping::CommList>
     })
 }
 
+/// The NAS CG layout, its inputs checked here for every caller: `procs` a
+/// power of two below 2^31, `class` one letter of S W A B C D E (any case).
+fn cg_layout(procs: i64, class: &str) -> PyResult<tofusim_mapping::cg::CgLayout> {
+    if !(1..=1 << 30).contains(&procs) {
+        return Err(bad("--procs", format!("expected a power of two from 1 to 2^30, found {procs}")));
+    }
+    let mut letters = class.chars();
+    let (Some(c), None) = (letters.next().map(|c| c.to_ascii_uppercase()), letters.next()) else {
+        return Err(bad("--class", format!("expected one of S, W, A, B, C, D, E, found {class:?}")));
+    };
+    tofusim_mapping::cg::CgLayout::new(procs as u32, c).map_err(|m| bad("--procs/--class", m))
+}
+
 /// The NAS CG communication list of `procs` processes, class `class`, as
 /// text (`SRC DST BYTES` lines).
 #[pyfunction]
-fn cg_comm_list(procs: u32, class: char) -> PyResult<String> {
-    let l = tofusim_mapping::cg::CgLayout::new(procs, class).map_err(|m| bad("--procs/--class", m))?;
+fn cg_comm_list(procs: i64, class: &str) -> PyResult<String> {
+    let l = cg_layout(procs, class)?;
     Ok(l.comm_list().to_text())
 }
 
@@ -763,7 +787,7 @@ fn rmatt(
     pattern: &str,
     objective: &str,
     seed: u64,
-    iterations: Option<u64>,
+    iterations: Option<i64>,
     start: Option<Vec<u32>>,
     source: &str,
 ) -> PyResult<String> {
@@ -778,7 +802,10 @@ fn rmatt(
     let start = start.unwrap_or_else(|| (0..c.ranks).collect());
     let mut params = AnnealParams::default_for(obj, c.ranks, seed);
     if let Some(i) = iterations {
-        params.iterations = i;
+        if !(1..=MAX_ITERATIONS).contains(&i) {
+            return Err(bad("--iterations", format!("expected 1 to {MAX_ITERATIONS} proposed swaps, found {i}")));
+        }
+        params.iterations = i as u64;
     }
     let t0 = std::time::Instant::now();
     let a = py
@@ -804,9 +831,10 @@ fn rmatt(
 /// ranks placed by `order`. Timing JSON as the other schedule runs.
 #[pyfunction]
 #[pyo3(signature = (torus, procs, class, order, system="k"))]
-fn cg_iteration_time(py: Python<'_>, torus: &str, procs: u32, class: char, order: Vec<u32>, system: &str) -> PyResult<String> {
+fn cg_iteration_time(py: Python<'_>, torus: &str, procs: i64, class: &str, order: Vec<u32>, system: &str) -> PyResult<String> {
     let t = torus_shape(torus)?;
-    let layout = tofusim_mapping::cg::CgLayout::new(procs, class).map_err(|m| bad("--procs/--class", m))?;
+    let layout = cg_layout(procs, class)?;
+    let procs = procs as u32;
     tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| bad("order", m))?;
     let lengths = t.lengths.clone();
     let system = system.to_string();

@@ -32,19 +32,19 @@ def _list(as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("op", required=False, type=click.Choice(OPERATIONS))
+@click.argument("op", required=False, metavar="[" + "|".join(OPERATIONS) + "]")
 @click.option("--algo", help="Algorithm (see --list).")
 @click.option("--size", "size", default="8B", show_default=True, help="Vector size (bcast, reduce, allreduce), per-rank block (allgather) or per-pair block (alltoall); units accepted, e.g. 64KiB.")
 @click.option("--system", "system", help="System preset, optionally resized: k:4x4x4, fugaku:2x2x2, bgl-midplane; a dragonfly with its routing: aries-720/minimal (default adaptive-prefer-minimal).")
 @click.option("--root", default=0, show_default=True, help="Root rank of bcast and reduce.")
 @click.option("--segment", "segment", default="64KiB", show_default=True, help="Pipelining segment of the chain and tree algorithms.")
 @click.option("--tnis", type=int, default=None, help="TNIs the algorithm may use (default: all of the node's).")
-@click.option("--descriptor", type=click.Choice(["direct", "memory"]), default="direct", show_default=True, help="Tofu descriptor mode.")
+@click.option("--descriptor", metavar="direct|memory", default="direct", show_default=True, help="Tofu descriptor mode.")
 @click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
-@click.option("--cmg", type=click.Choice(["near", "far"]), default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
+@click.option("--cmg", metavar="near|far", default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
 @click.option("--verify", is_flag=True, help="Also run the schedule on real buffers and check the result.")
 @click.option("--seed", default=1, show_default=True)
-@click.option("--model", type=click.Choice(["packet", "flow", "flow-events", "flow-rounds"]), default="packet", show_default=True,
+@click.option("--model", metavar="packet|flow|flow-events|flow-rounds", default="packet", show_default=True,
               help="packet: every packet on the packet engine. flow: the flow model (max-min fair bandwidth sharing) on the schedule's messages, "
                    "or, when the schedule is too large to list (full machines), on the algorithm's lockstep rounds; flow-events / flow-rounds choose.")
 @click.option("--list", "list_", is_flag=True, help="List the algorithms of every operation.")
