@@ -97,6 +97,17 @@ def test_planted_fault_exits_1(run, tmp_path):
     assert r.json()["invariant_error"]["kind"] == "token-conservation"
 
 
+DRAGONFLY = """[network]
+topology = "dragonfly"
+groups = 5
+nodes_per_router = 1
+routers_per_group = 4
+global_links_per_router = 1
+links_per_group_pair = 1
+link_bandwidth = "5GB/s"
+"""
+OPEN = '[workload]\npattern = "uniform"\nload = 0.1\n[run]\ncycles = 1000\n'
+
 BAD = {
     "unknown section": (SMALL + "[colour]\nx = 1\n", "colour: unknown key"),
     "unknown router key": (SMALL + "[router]\nvcs = 3\n", "router.vcs: unknown key"),
@@ -117,6 +128,13 @@ BAD = {
     "packet size too large": (SMALL.replace("load = 0.05", "load = 0.05\npacket_bytes = 99999999"), "workload.packet_bytes: expected a multiple of the router's 32-byte chunk from 32 to 256 bytes (its largest packet), found 99999999"),
     "load with a finite pattern": (SMALL.replace("uniform", "alltoall").replace("load = 0.05", "load = 0.05\nmessage_bytes = 64"), "workload.load: applies to open-loop patterns; alltoall is finite"),
     "open loop without cycles": (SMALL.replace("cycles = 20000\nwarmup = 2000\n", ""), "run.cycles: missing; an open-loop pattern needs the run's length"),
+    # Keys nothing would read (issue 18: every input modelled or refused).
+    "lanes without a lane rate": (SMALL.replace('system = "bgl:4x4x4"', 'system = "bgl:4x4x4"\nlanes = 4'), "network.lanes: applies with lane_rate"),
+    "aries key on a generic dragonfly": (DRAGONFLY + "chassis_per_group = 2\n" + OPEN, "network.chassis_per_group: applies to form = \"aries\" dragonflies"),
+    "generic key on an aries dragonfly": ('[network]\nsystem = "aries-720"\nrouters_per_group = 4\n' + OPEN, "network.routers_per_group: applies to form = \"generic\" dragonflies"),
+    "links per cable beside links per pair": (DRAGONFLY + "links_per_cable = 2\n" + OPEN, "network.links_per_cable: applies with cables_per_group_pair"),
+    "a router pair on a torus link": (SMALL.replace('system = "bgl:4x4x4"', 'system = "bgl:4x4x4"\n[network.faults]\nlinks = [{ node = 0, port = "x+", routers = [0, 1] }]'), "network.faults.links[0].routers: unknown key"),
+    "too many NIC interfaces": (SMALL.replace('system = "bgl:4x4x4"', 'system = "bgl:4x4x4"\nnic_interfaces = 40'), "network.nic_interfaces"),
     "region outside": ("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"hot-region\"\nload = 0.1\nregion_shape = [8, 1, 1]\n", "workload.region_shape"),
 }
 

@@ -416,7 +416,7 @@ fn parse_workload(
     };
     let mut w = Workload::new(kind, PacketFormat::new(packet_bytes, header_bytes).with_chunk(router.chunk_bytes), net, seed)
         .map_err(|e| sec.error(e.key, e.message.clone()))?;
-    if let Some(min) = sec.int("min_packet_bytes", 32, 256)? {
+    if let Some(min) = sec.int("min_packet_bytes", 1, tofusim_workload::MAX_PACKET_BYTES as i64)? {
         if !matches!(w.kind, Kind::Open { .. }) {
             return Err(sec.error("min_packet_bytes", "expected only with open-loop patterns (uniform, hot-region, transpose, tornado, neighbor, shift, group-shift)"));
         }

@@ -269,6 +269,12 @@ fn link_rate(sec: &Section) -> Result<Option<f64>> {
     let lane = sec.rate("lane_rate")?;
     let lanes = sec.int("lanes", 1, 64)?;
     let code = sec.choice("line_code", &["8b10b", "64b66b", "none"])?;
+    if lane.is_none() {
+        // Read only with a lane rate: alone they would change nothing.
+        for key in ["lanes", "line_code"].into_iter().filter(|k| sec.has(k)) {
+            return Err(sec.error(key, "applies with lane_rate (the link rate is lane_rate x lanes x the line code's efficiency); give lane_rate too, or link_bandwidth alone"));
+        }
+    }
     match (direct, lane) {
         (Some(_), Some(_)) => Err(sec.error(
             "lane_rate",
@@ -468,6 +474,16 @@ fn build_dragonfly(sec: &Section, link: Option<f64>) -> Result<(Dragonfly, Vec<f
     let form = sec
         .choice("form", &["generic", "aries"])?
         .unwrap_or_else(|| "generic".into());
+    // Keys of the other form would be read by nothing.
+    let other: &[&str] = if form == "aries" {
+        &["routers_per_group", "local_bandwidth", "global_bandwidth"]
+    } else {
+        &["chassis_per_group", "routers_per_chassis", "rank2_links", "rank1_bandwidth", "rank2_bandwidth", "rank3_bandwidth"]
+    };
+    if let Some(k) = other.iter().find(|k| sec.has(k)) {
+        let other_form = if form == "aries" { "generic" } else { "aries" };
+        return Err(sec.error(k, format!("applies to form = \"{other_form}\" dragonflies; this one is {form}")));
+    }
     let groups = req_int(sec, "groups", 1, 100_000)?;
     let p = sec
         .int("nodes_per_router", 1, 1024)?
@@ -505,6 +521,12 @@ fn build_dragonfly(sec: &Section, link: Option<f64>) -> Result<(Dragonfly, Vec<f
             return Err(sec.error(
                 "cables_per_group_pair",
                 "give links_per_group_pair or cables_per_group_pair, not both",
+            ))
+        }
+        (Some(_), None) if sec.has("links_per_cable") => {
+            return Err(sec.error(
+                "links_per_cable",
+                "applies with cables_per_group_pair (or the default, whole cables); links_per_group_pair counts links already",
             ))
         }
         (Some(l), None) => l as u32,
@@ -652,7 +674,7 @@ fn build_nic(sec: &Section, topo: &Topology, link_bps: &[f64]) -> Result<NodeInt
         Topology::FatTree(f) => (f.rails, link_bps[0]),
     };
     let n = sec
-        .int("nic_interfaces", 1, 64)?
+        .int("nic_interfaces", 1, 16)?
         .map_or(default_n, |v| v as u32);
     let rate = sec.rate("nic_bandwidth")?.unwrap_or(default_rate);
     if rate <= 0.0 {
@@ -701,7 +723,12 @@ fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
             };
             let ls = Section::new(sec.file(), &sec.key_path(&key), t);
             f.links.push(link_ref(&ls, topo)?);
-            ls.finish(&["node", "port", "routers"])?;
+            // Only the keys the topology reads: node and port on a
+            // torus or Tofu, routers elsewhere.
+            match topo {
+                Topology::Torus(_) | Topology::Tofu(_) => ls.finish(&["node", "port"])?,
+                _ => ls.finish(&["routers"])?,
+            }
         }
     }
     sec.finish(&["nodes", "links"])?;
