@@ -66,3 +66,20 @@ def test_a_finished_run_is_not_interrupted(run, tmp_path):
     assert r.code == 0
     j = r.json()
     assert j["complete"] is True and j["interrupted"] is False
+
+
+def test_ctrl_c_stops_a_collective_on_the_flow_model():
+    # Over 30 s to completion; the flow executor asks between max-min solves.
+    code, out, err, took = interrupt(["coll", "alltoall", "--algo", "pairwise", "--size", "64KiB", "--system", "bgl:8x8x8", "--model", "flow-events", "--json"], after_s=3.0)
+    assert code == 130, err
+    assert took < 1.5, f"stopped {took:.2f} s after the interrupt"
+    assert out == "" and "interrupted" in err
+
+
+def test_ctrl_c_stops_a_flow_model_run(tmp_path):
+    exp = tmp_path / "alltoall.toml"
+    exp.write_text('[network]\nsystem = "bgl:8x8x16"\n[workload]\npattern = "alltoall"\nmessage_bytes = 4096\n')
+    code, out, err, took = interrupt(["run", str(exp), "--model", "flow", "--json"], after_s=3.0)
+    assert code == 130, err
+    assert took < 1.5, f"stopped {took:.2f} s after the interrupt"
+    assert out == "" and "interrupted" in err

@@ -282,6 +282,9 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         return run_packet(spec, progress);
     }
     let wall = std::time::Instant::now();
+    // Ctrl-C between max-min solves: the progress callback says stop.
+    let mut ask = || progress(0.0).is_break();
+    let interrupt = tofusim_flow::Interrupt::new(&mut ask);
     let s = setup(&spec.system)?;
     let ranks = s.node_of_rank.len() as u32;
     check_spec(spec, ranks, s.built.model.tnis)?;
@@ -303,13 +306,13 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
         let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
-        let timed = crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed)?;
+        let timed = crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt)?;
         let _ = progress(1.0);
         return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: Some(timed) }), model));
     }
     check_estimate(spec, estimate)?;
     let sched = schedule(spec, ranks, s.grid, s.built.model.tnis)?;
-    let time = crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed)?;
+    let time = crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, &interrupt)?;
     let _ = progress(1.0);
     let (verified, verify_error) = verification(spec, &sched);
     Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), (sched.messages(), sched.bytes_sent(), sched.tnis_used()), verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None }), model))

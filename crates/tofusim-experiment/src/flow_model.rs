@@ -17,7 +17,7 @@
 use tofusim_comm::algorithms::Transfer;
 pub use tofusim_comm::exec::flow::{FlowMachine, FlowTimed};
 pub use tofusim_comm::exec::rounds::RoundsTimed;
-use tofusim_flow::{Capacities, FlowNet};
+use tofusim_flow::{Capacities, FlowNet, Interrupt, Stop};
 use tofusim_routing::{DragonflyMode, EscapeOrder, Routing, TorusRouting};
 use tofusim_topology::dragonfly::Dragonfly;
 
@@ -120,7 +120,7 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 
 /// The machine of a prepared communicator for the flow executors, with the
 /// host timing of `modes`.
-pub fn machine<'a>(s: &'a Setup, net: &'a FlowNet, modes: &Modes) -> FlowMachine<'a> {
+pub fn machine<'a>(s: &'a Setup, net: &'a FlowNet, modes: &Modes, interrupt: &'a dyn Stop) -> FlowMachine<'a> {
     FlowMachine {
         net,
         node_of_rank: &s.node_of_rank,
@@ -128,6 +128,7 @@ pub fn machine<'a>(s: &'a Setup, net: &'a FlowNet, modes: &Modes) -> FlowMachine
         packet_bytes: s.built.model.packet_bytes,
         header_bytes: s.built.model.header_bytes,
         hop_latency_cycles: s.built.model.router.hop_latency_cycles,
+        interrupt,
     }
 }
 
@@ -140,19 +141,19 @@ pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<Flow
 /// The same on a prepared [`Setup`].
 pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::flow::transfers(&machine(s, &net, &Modes::default()), list, seed).map_err(|m| ConfigError::new("<flow>", "transfers", m))
+    tofusim_comm::exec::flow::transfers(&machine(s, &net, &Modes::default(), &Interrupt::never()), list, seed).map_err(|m| ConfigError::new("<flow>", "transfers", m))
 }
 
 /// A collective schedule on the flow model (`tofusim_comm::exec::flow`):
 /// the time of its last step, seconds.
-pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes, seed: u64) -> Result<f64> {
+pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes, seed: u64, interrupt: &dyn Stop) -> Result<f64> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::flow::schedule_time(&machine(s, &net, modes), schedule, seed).map_err(|m| ConfigError::new("<flow>", "schedule", m))
+    tofusim_comm::exec::flow::schedule_time(&machine(s, &net, modes, interrupt), schedule, seed).map_err(|m| ConfigError::new("<flow>", "schedule", m))
 }
 
 /// A collective's lockstep rounds on the flow model
 /// (`tofusim_comm::exec::rounds`).
-pub fn rounds_time(s: &Setup, rounds: &tofusim_comm::Rounds, modes: &Modes, seed: u64) -> Result<RoundsTimed> {
+pub fn rounds_time(s: &Setup, rounds: &tofusim_comm::Rounds, modes: &Modes, seed: u64, interrupt: &dyn Stop) -> Result<RoundsTimed> {
     let net = flow_net(s)?;
-    Ok(tofusim_comm::exec::rounds::rounds_time(&machine(s, &net, modes), rounds, seed))
+    tofusim_comm::exec::rounds::rounds_time(&machine(s, &net, modes, interrupt), rounds, seed).map_err(|m| ConfigError::new("<flow>", "rounds", m))
 }

@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use rand::SeedableRng;
 use serde::Serialize;
-use tofusim_flow::transfers::{run as run_messages, Message};
+use tofusim_flow::transfers::{run_until as run_messages, Message};
 use tofusim_flow::{Flow, MaxMin};
 use tofusim_workload::{FinitePattern, Kind};
 
@@ -157,7 +157,10 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
 }
 
 /// Runs `exp`'s workload on the flow model.
-pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
+/// `progress` is asked between max-min solves; a `Break` (Ctrl-C) stops the
+/// run with a `run` error naming the interrupt (the flow model has no
+/// partial result: its figures come from the completed messages).
+pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> Result<FlowRunResult> {
     let wall = Instant::now();
     exp.built.refuse_faults(file, "network", "the flow model")?;
     let net = flow_net_for_experiment(file, exp)?;
@@ -191,7 +194,13 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
             // Per message: its parts, and its hops.
             let mut parts: Vec<std::ops::Range<usize>> = Vec::with_capacity(msgs.len());
             let mut hops = Vec::with_capacity(msgs.len());
+            let mut ask = || progress(0.0).is_break();
+            let interrupt = tofusim_flow::Interrupt::new(&mut ask);
+            let stopped = || ConfigError::new(file, "run", "interrupted before the messages completed");
             for m in &msgs {
+                if interrupt.stopped() {
+                    return Err(stopped());
+                }
                 let wire = m.bytes as f64 + m.packets as f64 * overhead;
                 let routes = net.routes(m.src, m.dst, 0, &mut rng);
                 hops.push(routes.iter().map(|r| r.1).max().unwrap_or(0) as f64);
@@ -216,7 +225,7 @@ pub fn run(file: &str, exp: &Experiment) -> Result<FlowRunResult> {
                 parts.push(first..flows.len());
                 result.packets_injected += m.packets;
             }
-            let c = run_messages(&net.capacity, &flows);
+            let c = run_messages(&net.capacity, &flows, &interrupt).ok_or_else(stopped)?;
             let mut lat = Vec::with_capacity(msgs.len());
             let mut end = 0.0f64;
             for (i, r) in parts.iter().enumerate() {

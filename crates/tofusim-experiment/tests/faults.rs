@@ -167,6 +167,6 @@ fn what_the_routing_cannot_avoid_is_refused() {
     assert!(msg.contains("workload.pattern") && msg.contains("failed"), "{msg}");
     // The flow model does not model failures: refused, not ignored.
     let exp = experiment::parse("test.toml", &ring("nodes = [1]", ALLTOALL)).unwrap();
-    let msg = tofusim_experiment::flow_run::run("test.toml", &exp).err().expect("refused").to_string();
+    let msg = tofusim_experiment::flow_run::run("test.toml", &exp, &mut |_| ControlFlow::Continue(())).err().expect("refused").to_string();
     assert!(msg.contains("network.faults") && msg.contains("flow model"), "{msg}");
 }

@@ -24,7 +24,7 @@ fn collective(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64
     };
     let timed = run_schedule(system, &Modes::default(), 1, make, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     let setup = tofusim_experiment::collective::setup(system).unwrap();
-    let flow = flow_model::schedule_time(&setup, &timed.schedule, &Modes::default(), 1).unwrap();
+    let flow = flow_model::schedule_time(&setup, &timed.schedule, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     (timed.time_seconds, flow)
 }
 

@@ -17,11 +17,11 @@ fn three(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64) -> 
     };
     let timed = run_schedule(system, &Modes::default(), 1, |r, g, t| Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, params(r, g, t)).unwrap()), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     let s = setup(system).unwrap();
-    let events = flow_model::schedule_time(&s, &timed.schedule, &Modes::default(), 1).unwrap();
+    let events = flow_model::schedule_time(&s, &timed.schedule, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     let mut p = params(s.node_of_rank.len() as u32, s.grid, s.built.model.tnis);
     p.count = if op == "alltoall" { bytes / 8 } else { bytes / 8 };
     let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
-    let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1).unwrap();
+    let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     (timed.time_seconds, events, r.time_seconds)
 }
 
@@ -69,7 +69,7 @@ fn full_machines() {
             p.segment_elements = (16 << 10) / 8;
             let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
             let built = t0.elapsed().as_secs_f64();
-            let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1).unwrap();
+            let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
             println!("{sys:7} {op:9} {algo:18} {ranks} ranks: {:.3} ms ({} rounds, {} stretches, {} solves, largest {}) in {:.1} s (build {:.1} s)", r.time_seconds * 1e3, r.rounds, r.stretches, r.solves, r.largest_round, t0.elapsed().as_secs_f64(), built);
         }
     }

@@ -18,11 +18,13 @@
 //! routes and resources ([`FlowNet`]); the executors of schedules on it
 //! live in the communication layer (`tofusim_comm::exec::{flow, rounds}`).
 
+pub mod interrupt;
 pub mod network;
 pub mod reference;
 mod solver;
 pub mod transfers;
 
+pub use interrupt::{Interrupt, Stop};
 pub use network::{Capacities, FlowNet};
 pub use solver::MaxMin;
 

@@ -64,6 +64,14 @@ impl MaxMin {
 
     /// Max-min fair rates of `flows` over links of `capacity`, into `rates`.
     pub fn solve(&mut self, capacity: &[f64], flows: &[Flow], rates: &mut Vec<f64>) {
+        let done = self.solve_until(capacity, flows, rates, &crate::Interrupt::never());
+        debug_assert!(done);
+    }
+
+    /// [`Self::solve`], asking `stop` every few thousand steps (a solve
+    /// over millions of flows takes seconds): false when it said stop,
+    /// the rates then unfinished.
+    pub fn solve_until(&mut self, capacity: &[f64], flows: &[Flow], rates: &mut Vec<f64>, stop: &dyn crate::Stop) -> bool {
         let (nl, nf) = (capacity.len(), flows.len());
         rates.clear();
         rates.resize(nf, 0.0);
@@ -120,7 +128,12 @@ impl MaxMin {
         self.listed.clear();
         self.listed.resize(nl, u32::MAX);
         let mut pop = 0u32;
+        let mut steps = 0u32;
         while let Some(e) = self.heap.pop() {
+            steps = steps.wrapping_add(1);
+            if steps % 4096 == 0 && stop.stopped() {
+                return false;
+            }
             if e.what > u32::MAX - nf as u32 {
                 let i = (u32::MAX - e.what) as usize;
                 if !self.frozen[i] {
@@ -151,6 +164,7 @@ impl MaxMin {
             self.touched.clear();
             pop = pop.wrapping_add(1);
         }
+        true
     }
 
     fn freeze(&mut self, flows: &[Flow], i: usize, level: f64, rates: &mut [f64], pop: u32) {

@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::{Flow, MaxMin};
+use crate::{Flow, Interrupt, MaxMin, Stop};
 
 /// A message: its route (links) and cap as a [`Flow`], and its size in the
 /// capacities' unit × time (bytes when capacities are bytes per second).
@@ -62,6 +62,11 @@ pub fn completion_times(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
 /// pattern whose messages end nearly together costs one re-solve, not one
 /// per message; no message finishes more than that fraction early.
 pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
+    run_until(capacity, messages, &Interrupt::never()).expect("never interrupted")
+}
+
+/// [`run`], asking `interrupt` between solves: `None` when it said stop.
+pub fn run_until(capacity: &[f64], messages: &[Message], interrupt: &dyn Stop) -> Option<Completion> {
     let n = messages.len();
     let mut done = vec![f64::NAN; n];
     let mut start = vec![f64::NAN; n];
@@ -131,9 +136,14 @@ pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
             continue;
         }
         if dirty {
+            if interrupt.stopped() {
+                return None;
+            }
             flows.clear();
             flows.extend(live.iter().map(|&i| messages[i].flow.clone()));
-            solver.solve(capacity, &flows, &mut rates);
+            if !solver.solve_until(capacity, &flows, &mut rates, interrupt) {
+                return None;
+            }
             solves += 1;
             dirty = false;
         }
@@ -177,7 +187,7 @@ pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
             release(i, now, messages, &waiting, &mut pending, &mut deps_done, &mut ready);
         }
     }
-    Completion { start, done, solves }
+    Some(Completion { start, done, solves })
 }
 
 /// Message `i` has finished at `now`: the messages that waited only for it

@@ -152,6 +152,11 @@ fn after_run(py: Python<'_>, raised: Option<PyErr>, keep_partial: bool, stopped_
     }
 }
 
+/// Threads a run may split over (`--threads`).
+const MAX_THREADS: i64 = 4096;
+/// Proposed swaps an RMATT run may make (`--iterations`).
+const MAX_ITERATIONS: i64 = 1_000_000_000_000;
+
 /// Runs the experiment in TOML `text` (`file` names it in errors) on the
 /// packet engine and returns the result as JSON. `progress(fraction)` is
 /// called now and then from the engine; `ports` keeps the per-port
@@ -162,11 +167,6 @@ fn after_run(py: Python<'_>, raised: Option<PyErr>, keep_partial: bool, stopped_
 /// bit-identical to an unsplit run.
 /// `model = "flow"` runs the workload on the flow model instead (one
 /// thread; see `tofusim_experiment::flow_run`).
-/// Threads a run may split over (`--threads`).
-const MAX_THREADS: i64 = 4096;
-/// Proposed swaps an RMATT run may make (`--iterations`).
-const MAX_ITERATIONS: i64 = 1_000_000_000_000;
-
 #[pyfunction]
 #[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false))]
 #[allow(clippy::too_many_arguments)]
@@ -207,7 +207,14 @@ fn run_experiment(
         if threads > 1 || comm.is_some() {
             return Err(TofusimConfigError::new_err("<command line>: --threads and --mpi split the packet engine; the flow model runs on one thread"));
         }
-        let r = py.detach(|| tofusim_experiment::flow_run::run(&file, &exp)).map_err(config_err)?;
+        let raised = std::sync::Mutex::new(None);
+        let r = py.detach(|| {
+            let mut report = reporter(&progress, &raised);
+            tofusim_experiment::flow_run::run(&file, &exp, &mut report)
+        });
+        // A Ctrl-C that stopped it is raised again (no partial result).
+        after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), false, false)?;
+        let r = r.map_err(config_err)?;
         let mut v = serde_json::to_value(&r).expect("results serialise");
         v["setup"] = setup;
         return Ok(Some(v.to_string()));

@@ -9,8 +9,8 @@
 //! no head-of-line blocking in the network and no deadlock).
 
 use rand::SeedableRng;
-use tofusim_flow::transfers::{completion_times, Message};
-use tofusim_flow::{Flow, FlowNet};
+use tofusim_flow::transfers::{run_until, Message};
+use tofusim_flow::{Flow, FlowNet, Stop};
 
 use crate::exec::packet::HostTiming;
 use crate::schedule::Transfer;
@@ -39,7 +39,13 @@ pub struct FlowMachine<'a> {
     pub header_bytes: u32,
     /// Router hop latency, cycles.
     pub hop_latency_cycles: u32,
+    /// Asked between max-min solves: a run told to stop returns
+    /// [`INTERRUPTED`] ([`tofusim_flow::Interrupt`]).
+    pub interrupt: &'a dyn Stop,
 }
+
+/// The error of a flow run stopped by its [`Interrupt`] (Ctrl-C).
+pub const INTERRUPTED: &str = "interrupted";
 
 impl FlowMachine<'_> {
     /// Bytes on the wire of a message of `bytes` payload: its packets, each
@@ -102,7 +108,7 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
         last_on_lane.insert(key, first..messages.len());
         parts.push(first..messages.len());
     }
-    let done = completion_times(&net.capacity, &messages);
+    let done = run_until(&net.capacity, &messages, m.interrupt).ok_or(INTERRUPTED)?.done;
     let message_seconds: Vec<f64> = parts
         .iter()
         .map(|r| r.clone().map(|m| done[m] + latency[m]).fold(0.0, f64::max))
@@ -259,9 +265,14 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
     };
     loop {
         if dirty {
+            if m.interrupt.stopped() {
+                return Err(INTERRUPTED.into());
+            }
             flows.clear();
             flows.extend(active.iter().map(|&q| Flow { links: part_links[q].clone(), cap: f64::INFINITY }));
-            solver.solve(&capacity, &flows, &mut rates);
+            if !solver.solve_until(&capacity, &flows, &mut rates, m.interrupt) {
+                return Err(INTERRUPTED.into());
+            }
             dirty = false;
         }
         for &q in &active {

@@ -83,8 +83,8 @@ struct StreamCost {
     send_s: f64,
 }
 
-struct Costing<'a> {
-    m: &'a FlowMachine<'a>,
+struct Costing<'a, 'm> {
+    m: &'a FlowMachine<'m>,
     rng: tofusim_routing::Rng,
     send_s: f64,
     recv_s: f64,
@@ -92,7 +92,7 @@ struct Costing<'a> {
     reduce_bps: f64,
 }
 
-impl Costing<'_> {
+impl Costing<'_, '_> {
     fn cost(&mut self, st: &Stream) -> StreamCost {
         let (a, b) = (self.m.node_of_rank[st.src as usize], self.m.node_of_rank[st.dst as usize]);
         let routes = self.m.net.routes(a, b, st.tni, &mut self.rng);
@@ -246,7 +246,8 @@ fn permutation_cycles(msgs: &[RoundMsg]) -> Option<Vec<Vec<usize>>> {
 }
 
 /// Times `rounds` over the ranks of machine `m` on the flow model.
-pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> RoundsTimed {
+/// Stopped by the machine's interrupt: `Err(INTERRUPTED)`.
+pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<RoundsTimed, String> {
     let net = m.net;
     let timing = &m.timing;
     let cycle_s = timing.cycle_ns * 1e-9;
@@ -297,6 +298,9 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> RoundsTimed {
     let mut stage_latency: BTreeMap<u64, f64> = BTreeMap::new();
     let mut i = 0;
     while i < changes.len() {
+        if m.interrupt.stopped() {
+            return Err(super::flow::INTERRUPTED.into());
+        }
         let round = changes[i].0;
         while i < changes.len() && changes[i].0 == round {
             let k = changes[i].1;
@@ -364,7 +368,7 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> RoundsTimed {
         ready.at.iter().copied().fold(0.0, f64::max) + out.copy_seconds
     };
     out.stretches_estimated = ready.estimated;
-    out
+    Ok(out)
 }
 
 /// The one-hop path: every router's active streams, each router's slowest
