@@ -196,3 +196,31 @@ def test_a_huge_value_gives_a_one_line_error(run, tmp_path):
     r = run("run", write(tmp_path, SMALL.replace('"uniform"', '"' + "z" * 200_000 + '"')))
     assert r.code == 2
     assert "workload.pattern" in r.err and len(r.err) < 1000 and r.err.count("\n") == 1
+
+
+def test_the_run_length_is_estimated_and_a_long_run_announced(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    from conftest import ROOT, TOFUSIM
+
+    import tofusim
+
+    # The estimate follows the packets the run makes (uniform on 4^3:
+    # 3 mean hops plus the ejection per packet).
+    r = tofusim.run(SMALL)
+    hops = r["sim"]["estimated_packet_hops"]
+    assert 0.8 < hops / (4 * r["packets_injected"]) < 1.25, (hops, r["packets_injected"])
+    # A run of hours is announced on stderr before it starts; Ctrl-C stops it.
+    exp = tmp_path / "long.toml"
+    exp.write_text(SMALL.replace("cycles = 20000", "cycles = 2000000000"))
+    p = subprocess.Popen([TOFUSIM, "run", str(exp)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    time.sleep(2)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "packet-hops to simulate: roughly" in err and "minutes" in err, err
+    # A short one is not.
+    r = subprocess.run([TOFUSIM, "run", write(tmp_path, SMALL)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and "packet-hops" not in r.stderr

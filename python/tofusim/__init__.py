@@ -50,7 +50,8 @@ def presets() -> list[dict[str, Any]]:
 
 
 def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
-        comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False) -> dict[str, Any] | None:
+        comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
+        notice: Any = None) -> dict[str, Any] | None:
     """Runs the experiment in TOML ``text`` on the packet engine.
 
     ``progress(fraction)`` is called now and then; ``ports`` keeps the
@@ -66,16 +67,21 @@ def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = F
     with a ConfigError giving the estimate by part (in an MPI run only an
     explicit ``max_memory`` limits it). Ctrl-C stops the run after its
     current window and raises KeyboardInterrupt; with ``keep_partial`` it
-    returns what was measured instead, with ``interrupted: True``.
+    returns what was measured instead, with ``interrupted: True``. The
+    run's work is estimated too (``sim.estimated_packet_hops``); one
+    expected to take over a minute is announced through ``notice(text)``
+    before it starts.
     """
-    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory, keep_partial)
+    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory,
+                               keep_partial, notice)
     return None if out is None else json.loads(out)
 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
-             comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False) -> dict[str, Any] | None:
+             comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
+             notice: Any = None) -> dict[str, Any] | None:
     """Runs the experiment file at ``path`` (see :func:`run`)."""
-    return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory, keep_partial)
+    return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory, keep_partial, notice)
 
 
 class MpiTransport:

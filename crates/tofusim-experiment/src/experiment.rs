@@ -510,6 +510,47 @@ pub fn memory_estimate(exp: &Experiment) -> tofusim_packet::budget::Footprint {
     estimate(size, &exp.router, &exp.run, smallest, 0)
 }
 
+/// The engine's work before a run, roughly: the packets it will carry
+/// and their packet-hops (the hot loop's unit of work), from the workload
+/// and the topology's mean distance. Closed-loop replies and corner turns
+/// are not counted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorkEstimate {
+    pub packets: u64,
+    pub packet_hops: u64,
+}
+
+/// Wall time per packet-hop assumed for the run-length estimate: the
+/// packet engine's measured cost on this project's machine (BENCHMARKS.md:
+/// 0.4 us in cache to 1.3 us at 32^3), rounded. A rough guide, not a limit.
+pub const NS_PER_PACKET_HOP: f64 = 1000.0;
+
+impl WorkEstimate {
+    pub fn wall_seconds(&self) -> f64 {
+        self.packet_hops as f64 * NS_PER_PACKET_HOP * 1e-9
+    }
+}
+
+pub fn work_estimate(exp: &Experiment) -> WorkEstimate {
+    let w = &exp.workload;
+    let hops = match &exp.built.system.network.topology {
+        Topology::Torus(t) | Topology::Tofu(t) => t.average_hops(),
+        Topology::FatTree(f) => f.average_hops(),
+        // Minimal routes cross local, global, local links: about 3.
+        Topology::Dragonfly(_) => 3.0,
+    } + 1.0; // the ejection
+    let nodes = (w.nodes() as usize).saturating_sub(exp.built.system.network.faults.nodes.len()) as f64;
+    let packets = match (w.packets_per_cycle(exp.built.injection_links), exp.run.cycles) {
+        (Some(rate), Some(cycles)) => rate * cycles as f64 * nodes,
+        _ => {
+            let lanes = w.lanes();
+            let initial: u64 = (0..w.nodes()).flat_map(|n| (0..lanes).map(move |l| (n, l))).map(|(n, l)| w.initial_packets(n, l)).sum();
+            (initial + w.trace().len() as u64) as f64
+        }
+    };
+    WorkEstimate { packets: packets as u64, packet_hops: (packets * hops) as u64 }
+}
+
 /// Refuses a run whose estimated memory exceeds `limit_bytes` (default:
 /// the memory this machine has available now), and sets the run's guard
 /// on the packets alive at once (an open-loop backlog past saturation) to

@@ -152,6 +152,8 @@ fn after_run(py: Python<'_>, raised: Option<PyErr>, keep_partial: bool, stopped_
     }
 }
 
+/// Runs estimated to take longer than this are announced before they start.
+const LONG_RUN_SECONDS: f64 = 60.0;
 /// Threads a run may split over (`--threads`).
 const MAX_THREADS: i64 = 4096;
 /// Proposed swaps an RMATT run may make (`--iterations`).
@@ -168,7 +170,7 @@ const MAX_ITERATIONS: i64 = 1_000_000_000_000;
 /// `model = "flow"` runs the workload on the flow model instead (one
 /// thread; see `tofusim_experiment::flow_run`).
 #[pyfunction]
-#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false))]
+#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false, notice=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_experiment(
     py: Python<'_>,
@@ -181,6 +183,7 @@ fn run_experiment(
     model: &str,
     max_memory: Option<u64>,
     keep_partial: bool,
+    notice: Option<Py<PyAny>>,
 ) -> PyResult<Option<String>> {
     let mut exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     if !matches!(model, "packet" | "flow") {
@@ -227,6 +230,20 @@ fn run_experiment(
     } else {
         tofusim_experiment::experiment::check_memory(&file, &mut exp, max_memory).map_err(config_err)?
     };
+    // The run's length, before it starts: a long one is announced
+    // (`notice`, the command line's stderr) with the way to stop it.
+    let work = tofusim_experiment::experiment::work_estimate(&exp);
+    if let Some(n) = &notice {
+        if work.wall_seconds() > LONG_RUN_SECONDS {
+            let m = format!(
+                "about {:.2e} packet-hops to simulate: roughly {:.0} minutes at the engine's usual {:.1} us per hop (Ctrl-C stops it and prints what was measured)",
+                work.packet_hops as f64,
+                work.wall_seconds() / 60.0,
+                tofusim_experiment::experiment::NS_PER_PACKET_HOP / 1000.0
+            );
+            n.call1(py, (m,))?;
+        }
+    }
     let engine = tofusim_experiment::experiment::engine(exp);
     let transport: Option<Box<dyn tofusim_packet::Transport>> = match comm {
         Some(c) => Some(Box::new(PyTransport::new(py, c)?)),
@@ -248,6 +265,7 @@ fn run_experiment(
     let mut v = serde_json::to_value(&result).expect("results serialise");
     v["setup"] = setup;
     v["sim"]["estimated_memory_bytes"] = footprint.total().into();
+    v["sim"]["estimated_packet_hops"] = work.packet_hops.into();
     Ok(Some(v.to_string()))
 }
 

@@ -134,7 +134,8 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     try:
         limit = None if max_memory is None else int(parse_bytes(max_memory, "--max-memory"))
         r = run_file(experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
-                     ports=out is not None, threads=threads, comm=comm, model=model, max_memory=limit, keep_partial=True)
+                     ports=out is not None, threads=threads, comm=comm, model=model, max_memory=limit, keep_partial=True,
+                     notice=(lambda text: click.echo(f"tofusim: {experiment}: {text}", err=True)) if comm is None or comm.Get_rank() == 0 else None)
     finally:
         progress.close()
     if r is None:
