@@ -60,10 +60,13 @@ impl FaultMap {
         if ports > 64 {
             return Err(format!("{ports} ports per router; failures are kept for at most 64"));
         }
-        if let Routing::FatTree(_) = routing {
-            if !links.is_empty() {
-                return Err("failed links on a fat-tree are not modelled: its up ports are fixed by the destination (d-mod-k) or chosen without knowing the failures; failed nodes are".into());
-            }
+        if let (Routing::FatTree(f), Some(&(a, b))) = (routing, links.first()) {
+            return Err(format!(
+                "the failed link between switches {} and {}: fat-tree routing ({}) cannot avoid it — its up ports are fixed by the destination (d-mod-k) or chosen without knowing the failures; failed nodes are modelled, failed links are not",
+                routing.router_label(a),
+                routing.router_label(b),
+                f.mode.name()
+            ));
         }
         let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; n], routers: Vec::new(), links: Vec::new() };
         for &r in routers {
