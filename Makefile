@@ -56,6 +56,8 @@ bench: install
 	for n in 8 16 32; do echo "== uniform $${n}^3"; target/release/examples/run_experiment bench/uniform-$$n.toml; done
 	for t in 1 2; do echo "== uniform 32^3, $$t threads"; target/release/examples/run_experiment bench/uniform-32.toml $$t; done
 	$(PY) bench/scale.py
+	@echo "== issue 19's figures: now against target"
+	$(PY) bench/targets.py
 
 docs: install
 	$(VENV)/bin/tofusim topo --list --markdown > docs/presets.md

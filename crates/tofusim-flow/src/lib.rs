@@ -26,7 +26,7 @@ pub mod transfers;
 
 pub use interrupt::{Interrupt, Stop};
 pub use network::{Capacities, FlowNet};
-pub use solver::MaxMin;
+pub use solver::{FlowSet, MaxMin, Subset};
 
 /// One flow: the links it crosses (indices into the capacity table) and
 /// its own rate cap (`f64::INFINITY` for none), in the capacities' unit.

@@ -41,6 +41,39 @@ impl Ord for Entry {
     }
 }
 
+/// The flows a solve takes: a slice of them, or some of a slice by index
+/// ([`Subset`]: the messages under way, without copying their routes).
+pub trait FlowSet {
+    fn count(&self) -> usize;
+    fn flow(&self, i: usize) -> &Flow;
+}
+
+impl FlowSet for [Flow] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn flow(&self, i: usize) -> &Flow {
+        &self[i]
+    }
+}
+
+/// The flows `all[live[0]]`, `all[live[1]]`, … in that order.
+pub struct Subset<'a> {
+    pub all: &'a [Flow],
+    pub live: &'a [usize],
+}
+
+impl FlowSet for Subset<'_> {
+    fn count(&self) -> usize {
+        self.live.len()
+    }
+    #[inline]
+    fn flow(&self, i: usize) -> &Flow {
+        &self.all[self.live[i]]
+    }
+}
+
 /// Reusable max-min solver.
 #[derive(Default)]
 pub struct MaxMin {
@@ -71,14 +104,14 @@ impl MaxMin {
     /// [`Self::solve`], asking `stop` every few thousand steps (a solve
     /// over millions of flows takes seconds): false when it said stop,
     /// the rates then unfinished.
-    pub fn solve_until(&mut self, capacity: &[f64], flows: &[Flow], rates: &mut Vec<f64>, stop: &dyn crate::Stop) -> bool {
-        let (nl, nf) = (capacity.len(), flows.len());
+    pub fn solve_until<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], flows: &S, rates: &mut Vec<f64>, stop: &dyn crate::Stop) -> bool {
+        let (nl, nf) = (capacity.len(), flows.count());
         rates.clear();
         rates.resize(nf, 0.0);
         // Flows of each link (CSR).
         self.start.clear();
         self.start.resize(nl + 1, 0);
-        for f in flows {
+        for f in (0..nf).map(|i| flows.flow(i)) {
             for &l in &f.links {
                 self.start[l as usize + 1] += 1;
             }
@@ -90,7 +123,7 @@ impl MaxMin {
         self.on_link.resize(self.start[nl] as usize, 0);
         self.active.clear();
         self.active.resize(nl, 0);
-        for (i, f) in flows.iter().enumerate() {
+        for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
             for &l in &f.links {
                 let l = l as usize;
                 self.on_link[(self.start[l] + self.active[l]) as usize] = i as u32;
@@ -113,7 +146,7 @@ impl MaxMin {
                 });
             }
         }
-        for (i, f) in flows.iter().enumerate() {
+        for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
             if f.cap.is_finite() {
                 self.heap.push(Entry {
                     level: f.cap.max(0.0),
@@ -167,10 +200,10 @@ impl MaxMin {
         true
     }
 
-    fn freeze(&mut self, flows: &[Flow], i: usize, level: f64, rates: &mut [f64], pop: u32) {
+    fn freeze<S: FlowSet + ?Sized>(&mut self, flows: &S, i: usize, level: f64, rates: &mut [f64], pop: u32) {
         self.frozen[i] = true;
         rates[i] = level;
-        for &l in &flows[i].links {
+        for &l in &flows.flow(i).links {
             let l = l as usize;
             self.active[l] -= 1;
             self.frozen_load[l] += level;

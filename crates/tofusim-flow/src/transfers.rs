@@ -97,7 +97,6 @@ pub fn run_until(capacity: &[f64], messages: &[Message], interrupt: &dyn Stop) -
     }
     let mut live: Vec<usize> = Vec::new();
     let mut solver = MaxMin::new();
-    let mut flows: Vec<Flow> = Vec::with_capacity(n);
     let mut rates = Vec::with_capacity(n);
     let mut finished: Vec<usize> = Vec::new();
     let mut solves = 0;
@@ -139,9 +138,7 @@ pub fn run_until(capacity: &[f64], messages: &[Message], interrupt: &dyn Stop) -
             if interrupt.stopped() {
                 return None;
             }
-            flows.clear();
-            flows.extend(live.iter().map(|&i| messages[i].flow.clone()));
-            if !solver.solve_until(capacity, &flows, &mut rates, interrupt) {
+            if !solver.solve_until(capacity, &MessageFlows { messages, live: &live }, &mut rates, interrupt) {
                 return None;
             }
             solves += 1;
@@ -188,6 +185,23 @@ pub fn run_until(capacity: &[f64], messages: &[Message], interrupt: &dyn Stop) -
         }
     }
     Some(Completion { start, done, solves })
+}
+
+/// The flows of the messages under way, read in place (a solve over
+/// millions of messages would otherwise copy every route each time).
+struct MessageFlows<'a> {
+    messages: &'a [Message],
+    live: &'a [usize],
+}
+
+impl crate::FlowSet for MessageFlows<'_> {
+    fn count(&self) -> usize {
+        self.live.len()
+    }
+    #[inline]
+    fn flow(&self, i: usize) -> &Flow {
+        &self.messages[self.live[i]].flow
+    }
 }
 
 /// Message `i` has finished at `now`: the messages that waited only for it

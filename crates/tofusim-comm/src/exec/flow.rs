@@ -10,7 +10,7 @@
 
 use rand::SeedableRng;
 use tofusim_flow::transfers::{run_until, Message};
-use tofusim_flow::{Flow, FlowNet, Stop};
+use tofusim_flow::{Flow, FlowNet, Stop, Subset};
 
 use crate::exec::packet::HostTiming;
 use crate::schedule::Transfer;
@@ -170,7 +170,8 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
     let mut message_of = vec![usize::MAX; n];
     let mut messages: Vec<ScheduleMessage> = Vec::new();
     // The parts of all messages: route, wire bytes, message.
-    let mut part_links: Vec<Vec<u32>> = Vec::new();
+    // Each part's route as a flow (uncapped), read in place by the solver.
+    let mut part_links: Vec<Flow> = Vec::new();
     let mut part_wire: Vec<f64> = Vec::new();
     let mut part_of: Vec<usize> = Vec::new();
     let mut stream: std::collections::HashMap<(u32, u32), Vec<usize>> = Default::default();
@@ -188,7 +189,7 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
                 let hops = routes.iter().map(|r| r.1).max().unwrap_or(0) as f64;
                 let first = part_links.len();
                 for (links, _, share) in routes {
-                    part_links.push(links);
+                    part_links.push(Flow { links, cap: f64::INFINITY });
                     part_wire.push(wire * share);
                     part_of.push(messages.len());
                 }
@@ -243,7 +244,6 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
     let mut pool_rate: Vec<f64> = vec![0.0; part_wire.len()];
     let mut parts_left: Vec<usize> = messages.iter().map(|m| m.parts.len()).collect();
     let mut solver = tofusim_flow::MaxMin::new();
-    let mut flows: Vec<Flow> = Vec::new();
     let mut rates: Vec<f64> = Vec::new();
     let mut dirty = false;
     let mut now = 0.0f64;
@@ -268,9 +268,7 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
             if m.interrupt.stopped() {
                 return Err(INTERRUPTED.into());
             }
-            flows.clear();
-            flows.extend(active.iter().map(|&q| Flow { links: part_links[q].clone(), cap: f64::INFINITY }));
-            if !solver.solve_until(&capacity, &flows, &mut rates, m.interrupt) {
+            if !solver.solve_until(&capacity, &Subset { all: &part_links, live: &active }, &mut rates, m.interrupt) {
                 return Err(INTERRUPTED.into());
             }
             dirty = false;
