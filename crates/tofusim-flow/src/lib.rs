@@ -18,12 +18,14 @@
 //! routes and resources ([`FlowNet`]); the executors of schedules on it
 //! live in the communication layer (`tofusim_comm::exec::{flow, rounds}`).
 
+pub mod incremental;
 pub mod interrupt;
 pub mod network;
 pub mod reference;
 mod solver;
 pub mod transfers;
 
+pub use incremental::IncrementalMaxMin;
 pub use interrupt::{Interrupt, Stop};
 pub use network::{Capacities, FlowNet};
 pub use solver::{FlowSet, MaxMin, Subset};

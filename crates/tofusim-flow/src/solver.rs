@@ -88,6 +88,15 @@ pub struct MaxMin {
     /// listed each link (to list it once).
     touched: Vec<u32>,
     listed: Vec<u32>,
+    /// The links the flows cross, in increasing order, numbered from 0 for
+    /// the solve (`local_of`, valid where `link_epoch` is this solve's):
+    /// a solve of a few flows in a large network then costs its links,
+    /// not the network's. Increasing order keeps the heap's tie order.
+    used: Vec<u32>,
+    local_of: Vec<u32>,
+    link_epoch: Vec<u32>,
+    epoch: u32,
+    cap_local: Vec<f64>,
 }
 
 impl MaxMin {
@@ -105,15 +114,51 @@ impl MaxMin {
     /// over millions of flows takes seconds): false when it said stop,
     /// the rates then unfinished.
     pub fn solve_until<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], flows: &S, rates: &mut Vec<f64>, stop: &dyn crate::Stop) -> bool {
-        let (nl, nf) = (capacity.len(), flows.count());
+        let nf = flows.count();
         rates.clear();
         rates.resize(nf, 0.0);
+        if self.link_epoch.len() < capacity.len() {
+            self.link_epoch.resize(capacity.len(), 0);
+            self.local_of.resize(capacity.len(), 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.link_epoch.fill(0);
+            self.epoch = 1;
+        }
+        self.used.clear();
+        for f in (0..nf).map(|i| flows.flow(i)) {
+            for &l in &f.links {
+                if self.link_epoch[l as usize] != self.epoch {
+                    self.link_epoch[l as usize] = self.epoch;
+                    self.used.push(l);
+                }
+            }
+        }
+        self.used.sort_unstable();
+        self.cap_local.clear();
+        for (i, &l) in self.used.iter().enumerate() {
+            self.local_of[l as usize] = i as u32;
+            self.cap_local.push(capacity[l as usize]);
+        }
+        let nl = self.used.len();
+        let local_of = std::mem::take(&mut self.local_of);
+        let capacity = std::mem::take(&mut self.cap_local);
+        let done = self.fill(&capacity, &local_of, flows, nl, nf, rates, stop);
+        self.local_of = local_of;
+        self.cap_local = capacity;
+        done
+    }
+
+    /// Progressive filling over the solve's `nl` links (local numbers).
+    #[allow(clippy::too_many_arguments)]
+    fn fill<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], local_of: &[u32], flows: &S, nl: usize, nf: usize, rates: &mut [f64], stop: &dyn crate::Stop) -> bool {
         // Flows of each link (CSR).
         self.start.clear();
         self.start.resize(nl + 1, 0);
         for f in (0..nf).map(|i| flows.flow(i)) {
             for &l in &f.links {
-                self.start[l as usize + 1] += 1;
+                self.start[local_of[l as usize] as usize + 1] += 1;
             }
         }
         for l in 0..nl {
@@ -125,7 +170,7 @@ impl MaxMin {
         self.active.resize(nl, 0);
         for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
             for &l in &f.links {
-                let l = l as usize;
+                let l = local_of[l as usize] as usize;
                 self.on_link[(self.start[l] + self.active[l]) as usize] = i as u32;
                 self.active[l] += 1;
             }
@@ -170,7 +215,7 @@ impl MaxMin {
             if e.what > u32::MAX - nf as u32 {
                 let i = (u32::MAX - e.what) as usize;
                 if !self.frozen[i] {
-                    self.freeze(flows, i, e.level, rates, pop);
+                    self.freeze(local_of, flows, i, e.level, rates, pop);
                 }
             } else {
                 let l = e.what as usize;
@@ -180,7 +225,7 @@ impl MaxMin {
                 for k in self.start[l]..self.start[l + 1] {
                     let i = self.on_link[k as usize] as usize;
                     if !self.frozen[i] {
-                        self.freeze(flows, i, e.level, rates, pop);
+                        self.freeze(local_of, flows, i, e.level, rates, pop);
                     }
                 }
             }
@@ -200,11 +245,11 @@ impl MaxMin {
         true
     }
 
-    fn freeze<S: FlowSet + ?Sized>(&mut self, flows: &S, i: usize, level: f64, rates: &mut [f64], pop: u32) {
+    fn freeze<S: FlowSet + ?Sized>(&mut self, local_of: &[u32], flows: &S, i: usize, level: f64, rates: &mut [f64], pop: u32) {
         self.frozen[i] = true;
         rates[i] = level;
         for &l in &flows.flow(i).links {
-            let l = l as usize;
+            let l = local_of[l as usize] as usize;
             self.active[l] -= 1;
             self.frozen_load[l] += level;
             if self.listed[l] != pop {

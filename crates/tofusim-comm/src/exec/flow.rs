@@ -10,7 +10,7 @@
 
 use rand::SeedableRng;
 use tofusim_flow::transfers::{run_until, Message};
-use tofusim_flow::{Flow, FlowNet, Stop, Subset};
+use tofusim_flow::{Flow, FlowNet, Stop};
 
 use crate::exec::packet::HostTiming;
 use crate::schedule::Transfer;
@@ -243,9 +243,10 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
     }
     let mut pool_rate: Vec<f64> = vec![0.0; part_wire.len()];
     let mut parts_left: Vec<usize> = messages.iter().map(|m| m.parts.len()).collect();
-    let mut solver = tofusim_flow::MaxMin::new();
-    let mut rates: Vec<f64> = Vec::new();
-    let mut dirty = false;
+    // Rates re-solved only in the components a start or finish reaches
+    // (identical to solving every active part).
+    let mut solver = tofusim_flow::IncrementalMaxMin::new(capacity.len(), part_links.len());
+    let mut rate_of: Vec<f64> = vec![0.0; part_links.len()];
     let mut now = 0.0f64;
     let recv_s = timing.recv_overhead_cycles as f64 * cycle_s;
     let send_s = timing.send_overhead_cycles as f64 * cycle_s;
@@ -263,62 +264,109 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
             }
         }
     };
+    // Each pool drains lazily: `left` as of `stamp`, at `pool_rate` since;
+    // its finish time sits in a heap (stale entries carry an old version),
+    // so an event costs the pools whose rates it changed, not every
+    // active one.
+    let mut stamp: Vec<f64> = vec![0.0; part_wire.len()];
+    let mut version: Vec<u32> = vec![0; part_wire.len()];
+    let mut finishing: BinaryHeap<Reverse<(u64, usize, u32)>> = BinaryHeap::new();
+    let mut is_active = vec![false; part_wire.len()];
+    let mut slot: Vec<usize> = vec![usize::MAX; part_wire.len()];
+    let mut touched: Vec<usize> = Vec::new();
+    let mut pool_touched = vec![false; part_wire.len()];
+    let messages_parts: Vec<std::ops::Range<usize>> = messages.iter().map(|m| m.parts.clone()).collect();
+    let parts_of_pool = |p: usize| if balanced { messages_parts[part_of[p]].clone() } else { p..p + 1 };
     loop {
-        if dirty {
+        if solver.changed() {
             if m.interrupt.stopped() {
                 return Err(INTERRUPTED.into());
             }
-            if !solver.solve_until(&capacity, &Subset { all: &part_links, live: &active }, &mut rates, m.interrupt) {
+            if !solver.solve(&capacity, &part_links, &active, &mut rate_of, m.interrupt) {
                 return Err(INTERRUPTED.into());
             }
-            dirty = false;
+            for &q in solver.last_solved() {
+                let p = pool_of(q);
+                if !pool_touched[p] {
+                    pool_touched[p] = true;
+                    touched.push(p);
+                }
+            }
+            for p in touched.drain(..) {
+                pool_touched[p] = false;
+                left[p] -= pool_rate[p] * (now - stamp[p]);
+                stamp[p] = now;
+                pool_rate[p] = parts_of_pool(p).filter(|&q| is_active[q]).map(|q| rate_of[q]).sum();
+                version[p] = version[p].wrapping_add(1);
+                if pool_rate[p] > 0.0 {
+                    finishing.push(Reverse((at(now + left[p] / pool_rate[p]), p, version[p])));
+                }
+            }
         }
-        for &q in &active {
-            pool_rate[pool_of(q)] = 0.0;
+        // The next pool to finish (stale entries dropped).
+        while let Some(&Reverse((_, p, v))) = finishing.peek() {
+            if v == version[p] && pool_rate[p] > 0.0 {
+                break;
+            }
+            finishing.pop();
         }
-        for (&q, &r) in active.iter().zip(&rates) {
-            pool_rate[pool_of(q)] += r;
-        }
-        let t_flow = active
-            .iter()
-            .map(|&q| {
-                let (l, r) = (left[pool_of(q)], pool_rate[pool_of(q)]);
-                if r > 0.0 { now + l / r } else { f64::INFINITY }
-            })
-            .fold(f64::INFINITY, f64::min);
+        let t_flow = finishing.peek().map_or(f64::INFINITY, |Reverse((b, _, _))| f64::from_bits(*b));
         let t_event = events.peek().map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
         let next = t_flow.min(t_event);
         if !next.is_finite() {
             break;
         }
-        let dt = next - now;
-        for (&q, &r) in active.iter().zip(&rates) {
-            left[pool_of(q)] -= r * dt;
-        }
         now = next;
-        // Flows that finished: free their lanes, arrive after the hops.
-        let mut k = 0;
+        // Pools that finished: free their lanes, arrive after the hops.
         let mut freed = Vec::new();
-        while k < active.len() {
-            let q = active[k];
-            if left[pool_of(q)] <= 1e-9 * messages[part_of[q]].wire.max(1.0) {
-                active.swap_remove(k);
-                rates.swap_remove(k);
-                dirty = true;
-                let m = part_of[q];
-                parts_left[m] -= 1;
-                if parts_left[m] == 0 {
-                    freed.push(m);
+        while let Some(&Reverse((b, p, v))) = finishing.peek() {
+            if f64::from_bits(b) > now {
+                break;
+            }
+            finishing.pop();
+            if v != version[p] || pool_rate[p] <= 0.0 {
+                continue;
+            }
+            left[p] -= pool_rate[p] * (now - stamp[p]);
+            stamp[p] = now;
+            let wire = messages[part_of[p]].wire.max(1.0);
+            if left[p] > 1e-9 * wire && now + left[p] / pool_rate[p] > now {
+                // Rounding left a sliver: finish when it drains.
+                finishing.push(Reverse((at(now + left[p] / pool_rate[p]), p, v)));
+                continue;
+            }
+            left[p] = 0.0;
+            pool_rate[p] = 0.0;
+            for q in parts_of_pool(p) {
+                if !is_active[q] {
+                    continue;
                 }
-            } else {
-                k += 1;
+                is_active[q] = false;
+                let k = slot[q];
+                active.swap_remove(k);
+                if k < active.len() {
+                    slot[active[k]] = k;
+                }
+                solver.remove(q, &part_links);
+                let msg = part_of[q];
+                parts_left[msg] -= 1;
+                if parts_left[msg] == 0 {
+                    freed.push(msg);
+                }
             }
         }
-        for m in freed {
-            events.push(Reverse((at(now + messages[m].latency_s), Event::Arrive(m))));
-            let lane = messages[m].lane;
+        for msg in freed {
+            events.push(Reverse((at(now + messages[msg].latency_s), Event::Arrive(msg))));
+            let lane = messages[msg].lane;
             match lane_queue[lane].pop_front() {
-                Some(next_m) => active.extend(messages[next_m].parts.clone()),
+                Some(next_m) => {
+                    for q in messages[next_m].parts.clone() {
+                        slot[q] = active.len();
+                        is_active[q] = true;
+                        active.push(q);
+                        solver.add(q, &part_links);
+                    }
+                }
                 None => lane_busy[lane] = false,
             }
         }
@@ -335,8 +383,12 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
                         lane_queue[lane].push_back(m);
                     } else {
                         lane_busy[lane] = true;
-                        active.extend(messages[m].parts.clone());
-                        dirty = true;
+                        for q in messages[m].parts.clone() {
+                            slot[q] = active.len();
+                            is_active[q] = true;
+                            active.push(q);
+                            solver.add(q, &part_links);
+                        }
                     }
                 }
                 Event::Arrive(m) => {
