@@ -2,10 +2,12 @@
 //! levels at which each link would saturate (its free capacity over its
 //! unfrozen flows — all unfrozen flows share the current level) and at
 //! which each capped flow reaches its cap. Popping the lowest freezes the
-//! flows it holds; the links those flows cross get new keys, once per pop
-//! however many of their flows froze (a link shared by many flows is
-//! re-keyed once, not once per flow). O((flows × path) · log) per solve at
-//! worst; buffers are kept between solves.
+//! flows it holds. A link's level only rises as flows freeze (each froze
+//! at or below it), so its heap entry is re-keyed lazily: when it pops
+//! below its current level it goes back with that level, once, instead of
+//! a new entry at every flow that froze on it (700,000 capped flows made
+//! millions of entries). O((flows × path) · log) per solve at worst;
+//! buffers are kept between solves.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -17,7 +19,6 @@ struct Entry {
     level: f64,
     /// Link index, or `u32::MAX - flow` for a flow's cap.
     what: u32,
-    version: u32,
 }
 
 impl PartialEq for Entry {
@@ -37,7 +38,6 @@ impl Ord for Entry {
         o.level
             .total_cmp(&self.level)
             .then_with(|| o.what.cmp(&self.what))
-            .then_with(|| o.version.cmp(&self.version))
     }
 }
 
@@ -81,13 +81,8 @@ pub struct MaxMin {
     on_link: Vec<u32>,
     active: Vec<u32>,
     frozen_load: Vec<f64>,
-    version: Vec<u32>,
     frozen: Vec<bool>,
     heap: BinaryHeap<Entry>,
-    /// Links whose key changed in the current pop, and the pop that last
-    /// listed each link (to list it once).
-    touched: Vec<u32>,
-    listed: Vec<u32>,
     /// The links the flows cross, in increasing order, numbered from 0 for
     /// the solve (`local_of`, valid where `link_epoch` is this solve's):
     /// a solve of a few flows in a large network then costs its links,
@@ -177,8 +172,6 @@ impl MaxMin {
         }
         self.frozen_load.clear();
         self.frozen_load.resize(nl, 0.0);
-        self.version.clear();
-        self.version.resize(nl, 0);
         self.frozen.clear();
         self.frozen.resize(nf, false);
         self.heap.clear();
@@ -187,7 +180,6 @@ impl MaxMin {
                 self.heap.push(Entry {
                     level: c.max(0.0) / n as f64,
                     what: l as u32,
-                    version: 0,
                 });
             }
         }
@@ -196,16 +188,12 @@ impl MaxMin {
                 self.heap.push(Entry {
                     level: f.cap.max(0.0),
                     what: u32::MAX - i as u32,
-                    version: 0,
                 });
             } else if f.links.is_empty() {
                 rates[i] = f64::INFINITY;
                 self.frozen[i] = true;
             }
         }
-        self.listed.clear();
-        self.listed.resize(nl, u32::MAX);
-        let mut pop = 0u32;
         let mut steps = 0u32;
         while let Some(e) = self.heap.pop() {
             steps = steps.wrapping_add(1);
@@ -215,47 +203,39 @@ impl MaxMin {
             if e.what > u32::MAX - nf as u32 {
                 let i = (u32::MAX - e.what) as usize;
                 if !self.frozen[i] {
-                    self.freeze(local_of, flows, i, e.level, rates, pop);
+                    self.freeze(local_of, flows, i, e.level, rates);
                 }
             } else {
                 let l = e.what as usize;
-                if e.version != self.version[l] || self.active[l] == 0 {
+                if self.active[l] == 0 {
+                    continue;
+                }
+                // A link's level only rises as flows freeze (each froze at
+                // or below it), so its entry may be stale-low: re-key it
+                // now, once, rather than at every flow that froze on it.
+                let key = ((capacity[l] - self.frozen_load[l]) / self.active[l] as f64).max(e.level);
+                if key > e.level {
+                    self.heap.push(Entry { level: key, what: l as u32 });
                     continue;
                 }
                 for k in self.start[l]..self.start[l + 1] {
                     let i = self.on_link[k as usize] as usize;
                     if !self.frozen[i] {
-                        self.freeze(local_of, flows, i, e.level, rates, pop);
+                        self.freeze(local_of, flows, i, e.level, rates);
                     }
                 }
             }
-            // Every link a frozen flow crossed rises with the rest from the
-            // level just reached: new key once per link.
-            for j in 0..self.touched.len() {
-                let l = self.touched[j] as usize;
-                self.version[l] = self.version[l].wrapping_add(1);
-                if self.active[l] > 0 {
-                    let key = ((capacity[l] - self.frozen_load[l]) / self.active[l] as f64).max(e.level);
-                    self.heap.push(Entry { level: key, what: l as u32, version: self.version[l] });
-                }
-            }
-            self.touched.clear();
-            pop = pop.wrapping_add(1);
         }
         true
     }
 
-    fn freeze<S: FlowSet + ?Sized>(&mut self, local_of: &[u32], flows: &S, i: usize, level: f64, rates: &mut [f64], pop: u32) {
+    fn freeze<S: FlowSet + ?Sized>(&mut self, local_of: &[u32], flows: &S, i: usize, level: f64, rates: &mut [f64]) {
         self.frozen[i] = true;
         rates[i] = level;
         for &l in &flows.flow(i).links {
             let l = local_of[l as usize] as usize;
             self.active[l] -= 1;
             self.frozen_load[l] += level;
-            if self.listed[l] != pop {
-                self.listed[l] = pop;
-                self.touched.push(l as u32);
-            }
         }
     }
 }
