@@ -174,6 +174,9 @@ impl MaxMin {
         self.frozen_load.resize(nl, 0.0);
         self.frozen.clear();
         self.frozen.resize(nf, false);
+        if self.caps_fit(capacity, local_of, flows, nf, rates) {
+            return true;
+        }
         self.heap.clear();
         for (l, (&n, &c)) in self.active.iter().zip(capacity).enumerate() {
             if n > 0 {
@@ -227,6 +230,31 @@ impl MaxMin {
             }
         }
         true
+    }
+
+    /// When every flow has a cap and no link is loaded past its capacity
+    /// with every flow at its cap, the caps are the max-min rates: no
+    /// filling needed (an open-loop pattern below saturation). Uses
+    /// `frozen_load` for the loads; false (and the loads reset) otherwise.
+    fn caps_fit<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], local_of: &[u32], flows: &S, nf: usize, rates: &mut [f64]) -> bool {
+        if (0..nf).any(|i| !flows.flow(i).cap.is_finite()) {
+            return false;
+        }
+        for i in 0..nf {
+            let f = flows.flow(i);
+            for &l in &f.links {
+                self.frozen_load[local_of[l as usize] as usize] += f.cap.max(0.0);
+            }
+        }
+        let fit = self.frozen_load.iter().zip(capacity).all(|(&load, &c)| load <= c.max(0.0));
+        if fit {
+            for (i, r) in rates.iter_mut().enumerate().take(nf) {
+                *r = flows.flow(i).cap.max(0.0);
+            }
+        } else {
+            self.frozen_load.fill(0.0);
+        }
+        fit
     }
 
     fn freeze<S: FlowSet + ?Sized>(&mut self, local_of: &[u32], flows: &S, i: usize, level: f64, rates: &mut [f64]) {
