@@ -122,7 +122,11 @@ impl MaxMin {
             self.epoch = 1;
         }
         self.used.clear();
-        for f in (0..nf).map(|i| flows.flow(i)) {
+        for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
+            // Millions of flows take a while to set up: ask now and then.
+            if i % 65536 == 65535 && stop.stopped() {
+                return false;
+            }
             for &l in &f.links {
                 if self.link_epoch[l as usize] != self.epoch {
                     self.link_epoch[l as usize] = self.epoch;
@@ -164,6 +168,9 @@ impl MaxMin {
         self.active.clear();
         self.active.resize(nl, 0);
         for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
+            if i % 65536 == 65535 && stop.stopped() {
+                return false;
+            }
             for &l in &f.links {
                 let l = local_of[l as usize] as usize;
                 self.on_link[(self.start[l] + self.active[l]) as usize] = i as u32;

@@ -60,8 +60,10 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
         return
     if op is None:
         raise click.UsageError("missing OP (or --list)")
-    if not algo:
-        raise click.UsageError(f"missing --algo; {op} has: " + ", ".join(a["name"] for a in collective_algorithms()[op]))
+    algos = collective_algorithms()
+    if not algo and op in algos:
+        raise click.UsageError(f"missing --algo; {op} has: " + ", ".join(a["name"] for a in algos[op]))
+    # Anything else (an unknown operation too) is checked where the API checks it.
     if not system:
         raise click.UsageError("missing --system (e.g. k:4x4x4)")
     size_bytes = parse_bytes(size, "--size")
