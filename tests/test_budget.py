@@ -95,3 +95,27 @@ def test_a_backlog_growing_past_saturation_is_stopped_by_the_budget(run, tmp_pat
     assert j["complete"] is False and j["budget_exceeded"] > 0 and j["sim"]["cycles"] < 100_000_000
     assert j["sim"]["peak_memory_bytes"] < INTERPRETER_BYTES + 2 * (64 << 20)
     assert "sources' queues grow" in r.err
+
+
+FLOW_ALLTOALL = '[network]\nsystem = "bgl:{shape}"\n[workload]\npattern = "alltoall"\nmessage_bytes = 4096\n'
+
+
+@pytest.mark.parametrize("path", [
+    "examples/experiments/alltoall-8x8x8.toml",
+    "examples/experiments/uniform-8x8x8.toml",
+    "examples/experiments/dragonfly-adversarial.toml",
+])
+def test_no_flow_model_run_outgrows_twice_its_estimate(run, path):
+    r = run("run", path, "--model", "flow", "--json")
+    assert r.code == 0, r.err
+    sim = r.json()["sim"]
+    assert sim["peak_memory_bytes"] - INTERPRETER_BYTES <= 2 * sim["estimated_memory_bytes"], (path, sim)
+
+
+def test_a_flow_model_run_too_large_is_refused_before_it_starts(run, tmp_path):
+    # 16^3 nodes all-to-all: 16.8 million pairs, each up to 6 routes.
+    r = run("run", write(tmp_path, FLOW_ALLTOALL.format(shape="16x16x16")), "--model", "flow", timeout=30)
+    assert r.code == 2, r.err
+    assert "memory: the flow model needs about" in r.err and "GiB" in r.err and "--max-memory" in r.err
+    r = run("run", write(tmp_path, FLOW_ALLTOALL.format(shape="4x4x4")), "--model", "flow", "--max-memory", "1KiB")
+    assert r.code == 2 and "more than the --max-memory limit" in r.err

@@ -80,6 +80,19 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         return Err(sec("run")?.error("cycles", "missing; an open-loop pattern needs the run's length in cycles (e.g. cycles = 100000)"));
     }
     top.finish(&["network", "router", "routing", "workload", "run"])?;
+    let (mut router, mut mode) = (router, mode);
+    if !built.system.network.faults.is_empty() && router.dynamic_vcs == 0 && matches!(built.system.network.topology, Topology::Torus(_) | Topology::Tofu(_)) {
+        // A route around a failure may begin with a hop that leaves
+        // dimension order; it must not enter the escape network (its
+        // deadlock freedom rests on that order). A router without dynamic
+        // VCs (the Tofu model) gets one for such hops, used by nothing
+        // else in deterministic routing ([RECON]: the sources do not say
+        // how Tofu carries its ABC detour; docs/model.md).
+        router.dynamic_vcs = 1;
+        // Without dynamic VCs "adaptive" routed deterministically; it
+        // still does (the new VC carries detour hops only).
+        mode = RoutingMode::Deterministic;
+    }
     let (workload, faults) = with_faults(file, &built, &router, workload)?;
     Ok(Experiment { built, router, mode, run, workload, faults })
 }
@@ -607,7 +620,12 @@ fn with_faults(file: &str, built: &Built, router: &RouterParams, workload: Workl
         .with_failed_nodes(&faults.nodes)
         .map_err(|e| ConfigError::new(file, &format!("workload.{}", e.key), e.message))?;
     let routing = built.routing(router.escape);
-    let map = FaultMap::new(&routing, &built.failed_routers(), &faults.links).map_err(|m| ConfigError::new(file, key, m))?;
+    // A detour hop leaves dimension order: the router must carry it
+    // outside its escape network (router::select::detour_hop).
+    let detour_ports = if router.dynamic_vcs > 0 { u64::MAX } else { 0 };
+    let map = FaultMap::new(&routing, &built.failed_routers(), &faults.links, &faults.link_ports)
+        .map_err(|m| ConfigError::new(file, key, m))?
+        .with_detour_ports(detour_ports);
     let terminals = routing.terminal_routers() as u32;
     if !map.is_empty() && (terminals as u64).pow(2) <= ROUTE_CHECK_PAIRS {
         let alive: Vec<u32> = (0..terminals).filter(|&r| !map.router_failed(r)).collect();

@@ -101,6 +101,69 @@ struct Msg {
     turn: f64,
 }
 
+/// Bytes of one route part of one flow over `path_links` links, all it
+/// costs in the run: the message and its route, the solver's incidence
+/// and per-flow arrays, the executor's per-message state. Measured: a
+/// 512-node adaptive all-to-all (261,632 messages, up to 6 parts of about
+/// 8 links) peaks at about 600 MB.
+fn part_bytes(path_links: f64) -> f64 {
+    64.0 + 40.0 * path_links
+}
+
+/// The memory a flow-model run of `exp` needs, estimated before anything
+/// is built (bytes): its flows × their route parts × [`part_bytes`].
+/// Upper-bound counts: every dimension order of an adaptive torus as a
+/// part (the distinct ones are fewer), 256 draws per open-loop source.
+pub fn memory_estimate(exp: &Experiment) -> u64 {
+    let w = &exp.workload;
+    let nodes = (w.nodes() as u64).saturating_sub(exp.built.system.network.faults.nodes.len() as u64);
+    let flows = match &w.kind {
+        Kind::Open { .. } => nodes * (DRAWS as u64).min(nodes.saturating_sub(1)),
+        Kind::Finite(FinitePattern::AllToAll { .. }) => nodes * nodes.saturating_sub(1),
+        Kind::Finite(FinitePattern::Trace { packets }) => packets.len() as u64,
+        Kind::Finite(FinitePattern::PingPong { repetitions, .. }) => 2 * (*repetitions).max(1) as u64,
+        // A burst: each source's packets go to at most that many nodes.
+        Kind::Finite(_) => (0..w.nodes()).map(|n| w.initial_packets(n, 0).min(nodes)).sum(),
+    };
+    let (parts, hops) = match &exp.built.system.network.topology {
+        tofusim_topology::Topology::Torus(t) | tofusim_topology::Topology::Tofu(t) => {
+            // Adaptive tori of up to 4 axes: every dimension order (flow_model).
+            let axes = t.axes().len() as u64;
+            let orders = if exp.mode == tofusim_packet::RoutingMode::Adaptive && axes <= 4 { (1..=axes).product::<u64>() } else { 1 };
+            (orders, t.average_hops())
+        }
+        tofusim_topology::Topology::Dragonfly(_) => (if exp.built.dragonfly.as_ref().is_some_and(|(_, m)| *m == tofusim_routing::DragonflyMode::Valiant) { 16 } else { 1 }, 5.0),
+        tofusim_topology::Topology::FatTree(f) => (1, f.average_hops()),
+    };
+    (flows as f64 * parts as f64 * part_bytes(hops + 2.0)).min(u64::MAX as f64) as u64
+}
+
+/// Refuses a flow-model run whose [`memory_estimate`] exceeds `limit_bytes`
+/// (default: the memory available now); returns the estimate.
+pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> Result<u64> {
+    use tofusim_packet::budget::{available_bytes, gib};
+    let need = memory_estimate(exp);
+    let (limit, what) = match limit_bytes {
+        Some(l) => (l, "the --max-memory limit"),
+        None => match available_bytes() {
+            Some(a) => (a, "the memory available"),
+            None => return Ok(need),
+        },
+    };
+    if need > limit {
+        return Err(ConfigError::new(
+            file,
+            "memory",
+            format!(
+                "the flow model needs about {} for this workload's flows (one per pair and route), more than {what} ({}); use a smaller network or pattern, the packet engine (no --model flow), or allow more with --max-memory SIZE",
+                gib(need),
+                gib(limit)
+            ),
+        ));
+    }
+    Ok(need)
+}
+
 /// The finite workload's messages.
 fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
     let w = &exp.workload;

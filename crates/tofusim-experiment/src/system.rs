@@ -722,7 +722,9 @@ fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
                 return Err(sec.error(&key, "expected a table such as { node = [0, 0, 0], port = \"x+\" } or { routers = [0, 1] }"));
             };
             let ls = Section::new(sec.file(), &sec.key_path(&key), t);
-            f.links.push(link_ref(&ls, topo)?);
+            let (a, b, port) = link_ref(&ls, topo)?;
+            f.links.push((a, b));
+            f.link_ports.push(port);
             // Only the keys the topology reads: node and port on a
             // torus or Tofu, routers elsewhere.
             match topo {
@@ -769,7 +771,9 @@ fn node_ref(sec: &Section, key: &str, item: &toml::Value, topo: &Topology) -> Re
     }
 }
 
-fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32)> {
+/// A failed link: its two routers and, on a torus or Tofu, the port at the
+/// first.
+fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32, Option<u8>)> {
     match topo {
         Topology::Torus(t) | Topology::Tofu(t) => {
             let node = sec.get("node").ok_or_else(|| {
@@ -801,7 +805,7 @@ fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32)> {
                     format!("port {port} of node {v} is not connected (mesh boundary)"),
                 )
             })?;
-            Ok((v, w.0))
+            Ok((v, w.0, Some(p as u8)))
         }
         _ => {
             let r = sec
@@ -818,7 +822,7 @@ fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32)> {
             {
                 return Err(sec.error("routers", format!("no link between routers {a} and {b}")));
             }
-            Ok((a, b))
+            Ok((a, b, None))
         }
     }
 }

@@ -170,3 +170,36 @@ fn what_the_routing_cannot_avoid_is_refused() {
     let msg = tofusim_experiment::flow_run::run("test.toml", &exp, &mut |_| ControlFlow::Continue(())).err().expect("refused").to_string();
     assert!(msg.contains("network.faults") && msg.contains("flow model"), "{msg}");
 }
+
+#[test]
+fn a_pair_cut_off_in_a_network_too_large_to_check_beforehand_stops_the_run() {
+    // 64 x 64 routers (4,096: above the pre-check's 2,048): every link of
+    // node (5,5) failed, the node alive. Its first packet has no route:
+    // the run stops with `unroutable`, naming the pair; nothing panics.
+    let links: Vec<String> = ["x+", "x-", "y+", "y-"].iter().map(|p| format!("{{ node = [5, 5], port = \"{p}\" }}")).collect();
+    let text = format!(
+        "[network]\ntopology = \"torus\"\nshape = [64, 64]\nlink_bandwidth = \"5GB/s\"\n[network.faults]\nlinks = [{}]\n[routing]\nalgorithm = \"deterministic\"\n[workload]\npattern = \"uniform\"\nload = 0.05\n[run]\ncycles = 5000\n",
+        links.join(", ")
+    );
+    let r = run(&text);
+    let e = r.invariant_error.expect("the run stops");
+    assert_eq!(e.kind, "unroutable", "{e:?}");
+    assert!(e.detail.contains("(5,5)") && e.detail.contains("failed link"), "{}", e.detail);
+}
+
+#[test]
+fn detours_under_load_past_saturation_do_not_deadlock() {
+    // Detour routes leave dimension order for one hop (docs/model.md):
+    // stress them. Failed nodes where dimension-order turns need detours,
+    // uniform traffic past saturation, every routing the torus offers.
+    for (system, nodes) in [("bgl:8x8x8", "[[2, 0, 0], [5, 3, 1], [1, 6, 6]]"), ("k:2x3x2", "[[1, 0, 0, 0, 0, 0], [0, 2, 1, 1, 2, 1]]")] {
+        for algorithm in ["deterministic", "adaptive"] {
+            let text = format!(
+                "[network]\nsystem = \"{system}\"\n[network.faults]\nnodes = {nodes}\n[routing]\nalgorithm = \"{algorithm}\"\n[workload]\npattern = \"uniform\"\nload = 0.6\n[run]\ncycles = 60000\n"
+            );
+            let r = run(&text);
+            assert!(r.deadlock.is_none() && r.invariant_error.is_none(), "{system} {algorithm}: {:?} {:?}", r.deadlock, r.invariant_error);
+            assert!(r.packets_rerouted > 0, "{system} {algorithm}: no packet needed a detour");
+        }
+    }
+}

@@ -20,6 +20,10 @@ pub mod flags {
     /// avoids a failure that adaptive hops could wander onto (BG/L's
     /// per-packet routing-mode bit).
     pub const DETERMINISTIC: u8 = 64;
+    /// No route around the network's failures reaches its destination:
+    /// it stays in its node's send queue (the run stops with an
+    /// `unroutable` error at the end of the window).
+    pub const UNROUTABLE: u8 = 128;
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -210,6 +210,7 @@ fn run_experiment(
         if threads > 1 || comm.is_some() {
             return Err(TofusimConfigError::new_err("<command line>: --threads and --mpi split the packet engine; the flow model runs on one thread"));
         }
+        let estimate = tofusim_experiment::flow_run::check_memory(&file, &exp, max_memory).map_err(config_err)?;
         let raised = std::sync::Mutex::new(None);
         let r = py.detach(|| {
             let mut report = reporter(&progress, &raised);
@@ -220,6 +221,7 @@ fn run_experiment(
         let r = r.map_err(config_err)?;
         let mut v = serde_json::to_value(&r).expect("results serialise");
         v["setup"] = setup;
+        v["sim"]["estimated_memory_bytes"] = estimate.into();
         return Ok(Some(v.to_string()));
     }
     // An MPI run's processes must all decide alike: the machine's memory

@@ -49,16 +49,21 @@ pub struct FaultMap {
     failed_ports: Vec<u64>,
     routers: Vec<u32>,
     links: Vec<(u32, u8)>,
+    /// Ports a route may begin with a detour through (bit per port): the
+    /// router must carry that hop outside its escape network.
+    detour_ports: u64,
 }
 
 impl FaultMap {
     /// `routers`: routers that failed with their node (direct networks);
-    /// `links`: router pairs, each removing one link between them.
-    pub fn new(routing: &Routing, routers: &[u32], links: &[(u32, u32)]) -> Result<Self, String> {
+    /// `links`: router pairs, each removing one link between them — the
+    /// one out of `ports[i]` of the first router where given, else the
+    /// first one not failed yet.
+    pub fn new(routing: &Routing, routers: &[u32], links: &[(u32, u32)], ports_given: &[Option<u8>]) -> Result<Self, String> {
         let n = routing.routers();
         let ports = routing.ports();
-        if ports > 64 {
-            return Err(format!("{ports} ports per router; failures are kept for at most 64"));
+        if ports > 64 && !links.is_empty() {
+            return Err(format!("{ports} ports per router; failed links are kept for routers of at most 64"));
         }
         if let (Routing::FatTree(f), Some(&(a, b))) = (routing, links.first()) {
             return Err(format!(
@@ -68,7 +73,7 @@ impl FaultMap {
                 f.mode.name()
             ));
         }
-        let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; n], routers: Vec::new(), links: Vec::new() };
+        let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; if links.is_empty() { 0 } else { n }], routers: Vec::new(), links: Vec::new(), detour_ports: u64::MAX };
         for &r in routers {
             if r as usize >= n {
                 return Err(format!("router {r} is not in the network ({n} routers)"));
@@ -76,13 +81,21 @@ impl FaultMap {
             m.failed_router[r as usize] = true;
             m.routers.push(r);
         }
-        for &(a, b) in links {
+        for (i, &(a, b)) in links.iter().enumerate() {
             if a as usize >= n || b as usize >= n {
                 return Err(format!("link {a}-{b}: router ids must be below {n}"));
             }
-            let p = (0..ports as u8)
-                .find(|&p| m.failed_ports[a as usize] & 1 << p == 0 && routing.neighbor(a, p).is_some_and(|(w, _)| w == b))
-                .ok_or_else(|| format!("routers {a} and {b} have no (further) link between them"))?;
+            let joins = |p: u8| routing.neighbor(a, p).is_some_and(|(w, _)| w == b);
+            let p = match ports_given.get(i).copied().flatten() {
+                Some(p) if m.failed_ports[a as usize] & 1 << p != 0 => {
+                    return Err(format!("the link out of port {} of router {} is listed twice", routing.port_name(p), routing.router_label(a)))
+                }
+                Some(p) if joins(p) => p,
+                Some(p) => return Err(format!("port {} of router {} does not lead to router {b}", routing.port_name(p), routing.router_label(a))),
+                None => (0..ports as u8)
+                    .find(|&p| m.failed_ports[a as usize] & 1 << p == 0 && joins(p))
+                    .ok_or_else(|| format!("routers {a} and {b} have no (further) link between them"))?,
+            };
             let (_, q) = routing.neighbor(a, p).expect("found above");
             m.failed_ports[a as usize] |= 1 << p;
             m.failed_ports[b as usize] |= 1 << q;
@@ -90,6 +103,14 @@ impl FaultMap {
             m.links.push((b, q));
         }
         Ok(m)
+    }
+
+    /// Only the ports of `mask` may start a detour (the router model's
+    /// choice: every port where it has dynamic VCs for the hop, the
+    /// single-port axes with a spare dateline VC, none otherwise).
+    pub fn with_detour_ports(mut self, mask: u64) -> Self {
+        self.detour_ports = mask;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -104,12 +125,17 @@ impl FaultMap {
     /// Bit per port of `r` whose link has failed.
     #[inline]
     pub fn failed_ports(&self, r: u32) -> u64 {
-        self.failed_ports[r as usize]
+        self.failed_ports.get(r as usize).copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn port_failed(&self, r: u32, port: u8) -> bool {
+        port < 64 && self.failed_ports(r) & 1 << port != 0
     }
 
     /// Whether the link out of `port` of `r` leads somewhere alive.
     fn hop_ok(&self, routing: &Routing, r: u32, port: u8) -> Option<u32> {
-        if self.failed_ports[r as usize] & 1 << port != 0 {
+        if self.port_failed(r, port) {
             return None;
         }
         let (w, _) = routing.neighbor(r, port)?;
@@ -146,7 +172,7 @@ impl FaultMap {
         let mut port = route.detour.or_else(|| routing.escape_port(r, dst, h));
         let mut n = 0;
         while let Some(p) = port {
-            if self.failed_ports[r as usize] & 1 << p != 0 {
+            if self.port_failed(r, p) {
                 return format!("the failed link {} of router {}", routing.port_name(p), routing.router_label(r));
             }
             let Some((w, _)) = routing.neighbor(r, p) else { break };
@@ -166,7 +192,7 @@ impl FaultMap {
     pub fn scheme(&self, routing: &Routing) -> &'static str {
         match routing {
             Routing::Torus(_) => "dimension-order routes with any ring directions, after at most one detour hop",
-            Routing::Dragonfly(_) => "the minimal route, every global link to the destination group and Valiant through every other group",
+            Routing::Dragonfly(_) => "the minimal route, every global link to the destination group and Valiant through every other group (Valiant up to 64 groups)",
             Routing::FatTree(_) => "one up/down route per destination",
         }
     }
@@ -190,12 +216,22 @@ impl FaultMap {
         match routing {
             Routing::Torus(t) => self.choose_torus(routing, t, src, dst, first),
             Routing::Dragonfly(d) => {
-                let spreads = (1..64u8).map(|s| 0x40 | s);
-                std::iter::once(d.minimal_hints(src, dst))
-                    .chain(spreads.filter(|_| d.group(src) != d.group(dst)))
-                    .chain(d.valiant_choices(src, dst))
-                    .map(plain)
-                    .find(|&r| self.clear_hops(routing, src, dst, r).is_some())
+                let minimal = plain(d.minimal_hints(src, dst));
+                if self.clear_hops(routing, src, dst, minimal).is_some() {
+                    return Some(minimal);
+                }
+                // The other global links to the destination group, else
+                // Valiant groups: one of the intact ones by a hash of the
+                // pair, so the pairs a failure cuts spread over them
+                // instead of all taking the first.
+                let spreads: Vec<SourceRoute> = (1..64u8).filter(|_| d.group(src) != d.group(dst)).map(|s| plain(0x40 | s)).collect();
+                let valiant: Vec<SourceRoute> = d.valiant_choices(src, dst).into_iter().map(plain).collect();
+                let pick = |list: &[SourceRoute]| {
+                    let intact: Vec<SourceRoute> = list.iter().copied().filter(|&r| self.clear_hops(routing, src, dst, r).is_some()).collect();
+                    let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+                    (!intact.is_empty()).then(|| intact[((x >> 33) % intact.len() as u64) as usize])
+                };
+                pick(&spreads).or_else(|| pick(&valiant))
             }
             Routing::FatTree(_) => None,
         }
@@ -203,7 +239,8 @@ impl FaultMap {
 
     fn choose_torus(&self, routing: &Routing, t: &TorusRouting, src: u32, dst: u32, first: u8) -> Option<SourceRoute> {
         let free = t.direction_axes();
-        let detours = std::iter::once(None).chain((0..self.ports as u8).map(Some));
+        let allowed = self.detour_ports;
+        let detours = std::iter::once(None).chain((0..self.ports.min(64) as u8).filter(|&p| allowed & 1 << p != 0).map(Some));
         for detour in detours {
             let base = match detour {
                 None => first,
@@ -259,18 +296,31 @@ mod tests {
     #[test]
     fn a_ring_goes_the_long_way_round_a_failed_node_or_link() {
         let rt = torus(&[4], &[0]);
-        let m = FaultMap::new(&rt, &[1], &[]).unwrap();
+        let m = FaultMap::new(&rt, &[1], &[], &[]).unwrap();
         // 0 -> 2 is a tie: `+` passes node 1, `-` goes 0 -> 3 -> 2.
         let r = m.choose(&rt, 0, 2, 0).unwrap();
         assert_eq!((r.hints, r.detour), (1, None));
         assert_eq!(m.clear_hops(&rt, 0, 2, r), Some(2));
-        let m = FaultMap::new(&rt, &[], &[(0, 1)]).unwrap();
+        let m = FaultMap::new(&rt, &[], &[(0, 1)], &[]).unwrap();
         let r = m.choose(&rt, 0, 1, 0).unwrap();
         assert_eq!(m.clear_hops(&rt, 0, 1, r), Some(3));
         // Node 1 failed and link 2-3 failed: 0 and 2 are cut apart.
-        let m = FaultMap::new(&rt, &[1], &[(2, 3)]).unwrap();
+        let m = FaultMap::new(&rt, &[1], &[(2, 3)], &[]).unwrap();
         assert_eq!(m.choose(&rt, 0, 2, 0), None);
-        assert!(FaultMap::new(&rt, &[], &[(0, 2)]).is_err());
+        assert!(FaultMap::new(&rt, &[], &[(0, 2)], &[]).is_err());
+    }
+
+    #[test]
+    fn the_named_port_of_a_two_ring_fails_not_its_parallel_twin() {
+        // A ring of 2: x+ and x- of node 0 are two links to node 1.
+        let rt = torus(&[2], &[0]);
+        let m = FaultMap::new(&rt, &[], &[(0, 1)], &[Some(1)]).unwrap();
+        assert_eq!(m.failed_ports(0), 0b10);
+        assert_eq!(m.failed_ports(1), 0b01, "node 1's x+ is the same link");
+        // The other link still joins them.
+        assert!(m.choose(&rt, 0, 1, 0).is_some());
+        let twice = FaultMap::new(&rt, &[], &[(0, 1), (1, 0)], &[Some(1), Some(0)]);
+        assert!(twice.unwrap_err().contains("listed twice"));
     }
 
     #[test]
@@ -280,7 +330,7 @@ mod tests {
         let rt = torus(&[4, 4], &[0, 1]);
         let Routing::Torus(t) = &rt else { unreachable!() };
         let id = |x: u32, y: u32| t.torus().node_id(&[x, y]).0;
-        let m = FaultMap::new(&rt, &[id(2, 0)], &[]).unwrap();
+        let m = FaultMap::new(&rt, &[id(2, 0)], &[], &[]).unwrap();
         let first = t.shortest_hints(id(0, 0), id(2, 2));
         let r = m.choose(&rt, id(0, 0), id(2, 2), first).unwrap();
         assert!(r.detour.is_some());
@@ -295,7 +345,7 @@ mod tests {
         let rt = Routing::Torus(TorusRouting::new(&t, &tofu::ROUTING_ORDER, EscapeOrder::Dimension));
         let Routing::Torus(tr) = &rt else { unreachable!() };
         let dead = t.node_id(&[1, 0, 1, 0, 1, 0]).0;
-        let m = FaultMap::new(&rt, &[dead], &[]).unwrap();
+        let m = FaultMap::new(&rt, &[dead], &[], &[]).unwrap();
         let n = t.node_count() as u32;
         let mut detoured = 0;
         for s in (0..n).filter(|&s| s != dead) {
@@ -327,7 +377,7 @@ mod tests {
         let h = dr.minimal_hints(src, dst);
         let (g, p) = dr.global_hop(src, dst, h).unwrap();
         let (w, _) = dr.neighbor(g, p).unwrap();
-        let m = FaultMap::new(&rt, &[], &[(g, w)]).unwrap();
+        let m = FaultMap::new(&rt, &[], &[(g, w)], &[]).unwrap();
         assert_eq!(m.clear_hops(&rt, src, dst, SourceRoute { hints: h, detour: None }), None);
         let r = m.choose(&rt, src, dst, h).unwrap();
         assert_ne!(r.hints, h);

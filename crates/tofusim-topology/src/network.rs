@@ -107,6 +107,10 @@ impl NodeInterface {
 pub struct Faults {
     pub nodes: Vec<u32>,
     pub links: Vec<(u32, u32)>,
+    /// The port of each link at its first router, where the input named
+    /// one (tori and Tofu: a 2-ring's + and − ports are parallel links to
+    /// the same neighbour); `None`: any remaining link between the pair.
+    pub link_ports: Vec<Option<u8>>,
 }
 
 impl Faults {

@@ -163,6 +163,7 @@ fn faulty_torus_metrics_use_bfs() {
     let clean = n.metrics();
     n.faults.nodes.push(5);
     n.faults.links.push((0, 1));
+    n.faults.link_ports.push(None);
     let m = n.metrics();
     assert_eq!(m.nodes, 15);
     assert!(m.connected);

@@ -399,9 +399,9 @@ impl<W: Traffic> Engine<W> {
             None if at_entry => 0,
             None => self.initial_route(self.net.router_of(r), np.dst),
         };
-        let (route, deterministic) = match at_entry {
+        let (route, route_flags) = match at_entry {
             false => self.around_faults(self.net.router_of(r), np.dst, hints, t),
-            true => (SourceRoute { hints, detour: None }, false),
+            true => (SourceRoute { hints, detour: None }, 0),
         };
         let serial = self.nic.node_serial[r as usize];
         self.nic.node_serial[r as usize] = serial.wrapping_add(1);
@@ -416,9 +416,7 @@ impl<W: Traffic> Engine<W> {
         if at_entry {
             f |= flags::ROUTE_AT_ENTRY;
         }
-        if deterministic {
-            f |= flags::DETERMINISTIC;
-        }
+        f |= route_flags;
         self.pool.alloc(Packet {
             next: NONE,
             src: r,
@@ -484,6 +482,11 @@ impl<W: Traffic> Engine<W> {
             if from_source && self.nic.src_head[li] == NONE {
                 return;
             }
+            if from_source && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0 {
+                // No route around the failures: it waits (the run is
+                // stopping with the `unroutable` error).
+                return;
+            }
             if from_source && self.net.params.fifo_select == crate::config::FifoSelect::Direction {
                 // The FIFO follows the route's first direction: choose it now.
                 self.route_at_entry(r as u32, self.nic.src_head[li], t);
@@ -534,6 +537,11 @@ impl<W: Traffic> Engine<W> {
                 self.create(node as u32, t, np)
             };
             self.route_at_entry(r as u32, pkt, t);
+            if self.pool.get(pkt).flags & flags::UNROUTABLE != 0 {
+                // Back to the send queue, never into a FIFO (see above).
+                self.push_source(node, lane, pkt);
+                return;
+            }
             let unit = unit0 + f;
             let qi = r * lay.queues + lay.queue_of(unit, 0);
             {
@@ -559,14 +567,12 @@ impl<W: Traffic> Engine<W> {
             return;
         }
         let hints = self.initial_route(r, dst);
-        let (route, deterministic) = self.around_faults(r, dst, hints, t);
+        let (route, route_flags) = self.around_faults(r, dst, hints, t);
         let p = self.pool.get_mut(pkt);
         p.hints = route.hints;
         p.detour = route.detour.map_or(0, |p| p + 1);
         p.flags &= !flags::ROUTE_AT_ENTRY;
-        if deterministic {
-            p.flags |= flags::DETERMINISTIC;
-        }
+        p.flags |= route_flags;
     }
 
     /// The route of a packet from router `src` to node `dst_node` whose
@@ -575,17 +581,23 @@ impl<W: Traffic> Engine<W> {
     /// deterministically (it is not the usual route, or adaptive hops
     /// could reach a failure). With no intact route the run stops with an
     /// `unroutable` error naming the pair and the failure met.
-    fn around_faults(&mut self, src: u32, dst_node: u32, hints: u8, t: u64) -> (SourceRoute, bool) {
+    fn around_faults(&mut self, src: u32, dst_node: u32, hints: u8, t: u64) -> (SourceRoute, u8) {
         let plain = SourceRoute { hints, detour: None };
         let Some(faults) = self.net.faults.clone() else {
-            return (plain, false);
+            return (plain, 0);
         };
         let dst = self.net.router_of(dst_node);
         if src == dst {
-            return (plain, false);
+            return (plain, 0);
         }
         let routing = Arc::clone(&self.net.routing);
-        let chosen = *self.fault_routes.entry((src, dst, hints)).or_insert_with(|| faults.choose(&routing, src, dst, hints));
+        // The usual route, if intact, needs no search and no cache entry
+        // (a cache of every pair seen would grow with the run).
+        let chosen = if faults.clear_hops(&routing, src, dst, plain).is_some() {
+            Some(plain)
+        } else {
+            *self.fault_routes.entry((src, dst, hints)).or_insert_with(|| faults.choose(&routing, src, dst, hints))
+        };
         let Some(route) = chosen else {
             let met = faults.blocked_at(&routing, src, dst, plain);
             let detail = format!(
@@ -595,7 +607,7 @@ impl<W: Traffic> Engine<W> {
                 faults.scheme(&routing)
             );
             self.fail(t, "unroutable", detail);
-            return (plain, true);
+            return (plain, flags::DETERMINISTIC | flags::UNROUTABLE);
         };
         if route != plain {
             self.stats.rerouted += 1;
@@ -605,7 +617,7 @@ impl<W: Traffic> Engine<W> {
                 Routing::Torus(tr) => faults.box_is_clear(tr, src, dst, hints),
                 _ => true,
             };
-        (route, !adaptive_safe)
+        (route, if adaptive_safe { 0 } else { flags::DETERMINISTIC })
     }
 
     // ---- events -------------------------------------------------------

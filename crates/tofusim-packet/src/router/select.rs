@@ -9,7 +9,40 @@ use super::{Env, Router};
 use crate::config::{Escape, RoutingMode};
 use crate::packet::flags;
 
-impl Router {    #[inline]
+impl Router {
+    /// The first hop of a route around a failure, which leaves dimension
+    /// order: it must not enter the escape network, whose deadlock freedom
+    /// rests on that order. It takes a dynamic VC of the detour port (the
+    /// packet then enters the escape network at the next router, which
+    /// drains), or on a router without dynamic VCs the second dateline VC
+    /// of a single-port axis (Tofu's A and C, which no other packet uses
+    /// there: those links are no rings). The source offers only such
+    /// detours ([`tofusim_routing::FaultMap::with_detour_ports`]).
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn detour_hop(&mut self, env: &Env, r: usize, t: u64, o: u8, out_taken: u64, chunks: u16, mk: impl Fn(u8, usize, u16, bool) -> Request) -> Option<Request> {
+        let lay = &env.net.lay;
+        let o = o as usize;
+        if !self.link_free(r, o, t, out_taken, lay.ports) {
+            return None;
+        }
+        let full = env.net.full;
+        let tokens = |v: usize| self.outputs.out_tokens[(r * lay.ports + o) * lay.vcs + v];
+        let vc = if lay.dynamic > 0 {
+            // The dynamic VC with the most tokens (the lowest on ties).
+            (0..lay.dynamic).max_by_key(|&d| (tokens(d), std::cmp::Reverse(d)))?
+        } else {
+            lay.esc + 1
+        };
+        if tokens(vc) >= full {
+            Some(mk(o as u8, vc, chunks, false))
+        } else {
+            self.mark_depleted(r, o, t, lay.ports);
+            None
+        }
+    }
+
+    #[inline]
     fn link_free(&self, r: usize, o: usize, t: u64, out_taken: u64, ports: usize) -> bool {
         out_taken & (1 << o) == 0 && self.outputs.out_free_at[r * ports + o] <= t
     }
@@ -59,6 +92,9 @@ impl Router {    #[inline]
         }
         let chunks = env.net.chunks(p.bytes);
         let full = env.net.full;
+        if p.detour != 0 && p.hops == 0 {
+            return self.detour_hop(env, r, t, p.detour - 1, out_taken, chunks, mk);
+        }
         let adaptive = !priority && env.net.mode == RoutingMode::Adaptive && lay.dynamic > 0;
         let dyn_mask = if adaptive { p.route_mask as u64 } else { 0 };
         let esc_port = p.route_escape;
