@@ -215,7 +215,8 @@ def test_the_run_length_is_estimated_and_a_long_run_announced(tmp_path):
     # A run of hours is announced on stderr before it starts; Ctrl-C stops it.
     exp = tmp_path / "long.toml"
     exp.write_text(SMALL.replace("cycles = 20000", "cycles = 2000000000"))
-    p = subprocess.Popen([TOFUSIM, "run", str(exp)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    p = subprocess.Popen([TOFUSIM, "run", str(exp)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(2)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)

@@ -134,6 +134,9 @@ pub struct FlowSummary {
     pub peak_memory_bytes: u64,
     /// The rounds form's figures (the `flow-rounds` model).
     pub rounds: Option<crate::flow_model::RoundsTimed>,
+    /// Stopped by Ctrl-C before the schedule ended: no time is known
+    /// (`time_seconds` 0, `complete` false).
+    pub interrupted: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -306,16 +309,31 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
         let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
-        let timed = crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt)?;
+        let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };
+        let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
+        let timed = match crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt) {
+            Err(_) if interrupt.stopped() => {
+                return Ok(result(spec, rounds.collective, ranks, s.grid, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model));
+            }
+            t => t?,
+        };
         let _ = progress(1.0);
-        return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0)), None, None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: Some(timed) }), model));
+        return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model));
     }
     check_estimate(spec, estimate)?;
     let sched = schedule(spec, ranks, s.grid, s.built.model.tnis)?;
-    let time = crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, &interrupt)?;
+    let counts = (sched.messages(), sched.bytes_sent(), sched.tnis_used());
+    let time = match crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, &interrupt) {
+        // Ctrl-C: what is known without the time — the schedule's size.
+        Err(_) if interrupt.stopped() => {
+            let flow = FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: true };
+            return Ok(result(spec, sched.collective, ranks, s.grid, 0.0, sched.fallback.clone(), counts, None, None, Some(flow), model));
+        }
+        t => t?,
+    };
     let _ = progress(1.0);
     let (verified, verify_error) = verification(spec, &sched);
-    Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), (sched.messages(), sched.bytes_sent(), sched.tnis_used()), verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None }), model))
+    Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: false }), model))
 }
 
 /// Refuses a schedule too large to hold, naming the way out.
@@ -444,7 +462,7 @@ fn result(
         _ => spec.size_bytes,
     };
     CollectiveResult {
-        complete: run.as_ref().is_none_or(|r| r.complete),
+        complete: run.as_ref().is_none_or(|r| r.complete) && flow.as_ref().is_none_or(|f| !f.interrupted),
         model,
         op: spec.op.clone(),
         algo: spec.algorithm.clone(),

@@ -63,6 +63,9 @@ pub struct FlowSim {
 pub struct FlowRunResult {
     pub model: &'static str,
     pub complete: bool,
+    /// Stopped by Ctrl-C before the messages completed: the figures are
+    /// those known then (messages and flows made, solves done), the rest 0.
+    pub interrupted: bool,
     pub link_utilization: f64,
     pub payload_utilization: f64,
     pub offered_load: Option<f64>,
@@ -221,8 +224,8 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
 
 /// Runs `exp`'s workload on the flow model.
 /// `progress` is asked between max-min solves; a `Break` (Ctrl-C) stops the
-/// run with a `run` error naming the interrupt (the flow model has no
-/// partial result: its figures come from the completed messages).
+/// run with `interrupted` (and `complete` false): the flow model's figures
+/// come from completed messages, so only the counts made so far are kept.
 pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> Result<FlowRunResult> {
     let wall = Instant::now();
     exp.built.refuse_faults(file, "network", "the flow model")?;
@@ -235,6 +238,7 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
     let mut result = FlowRunResult {
         model: "flow",
         complete: true,
+        interrupted: false,
         link_utilization: 0.0,
         payload_utilization: 0.0,
         offered_load: None,
@@ -259,10 +263,16 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             let mut hops = Vec::with_capacity(msgs.len());
             let mut ask = || progress(0.0).is_break();
             let interrupt = tofusim_flow::Interrupt::new(&mut ask);
-            let stopped = || ConfigError::new(file, "run", "interrupted before the messages completed");
+            let stopped = |mut r: FlowRunResult| {
+                r.complete = false;
+                r.interrupted = true;
+                r.sim.wall_seconds = wall.elapsed().as_secs_f64();
+                r.sim.peak_memory_bytes = tofusim_packet::result::peak_memory_bytes();
+                r
+            };
             for m in &msgs {
                 if interrupt.stopped() {
-                    return Err(stopped());
+                    return Ok(stopped(result));
                 }
                 let wire = m.bytes as f64 + m.packets as f64 * overhead;
                 let routes = net.routes(m.src, m.dst, 0, &mut rng);
@@ -288,7 +298,10 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
                 parts.push(first..flows.len());
                 result.packets_injected += m.packets;
             }
-            let c = run_messages(&net.capacity, &flows, &interrupt).ok_or_else(stopped)?;
+            let Some(c) = run_messages(&net.capacity, &flows, &interrupt) else {
+                result.sim.flows = flows.len();
+                return Ok(stopped(result));
+            };
             let mut lat = Vec::with_capacity(msgs.len());
             let mut end = 0.0f64;
             for (i, r) in parts.iter().enumerate() {

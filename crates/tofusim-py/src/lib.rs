@@ -216,8 +216,8 @@ fn run_experiment(
             let mut report = reporter(&progress, &raised);
             tofusim_experiment::flow_run::run(&file, &exp, &mut report)
         });
-        // A Ctrl-C that stopped it is raised again (no partial result).
-        after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), false, false)?;
+        let stopped = r.as_ref().is_ok_and(|r| r.interrupted);
+        after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
         let r = r.map_err(config_err)?;
         let mut v = serde_json::to_value(&r).expect("results serialise");
         v["setup"] = setup;
@@ -347,7 +347,7 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, kee
         let mut report = reporter(&progress, &raised);
         tofusim_experiment::collective::run(&spec, &mut report)
     });
-    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted));
+    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let r = r.map_err(config_err)?;
     Ok(serde_json::to_string(&r).expect("results serialise"))

@@ -104,6 +104,9 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
         for k, v in rows:
             t.add_row(k, v)
         Console(width=None if sys.stdout.isatty() else 140).print(t)
+    if r["flow"] and r["flow"]["interrupted"]:
+        click.echo("tofusim: interrupted: the flow model stopped before the schedule ended; no time is known (complete: false)", err=True)
+        raise SystemExit(130)
     if r["run"] and r["run"]["interrupted"]:
         click.echo(f"tofusim: interrupted at cycle {r['run']['cycles']:,}: the collective did not finish (complete: false)", err=True)
         raise SystemExit(130)

@@ -159,6 +159,10 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
                    "more than the memory left holds: the offered load is beyond what the network accepts and the sources' queues grow "
                    "without end; lower workload.load or run.cycles, or allow more with --max-memory", err=True)
         raise SystemExit(2)
+    if r.get("interrupted") and r.get("model") == "flow":
+        click.echo(f"tofusim: interrupted after {r['sim']['solves']:,} max-min solves: the flow model's figures come from completed messages, "
+                   "so only the counts made so far are shown (complete: false)", err=True)
+        raise SystemExit(130)
     if r.get("interrupted"):
         click.echo(f"tofusim: interrupted at cycle {r['sim']['cycles']:,}: the figures above cover the run up to then (complete: false)", err=True)
         raise SystemExit(130)
