@@ -570,13 +570,7 @@ pub fn work_estimate(exp: &Experiment) -> WorkEstimate {
 /// what the rest of the limit holds.
 pub fn check_memory(file: &str, exp: &mut Experiment, limit_bytes: Option<u64>) -> Result<tofusim_packet::budget::Footprint> {
     let f = memory_estimate(exp);
-    let (limit, what) = match limit_bytes {
-        Some(l) => (l, "the --max-memory limit"),
-        None => match tofusim_packet::budget::available_bytes() {
-            Some(a) => (a, "the memory available"),
-            None => return Ok(f),
-        },
-    };
+    let Some((limit, what)) = tofusim_packet::budget::limit(limit_bytes) else { return Ok(f) };
     if f.total() > limit {
         return Err(ConfigError::new(
             file,

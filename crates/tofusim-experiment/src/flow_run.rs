@@ -144,15 +144,9 @@ pub fn memory_estimate(exp: &Experiment) -> u64 {
 /// Refuses a flow-model run whose [`memory_estimate`] exceeds `limit_bytes`
 /// (default: the memory available now); returns the estimate.
 pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> Result<u64> {
-    use tofusim_packet::budget::{available_bytes, gib};
+    use tofusim_packet::budget::{gib, limit};
     let need = memory_estimate(exp);
-    let (limit, what) = match limit_bytes {
-        Some(l) => (l, "the --max-memory limit"),
-        None => match available_bytes() {
-            Some(a) => (a, "the memory available"),
-            None => return Ok(need),
-        },
-    };
+    let Some((limit, what)) = limit(limit_bytes) else { return Ok(need) };
     if need > limit {
         return Err(ConfigError::new(
             file,

@@ -6,8 +6,7 @@ use std::ops::ControlFlow;
 
 use tofusim_experiment::experiment;
 use tofusim_packet::RunResult;
-use tofusim_routing::{DragonflyMode, DragonflyRouting};
-use tofusim_topology::dragonfly::{Arrangement, Dragonfly, GroupWiring};
+use tofusim_routing::Routing;
 
 fn run(text: &str) -> RunResult {
     run_threads(text, 1)
@@ -125,18 +124,12 @@ fn a_tofu_region_with_a_failed_node_routes_around_it_through_the_abc_group() {
 fn a_dragonfly_with_a_failed_global_link_goes_through_another_group() {
     // 5 groups of 4 routers, one global link per group pair (the
     // adversarial example): group 0 -> group 1 must detour once its link fails.
-    let d = Dragonfly {
-        groups: 5,
-        nodes_per_router: 1,
-        wiring: GroupWiring::AllToAll { routers: 4 },
-        global_ports_per_router: 1,
-        links_per_group_pair: 1,
-        arrangement: Arrangement::Consecutive,
-    };
-    let rt = DragonflyRouting::new(&d, DragonflyMode::Minimal);
+    let net = "[network]\ntopology = \"dragonfly\"\nform = \"generic\"\ngroups = 5\nnodes_per_router = 1\nrouters_per_group = 4\nglobal_links_per_router = 1\nlinks_per_group_pair = 1\narrangement = \"consecutive\"\nlink_bandwidth = \"5GB/s\"\nnic_bandwidth = \"5GB/s\"\n";
+    // The engine's own routing of that network: its global link 0 -> 4.
+    let exp = experiment::parse("test.toml", &format!("{net}[routing]\nalgorithm = \"minimal\"\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 1000\n")).unwrap();
+    let Routing::Dragonfly(rt) = exp.built.routing(exp.router.escape) else { panic!("a dragonfly") };
     let (g, p) = rt.global_hop(0, 4, rt.minimal_hints(0, 4)).expect("groups 0 and 1 are linked");
     let (w, _) = rt.neighbor(g, p).unwrap();
-    let net = "[network]\ntopology = \"dragonfly\"\nform = \"generic\"\ngroups = 5\nnodes_per_router = 1\nrouters_per_group = 4\nglobal_links_per_router = 1\nlinks_per_group_pair = 1\narrangement = \"consecutive\"\nlink_bandwidth = \"5GB/s\"\nnic_bandwidth = \"5GB/s\"\n";
     for algorithm in ["minimal", "adaptive-prefer-minimal"] {
         let text = format!(
             "{net}[network.faults]\nlinks = [{{ routers = [{g}, {w}] }}]\n[routing]\nalgorithm = \"{algorithm}\"\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 1000\n[run]\ncycles = 5000000\n"

@@ -140,18 +140,18 @@ impl MaxMin {
             self.local_of[l as usize] = i as u32;
             self.cap_local.push(capacity[l as usize]);
         }
-        let nl = self.used.len();
         let local_of = std::mem::take(&mut self.local_of);
         let capacity = std::mem::take(&mut self.cap_local);
-        let done = self.fill(&capacity, &local_of, flows, nl, nf, rates, stop);
+        let done = self.fill(&capacity, &local_of, flows, rates, stop);
         self.local_of = local_of;
         self.cap_local = capacity;
         done
     }
 
-    /// Progressive filling over the solve's `nl` links (local numbers).
-    #[allow(clippy::too_many_arguments)]
-    fn fill<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], local_of: &[u32], flows: &S, nl: usize, nf: usize, rates: &mut [f64], stop: &dyn crate::Stop) -> bool {
+    /// Progressive filling over the solve's links (local numbers, their
+    /// `capacity`).
+    fn fill<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], local_of: &[u32], flows: &S, rates: &mut [f64], stop: &dyn crate::Stop) -> bool {
+        let (nl, nf) = (capacity.len(), flows.count());
         // Flows of each link (CSR).
         self.start.clear();
         self.start.resize(nl + 1, 0);

@@ -126,6 +126,16 @@ pub fn live_packet_limit(f: &Footprint, limit_bytes: u64) -> u64 {
     (limit_bytes.saturating_sub(f.total()) / PACKET_BYTES).max(f.packets / PACKET_BYTES)
 }
 
+/// The limit a run is held to, and how to name it: the caller's
+/// `--max-memory`, else the memory available now; `None` when neither is
+/// known.
+pub fn limit(max_memory: Option<u64>) -> Option<(u64, &'static str)> {
+    match max_memory {
+        Some(l) => Some((l, "the --max-memory limit")),
+        None => available_bytes().map(|a| (a, "the memory available")),
+    }
+}
+
 /// The memory this machine has available now (`MemAvailable` of
 /// `/proc/meminfo`), if it can be read.
 pub fn available_bytes() -> Option<u64> {

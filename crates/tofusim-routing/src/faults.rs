@@ -13,12 +13,14 @@
 //!
 //! - **tori, meshes, Tofu**: the minimal hint bits; then the other
 //!   directions on the rings (fewest reversed axes first); then a one-hop
-//!   detour through each port in port order (a Tofu route's ABC detour;
-//!   on BG/L a step sideways that moves the dimension-order turn off a
-//!   failed node), with each choice of directions from there;
-//! - **dragonflies**: the minimal route; then each of the other global
-//!   links to the destination group (the spread salts); then Valiant
-//!   through each intermediate group.
+//!   detour through each port the router can carry it on, in port order
+//!   (a Tofu route's ABC detour; on BG/L a step sideways that moves the
+//!   dimension-order turn off a failed node), with each choice of
+//!   directions from there;
+//! - **dragonflies**: the minimal route; else one of the intact other
+//!   global links to the destination group (the spread salts), else one of
+//!   the intact Valiant groups, picked by a hash of the pair so the pairs a
+//!   failure cuts spread out.
 //!
 //! A packet whose route is not the minimal one, or whose minimal box holds
 //! a failure, travels deterministically (BG/L's per-packet routing-mode
@@ -36,6 +38,14 @@ use crate::{Routing, TorusRouting};
 pub struct SourceRoute {
     pub hints: u8,
     pub detour: Option<u8>,
+}
+
+/// What stops a route: a failed link (router, port), a failed router, or a
+/// walk that never arrives.
+enum Blocked {
+    Link(u32, u8),
+    Router(u32),
+    Loop,
 }
 
 /// The failed routers and links of a network, as the engine's routing
@@ -105,12 +115,17 @@ impl FaultMap {
         Ok(m)
     }
 
-    /// Only the ports of `mask` may start a detour (the router model's
-    /// choice: every port where it has dynamic VCs for the hop, the
-    /// single-port axes with a spare dateline VC, none otherwise).
+    /// Only the ports of `mask` may start a detour: the hop leaves
+    /// dimension order, so the router must carry it outside its escape
+    /// network (on a dynamic VC: all ports then, none without).
     pub fn with_detour_ports(mut self, mask: u64) -> Self {
         self.detour_ports = mask;
         self
+    }
+
+    /// Failed links counted once per direction.
+    pub fn failed_directed_links(&self) -> u64 {
+        self.links.len() as u64
     }
 
     pub fn is_empty(&self) -> bool {
@@ -133,7 +148,8 @@ impl FaultMap {
         port < 64 && self.failed_ports(r) & 1 << port != 0
     }
 
-    /// Whether the link out of `port` of `r` leads somewhere alive.
+    /// Whether the link out of `port` of `r` leads somewhere alive (its
+    /// far router then).
     fn hop_ok(&self, routing: &Routing, r: u32, port: u8) -> Option<u32> {
         if self.port_failed(r, port) {
             return None;
@@ -142,50 +158,45 @@ impl FaultMap {
         (!self.failed_router[w as usize]).then_some(w)
     }
 
-    /// Router hops of the deterministic route from `src` to `dst`, or
-    /// `None` when it meets a failed link or router.
-    pub fn clear_hops(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> Option<u32> {
+    /// Walks the deterministic route from `src` to `dst`: its router hops,
+    /// or the first failure it meets.
+    fn walk(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> Result<u32, Blocked> {
         // Routes are at most a few times the network's size; a longer walk
         // would be a routing loop, which counts as no route.
         let limit = 4 * self.failed_router.len() as u32 + 64;
         let (mut r, mut h, mut n) = (src, routing.advance(src, route.hints), 0u32);
-        if let Some(p) = route.detour {
-            r = self.hop_ok(routing, r, p)?;
-            h = routing.advance(r, h);
-            n = 1;
-        }
-        while let Some(p) = routing.escape_port(r, dst, h) {
-            r = self.hop_ok(routing, r, p)?;
-            h = routing.advance(r, h);
-            n += 1;
-            if n > limit {
-                return None;
+        let mut port = route.detour.or_else(|| routing.escape_port(r, dst, h));
+        while let Some(p) = port {
+            if self.port_failed(r, p) {
+                return Err(Blocked::Link(r, p));
             }
+            let (w, _) = routing.neighbor(r, p).ok_or(Blocked::Loop)?;
+            if self.failed_router[w as usize] {
+                return Err(Blocked::Router(w));
+            }
+            (r, h, n) = (w, routing.advance(w, h), n + 1);
+            if n > limit {
+                return Err(Blocked::Loop);
+            }
+            port = routing.escape_port(r, dst, h);
         }
-        Some(n)
+        Ok(n)
+    }
+
+    /// Router hops of the deterministic route from `src` to `dst`, or
+    /// `None` when it meets a failed link or router.
+    pub fn clear_hops(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> Option<u32> {
+        self.walk(routing, src, dst, route).ok()
     }
 
     /// The first failure the route meets: `router R` or `the link out of
     /// port P of router R`; "nothing" when it is intact.
     pub fn blocked_at(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> String {
-        let (mut r, mut h) = (src, routing.advance(src, route.hints));
-        let mut port = route.detour.or_else(|| routing.escape_port(r, dst, h));
-        let mut n = 0;
-        while let Some(p) = port {
-            if self.port_failed(r, p) {
-                return format!("the failed link {} of router {}", routing.port_name(p), routing.router_label(r));
-            }
-            let Some((w, _)) = routing.neighbor(r, p) else { break };
-            if self.failed_router[w as usize] {
-                return format!("the failed router {}", routing.router_label(w));
-            }
-            (r, h, n) = (w, routing.advance(w, h), n + 1);
-            if n > 4 * self.failed_router.len() + 64 {
-                break;
-            }
-            port = routing.escape_port(r, dst, h);
+        match self.walk(routing, src, dst, route) {
+            Ok(_) | Err(Blocked::Loop) => "nothing".into(),
+            Err(Blocked::Link(r, p)) => format!("the failed link {} of router {}", routing.port_name(p), routing.router_label(r)),
+            Err(Blocked::Router(w)) => format!("the failed router {}", routing.router_label(w)),
         }
-        "nothing".into()
     }
 
     /// The routes [`Self::choose`] tries, for messages.
@@ -241,6 +252,9 @@ impl FaultMap {
         let free = t.direction_axes();
         let allowed = self.detour_ports;
         let detours = std::iter::once(None).chain((0..self.ports.min(64) as u8).filter(|&p| allowed & 1 << p != 0).map(Some));
+        // Reversed axes, fewest first; subsets of the free axes.
+        let mut flips: Vec<u8> = subsets(free).collect();
+        flips.sort_by_key(|f| f.count_ones());
         for detour in detours {
             let base = match detour {
                 None => first,
@@ -249,10 +263,7 @@ impl FaultMap {
                     None => continue,
                 },
             };
-            // Reversed axes, fewest first; subsets of the free axes.
-            let mut flips: Vec<u8> = subsets(free).collect();
-            flips.sort_by_key(|f| f.count_ones());
-            for f in flips {
+            for &f in &flips {
                 let route = SourceRoute { hints: base ^ f, detour };
                 if self.clear_hops(routing, src, dst, route).is_some() {
                     return Some(route);

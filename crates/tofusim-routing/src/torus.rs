@@ -174,12 +174,6 @@ impl TorusRouting {
         m
     }
 
-    /// The ports of single-port axes (Tofu's A and C): links that are no
-    /// rings, so no dateline VC is ever used on them.
-    pub fn single_port_mask(&self) -> u64 {
-        self.axes.iter().filter(|ax| ax.single).fold(0, |m, ax| m | 1 << ax.plus)
-    }
-
     /// [`Self::hints`] without the draw: a tie at half a ring goes `+`.
     pub fn shortest_hints(&self, src: u32, dst: u32) -> u8 {
         let mut h = 0u8;

@@ -163,11 +163,7 @@ impl<W: Traffic> Engine<W> {
         if faults.is_empty() {
             return;
         }
-        let failed: u64 = (0..self.net.lay.routers as u32).map(|r| {
-            let m = faults.failed_ports(r);
-            (0..self.net.lay.ports as u8).filter(|&p| m & 1 << p != 0 && self.net.routing.neighbor(r, p).is_some()).count() as u64
-        }).sum();
-        self.net.directed_links -= failed;
+        self.net.directed_links -= faults.failed_directed_links();
         self.net.faults = Some(Arc::new(faults));
     }
 

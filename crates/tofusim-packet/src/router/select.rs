@@ -14,10 +14,8 @@ impl Router {
     /// order: it must not enter the escape network, whose deadlock freedom
     /// rests on that order. It takes a dynamic VC of the detour port (the
     /// packet then enters the escape network at the next router, which
-    /// drains), or on a router without dynamic VCs the second dateline VC
-    /// of a single-port axis (Tofu's A and C, which no other packet uses
-    /// there: those links are no rings). The source offers only such
-    /// detours ([`tofusim_routing::FaultMap::with_detour_ports`]).
+    /// drains); the source offers detours only on routers with dynamic VCs
+    /// ([`tofusim_routing::FaultMap::with_detour_ports`]).
     #[cold]
     #[allow(clippy::too_many_arguments)]
     fn detour_hop(&mut self, env: &Env, r: usize, t: u64, o: u8, out_taken: u64, chunks: u16, mk: impl Fn(u8, usize, u16, bool) -> Request) -> Option<Request> {
@@ -28,12 +26,8 @@ impl Router {
         }
         let full = env.net.full;
         let tokens = |v: usize| self.outputs.out_tokens[(r * lay.ports + o) * lay.vcs + v];
-        let vc = if lay.dynamic > 0 {
-            // The dynamic VC with the most tokens (the lowest on ties).
-            (0..lay.dynamic).max_by_key(|&d| (tokens(d), std::cmp::Reverse(d)))?
-        } else {
-            lay.esc + 1
-        };
+        // The dynamic VC with the most tokens (the lowest on ties).
+        let vc = (0..lay.dynamic).max_by_key(|&d| (tokens(d), std::cmp::Reverse(d)))?;
         if tokens(vc) >= full {
             Some(mk(o as u8, vc, chunks, false))
         } else {
