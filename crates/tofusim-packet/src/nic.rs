@@ -4,6 +4,7 @@
 //! themselves are input units of the router.
 
 use crate::event::{Ev, EvKind};
+use crate::send_queue::SendQueues;
 use tofusim_des::TimeWheel;
 
 pub(crate) struct Nic {
@@ -12,8 +13,12 @@ pub(crate) struct Nic {
     /// Per node, when its host interface can start the next injection
     /// (fractional cycles: the interface may be faster than a link).
     pub host_free_at: Vec<f64>,
-    /// Per (node, lane): the software send queue, and the finite
-    /// generator's next and total packet counts.
+    /// Per (node, lane): the messages handed over, not yet made into
+    /// packets (closed-loop traffic: schedules, replies).
+    pub messages: SendQueues,
+    /// Per (node, lane): the packets made and waiting for an injection
+    /// FIFO (behind them, `messages`), and the finite generator's next and
+    /// total packet counts.
     pub src_head: Vec<u32>,
     pub src_tail: Vec<u32>,
     pub gen_next: Vec<u64>,
@@ -31,6 +36,7 @@ impl Nic {
         use crate::packet::NONE;
         Nic {
             lanes,
+            messages: SendQueues::new(nodes, lanes),
             host_free_at: vec![0.0; nodes],
             src_head: vec![NONE; nodes * lanes],
             src_tail: vec![NONE; nodes * lanes],

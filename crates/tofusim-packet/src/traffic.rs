@@ -36,6 +36,51 @@ pub struct NewPacket {
     pub release_cycle: u64,
 }
 
+/// A message the traffic asks a node to send: `packets` packets to one
+/// destination, all like `first` except the last (`last_bytes`,
+/// `last_payload`). The engine makes each packet only when it reaches the
+/// head of the node's send queue, as the TNI's DMA engine reads the
+/// message: a message of thousands of packets costs one entry until then
+/// (an all-to-all posted at once would otherwise hold every packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewMessage {
+    /// The first packet: destination, size, tag, route hints, deposit,
+    /// lane, and the cycle the software hands it over.
+    pub first: NewPacket,
+    /// Packets in the message, at least 1.
+    pub packets: u32,
+    /// Size of the last packet (the first's when there is one packet).
+    pub last_bytes: u16,
+    pub last_payload: u16,
+    /// Injection-rate control: packet `k` is handed over `k × gap_cycles`
+    /// after the first (0: all at once).
+    pub gap_cycles: u64,
+}
+
+impl NewMessage {
+    /// The message of one packet.
+    pub fn single(p: NewPacket) -> Self {
+        NewMessage { first: p, packets: 1, last_bytes: p.bytes, last_payload: p.payload, gap_cycles: 0 }
+    }
+
+    /// Packet `k` (`k < packets`).
+    pub fn packet(&self, k: u32) -> NewPacket {
+        let mut p = self.first;
+        if k + 1 == self.packets {
+            p.bytes = self.last_bytes;
+            p.payload = self.last_payload;
+        }
+        p.release_cycle = self.first.release_cycle + k as u64 * self.gap_cycles;
+        p
+    }
+}
+
+impl From<NewPacket> for NewMessage {
+    fn from(p: NewPacket) -> Self {
+        Self::single(p)
+    }
+}
+
 /// Why finished traffic is not what it should be: an invariant of the
 /// traffic (a broadcast that missed nodes, a schedule step never run).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,9 +148,9 @@ pub trait Traffic: Clone + Send {
         unreachable!("this traffic has no packets at the start")
     }
 
-    /// Packets handed over at the start with their release cycles, as
-    /// (node, packet) (collective schedules).
-    fn start_packets(&mut self, _out: &mut Vec<(u32, NewPacket)>) {}
+    /// Messages handed over at the start with their release cycles, as
+    /// (node, message) (collective schedules).
+    fn start_messages(&mut self, _out: &mut Vec<(u32, NewMessage)>) {}
 
     /// Trace rows: how many, and each one's (cycle, source node).
     fn trace_rows(&self) -> usize {
@@ -129,8 +174,8 @@ pub trait Traffic: Clone + Send {
 
     /// Closed loop: a packet with `tag` delivered (or, for a broadcast,
     /// deposited) at `node`, its data ready at cycle `t`; pushes the
-    /// packets `node` must now send.
-    fn on_delivery(&mut self, _node: u32, _t: u64, _tag: u32, _out: &mut Vec<NewPacket>) {}
+    /// messages `node` must now send.
+    fn on_delivery(&mut self, _node: u32, _t: u64, _tag: u32, _out: &mut Vec<NewMessage>) {}
 
     /// What this copy learned about the nodes `owned` accepts, as words
     /// (to cross threads and processes).

@@ -18,7 +18,7 @@
 //!   and the two legs swap roles between colour pairs, so all four
 //!   incoming links of a node carry `(L²−1)/4` messages.
 
-use crate::{NewPacket, PacketFormat, WorkloadError};
+use crate::{NewMessage, NewPacket, PacketFormat, WorkloadError};
 use tofusim_topology::{NodeId, Torus};
 
 /// Bits of a fill packet's tag: colour (2), leg (1), then the sequence number.
@@ -185,7 +185,7 @@ impl Fill {
 
     /// A broadcast packet deposited at (or delivered to) `node`: count it,
     /// and on a plane fill's first leg turn the corner.
-    pub fn on_receive(&mut self, node: u32, tag: u32, out: &mut Vec<NewPacket>) {
+    pub fn on_receive(&mut self, node: u32, tag: u32, out: &mut Vec<NewMessage>) {
         let seq = tag >> SEQ_SHIFT;
         let last = seq + 1 == self.packets;
         self.received[node as usize] += 1;
@@ -195,7 +195,7 @@ impl Fill {
             self.full_payload
         } as u64;
         if self.axes.len() == 2 && tag & LEG_BIT == 0 {
-            out.push(self.leg_packet(node, seq, tag & ((1 << COLOUR_BITS) - 1), true));
+            out.push(self.leg_packet(node, seq, tag & ((1 << COLOUR_BITS) - 1), true).into());
         }
     }
 
@@ -281,7 +281,7 @@ mod tests {
                 prev = v;
                 let mut out = vec![];
                 f.on_receive(v, np.tag, &mut out);
-                queue.extend(out.into_iter().map(|p| (v, p)));
+                queue.extend(out.into_iter().map(|m| (v, m.first)));
             }
         }
         f.check_complete().unwrap();

@@ -17,7 +17,7 @@ mod traffic;
 
 pub use fill::Fill;
 pub use permutation::Permutation;
-pub use tofusim_packet::NewPacket;
+pub use tofusim_packet::{NewMessage, NewPacket};
 pub use traffic::{BroadcastResult, PingPongRound};
 
 use rand::RngExt;
@@ -751,7 +751,7 @@ impl Workload {
     /// Closed loop: a packet with `tag` delivered (or, for a broadcast,
     /// deposited) at `node` at cycle `t`; returns the packets `node` must
     /// now send (ping-pong replies, plane-fill corner turns).
-    pub fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
+    pub fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewMessage>) {
         if let Some(f) = self.fill.as_mut() {
             f.on_receive(node, tag, out);
             return;
@@ -765,7 +765,7 @@ impl Workload {
             if node == pp.b {
                 // B answers once the whole message is in.
                 for i in 0..pp.packets_per_message {
-                    out.push(self.pingpong_packet(&pp, node, i));
+                    out.push(self.pingpong_packet(&pp, node, i).into());
                 }
             } else {
                 pp.finished.push(t);
@@ -773,7 +773,7 @@ impl Workload {
                 if pp.round < pp.repetitions {
                     pp.started.push(t);
                     for i in 0..pp.packets_per_message {
-                        out.push(self.pingpong_packet(&pp, node, i));
+                        out.push(self.pingpong_packet(&pp, node, i).into());
                     }
                 }
             }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tofusim_packet::{Incomplete, NewPacket, RunEnd, Traffic};
+use tofusim_packet::{Incomplete, NewMessage, NewPacket, RunEnd, Traffic};
 
 use crate::{Kind, NodeState, Rng, Workload};
 
@@ -93,7 +93,7 @@ impl Traffic for Workload {
         self.turn_cycles as u64
     }
 
-    fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
+    fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewMessage>) {
         Workload::on_delivery(self, node, t, tag, out);
     }
 

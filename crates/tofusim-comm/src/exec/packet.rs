@@ -16,7 +16,7 @@
 //! Messages are tagged with their index; the k-th message from rank a to
 //! rank b is the k-th receive from a at b. One rank per node.
 
-use tofusim_packet::{Incomplete, NewPacket, Traffic};
+use tofusim_packet::{Incomplete, NewMessage, NewPacket, Traffic};
 
 use crate::schedule::{total, Action, Combine, Schedule};
 use crate::ELEMENT_BYTES;
@@ -79,8 +79,8 @@ pub struct ScheduleRun {
     /// Steps made ready but not yet run, earliest (then first in program
     /// order) first, so a TNI sends in program order.
     work: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
-    /// Reused buffer for the packets a delivery releases.
-    released: Vec<(u32, NewPacket)>,
+    /// Reused buffer for the messages a delivery releases.
+    released: Vec<(u32, NewMessage)>,
 }
 
 impl std::fmt::Debug for ScheduleRun {
@@ -192,9 +192,9 @@ impl ScheduleRun {
         self.lanes
     }
 
-    /// Steps without dependencies start at cycle 0; returns their packets
-    /// as (node, packet).
-    pub fn start(&mut self, out: &mut Vec<(u32, NewPacket)>) {
+    /// Steps without dependencies start at cycle 0; returns their messages
+    /// as (node, message).
+    pub fn start(&mut self, out: &mut Vec<(u32, NewMessage)>) {
         for s in 0..self.unmet.len() as u32 {
             if self.unmet[s as usize] == 0 {
                 self.work.push(std::cmp::Reverse((0, s)));
@@ -204,7 +204,7 @@ impl ScheduleRun {
     }
 
     /// A packet of message `tag` arrived at its node at cycle `t`.
-    pub fn on_delivery(&mut self, t: u64, tag: u32, out: &mut Vec<(u32, NewPacket)>) {
+    pub fn on_delivery(&mut self, t: u64, tag: u32, out: &mut Vec<(u32, NewMessage)>) {
         let m = &mut self.messages[tag as usize];
         m.received += 1;
         if m.received < m.packets {
@@ -223,7 +223,7 @@ impl ScheduleRun {
         self.base.partition_point(|&b| b <= flat) - 1
     }
 
-    fn drain(&mut self, out: &mut Vec<(u32, NewPacket)>) {
+    fn drain(&mut self, out: &mut Vec<(u32, NewMessage)>) {
         while let Some(std::cmp::Reverse((at, s))) = self.work.pop() {
             let r = self.rank_of(s);
             let step = &self.schedule.programs[r].steps[(s - self.base[r]) as usize];
@@ -296,8 +296,8 @@ impl ScheduleRun {
         }
     }
 
-    /// The packets of message `m` from rank `r`, released from cycle
-    /// `start` (one every `pace` packet wire times when paced).
+    /// Message `m` from rank `r`, released from cycle `start` (a packet
+    /// every `pace` packet wire times when paced).
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -308,35 +308,30 @@ impl ScheduleRun {
         tni: u8,
         pace: u8,
         start: u64,
-        out: &mut Vec<(u32, NewPacket)>,
+        out: &mut Vec<(u32, NewMessage)>,
     ) {
         let node = self.node_of_rank[r];
         let payload = (self.packet_bytes - self.header_bytes) as u64;
-        let packets = self.messages[m as usize].packets as u64;
-        let mut left = bytes;
-        let mut release = start;
-        for _ in 0..packets {
-            let carried = left.min(payload);
-            left -= carried;
-            let chunk = self.timing.chunk_bytes as u64;
-            let wire = (carried + self.header_bytes as u64).div_ceil(chunk) * chunk;
-            out.push((
-                node,
-                NewPacket {
-                    dst,
-                    bytes: wire as u16,
-                    payload: carried as u16,
-                    tag: m,
-                    hints: None,
-                    deposit: false,
-                    lane: tni % self.lanes as u8,
-                    release_cycle: release,
-                },
-            ));
-            if pace > 1 {
-                release += pace as u64 * (wire + self.timing.wire_overhead_bytes as u64);
-            }
-        }
+        let packets = self.messages[m as usize].packets;
+        let chunk = self.timing.chunk_bytes as u64;
+        let wire = |carried: u64| (carried + self.header_bytes as u64).div_ceil(chunk) * chunk;
+        let full = bytes.min(payload);
+        let last = bytes - (packets as u64 - 1) * payload;
+        let gap_cycles = if pace > 1 { pace as u64 * (wire(full) + self.timing.wire_overhead_bytes as u64) } else { 0 };
+        let first = NewPacket {
+            dst,
+            bytes: wire(full) as u16,
+            payload: full as u16,
+            tag: m,
+            hints: None,
+            deposit: false,
+            lane: tni % self.lanes as u8,
+            release_cycle: start,
+        };
+        out.push((
+            node,
+            NewMessage { first, packets, last_bytes: wire(last) as u16, last_payload: last as u16, gap_cycles },
+        ));
     }
 
     /// Cycle at which the last step finished (the collective's time).
@@ -417,11 +412,11 @@ impl Traffic for ScheduleRun {
         true
     }
 
-    fn start_packets(&mut self, out: &mut Vec<(u32, NewPacket)>) {
+    fn start_messages(&mut self, out: &mut Vec<(u32, NewMessage)>) {
         self.start(out);
     }
 
-    fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewPacket>) {
+    fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewMessage>) {
         let mut released = std::mem::take(&mut self.released);
         ScheduleRun::on_delivery(self, t, tag, &mut released);
         // A receive only releases its own rank's steps: packets from `node`.

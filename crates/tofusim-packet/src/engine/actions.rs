@@ -18,7 +18,8 @@ pub(crate) enum Kind {
     Trace,
     /// An open-loop packet is created.
     Inject,
-    /// Packet `x` (the node's packet number `serial`) joins lane `lane`.
+    /// Message `x` (the node's message number `serial`) hands packets to
+    /// lane `lane`.
     Release { lane: u8, serial: u32 },
     /// The software answers a delivery from input `a` of message tag `x`.
     Respond,
@@ -82,7 +83,7 @@ impl<W: Traffic> Engine<W> {
             match a.kind {
                 Kind::Trace => self.trace(a.node, a.a, t),
                 Kind::Inject => self.inject(a.node, t),
-                Kind::Release { lane, .. } => self.release(a.node, lane, a.x, t),
+                Kind::Release { .. } => self.release(a.x, t),
                 Kind::Respond | Kind::Deposit => self.respond(a.node, t, a.at, a.x),
             }
         }

@@ -39,8 +39,8 @@ impl<W: Traffic> Engine<W> {
             }
             // EvKind::Release, EvKind::Wake, EvKind::Trace and EvKind::Inject address a node.
             EvKind::Release => {
-                let serial = self.pool.get(ev.x).serial;
-                self.defer(Kind::Release { lane: ev.a as u8, serial }, ev.router, 0, ev.x, t);
+                let (_, lane, serial) = self.nic.messages.owner(ev.x);
+                self.defer(Kind::Release { lane, serial }, ev.router, 0, ev.x, t);
             }
             EvKind::Wake => self.mark_dirty(self.net.router_of(ev.router)),
             EvKind::Trace => self.defer(Kind::Trace, ev.router, ev.x, 0, t),
@@ -85,7 +85,7 @@ impl<W: Traffic> Engine<W> {
         let home = self.net.router_of(node) as usize;
         let rng = &mut self.router.rngs[home];
         if let Some(np) = self.workload.open_packet(node, rng) {
-            let pkt = self.create(node, t, np);
+            let pkt = self.create(node, t, t, np);
             self.push_source(node as usize, 0, pkt);
         }
         self.schedule_injection(node, t);
@@ -160,16 +160,16 @@ impl<W: Traffic> Engine<W> {
     }
 
     /// The node's software answers a packet fully received at cycle
-    /// `ready` (a delivery, or a broadcast deposit): the packets the workload
-    /// asks for join the send queue `turn_cycles` later. The answering
-    /// thread handles one received packet at a time, so answers queue up
-    /// when packets arrive faster than one per `turn_cycles`.
+    /// `ready` (a delivery, or a broadcast deposit): the messages the
+    /// workload asks for join the send queue `turn_cycles` later. The
+    /// answering thread handles one received packet at a time, so answers
+    /// queue up when packets arrive faster than one per `turn_cycles`.
     pub(crate) fn respond(&mut self, r: u32, t: u64, ready: u64, tag: u32) {
-        let mut out = std::mem::take(&mut self.new_packets);
+        let mut out = std::mem::take(&mut self.new_messages);
         out.clear();
         self.workload.on_delivery(r, ready, tag, &mut out);
         if out.is_empty() {
-            self.new_packets = out;
+            self.new_messages = out;
             return;
         }
         // One software thread answers, one received packet at a time.
@@ -178,51 +178,66 @@ impl<W: Traffic> Engine<W> {
         if turn > 0 {
             self.nic.turn_free_at[r as usize] = at;
         }
-        for np in out.iter().copied() {
-            self.hand_over(r, t, at.max(np.release_cycle), np);
+        for m in out.iter().copied() {
+            self.post(r, t, at, m);
         }
-        self.new_packets = out;
+        self.new_messages = out;
     }
 
-    /// Node `r`'s software hands packet `np` to its send lane at cycle
-    /// `at`: now if `at` ≤ `t`, else by a `EvKind::Release` event.
-    fn hand_over(&mut self, r: u32, t: u64, at: u64, np: crate::traffic::NewPacket) {
-        let pkt = self.create(r, at, np);
-        let lane = np.lane as usize % self.nic.lanes;
-        if at <= t {
-            self.push_source(r as usize, lane, pkt);
-            self.mark_dirty(self.net.router_of(r));
-        } else {
-            self.pending_releases += 1;
-            self.wheel.schedule(at, Ev { kind: EvKind::Release, a: lane as u16, b: 0, router: r, x: pkt });
+    /// Node `r`'s software posts message `m` at cycle `at`: its packets
+    /// are handed to their send lane at the later of `at` and their own
+    /// release cycles, and made when they reach the lane's head.
+    fn post(&mut self, r: u32, t: u64, at: u64, m: crate::traffic::NewMessage) {
+        let id = self.nic.messages.post(r, m, at);
+        self.pending_releases += m.packets as u64;
+        self.hand_over(id, t);
+    }
+
+    /// Hands the next packets of message `id` to their lane: now if their
+    /// time has come, else by a `EvKind::Release` event (paced messages:
+    /// one packet at a time, each by its own event). `pending_releases`
+    /// counts the packets posted and not yet handed over.
+    fn hand_over(&mut self, id: u32, t: u64) {
+        while let Some((at, count)) = self.nic.messages.next_hand_over(id) {
+            let (node, lane, _) = self.nic.messages.owner(id);
+            if at > t {
+                self.wheel.schedule(at, Ev { kind: EvKind::Release, a: lane as u16, b: 0, router: node, x: id });
+                return;
+            }
+            self.nic.messages.hand_over(id, count, at);
+            self.pending_releases -= count as u64;
+            self.mark_dirty(self.net.router_of(node));
         }
     }
 
-    /// A released packet joins its node's send lane (a node action).
-    pub(crate) fn release(&mut self, node: u32, lane: u8, pkt: u32, t: u64) {
-        self.push_source(node as usize, lane as usize, pkt);
-        self.pending_releases -= 1;
+    /// Message `id`'s next packets, released, join their lane (a node
+    /// action); a paced message's next packet is scheduled.
+    pub(crate) fn release(&mut self, id: u32, t: u64) {
+        let (_, count) = self.nic.messages.next_hand_over(id).expect("a release of packets not yet handed over");
+        self.nic.messages.hand_over(id, count, t);
+        self.pending_releases -= count as u64;
         // The software handing over a packet is progress: the stall clock
         // restarts for it.
         self.stats.last_progress = t;
+        self.hand_over(id, t);
     }
 
     /// A trace row's packet enters its source's send queue (a node action).
     pub(crate) fn trace(&mut self, node: u32, row: u32, t: u64) {
         let np = self.workload.trace_packet(row as usize);
-        let pkt = self.create(node, t, np);
+        let pkt = self.create(node, t, t, np);
         self.push_source(node as usize, 0, pkt);
         self.trace_pending -= 1;
     }
 
-    /// A collective schedule's first packets at this partition's nodes,
-    /// each released at its cycle.
+    /// A collective schedule's first messages at this partition's nodes,
+    /// each handed over at its release cycle.
     pub(crate) fn start_schedule(&mut self) {
         let mut first = Vec::new();
-        self.workload.start_packets(&mut first);
-        for (r, np) in first {
+        self.workload.start_messages(&mut first);
+        for (r, m) in first {
             if self.owns_node(r) {
-                self.hand_over(r, 0, np.release_cycle, np);
+                self.post(r, 0, m.first.release_cycle, m);
             }
         }
     }

@@ -99,10 +99,14 @@ impl<W: Traffic> Engine<W> {
                 p = self.pool.get(p).next;
             }
         }
+        // Packets of posted messages not yet made: waiting in a send queue,
+        // or held by the software for later.
+        let mut waiting = 0u64;
         for i in 0..self.net.nodes * self.nic.lanes {
             if !self.owns_node((i / self.nic.lanes) as u32) {
                 continue;
             }
+            waiting += self.nic.messages.waiting(i / self.nic.lanes, i % self.nic.lanes);
             let mut p = self.nic.src_head[i];
             while p != NONE {
                 if !visit(p, &mut seen, &mut found, &mut twice, "in a send queue") {
@@ -110,6 +114,16 @@ impl<W: Traffic> Engine<W> {
                 }
                 p = self.pool.get(p).next;
             }
+        }
+        if waiting + self.pending_releases != self.nic.messages.unmade {
+            part.findings.push((
+                0,
+                0,
+                format!(
+                    "{} packets of posted messages not yet made, but {waiting} wait in send queues and {} are held for later (packets lost)",
+                    self.nic.messages.unmade, self.pending_releases
+                ),
+            ));
         }
         // The arbitration index: every head's candidate outputs are in its
         // router's `want` masks, and nothing else is.
@@ -154,7 +168,6 @@ impl<W: Traffic> Engine<W> {
                     transit_pkts.push(ev.x);
                     ejecting[qi] += self.pool.get(ev.x).charged as u32;
                 }
-                EvKind::Release => transit_pkts.push(ev.x),
                 EvKind::Done => leaving[qi] += ev.x,
                 EvKind::Token => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
                 _ => {}

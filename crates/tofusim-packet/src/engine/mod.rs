@@ -61,7 +61,7 @@ use crate::result::InvariantError;
 use crate::router::route::cache_route;
 use crate::router::{Env, Router};
 use crate::stats::Stats;
-use crate::traffic::{NewPacket, Traffic};
+use crate::traffic::{NewMessage, NewPacket, Traffic};
 
 /// How far ahead in a cycle's events, and in its list of routers to
 /// arbitrate, the engine prefetches state.
@@ -86,12 +86,12 @@ pub struct Engine<W> {
     /// Routers touched this cycle (they run their node actions and arbitrate).
     pub(crate) dirty: Vec<bool>,
     pub(crate) dirty_list: Vec<u32>,
-    /// Reused buffer for the packets software answers a delivery with.
-    pub(crate) new_packets: Vec<NewPacket>,
+    /// Reused buffer for the messages software answers a delivery with.
+    pub(crate) new_messages: Vec<NewMessage>,
     /// Trace rows not yet entered.
     pub(crate) trace_pending: u64,
-    /// Packets created but held by the node's software until a later
-    /// cycle (RELEASE events pending): live, but not in the network.
+    /// Packets of posted messages held by the node's software until a
+    /// later cycle (a RELEASE event pending, or pacing): not yet made.
     pub(crate) pending_releases: u64,
     /// Finite packets this partition's nodes have still to create.
     pub(crate) gen_remaining: u64,
@@ -290,7 +290,7 @@ impl<W: Traffic> Engine<W> {
             wheel: TimeWheel::new(horizon.max(1024)),
             dirty: vec![false; routers],
             dirty_list: Vec::with_capacity(routers),
-            new_packets: Vec::new(),
+            new_messages: Vec::new(),
             trace_pending: 0,
             pending_releases: 0,
             gen_remaining,
@@ -386,9 +386,11 @@ impl<W: Traffic> Engine<W> {
             if matches!(d.mode, DragonflyMode::UgalLocal | DragonflyMode::UgalGlobal | DragonflyMode::AdaptivePreferMinimal | DragonflyMode::Adaptive(_)))
     }
 
-    /// Creates a packet at node `r`. A packet routed by load gets its route
-    /// when it enters an injection FIFO ([`Self::route_at_entry`]).
-    pub(crate) fn create(&mut self, r: u32, t: u64, np: NewPacket) -> u32 {
+    /// Creates a packet at node `r` at cycle `t`, handed over by the
+    /// software at cycle `created` (its latency counts from then). A packet
+    /// routed by load gets its route when it enters an injection FIFO
+    /// ([`Self::route_at_entry`]).
+    pub(crate) fn create(&mut self, r: u32, t: u64, created: u64, np: NewPacket) -> u32 {
         let at_entry = np.hints.is_none() && self.routes_by_load();
         let hints = match np.hints {
             Some(h) => h,
@@ -403,7 +405,7 @@ impl<W: Traffic> Engine<W> {
         self.nic.node_serial[r as usize] = serial.wrapping_add(1);
         self.stats.created += 1;
         let mut f = flags::LIVE;
-        if t >= self.net.run.warmup {
+        if created >= self.net.run.warmup {
             f |= flags::MEASURED;
         }
         if np.deposit {
@@ -418,7 +420,7 @@ impl<W: Traffic> Engine<W> {
             src: r,
             dst: np.dst,
             serial,
-            created: t,
+            created,
             tag: np.tag,
             checksum: checksum(serial, r, np.dst, np.tag, np.payload),
             bytes: np.bytes,
@@ -476,7 +478,10 @@ impl<W: Traffic> Engine<W> {
             // link supplied (turns first starves one axis, then the other).
             let from_source = self.nic.gen_next[li] >= self.nic.gen_total[li];
             if from_source && self.nic.src_head[li] == NONE {
-                return;
+                // The next packet of the messages waiting, made now.
+                let Some((np, created)) = self.nic.messages.make(node, lane) else { return };
+                let pkt = self.create(node as u32, t, created, np);
+                self.push_source(node, lane, pkt);
             }
             if from_source && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0 {
                 // No route around the failures: it waits (the run is
@@ -530,7 +535,7 @@ impl<W: Traffic> Engine<W> {
                     .finite_packet(node as u32, lane, self.nic.gen_next[li]);
                 self.nic.gen_next[li] += 1;
                 self.gen_remaining -= 1;
-                self.create(node as u32, t, np)
+                self.create(node as u32, t, t, np)
             };
             self.route_at_entry(r as u32, pkt, t);
             if self.pool.get(pkt).flags & flags::UNROUTABLE != 0 {

@@ -51,6 +51,8 @@ struct Report {
     /// Packets it handed to other partitions in the window (live, in the mail).
     moved: u64,
     pending_releases: u64,
+    /// Packets of posted messages not yet made (`pending_releases` among them).
+    unmade: u64,
     gen_remaining: u64,
     trace_pending: u64,
     created: u64,
@@ -75,6 +77,7 @@ impl Report {
             self.live,
             self.moved,
             self.pending_releases,
+            self.unmade,
             self.gen_remaining,
             self.trace_pending,
             self.created,
@@ -106,6 +109,7 @@ impl Report {
             &mut self.live,
             &mut self.moved,
             &mut self.pending_releases,
+            &mut self.unmade,
             &mut self.gen_remaining,
             &mut self.trace_pending,
             &mut self.created,
@@ -129,6 +133,7 @@ impl Report {
 struct Global {
     live: u64,
     pending_releases: u64,
+    unmade: u64,
     gen_remaining: u64,
     trace_pending: u64,
     created: u64,
@@ -147,6 +152,7 @@ impl Global {
         Global {
             live: reports.iter().map(|r| r.live + r.moved).sum(),
             pending_releases: reports.iter().map(|r| r.pending_releases).sum(),
+            unmade: reports.iter().map(|r| r.unmade).sum(),
             gen_remaining: reports.iter().map(|r| r.gen_remaining).sum(),
             trace_pending: reports.iter().map(|r| r.trace_pending).sum(),
             created: reports.iter().map(|r| r.created).sum(),
@@ -245,6 +251,7 @@ impl<W: Traffic> Engine<W> {
             live: self.pool.live(),
             moved: self.mail.moved_out,
             pending_releases: self.pending_releases,
+            unmade: self.nic.messages.unmade,
             gen_remaining: self.gen_remaining,
             trace_pending: self.trace_pending,
             created: self.stats.created,
@@ -427,12 +434,14 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
             e.fail(err.cycle, err.kind, err.detail);
             break;
         }
-        if e.workload.is_finite() && g.gen_remaining == 0 && g.trace_pending == 0 && g.live == 0 {
+        if e.workload.is_finite() && g.gen_remaining == 0 && g.trace_pending == 0 && g.unmade == 0 && g.live == 0 {
             t = g.last_delivery.unwrap_or(0);
             completion = Some(t);
             break;
         }
-        if g.live > g.pending_releases && t.saturating_sub(g.last_progress) > e.net.run.deadlock_cycles {
+        // Packets made or waiting in a send queue, not held by the
+        // software for later, and nothing moved for too long.
+        if g.live + g.unmade > g.pending_releases && t.saturating_sub(g.last_progress) > e.net.run.deadlock_cycles {
             deadlock = Some(e.deadlock_all(sync, t, &g, "watchdog"));
             break;
         }
@@ -449,7 +458,7 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
         }
         let Some(next) = g.next_event else {
             // Nothing can ever happen again, yet packets wait: a deadlock.
-            if g.live > 0 {
+            if g.live + g.unmade > 0 {
                 deadlock = Some(e.deadlock_all(sync, t, &g, "no-event-left"));
             } else if let Some(c) = e.net.run.cycles {
                 t = c;
@@ -479,7 +488,7 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
                 last_report = Instant::now();
                 let frac = match (e.net.run.cycles, e.workload.is_finite()) {
                     (Some(c), _) => t as f64 / c as f64,
-                    (None, true) => g.delivered as f64 / (g.created + g.gen_remaining).max(1) as f64,
+                    (None, true) => g.delivered as f64 / (g.created + g.gen_remaining + g.unmade).max(1) as f64,
                     _ => 0.0,
                 };
                 if p(frac.min(1.0)).is_break() {
