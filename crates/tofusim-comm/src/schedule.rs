@@ -35,6 +35,21 @@ impl Span {
     }
 }
 
+/// A gather or scatter list: one span inline (nearly every message has
+/// one), more on the heap. A schedule holds millions of them.
+pub type Spans = smallvec::SmallVec<[Span; 1]>;
+
+/// A step's dependencies: up to two inline (nearly every step has at most
+/// two), more on the heap.
+pub type Deps = smallvec::SmallVec<[StepId; 2]>;
+
+/// A span list as the schedule keeps it: inline when it fits.
+fn compact(spans: impl Into<Spans>) -> Spans {
+    let mut s = spans.into();
+    s.shrink_to_fit();
+    s
+}
+
 /// Total elements of a gather list.
 pub fn total(spans: &[Span]) -> u64 {
     spans.iter().map(|s| s.len).sum()
@@ -59,7 +74,7 @@ pub enum Action {
     /// inject at 1/`pace` of its rate (injection-rate control).
     Send {
         peer: Rank,
-        spans: Vec<Span>,
+        spans: Spans,
         tni: u8,
         pace: u8,
         /// Done by the TNI alone, without the host (the reply of an RDMA
@@ -70,24 +85,32 @@ pub enum Action {
     /// Receive one message from `peer` into `spans` (a scatter list).
     Recv {
         peer: Rank,
-        spans: Vec<Span>,
+        spans: Spans,
         combine: Combine,
         /// Handled by the TNI alone (the request of an RDMA Get or Atomic
         /// arriving at its target): no host overhead.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         offload: bool,
     },
-    /// Local copy: the elements of `from`, in order, to `to` (same total).
-    Copy { from: Vec<Span>, to: Vec<Span> },
+    /// Local copy (boxed: rare, and twice the size of the other actions,
+    /// which a schedule holds millions of).
+    Copy(Box<LocalCopy>),
     /// Local software work of a fixed duration (protocol processing of an
     /// MPI layer); moves no data.
     Work { ns: u32 },
 }
 
+/// The elements of `from`, in order, to `to` (same total).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LocalCopy {
+    pub from: Spans,
+    pub to: Spans,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Step {
     pub action: Action,
-    pub deps: Vec<StepId>,
+    pub deps: Deps,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -129,7 +152,7 @@ impl Schedule {
         let steps = &mut self.programs[rank as usize].steps;
         steps.push(Step {
             action,
-            deps: deps.to_vec(),
+            deps: Deps::from_slice(deps),
         });
         (steps.len() - 1) as StepId
     }
@@ -138,7 +161,7 @@ impl Schedule {
         &mut self,
         rank: Rank,
         peer: Rank,
-        spans: Vec<Span>,
+        spans: impl Into<Spans>,
         tni: u8,
         deps: &[StepId],
     ) -> StepId {
@@ -149,7 +172,7 @@ impl Schedule {
         &mut self,
         rank: Rank,
         peer: Rank,
-        spans: Vec<Span>,
+        spans: impl Into<Spans>,
         tni: u8,
         pace: u8,
         deps: &[StepId],
@@ -158,7 +181,7 @@ impl Schedule {
             rank,
             Action::Send {
                 peer,
-                spans,
+                spans: compact(spans),
                 tni,
                 pace,
                 offload: false,
@@ -171,7 +194,7 @@ impl Schedule {
         &mut self,
         rank: Rank,
         peer: Rank,
-        spans: Vec<Span>,
+        spans: impl Into<Spans>,
         combine: Combine,
         deps: &[StepId],
     ) -> StepId {
@@ -179,7 +202,7 @@ impl Schedule {
             rank,
             Action::Recv {
                 peer,
-                spans,
+                spans: compact(spans),
                 combine,
                 offload: false,
             },
@@ -195,9 +218,9 @@ impl Schedule {
         &mut self,
         rank: Rank,
         peer: Rank,
-        request: Vec<Span>,
+        request: impl Into<Spans>,
         combine: Combine,
-        reply: Vec<Span>,
+        reply: impl Into<Spans>,
         tni: u8,
         deps: &[StepId],
     ) -> StepId {
@@ -205,7 +228,7 @@ impl Schedule {
             rank,
             Action::Recv {
                 peer,
-                spans: request,
+                spans: compact(request),
                 combine,
                 offload: true,
             },
@@ -215,7 +238,7 @@ impl Schedule {
             rank,
             Action::Send {
                 peer,
-                spans: reply,
+                spans: compact(reply),
                 tni,
                 pace: 1,
                 offload: true,
@@ -224,12 +247,18 @@ impl Schedule {
         )
     }
 
-    pub fn copy(&mut self, rank: Rank, from: Vec<Span>, to: Vec<Span>, deps: &[StepId]) -> StepId {
-        self.push(rank, Action::Copy { from, to }, deps)
+    pub fn copy(&mut self, rank: Rank, from: impl Into<Spans>, to: impl Into<Spans>, deps: &[StepId]) -> StepId {
+        self.push(rank, Action::Copy(Box::new(LocalCopy { from: compact(from), to: compact(to) })), deps)
     }
 
     pub fn work(&mut self, rank: Rank, ns: u32, deps: &[StepId]) -> StepId {
         self.push(rank, Action::Work { ns }, deps)
+    }
+
+    /// Gives back the room the programs grew into while being written (up
+    /// to half of a large schedule).
+    pub fn shrink_to_fit(&mut self) {
+        self.programs.iter_mut().for_each(|p| p.steps.shrink_to_fit());
     }
 
     /// Messages sent by all ranks.
@@ -256,7 +285,7 @@ impl Schedule {
     }
 
     /// Every send as (rank, peer, spans).
-    pub fn sends(&self) -> impl Iterator<Item = (Rank, Rank, &Vec<Span>)> {
+    pub fn sends(&self) -> impl Iterator<Item = (Rank, Rank, &Spans)> {
         self.programs.iter().enumerate().flat_map(|(r, p)| {
             p.steps.iter().filter_map(move |s| match &s.action {
                 Action::Send { peer, spans, .. } => Some((r as Rank, *peer, spans)),
@@ -304,7 +333,8 @@ impl Schedule {
                         };
                         map.or_default().push(total(spans));
                     }
-                    Action::Copy { from, to } => {
+                    Action::Copy(c) => {
+                        let (from, to) = (&c.from, &c.to);
                         if total(from) != total(to) || !in_buffer(from) || !in_buffer(to) {
                             return Err(format!(
                                 "{}: copy of unequal lengths or beyond the buffer",

@@ -74,7 +74,7 @@ fn a_race_shows_in_one_of_the_orders() {
         for i in 0..prog.steps.len() {
             if matches!(prog.steps[i].action, Action::Recv { .. }) && i > 0 {
                 let prev = (i - 1) as u32;
-                prog.steps[i].deps.retain(|&d| d != prev);
+                prog.steps[i].deps.retain(|d| *d != prev);
             }
         }
     }

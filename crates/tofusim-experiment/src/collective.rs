@@ -181,7 +181,8 @@ pub fn schedule(
 
 /// A schedule run on the packet engine.
 pub struct Timed {
-    pub schedule: tofusim_comm::Schedule,
+    /// The schedule run (shared with the run's state while it ran).
+    pub schedule: std::sync::Arc<tofusim_comm::Schedule>,
     pub ranks: u32,
     pub grid: Option<Grid>,
     pub cycles: u64,
@@ -225,8 +226,9 @@ pub fn run_on(
         return Err(err("schedule", format!("{} ranks for {ranks} placed ranks", s.ranks)));
     }
     let timing = model.host_timing(modes);
+    let s = std::sync::Arc::new(s);
     let run_state = ScheduleRun::new(
-        s.clone(),
+        std::sync::Arc::clone(&s),
         node_of_rank,
         timing,
         model.packet_bytes,

@@ -273,6 +273,10 @@ pub(crate) struct Stats {
     pub win_busy: u64,
     pub win_tokens: u64,
     pub win_unblocks: u64,
+    /// Per VC: chunks held now in the network inputs' buffers (kept as
+    /// packets arrive and leave: a time-series sample reads it instead of
+    /// summing every buffer of the network).
+    pub held_chunks: Vec<u64>,
     /// The last cycle anything moved (the stall clock).
     pub last_progress: u64,
     pub events: u64,
@@ -304,6 +308,7 @@ impl Stats {
             win_busy: 0,
             win_tokens: 0,
             win_unblocks: 0,
+            held_chunks: vec![0; vcs],
             last_progress: 0,
             events: 0,
             last_delivery: None,

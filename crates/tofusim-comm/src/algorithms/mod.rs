@@ -233,6 +233,7 @@ pub fn build(
         Collective::Alltoall => alltoall::build(&mut s, algorithm, params),
         Collective::Transfers => unreachable!("transfers have no algorithms (see `transfers`)"),
     }
+    s.shrink_to_fit();
     Ok(s)
 }
 
@@ -249,6 +250,7 @@ pub fn transfers(ranks: u32, list: &[Transfer]) -> Schedule {
         s.send(t.src, t.dst, span.clone(), t.tni, &[]);
         s.recv(t.dst, t.src, span, crate::Combine::Replace, &[]);
     }
+    s.shrink_to_fit();
     s
 }
 

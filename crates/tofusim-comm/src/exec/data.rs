@@ -113,7 +113,7 @@ fn sequence_numbers(s: &Schedule) -> Vec<Vec<u32>> {
                         *c += 1;
                         *c - 1
                     }
-                    Action::Copy { .. } | Action::Work { .. } => 0,
+                    Action::Copy(_) | Action::Work { .. } => 0,
                 })
                 .collect()
         })
@@ -247,9 +247,9 @@ pub fn execute(schedule: &Schedule, order: Order) -> Result<Outcome, DataError> 
                 scatter(&mut buffers[ru], spans, &msg.data, *combine);
                 union(&mut h, &msg.heard);
             }
-            Action::Copy { from, to } => {
-                let data = gather(&buffers[ru], from);
-                scatter(&mut buffers[ru], to, &data, Combine::Replace);
+            Action::Copy(c) => {
+                let data = gather(&buffers[ru], &c.from);
+                scatter(&mut buffers[ru], &c.to, &data, Combine::Replace);
             }
             Action::Work { .. } => {}
         }

@@ -421,8 +421,8 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
                                 Some(ready[flat].max(m.arrived) + host + reduce)
                             }
                         }
-                        Action::Copy { from, .. } => {
-                            Some(ready[flat] + (crate::schedule::total(from) * ELEMENT_BYTES) as f64 / copy_bps)
+                        Action::Copy(c) => {
+                            Some(ready[flat] + (crate::schedule::total(&c.from) * ELEMENT_BYTES) as f64 / copy_bps)
                         }
                         Action::Work { ns } => Some(ready[flat] + *ns as f64 * 1e-9),
                     };

@@ -18,6 +18,8 @@
 
 use tofusim_packet::{Incomplete, NewMessage, NewPacket, Traffic};
 
+use std::sync::Arc;
+
 use crate::schedule::{total, Action, Combine, Schedule};
 use crate::ELEMENT_BYTES;
 
@@ -47,30 +49,39 @@ pub struct HostTiming {
 }
 
 const NOT_YET: u64 = u64::MAX;
+/// `unmet` of a step that has run.
+const DONE: u32 = u32::MAX;
 
 #[derive(Clone)]
 struct Message {
     packets: u32,
     received: u32,
-    arrived: u64,
     /// Flat index of the receive step.
     recv_step: u32,
 }
 
-/// Execution state of one schedule on the engine.
+/// Execution state of one schedule on the engine. The schedule is shared
+/// (the partitions of a split run each hold a copy of the state, not of
+/// the schedule; the caller keeps it for its report).
 #[derive(Clone)]
 pub struct ScheduleRun {
-    schedule: Schedule,
+    schedule: Arc<Schedule>,
     node_of_rank: Vec<u32>,
     timing: HostTiming,
     packet_bytes: u32,
     header_bytes: u32,
     /// First flat step index of each rank.
     base: Vec<u32>,
+    /// Dependencies not yet finished (`DONE` once the step has run).
     unmet: Vec<u32>,
-    ready_at: Vec<u64>,
-    finish: Vec<u64>,
-    dependants: Vec<Vec<u32>>,
+    /// Before a step runs, the cycle it may start (its dependencies' and,
+    /// for a receive, its message's arrival); after, its finish.
+    time: Vec<u64>,
+    /// The steps waiting for each step: `dependants[first_dependant[s]..
+    /// first_dependant[s + 1]]` (one flat list: a schedule has millions
+    /// of steps).
+    first_dependant: Vec<u32>,
+    dependants: Vec<u32>,
     /// Message index of each send and receive step.
     message_of: Vec<u32>,
     messages: Vec<Message>,
@@ -92,19 +103,20 @@ impl std::fmt::Debug for ScheduleRun {
             self.schedule.algorithm,
             self.schedule.ranks,
             self.finished,
-            self.finish.len()
+            self.time.len()
         )
     }
 }
 
 impl ScheduleRun {
     pub fn new(
-        schedule: Schedule,
+        schedule: impl Into<Arc<Schedule>>,
         node_of_rank: Vec<u32>,
         timing: HostTiming,
         packet_bytes: u32,
         header_bytes: u32,
     ) -> Result<Self, String> {
+        let schedule: Arc<Schedule> = schedule.into();
         schedule.validate()?;
         if node_of_rank.len() != schedule.ranks as usize {
             return Err(format!(
@@ -122,7 +134,20 @@ impl ScheduleRun {
         }
         base.push(n);
         let mut unmet = Vec::with_capacity(n as usize);
-        let mut dependants = vec![Vec::new(); n as usize];
+        // Dependants counted, then placed.
+        let mut first_dependant = vec![0u32; n as usize + 1];
+        for (r, prog) in schedule.programs.iter().enumerate() {
+            for st in &prog.steps {
+                for &d in &st.deps {
+                    first_dependant[(base[r] + d) as usize + 1] += 1;
+                }
+            }
+        }
+        for i in 0..n as usize {
+            first_dependant[i + 1] += first_dependant[i];
+        }
+        let mut dependants = vec![0u32; first_dependant[n as usize] as usize];
+        let mut placed = first_dependant.clone();
         let mut message_of = vec![u32::MAX; n as usize];
         let mut messages: Vec<Message> = Vec::new();
         // Sends numbered per (from, to) stream; receives matched to them.
@@ -133,7 +158,9 @@ impl ScheduleRun {
                 let flat = base[r] + i as u32;
                 unmet.push(st.deps.len() as u32);
                 for &d in &st.deps {
-                    dependants[(base[r] + d) as usize].push(flat);
+                    let slot = &mut placed[(base[r] + d) as usize];
+                    dependants[*slot as usize] = flat;
+                    *slot += 1;
                 }
                 if let Action::Send { peer, spans, .. } = &st.action {
                     let bytes = total(spans) * ELEMENT_BYTES;
@@ -145,7 +172,6 @@ impl ScheduleRun {
                     messages.push(Message {
                         packets: packet_count(bytes, packet_bytes, header_bytes),
                         received: 0,
-                        arrived: NOT_YET,
                         recv_step: u32::MAX,
                     });
                 }
@@ -171,9 +197,9 @@ impl ScheduleRun {
             packet_bytes,
             header_bytes,
             base,
-            ready_at: vec![0; unmet.len()],
-            finish: vec![NOT_YET; unmet.len()],
+            time: vec![0; unmet.len()],
             unmet,
+            first_dependant,
             dependants,
             message_of,
             messages,
@@ -210,11 +236,10 @@ impl ScheduleRun {
         if m.received < m.packets {
             return;
         }
-        m.arrived = t;
-        let s = m.recv_step;
-        if self.unmet[s as usize] == 0 && self.finish[s as usize] == NOT_YET {
-            self.work
-                .push(std::cmp::Reverse((self.ready_at[s as usize], s)));
+        let s = m.recv_step as usize;
+        self.time[s] = self.time[s].max(t);
+        if self.unmet[s] == 0 {
+            self.work.push(std::cmp::Reverse((self.time[s], s as u32)));
             self.drain(out);
         }
     }
@@ -247,8 +272,8 @@ impl ScheduleRun {
                     self.emit(r, dst, m, bytes, *tni, *pace, start, out);
                     Some(start)
                 }
-                Action::Copy { from, .. } => {
-                    let bytes = total(from) * ELEMENT_BYTES;
+                Action::Copy(c) => {
+                    let bytes = total(&c.from) * ELEMENT_BYTES;
                     Some(at + (bytes as f64 / self.timing.copy_bytes_per_cycle).ceil() as u64)
                 }
                 Action::Work { ns } => {
@@ -261,7 +286,7 @@ impl ScheduleRun {
                     ..
                 } => {
                     let m = &self.messages[self.message_of[s as usize] as usize];
-                    if m.arrived == NOT_YET {
+                    if m.received < m.packets {
                         None
                     } else {
                         let bytes = total(spans) * ELEMENT_BYTES;
@@ -277,20 +302,22 @@ impl ScheduleRun {
                         } else {
                             self.timing.recv_overhead_cycles
                         };
-                        Some(at.max(m.arrived) + host + reduce)
+                        // `at` is after the arrival (see `on_delivery`).
+                        Some(at + host + reduce)
                     }
                 }
             };
             let Some(f) = done else { continue };
-            self.finish[s as usize] = f;
+            self.time[s as usize] = f;
+            self.unmet[s as usize] = DONE;
             self.finished += 1;
-            for k in 0..self.dependants[s as usize].len() {
-                let d = self.dependants[s as usize][k] as usize;
-                self.ready_at[d] = self.ready_at[d].max(f);
+            for k in self.first_dependant[s as usize]..self.first_dependant[s as usize + 1] {
+                let d = self.dependants[k as usize] as usize;
+                self.time[d] = self.time[d].max(f);
                 self.unmet[d] -= 1;
                 if self.unmet[d] == 0 {
                     self.work
-                        .push(std::cmp::Reverse((self.ready_at[d], d as u32)));
+                        .push(std::cmp::Reverse((self.time[d], d as u32)));
                 }
             }
         }
@@ -334,11 +361,24 @@ impl ScheduleRun {
         ));
     }
 
+    /// Finish cycle of step `s` (`NOT_YET`: it never ran).
+    fn finish(&self, s: usize) -> u64 {
+        if self.unmet[s] == DONE {
+            self.time[s]
+        } else {
+            NOT_YET
+        }
+    }
+
+    /// Finish cycles of rank `r`'s steps (`NOT_YET`: never ran).
+    fn rank_finish(&self, r: usize) -> impl Iterator<Item = u64> + '_ {
+        (self.base[r] as usize..self.base[r + 1] as usize).map(|s| self.finish(s))
+    }
+
     /// Cycle at which the last step finished (the collective's time).
     pub fn end_cycle(&self) -> u64 {
-        self.finish
-            .iter()
-            .copied()
+        (0..self.time.len())
+            .map(|s| self.finish(s))
             .filter(|&f| f != NOT_YET)
             .max()
             .unwrap_or(0)
@@ -346,22 +386,12 @@ impl ScheduleRun {
 
     /// Per rank, the cycle its last step finished.
     pub fn rank_end_cycles(&self) -> Vec<u64> {
-        (0..self.schedule.ranks as usize)
-            .map(|r| {
-                self.finish[self.base[r] as usize..self.base[r + 1] as usize]
-                    .iter()
-                    .copied()
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect()
+        (0..self.schedule.ranks as usize).map(|r| self.rank_finish(r).max().unwrap_or(0)).collect()
     }
 
     /// Per rank, the finish cycle of each step (`u64::MAX`: never ran).
     pub fn step_finish_cycles(&self) -> Vec<Vec<u64>> {
-        (0..self.schedule.ranks as usize)
-            .map(|r| self.finish[self.base[r] as usize..self.base[r + 1] as usize].to_vec())
-            .collect()
+        (0..self.schedule.ranks as usize).map(|r| self.rank_finish(r).collect()).collect()
     }
 
     /// Per rank whose node `owned` accepts: the finish cycle of each step
@@ -369,26 +399,30 @@ impl ScheduleRun {
     pub fn export_ranks(&self, owned: &dyn Fn(u32) -> bool) -> Vec<(u32, Vec<u64>)> {
         (0..self.schedule.ranks as usize)
             .filter(|&r| owned(self.node_of_rank[r]))
-            .map(|r| (r as u32, self.finish[self.base[r] as usize..self.base[r + 1] as usize].to_vec()))
+            .map(|r| (r as u32, self.rank_finish(r).collect()))
             .collect()
     }
 
     /// Takes the step finish cycles of ranks another partition ran.
     pub fn import_ranks(&mut self, ranks: &[(u32, Vec<u64>)]) {
         for (r, f) in ranks {
-            let (a, b) = (self.base[*r as usize] as usize, self.base[*r as usize + 1] as usize);
-            self.finish[a..b].copy_from_slice(f);
+            for (s, &f) in (self.base[*r as usize] as usize..).zip(f) {
+                if f != NOT_YET {
+                    self.time[s] = f;
+                    self.unmet[s] = DONE;
+                }
+            }
         }
-        self.finished = self.finish.iter().filter(|&&f| f != NOT_YET).count() as u64;
+        self.finished = self.unmet.iter().filter(|&&u| u == DONE).count() as u64;
     }
 
     /// Every step ran.
     pub fn check_complete(&self) -> Result<(), String> {
-        let total = self.finish.len() as u64;
+        let total = self.time.len() as u64;
         if self.finished == total {
             return Ok(());
         }
-        let s = self.finish.iter().position(|&f| f == NOT_YET).unwrap_or(0) as u32;
+        let s = self.unmet.iter().position(|&u| u != DONE).unwrap_or(0) as u32;
         let r = self.rank_of(s);
         Err(format!(
             "{} of {total} schedule steps never ran; first: rank {r} step {}",

@@ -23,6 +23,7 @@ impl<W: Traffic> Engine<W> {
                 let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
                 let charged = self.pool.get(ev.x).charged as u16;
                 self.router.inputs.q_used[qi] += charged;
+                self.stats.held_chunks[ev.b as usize] += charged as u64;
                 cache_route(&self.net, &mut self.pool, ev.router, ev.x);
                 self.router.inputs.push(qi, ev.x, &self.net, &mut self.pool);
                 let p = self.pool.get(ev.x);
@@ -50,6 +51,7 @@ impl<W: Traffic> Engine<W> {
                 let qi = r * lay.queues + lay.queue_of(unit, ev.b as usize);
                 self.router.inputs.q_used[qi] -= ev.x as u16;
                 if unit < lay.ports {
+                    self.stats.held_chunks[ev.b as usize] -= ev.x as u64;
                     self.return_tokens(ev.router, ev.a as u8, ev.b, ev.x, t);
                 }
                 self.mark_dirty(ev.router);
@@ -112,6 +114,7 @@ impl<W: Traffic> Engine<W> {
         let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
         self.router.inputs.q_used[qi] -= p.charged as u16;
         if (ev.a as usize) < lay.ports {
+            self.stats.held_chunks[ev.b as usize] -= p.charged as u64;
             self.return_tokens(ev.router, ev.a as u8, ev.b, p.charged as u32, t);
         }
         if p.flags & flags::LIVE == 0 {

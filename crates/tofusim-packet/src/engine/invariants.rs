@@ -194,6 +194,16 @@ impl<W: Traffic> Engine<W> {
                 }
             }
         }
+        // The per-VC running total the time series reads.
+        let mut held = vec![0u64; lay.vcs];
+        for r in (0..lay.routers).filter(|&r| owned(r)) {
+            for (i, &used) in self.router.inputs.q_used[r * lay.queues..r * lay.queues + lay.ports * lay.vcs].iter().enumerate() {
+                held[i % lay.vcs] += used as u64;
+            }
+        }
+        if held != self.stats.held_chunks {
+            part.findings.push((2, u64::MAX, format!("chunks held per VC in the network buffers: {held:?}, but the running total says {:?}", self.stats.held_chunks)));
+        }
         let mut token_err = None;
         for r in 0..lay.routers {
             for o in 0..lay.ports {

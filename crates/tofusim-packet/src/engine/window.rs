@@ -311,15 +311,7 @@ impl<W: Traffic> Engine<W> {
 
     /// This partition's share of the time-series window ending at `at`.
     fn close_sample(&mut self, at: u64) {
-        let lay = self.net.lay;
-        let mut fill = vec![0u64; lay.vcs];
-        for r in (0..lay.routers).filter(|&r| self.owns(r as u32)) {
-            for port in 0..lay.ports {
-                for (v, f) in fill.iter_mut().enumerate() {
-                    *f += self.router.inputs.q_used[r * lay.queues + port * lay.vcs + v] as u64;
-                }
-            }
-        }
+        let fill = self.stats.held_chunks.clone();
         self.stats.samples.push(SampleSums {
             cycle: at,
             delivered_bytes: std::mem::take(&mut self.stats.win_delivered_bytes),
