@@ -2,7 +2,7 @@
 
 use tofusim_comm::algorithms::{atomic_add, get, pingpong, transfers, Transfer};
 use tofusim_comm::Schedule;
-use tofusim_experiment::collective::{run_schedule, Timed};
+use tofusim_experiment::collective::{run_inspecting, run_schedule, setup, Timed};
 use tofusim_experiment::comm_model::Modes;
 
 /// Times the schedule `make(ranks)` over every node of `system`.
@@ -48,10 +48,10 @@ fn pingpong_latency_is_a_few_hundred_ns() {
 
 #[test]
 fn messages_from_one_tni_arrive_in_program_order() {
-    let t = time("k:1x1x1", |ranks| {
-        transfers(ranks, &[put_of(0, 1, 65536); 4])
-    });
-    let f = &t.step_finish_cycles[1];
+    let setup = setup("k:1x1x1").unwrap();
+    let s = transfers(setup.node_of_rank.len() as u32, &[put_of(0, 1, 65536); 4]);
+    let (_, steps) = run_inspecting(setup, s, &Modes::default(), 1, &mut |_| std::ops::ControlFlow::Continue(()), |run| run.step_finish_cycles()).unwrap();
+    let f = &steps[1];
     assert!(f.windows(2).all(|w| w[0] < w[1]), "{f:?}");
 }
 
