@@ -4,6 +4,7 @@
 //! themselves are input units of the router.
 
 use crate::event::{Ev, EvKind};
+use crate::partition::Ownership;
 use crate::send_queue::SendQueues;
 use tofusim_des::TimeWheel;
 
@@ -32,14 +33,16 @@ pub(crate) struct Nic {
 }
 
 impl Nic {
-    pub fn new(nodes: usize, lanes: usize, gen_total: Vec<u64>) -> Self {
+    /// Nodes sit `npr` to a router; the engine simulates the routers `own`.
+    pub fn new(nodes: usize, lanes: usize, npr: usize, gen_total: Vec<u64>, own: Ownership) -> Self {
         use crate::packet::NONE;
+        let routers = nodes / npr;
         Nic {
             lanes,
-            messages: SendQueues::new(nodes, lanes),
+            messages: SendQueues::new(nodes, lanes, npr, own),
             host_free_at: vec![0.0; nodes],
-            src_head: vec![NONE; nodes * lanes],
-            src_tail: vec![NONE; nodes * lanes],
+            src_head: own.filled(routers, npr * lanes, NONE),
+            src_tail: own.filled(routers, npr * lanes, NONE),
             gen_next: vec![0; nodes * lanes],
             gen_total,
             fifo_rr: vec![0; nodes * lanes],

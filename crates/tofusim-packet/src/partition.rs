@@ -21,6 +21,47 @@ pub struct PartitionPlan {
     pub how: String,
 }
 
+/// Which routers an engine simulates: the whole network, or one
+/// partition's routers. An engine's arrays are indexed by the network's
+/// router numbers, but a partition writes only its own routers' entries:
+/// [`Self::filled`] leaves the others zero, in pages the allocator hands
+/// out zeroed and that, never written, take no memory. So a partition
+/// holds about its share of the network, not the whole of it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ownership<'a> {
+    owner: Option<&'a [u16]>,
+    me: u16,
+}
+
+impl<'a> Ownership<'a> {
+    /// Every router.
+    pub fn whole() -> Self {
+        Ownership { owner: None, me: 0 }
+    }
+
+    /// The routers `owner` gives to partition `me`.
+    pub fn of(owner: &'a [u16], me: u16) -> Self {
+        Ownership { owner: Some(owner), me }
+    }
+
+    #[inline]
+    pub fn owns(&self, router: usize) -> bool {
+        self.owner.is_none_or(|o| o[router] == self.me)
+    }
+
+    /// `per` entries per router of `routers`: `value` for the routers
+    /// owned, zero (never written) for the others.
+    pub fn filled<T: Copy + Default + PartialEq>(&self, routers: usize, per: usize, value: T) -> Vec<T> {
+        let mut v = vec![T::default(); routers * per];
+        if value != T::default() {
+            for r in (0..routers).filter(|&r| self.owns(r)) {
+                v[r * per..(r + 1) * per].fill(value);
+            }
+        }
+        v
+    }
+}
+
 /// Most partitions a run may have (partition numbers are `u16`).
 pub const MAX_PARTITIONS: usize = 4096;
 
@@ -100,5 +141,18 @@ mod tests {
         }
         assert_eq!(PartitionPlan::new(&r, 16).sizes(), vec![4; 16]);
         assert_eq!(PartitionPlan::new(&r, 1000).parts, 64);
+    }
+}
+
+#[cfg(test)]
+mod ownership_tests {
+    use super::Ownership;
+
+    #[test]
+    fn a_partition_fills_only_its_routers() {
+        let owner = [0u16, 1, 1, 0];
+        let v = Ownership::of(&owner, 1).filled(4, 2, 7u32);
+        assert_eq!(v, [0, 0, 7, 7, 7, 7, 0, 0]);
+        assert_eq!(Ownership::whole().filled(2, 1, u64::MAX), [u64::MAX; 2]);
     }
 }

@@ -8,6 +8,7 @@
 //! packet per packet, until the packets can move.
 
 use crate::packet::NONE;
+use crate::partition::Ownership;
 use crate::traffic::{NewMessage, NewPacket};
 
 /// A message posted by a node's software, and how far its packets got.
@@ -55,11 +56,12 @@ pub(crate) struct SendQueues {
 }
 
 impl SendQueues {
-    pub fn new(nodes: usize, lanes: usize) -> Self {
+    /// Nodes sit `npr` to a router; the engine simulates the routers `own`.
+    pub fn new(nodes: usize, lanes: usize, npr: usize, own: Ownership) -> Self {
         SendQueues {
             lanes,
-            head: vec![NONE; nodes * lanes],
-            tail: vec![NONE; nodes * lanes],
+            head: own.filled(nodes / npr, npr * lanes, NONE),
+            tail: own.filled(nodes / npr, npr * lanes, NONE),
             pieces: Vec::new(),
             free_pieces: Vec::new(),
             posted: Vec::new(),
@@ -189,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_message_is_made_in_order_with_its_last_packet_short() {
-        let mut q = SendQueues::new(2, 1);
+        let mut q = SendQueues::new(2, 1, 1, Ownership::whole());
         let id = q.post(1, message(0, 3, 0), 4);
         assert_eq!(q.unmade, 3);
         assert_eq!(q.next_hand_over(id), Some((10, 3)));
@@ -207,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_paced_message_is_handed_over_one_packet_at_a_time_and_interleaves() {
-        let mut q = SendQueues::new(1, 1);
+        let mut q = SendQueues::new(1, 1, 1, Ownership::whole());
         let paced = q.post(0, message(5, 2, 100), 0);
         assert_eq!(q.next_hand_over(paced), Some((10, 1)));
         q.hand_over(paced, 1, 10);
@@ -221,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_late_post_hands_over_at_the_post() {
-        let mut q = SendQueues::new(1, 1);
+        let mut q = SendQueues::new(1, 1, 1, Ownership::whole());
         let id = q.post(0, message(0, 2, 5), 40);
         assert_eq!(q.next_hand_over(id), Some((40, 1)));
     }

@@ -220,7 +220,7 @@ pub struct Sample {
 }
 
 /// Per output port: the counters of a Tofu PA unit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, bytemuck::Zeroable)]
 pub struct PortCounters {
     pub bytes: u64,
     pub packets: u64,
@@ -287,7 +287,9 @@ pub(crate) struct Stats {
 impl Stats {
     pub fn new(ports: usize, vcs: usize, sample_cycles: u64, counter_cycles: u64) -> Self {
         Stats {
-            counters: vec![PortCounters::default(); ports],
+            // Zeroed pages: a partition's other routers' counters take no
+            // memory (see `partition::Ownership`).
+            counters: bytemuck::zeroed_vec(ports),
             hist: Histogram::default(),
             samples: Vec::new(),
             next_sample: sample_cycles.max(1),

@@ -56,6 +56,7 @@ use crate::mail::Mail;
 use crate::net::Net;
 use crate::nic::Nic;
 use crate::packet::{checksum, flags, list_pop, list_push, Packet, Pool, NONE};
+use crate::partition::Ownership;
 use crate::prefetch;
 use crate::result::InvariantError;
 use crate::router::route::cache_route;
@@ -131,11 +132,12 @@ impl<W: Traffic> Engine<W> {
         injection_links: f64,
         cycle_ns: f64,
     ) -> Self {
-        Self::build(Arc::new(routing), params, mode, run, workload, injection_links, cycle_ns)
+        Self::build(Arc::new(routing), params, mode, run, workload, injection_links, cycle_ns, Ownership::whole())
     }
 
     /// A fresh engine with the same network, parameters and workload, for
-    /// partition `me` of `owner` (before either has run).
+    /// partition `me` of `owner` (before either has run), holding the state
+    /// of its own routers only.
     pub(crate) fn partition(&self, owner: Arc<[u16]>, me: u16) -> Self {
         let mut e = Self::build(
             Arc::clone(&self.net.routing),
@@ -145,11 +147,12 @@ impl<W: Traffic> Engine<W> {
             self.workload.clone(),
             self.net.injection_links,
             self.net.cycle_ns,
+            Ownership::of(&owner, me),
         );
         if let Some(f) = &self.net.faults {
             e.set_faults(FaultMap::clone(f), self.net.failed_nodes);
         }
-        e.set_partition(owner, me);
+        e.assign(owner, me);
         e
     }
 
@@ -167,7 +170,23 @@ impl<W: Traffic> Engine<W> {
         self.net.faults = Some(Arc::new(faults));
     }
 
+    /// Makes this engine, before it has run, partition `me` of `owner`:
+    /// its router and node state are made again for its own routers only
+    /// (see [`Ownership`]: the rest of the network's entries take no memory).
     pub(crate) fn set_partition(&mut self, owner: Arc<[u16]>, me: u16) {
+        assert!(self.stats.events == 0 && self.pool.live() == 0, "a partition is made before the run");
+        let own = Ownership::of(&owner, me);
+        let lay = self.net.lay;
+        self.router = Router::new(&self.net, own);
+        let gen_total = std::mem::take(&mut self.nic.gen_total);
+        self.nic = Nic::new(self.net.nodes, self.nic.lanes, lay.npr, gen_total, own);
+        self.act_head = own.filled(lay.routers, 1, NONE);
+        self.stats.counters = bytemuck::zeroed_vec(lay.routers * lay.ports);
+        self.assign(owner, me);
+    }
+
+    /// Partition `me` of `owner`: its mail and the packets its nodes generate.
+    fn assign(&mut self, owner: Arc<[u16]>, me: u16) {
         let parts = owner.iter().copied().max().unwrap_or(0) as usize + 1;
         self.mail.outbox = vec![Vec::new(); parts.max(me as usize + 1)];
         self.mail.owner = owner;
@@ -203,6 +222,7 @@ impl<W: Traffic> Engine<W> {
         workload: W,
         injection_links: f64,
         cycle_ns: f64,
+        own: Ownership,
     ) -> Self {
         let routers = routing.routers();
         let ports = routing.ports();
@@ -281,8 +301,8 @@ impl<W: Traffic> Engine<W> {
             failed_nodes: 0,
         };
         Self {
-            router: Router::new(&net),
-            nic: Nic::new(nodes, lanes, gen_total),
+            router: Router::new(&net, own),
+            nic: Nic::new(nodes, lanes, npr, gen_total, own),
             stats,
             mail: Mail::whole(routers),
             workload,
@@ -296,7 +316,7 @@ impl<W: Traffic> Engine<W> {
             gen_remaining,
             leak_at: None,
             error: None,
-            act_head: vec![NONE; routers],
+            act_head: own.filled(routers, 1, NONE),
             acts: Vec::new(),
             act_order: Vec::new(),
             ugal_view: Vec::new(),

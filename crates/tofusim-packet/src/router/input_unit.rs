@@ -10,6 +10,7 @@ use super::route::head_candidates;
 use crate::layout::{Layout, HEAD_EJECTS};
 use crate::net::Net;
 use crate::packet::{list_pop, list_push, Pool, NONE};
+use crate::partition::Ownership;
 
 /// Per router and queue (and per router and input unit), SoA.
 pub(crate) struct InputUnits {
@@ -30,11 +31,11 @@ pub(crate) struct InputUnits {
 }
 
 impl InputUnits {
-    pub fn new(lay: &Layout) -> Self {
+    pub fn new(lay: &Layout, own: Ownership) -> Self {
         let q = lay.routers * lay.queues;
         InputUnits {
-            q_head: vec![NONE; q],
-            q_tail: vec![NONE; q],
+            q_head: own.filled(lay.routers, lay.queues, NONE),
+            q_tail: own.filled(lay.routers, lay.queues, NONE),
             q_used: vec![0; q],
             q_cand: vec![0; q],
             want: vec![0; lay.routers * (lay.ports + 1) * lay.qwords],

@@ -89,7 +89,7 @@ pub(crate) struct Router {
 }
 
 impl Router {
-    pub fn new(net: &Net) -> Self {
+    pub fn new(net: &Net, own: crate::partition::Ownership) -> Self {
         let seed = net.run.seed;
         let rngs = (0..net.lay.routers)
             .map(|r| {
@@ -99,8 +99,8 @@ impl Router {
             })
             .collect();
         Router {
-            inputs: InputUnits::new(&net.lay),
-            outputs: OutputUnits::new(net),
+            inputs: InputUnits::new(&net.lay, own),
+            outputs: OutputUnits::new(net, own),
             rngs,
             requests: Vec::with_capacity(64),
             planted_done: false,

@@ -10,6 +10,7 @@ use super::{Env, Router};
 use crate::config::PlantedFault;
 use crate::event::{Ev, EvKind};
 use crate::net::Net;
+use crate::partition::Ownership;
 use crate::packet::flags;
 
 /// Per router and output port (and VC), SoA.
@@ -28,10 +29,10 @@ pub(crate) struct OutputUnits {
 
 impl OutputUnits {
     /// Every connected output starts with a full VC buffer's tokens.
-    pub fn new(net: &Net) -> Self {
+    pub fn new(net: &Net, own: Ownership) -> Self {
         let lay = net.lay;
         let mut out_tokens = vec![0u16; lay.routers * lay.ports * lay.vcs];
-        for r in 0..lay.routers {
+        for r in (0..lay.routers).filter(|&r| own.owns(r)) {
             for o in 0..lay.ports {
                 if net.routing.neighbor(r as u32, o as u8).is_some() {
                     for v in 0..lay.vcs {
@@ -44,8 +45,8 @@ impl OutputUnits {
             out_free_at: vec![0; lay.routers * lay.ports],
             out_tokens,
             recv_free_at: vec![0; lay.routers * lay.ports],
-            depleted_since: vec![u64::MAX; lay.routers * lay.ports],
-            token_at: vec![u64::MAX; lay.routers * lay.ports],
+            depleted_since: own.filled(lay.routers, lay.ports, u64::MAX),
+            token_at: own.filled(lay.routers, lay.ports, u64::MAX),
         }
     }
 
