@@ -44,4 +44,5 @@ pub use layout::{MAX_PORTS, MAX_QUEUES};
 pub use partition::{PartitionPlan, MAX_PARTITIONS};
 pub use tofusim_des::sync::{LocalTransport, Transport};
 pub use result::RunResult;
+pub use prefetch::line as prefetch_line;
 pub use traffic::{Incomplete, NewMessage, NewPacket, RunEnd, Traffic};

@@ -22,6 +22,10 @@ pub(crate) struct Nic {
     /// total packet counts.
     pub src_head: Vec<u32>,
     pub src_tail: Vec<u32>,
+    /// Chunks of the send queue's head packet once it has waited for room
+    /// in a FIFO (0: not known): a node whose FIFOs stay full is then
+    /// passed over without reading the packet again.
+    pub src_need: Vec<u16>,
     pub gen_next: Vec<u64>,
     pub gen_total: Vec<u64>,
     /// Per (node, lane): the FIFO to try first (round robin).
@@ -43,6 +47,7 @@ impl Nic {
             host_free_at: vec![0.0; nodes],
             src_head: own.filled(routers, npr * lanes, NONE),
             src_tail: own.filled(routers, npr * lanes, NONE),
+            src_need: vec![0; nodes * lanes],
             gen_next: vec![0; nodes * lanes],
             gen_total,
             fifo_rr: vec![0; nodes * lanes],

@@ -9,7 +9,7 @@
 /// Hints the CPU to bring the cache line holding `slice[i]` into cache.
 /// Out-of-range indices are ignored.
 #[inline(always)]
-pub(crate) fn line<T>(slice: &[T], i: usize) {
+pub fn line<T>(slice: &[T], i: usize) {
     if let Some(x) = slice.get(i) {
         #[cfg(target_arch = "x86_64")]
         // The one unsafe block of the engine. SAFETY: SSE is part of the

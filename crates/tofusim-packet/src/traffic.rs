@@ -177,6 +177,12 @@ pub trait Traffic: Clone + Send {
     /// messages `node` must now send.
     fn on_delivery(&mut self, _node: u32, _t: u64, _tag: u32, _out: &mut Vec<NewMessage>) {}
 
+    /// A packet with `tag` was just delivered; [`Self::on_delivery`] for it
+    /// follows later in the same cycle. A traffic whose per-message state
+    /// is large may ask the CPU for it now ([`crate::prefetch_line`]): a
+    /// hint that never changes results.
+    fn prefetch_delivery(&self, _tag: u32) {}
+
     /// What this copy learned about the nodes `owned` accepts, as words
     /// (to cross threads and processes).
     fn export_nodes(&self, _owned: &dyn Fn(u32) -> bool) -> Vec<u64> {

@@ -450,6 +450,10 @@ impl Traffic for ScheduleRun {
         self.start(out);
     }
 
+    fn prefetch_delivery(&self, tag: u32) {
+        tofusim_packet::prefetch_line(&self.messages, tag as usize);
+    }
+
     fn on_delivery(&mut self, node: u32, t: u64, tag: u32, out: &mut Vec<NewMessage>) {
         let mut released = std::mem::take(&mut self.released);
         ScheduleRun::on_delivery(self, t, tag, &mut released);

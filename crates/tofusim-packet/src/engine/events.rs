@@ -157,6 +157,8 @@ impl<W: Traffic> Engine<W> {
         // The destination's software answers (not after a misdelivery: that
         // node is elsewhere, maybe in another partition).
         if self.workload.is_finite() && !misdelivered {
+            // The answer runs later in this cycle: its state is asked for now.
+            self.workload.prefetch_delivery(p.tag);
             self.defer(Kind::Respond, p.dst, ev.a as u32, p.tag, t);
         }
         self.mark_dirty(ev.router);

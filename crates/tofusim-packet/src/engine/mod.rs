@@ -335,6 +335,9 @@ impl<W: Traffic> Engine<W> {
 
     pub(crate) fn push_source(&mut self, node: usize, lane: usize, pkt: u32) {
         let i = node * self.nic.lanes + lane;
+        if self.nic.src_head[i] == NONE {
+            self.nic.src_need[i] = 0;
+        }
         list_push(
             &mut self.pool,
             &mut self.nic.src_head[i],
@@ -503,6 +506,15 @@ impl<W: Traffic> Engine<W> {
                 let pkt = self.create(node as u32, t, created, np);
                 self.push_source(node, lane, pkt);
             }
+            let round_robin = self.net.params.fifo_select == crate::config::FifoSelect::RoundRobin;
+            if from_source && round_robin && self.nic.src_need[li] != 0 {
+                // The head already waited: still no FIFO with room for it?
+                let need = self.nic.src_need[li];
+                let free = |f: usize| self.net.fifo_cap - self.router.inputs.q_used[r * lay.queues + lay.queue_of(unit0 + f, 0)] >= need;
+                if !(0..count).any(|k| free(first + k * step)) {
+                    return;
+                }
+            }
             if from_source && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0 {
                 // No route around the failures: it waits (the run is
                 // stopping with the `unroutable` error).
@@ -522,6 +534,9 @@ impl<W: Traffic> Engine<W> {
                 (np.bytes, np.dst, 0, 0)
             };
             let need = self.net.chunks(bytes);
+            if from_source {
+                self.nic.src_need[li] = need;
+            }
             let room = |s: &Self, f: usize| {
                 s.net.fifo_cap - s.router.inputs.q_used[r * lay.queues + lay.queue_of(unit0 + f, 0)] >= need
             };
@@ -548,6 +563,7 @@ impl<W: Traffic> Engine<W> {
             let Some(f) = fifo else { return };
             self.nic.fifo_rr[li] = (((f - first) / step + 1) % count) as u8;
             let pkt = if from_source {
+                self.nic.src_need[li] = 0;
                 list_pop(&self.pool, &mut self.nic.src_head[li], &mut self.nic.src_tail[li])
             } else {
                 let np = self
