@@ -217,6 +217,33 @@ pub fn run_on(
     run_inspecting(setup, s, modes, seed, progress, |_| ()).map(|(t, ())| t)
 }
 
+/// The packet engine that runs `s` over the ranks of `setup`, with the
+/// run's parameters `run`.
+pub fn schedule_engine(
+    setup: Setup,
+    s: std::sync::Arc<tofusim_comm::Schedule>,
+    modes: &Modes,
+    run: RunParams,
+) -> Result<Engine<ScheduleRun>> {
+    let Setup {
+        built: crate::build::Built { nodes: t, dragonfly, fattree, model, injection_links, .. },
+        node_of_rank,
+        ..
+    } = setup;
+    let ranks = node_of_rank.len() as u32;
+    if s.ranks != ranks {
+        return Err(err("schedule", format!("{} ranks for {ranks} placed ranks", s.ranks)));
+    }
+    let timing = model.host_timing(modes);
+    let run_state = ScheduleRun::new(s, node_of_rank, timing, model.packet_bytes, model.header_bytes)
+        .map_err(|e| err("algo", e))?;
+    if t.node_count() < 2 {
+        return Err(err("pattern", "a workload needs at least 2 nodes"));
+    }
+    let routing = crate::build::routing_of(&t, dragonfly.as_ref(), fattree.as_ref(), model.router.escape);
+    Ok(Engine::new(routing, model.router.clone(), model.routing, run, run_state, injection_links, model.cycle_ns()))
+}
+
 /// [`run_on`], and what `inspect` reads from the finished run's state
 /// (e.g. every step's finish cycle: millions of numbers for a large
 /// collective, so only when asked).
@@ -228,29 +255,8 @@ pub fn run_inspecting<T>(
     progress: tofusim_packet::Progress,
     inspect: impl FnOnce(&ScheduleRun) -> T,
 ) -> Result<(Timed, T)> {
-    let Setup {
-        built: crate::build::Built { nodes: t, dragonfly, fattree, model, injection_links, .. },
-        node_of_rank,
-        grid,
-    } = setup;
-    let ranks = node_of_rank.len() as u32;
-    if s.ranks != ranks {
-        return Err(err("schedule", format!("{} ranks for {ranks} placed ranks", s.ranks)));
-    }
-    let timing = model.host_timing(modes);
+    let (grid, ranks) = (setup.grid, setup.node_of_rank.len() as u32);
     let s = std::sync::Arc::new(s);
-    let run_state = ScheduleRun::new(
-        std::sync::Arc::clone(&s),
-        node_of_rank,
-        timing,
-        model.packet_bytes,
-        model.header_bytes,
-    )
-    .map_err(|e| err("algo", e))?;
-    if t.node_count() < 2 {
-        return Err(err("pattern", "a workload needs at least 2 nodes"));
-    }
-    let routing = crate::build::routing_of(&t, dragonfly.as_ref(), fattree.as_ref(), model.router.escape);
     let run = RunParams {
         seed,
         // A collective's result has no time series: none is sampled (a
@@ -259,15 +265,7 @@ pub fn run_inspecting<T>(
         sample_cycles: u64::MAX,
         ..RunParams::default()
     };
-    let engine = Engine::new(
-        routing,
-        model.router.clone(),
-        model.routing,
-        run,
-        run_state,
-        injection_links,
-        model.cycle_ns(),
-    );
+    let engine = schedule_engine(setup, std::sync::Arc::clone(&s), modes, run)?;
     let (r, (rank_end_cycles, seen)): (RunResult, (Vec<u64>, T)) = engine
         .run_with(progress, |s| (s.rank_end_cycles(), inspect(s)));
     let cycles = r.completion_cycles.unwrap_or(r.sim.cycles);

@@ -83,3 +83,30 @@ fn get_and_atomic_skip_the_target_host() {
     );
     assert!(g > 0.5 * put_round_trip);
 }
+
+#[test]
+fn a_schedule_posted_at_once_makes_its_packets_as_they_leave() {
+    // Every rank of BG/L 4x4x4 sends 16 KiB to every other at once: about
+    // 280,000 packets posted at cycle 0. Packets are made as the send
+    // queues' heads reach the FIFOs, so a run allowed 5,000 live packets
+    // completes, and exactly as an unbounded one.
+    use std::sync::Arc;
+    use tofusim_experiment::collective::schedule_engine;
+    use tofusim_packet::RunParams;
+    let run = |max_live: Option<u64>| {
+        let setup = setup("bgl:4x4x4").unwrap();
+        let ranks = setup.node_of_rank.len() as u32;
+        let list: Vec<Transfer> = (0..ranks)
+            .flat_map(|a| (0..ranks).filter(move |&b| b != a).map(move |b| put_of(a, b, 16 << 10)))
+            .collect();
+        let s = Arc::new(transfers(ranks, &list));
+        let params = RunParams { max_live_packets: max_live, ..RunParams::default() };
+        let engine = schedule_engine(setup, s, &Modes::default(), params).unwrap();
+        engine.run(&mut |_| std::ops::ControlFlow::Continue(()))
+    };
+    let bounded = run(Some(5_000));
+    assert!(bounded.complete && bounded.budget_exceeded.is_none(), "{:?}", bounded.budget_exceeded);
+    assert!(bounded.packets_delivered > 250_000, "{}", bounded.packets_delivered);
+    let free = run(None);
+    assert_eq!((bounded.completion_cycles, bounded.packets_delivered), (free.completion_cycles, free.packets_delivered));
+}
