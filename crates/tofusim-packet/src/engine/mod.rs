@@ -708,8 +708,17 @@ impl<W: Traffic> Engine<W> {
         prefetch::line(&self.router.inputs.q_used, qi);
         prefetch::line(&self.router.inputs.q_tail, qi);
         prefetch::line(&self.dirty, r);
+        if ev.kind == EvKind::Arrive {
+            // A packet joining an empty queue becomes its head: the head
+            // index (`q_cand`, the router's `want` masks) changes.
+            prefetch::line(&self.router.inputs.q_cand, qi);
+            let w = r * (lay.ports + 1) * lay.qwords;
+            prefetch::line(&self.router.inputs.want, w);
+            prefetch::line(&self.router.inputs.want, w + (lay.ports + 1) * lay.qwords - 1);
+        }
         if ev.kind == EvKind::Token {
             prefetch::line(&self.router.outputs.out_tokens, (r * lay.ports + ev.a as usize) * lay.vcs);
+            prefetch::line(&self.router.outputs.depleted_since, r * lay.ports + ev.a as usize);
         }
     }
 
@@ -723,6 +732,14 @@ impl<W: Traffic> Engine<W> {
             prefetch::line(&self.router.inputs.q_head, base + k);
         }
         prefetch::line(&self.router.inputs.q_used, base);
+        // A hop pops a head (its queue's `q_cand`) and counts at its port.
+        for k in (0..lay.queues).step_by(8) {
+            prefetch::line(&self.router.inputs.q_cand, base + k);
+        }
+        for o in (0..lay.ports).step_by(2) {
+            prefetch::line(&self.stats.counters, r * lay.ports + o);
+        }
+        prefetch::line(&self.router.outputs.depleted_since, r * lay.ports);
         prefetch::line(&self.router.outputs.out_free_at, r * lay.ports);
         prefetch::line(&self.router.outputs.out_tokens, r * lay.ports * lay.vcs);
         prefetch::line(&self.router.inputs.paths_used, r * lay.units);
