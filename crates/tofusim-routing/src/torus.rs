@@ -133,6 +133,12 @@ impl TorusRouting {
         self.coords[r as usize * self.axes.len() + a] as u32
     }
 
+    /// The neighbour table, `ports()` entries per router (`u32::MAX`: no
+    /// link), for callers that prefetch it.
+    pub fn neighbor_table(&self) -> &[u32] {
+        &self.neighbor
+    }
+
     #[inline]
     pub fn neighbor(&self, r: u32, p: u8) -> Option<(u32, u8)> {
         let w = self.neighbor[r as usize * self.ports() + p as usize];

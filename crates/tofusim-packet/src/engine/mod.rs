@@ -727,7 +727,12 @@ impl<W: Traffic> Engine<W> {
     fn prefetch_router(&self, r: usize) {
         let lay = self.net.lay;
         let base = r * lay.queues;
-        prefetch::line(&self.router.inputs.want, r * (lay.ports + 1) * lay.qwords);
+        let w = r * (lay.ports + 1) * lay.qwords;
+        prefetch::line(&self.router.inputs.want, w);
+        prefetch::line(&self.router.inputs.want, w + (lay.ports + 1) * lay.qwords - 1);
+        if let Routing::Torus(t) = &*self.net.routing {
+            prefetch::line(t.neighbor_table(), r * lay.ports);
+        }
         for k in (0..lay.queues).step_by(16) {
             prefetch::line(&self.router.inputs.q_head, base + k);
         }
