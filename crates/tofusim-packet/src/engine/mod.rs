@@ -299,6 +299,7 @@ impl<W: Traffic> Engine<W> {
             directed_links,
             faults: None,
             failed_nodes: 0,
+            prefetch: routers >= crate::net::PREFETCH_FROM_ROUTERS,
         };
         Self {
             router: Router::new(&net, own),
@@ -668,7 +669,7 @@ impl<W: Traffic> Engine<W> {
         }
         let mut list = std::mem::take(&mut self.dirty_list);
         for i in 0..list.len() {
-            if let Some(&ahead) = list.get(i + PREFETCH_ROUTERS) {
+            if let Some(&ahead) = list.get(i + PREFETCH_ROUTERS).filter(|_| self.net.prefetch) {
                 self.prefetch_router(ahead as usize);
             }
             let r = list[i] as usize;

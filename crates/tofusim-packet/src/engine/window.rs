@@ -220,7 +220,7 @@ impl<W: Traffic> Engine<W> {
             self.close_up_to(now);
             self.stats.events += buf.len() as u64;
             for i in 0..buf.len() {
-                if let Some(&ahead) = buf.get(i + PREFETCH_EVENTS) {
+                if let Some(&ahead) = buf.get(i + PREFETCH_EVENTS).filter(|_| self.net.prefetch) {
                     self.prefetch_event(ahead);
                 }
                 self.apply(buf[i], now);
