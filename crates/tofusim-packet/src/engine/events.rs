@@ -193,6 +193,11 @@ impl<W: Traffic> Engine<W> {
     /// are handed to their send lane at the later of `at` and their own
     /// release cycles, and made when they reach the lane's head.
     fn post(&mut self, r: u32, t: u64, at: u64, m: crate::traffic::NewMessage) {
+        if m.packets == 0 {
+            // Nothing to send (a traffic always sends at least one packet
+            // per message; an empty one would hold its entry for ever).
+            return;
+        }
         let id = self.nic.messages.post(r, m, at);
         self.pending_releases += m.packets as u64;
         self.hand_over(id, t);
