@@ -96,47 +96,93 @@ pub fn list_pop(pool: &Pool, head: &mut u32, tail: &mut u32) -> u32 {
     h
 }
 
+/// Items in one arena, addressed by `u32`, with the freed slots reused
+/// (no allocation in steady state): packets, and the send queues' messages
+/// and pieces.
+#[derive(Clone, Debug)]
+pub(crate) struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab { items: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<T> Slab<T> {
+    /// Stores `x` in a free slot (or a new one); returns its index.
+    pub fn insert(&mut self, x: T) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i as usize] = x;
+                i
+            }
+            None => {
+                self.items.push(x);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Slot `i` may be reused (its item stays until then).
+    pub fn free(&mut self, i: u32) {
+        self.free.push(i);
+    }
+
+    /// Every slot, freed or not.
+    pub fn slots(&self) -> &[T] {
+        &self.items
+    }
+}
+
+impl<T> std::ops::Index<u32> for Slab<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: u32) -> &T {
+        &self.items[i as usize]
+    }
+}
+
+impl<T> std::ops::IndexMut<u32> for Slab<T> {
+    #[inline]
+    fn index_mut(&mut self, i: u32) -> &mut T {
+        &mut self.items[i as usize]
+    }
+}
+
 #[derive(Default)]
 pub struct Pool {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
+    slots: Slab<Packet>,
     live: u64,
 }
 
 impl Pool {
     pub fn alloc(&mut self, p: Packet) -> u32 {
         self.live += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = p;
-                i
-            }
-            None => {
-                self.slots.push(p);
-                (self.slots.len() - 1) as u32
-            }
-        }
+        self.slots.insert(p)
     }
 
     pub fn release(&mut self, i: u32) {
-        self.slots[i as usize].flags &= !flags::LIVE;
-        self.free.push(i);
+        self.slots[i].flags &= !flags::LIVE;
+        self.slots.free(i);
         self.live -= 1;
     }
 
     #[inline]
     pub(crate) fn prefetch(&self, i: u32) {
-        crate::prefetch::line(&self.slots, i as usize);
+        crate::prefetch::line(self.slots.slots(), i as usize);
     }
 
     #[inline]
     pub fn get(&self, i: u32) -> &Packet {
-        &self.slots[i as usize]
+        &self.slots[i]
     }
 
     #[inline]
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {
-        &mut self.slots[i as usize]
+        &mut self.slots[i]
     }
 
     pub fn live(&self) -> u64 {
@@ -145,6 +191,7 @@ impl Pool {
 
     pub fn iter_live(&self) -> impl Iterator<Item = (u32, &Packet)> {
         self.slots
+            .slots()
             .iter()
             .enumerate()
             .filter(|(_, p)| p.flags & flags::LIVE != 0)

@@ -7,7 +7,7 @@
 //! thousands of messages at once holds one entry per message, not one
 //! packet per packet, until the packets can move.
 
-use crate::packet::NONE;
+use crate::packet::{Slab, NONE};
 use crate::partition::Ownership;
 use crate::traffic::{NewMessage, NewPacket};
 
@@ -42,10 +42,8 @@ pub(crate) struct SendQueues {
     /// Per (node, lane): first and last piece.
     head: Vec<u32>,
     tail: Vec<u32>,
-    pieces: Vec<Piece>,
-    free_pieces: Vec<u32>,
-    posted: Vec<Posted>,
-    free_posted: Vec<u32>,
+    pieces: Slab<Piece>,
+    posted: Slab<Posted>,
     /// Per node: the serial of its next message.
     next_serial: Vec<u32>,
     /// Packets posted and not yet made (handed over or not).
@@ -62,10 +60,8 @@ impl SendQueues {
             lanes,
             head: own.filled(nodes / npr, npr * lanes, NONE),
             tail: own.filled(nodes / npr, npr * lanes, NONE),
-            pieces: Vec::new(),
-            free_pieces: Vec::new(),
-            posted: Vec::new(),
-            free_posted: Vec::new(),
+            pieces: Slab::default(),
+            posted: Slab::default(),
             next_serial: vec![0; nodes],
             unmade: 0,
             queued: 0,
@@ -78,23 +74,13 @@ impl SendQueues {
         let serial = self.next_serial[node as usize];
         self.next_serial[node as usize] = serial.wrapping_add(1);
         self.unmade += message.packets as u64;
-        let p = Posted { message, node, posted_at: at, handed: 0, made: 0, serial };
-        match self.free_posted.pop() {
-            Some(id) => {
-                self.posted[id as usize] = p;
-                id
-            }
-            None => {
-                self.posted.push(p);
-                (self.posted.len() - 1) as u32
-            }
-        }
+        self.posted.insert(Posted { message, node, posted_at: at, handed: 0, made: 0, serial })
     }
 
     /// The next packets of message `id` to hand over: the cycle and how
     /// many (all that are left unless it is paced), or `None` when all are.
     pub fn next_hand_over(&self, id: u32) -> Option<(u64, u32)> {
-        let p = &self.posted[id as usize];
+        let p = &self.posted[id];
         let m = &p.message;
         if p.handed == m.packets {
             return None;
@@ -106,7 +92,7 @@ impl SendQueues {
 
     /// The node, lane and serial of message `id`.
     pub fn owner(&self, id: u32) -> (u32, u8, u32) {
-        let p = &self.posted[id as usize];
+        let p = &self.posted[id];
         (p.node, p.message.first.lane % self.lanes as u8, p.serial)
     }
 
@@ -114,23 +100,13 @@ impl SendQueues {
     /// at cycle `t`.
     pub fn hand_over(&mut self, id: u32, count: u32, t: u64) {
         let (node, lane, _) = self.owner(id);
-        self.posted[id as usize].handed += count;
+        self.posted[id].handed += count;
         self.queued += count as u64;
-        let piece = Piece { next: NONE, message: id, packets: count, handed_at: t };
-        let i = match self.free_pieces.pop() {
-            Some(i) => {
-                self.pieces[i as usize] = piece;
-                i
-            }
-            None => {
-                self.pieces.push(piece);
-                (self.pieces.len() - 1) as u32
-            }
-        };
+        let i = self.pieces.insert(Piece { next: NONE, message: id, packets: count, handed_at: t });
         let q = node as usize * self.lanes + lane as usize;
         match self.tail[q] {
             NONE => self.head[q] = i,
-            last => self.pieces[last as usize].next = i,
+            last => self.pieces[last].next = i,
         }
         self.tail[q] = i;
     }
@@ -147,7 +123,7 @@ impl SendQueues {
         if i == NONE {
             return None;
         }
-        let piece = &mut self.pieces[i as usize];
+        let piece = &mut self.pieces[i];
         let (id, handed_at) = (piece.message, piece.handed_at);
         piece.packets -= 1;
         if piece.packets == 0 {
@@ -155,13 +131,13 @@ impl SendQueues {
             if piece.next == NONE {
                 self.tail[q] = NONE;
             }
-            self.free_pieces.push(i);
+            self.pieces.free(i);
         }
-        let p = &mut self.posted[id as usize];
+        let p = &mut self.posted[id];
         let packet = p.message.packet(p.made);
         p.made += 1;
         if p.made == p.message.packets {
-            self.free_posted.push(id);
+            self.posted.free(id);
         }
         self.unmade -= 1;
         self.queued -= 1;
@@ -173,8 +149,8 @@ impl SendQueues {
         let mut n = 0;
         let mut i = self.head[node * self.lanes + lane];
         while i != NONE {
-            n += self.pieces[i as usize].packets as u64;
-            i = self.pieces[i as usize].next;
+            n += self.pieces[i].packets as u64;
+            i = self.pieces[i].next;
         }
         n
     }

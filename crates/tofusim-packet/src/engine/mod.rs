@@ -181,7 +181,6 @@ impl<W: Traffic> Engine<W> {
         let gen_total = std::mem::take(&mut self.nic.gen_total);
         self.nic = Nic::new(self.net.nodes, self.nic.lanes, lay.npr, gen_total, own);
         self.act_head = own.filled(lay.routers, 1, NONE);
-        self.stats.counters = bytemuck::zeroed_vec(lay.routers * lay.ports);
         self.assign(owner, me);
     }
 
@@ -487,6 +486,13 @@ impl<W: Traffic> Engine<W> {
         }
     }
 
+    /// Whether injection FIFO `unit` of router `r` has room for `need` chunks.
+    #[inline]
+    fn fifo_room(&self, r: usize, unit: usize, need: u16) -> bool {
+        let lay = self.net.lay;
+        self.net.fifo_cap - self.router.inputs.q_used[r * lay.queues + lay.queue_of(unit, 0)] >= need
+    }
+
     fn fill_lane(&mut self, node: usize, lane: usize, t: u64) {
         let lay = self.net.lay;
         let r = self.net.router_of(node as u32) as usize;
@@ -511,8 +517,7 @@ impl<W: Traffic> Engine<W> {
             if from_source && round_robin && self.nic.src_need[li] != 0 {
                 // The head already waited: still no FIFO with room for it?
                 let need = self.nic.src_need[li];
-                let free = |f: usize| self.net.fifo_cap - self.router.inputs.q_used[r * lay.queues + lay.queue_of(unit0 + f, 0)] >= need;
-                if !(0..count).any(|k| free(first + k * step)) {
+                if !(0..count).any(|k| self.fifo_room(r, unit0 + first + k * step, need)) {
                     return;
                 }
             }
@@ -538,9 +543,7 @@ impl<W: Traffic> Engine<W> {
             if from_source {
                 self.nic.src_need[li] = need;
             }
-            let room = |s: &Self, f: usize| {
-                s.net.fifo_cap - s.router.inputs.q_used[r * lay.queues + lay.queue_of(unit0 + f, 0)] >= need
-            };
+            let room = |s: &Self, f: usize| s.fifo_room(r, unit0 + f, need);
             let fifo = match self.net.params.fifo_select {
                 crate::config::FifoSelect::RoundRobin => {
                     let start = self.nic.fifo_rr[li] as usize;
