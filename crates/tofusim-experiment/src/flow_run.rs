@@ -30,7 +30,7 @@ use std::time::Instant;
 use rand::SeedableRng;
 use serde::Serialize;
 use tofusim_flow::transfers::{run_until as run_messages, Message};
-use tofusim_flow::{Flow, MaxMin};
+use tofusim_flow::{Flow, MaxMin, RouteScratch};
 use tofusim_workload::{FinitePattern, Kind};
 
 use crate::error::{ConfigError, Result};
@@ -321,31 +321,72 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             let pb = w.packet_bytes as f64;
             let wire_per_byte = (pb + overhead) / pb;
             let demand = load * exp.built.injection_links * wire_per_byte;
-            let mut flows: Vec<Flow> = Vec::new();
-            let mut zero_load = Vec::new();
-            for src in 0..w.nodes() {
-                let mut draws: BTreeMap<u32, usize> = BTreeMap::new();
-                for _ in 0..DRAWS {
-                    if let Some(d) = w.open_destination(src, &mut rng) {
-                        *draws.entry(d).or_default() += 1;
+            // Each node's destinations (counted per node over its draws),
+            // visited in ascending order.
+            let mut draws = vec![0u32; w.nodes() as usize];
+            let mut drawn: Vec<u32> = Vec::new();
+            let mut each_flow = |rng: &mut tofusim_routing::Rng, visit: &mut dyn FnMut(&[u32], u64, f64)| {
+                let mut scratch = RouteScratch::default();
+                for src in 0..w.nodes() {
+                    for _ in 0..DRAWS {
+                        if let Some(d) = w.open_destination(src, rng) {
+                            if draws[d as usize] == 0 {
+                                drawn.push(d);
+                            }
+                            draws[d as usize] += 1;
+                        }
                     }
+                    drawn.sort_unstable();
+                    for &dst in &drawn {
+                        let share = draws[dst as usize] as f64 / DRAWS as f64;
+                        draws[dst as usize] = 0;
+                        net.visit_routes(src, dst, 0, rng, &mut scratch, |links, h, part| visit(links, h, demand * share * part));
+                    }
+                    drawn.clear();
                 }
-                for (dst, k) in draws {
-                    let share = k as f64 / DRAWS as f64;
-                    for (links, h, part) in net.routes(src, dst, 0, &mut rng) {
-                        flows.push(Flow { links, cap: demand * share * part });
-                        zero_load.push((h as f64 * hop + pb + overhead, share * part));
+            };
+            // First the load of every flow at its cap: below saturation
+            // (no resource over its capacity) the caps are the max-min
+            // rates, with no flow kept. Weights of the zero-load latency
+            // are per router hop count.
+            let mut flow_count = 0usize;
+            let mut by_hops: Vec<f64> = Vec::new();
+            let start = rng.clone();
+            each_flow(&mut rng, &mut |links, h, cap| {
+                flow_count += 1;
+                for &l in links {
+                    carried[l as usize] += cap;
+                }
+                if by_hops.len() <= h as usize {
+                    by_hops.resize(h as usize + 1, 0.0);
+                }
+                by_hops[h as usize] += cap;
+            });
+            let fits = carried.iter().zip(&net.capacity).all(|(&x, &c)| x <= c.max(0.0));
+            if !fits {
+                // Saturated: the max-min solve over every flow, drawn again.
+                let mut flows: Vec<Flow> = Vec::with_capacity(flow_count);
+                let mut hops: Vec<u64> = Vec::with_capacity(flow_count);
+                let mut rng = start;
+                each_flow(&mut rng, &mut |links, h, cap| {
+                    flows.push(Flow { links: links.to_vec(), cap });
+                    hops.push(h);
+                });
+                let mut rates = Vec::new();
+                MaxMin::new().solve(&net.capacity, &flows, &mut rates);
+                carried.fill(0.0);
+                by_hops.fill(0.0);
+                for ((f, &r), &h) in flows.iter().zip(&rates).zip(&hops) {
+                    for &l in &f.links {
+                        carried[l as usize] += r;
                     }
+                    by_hops[h as usize] += r;
                 }
             }
-            let mut rates = Vec::new();
-            MaxMin::new().solve(&net.capacity, &flows, &mut rates);
-            for (f, &r) in flows.iter().zip(&rates) {
-                for &l in &f.links {
-                    carried[l as usize] += r;
-                }
-            }
-            let accepted: f64 = rates.iter().sum::<f64>() / wire_per_byte;
+            // A flow's resources are its lane, its injection and its links:
+            // the injection resources together carry every flow once.
+            let injection = net.routers * net.ports..net.routers * net.ports + net.nodes;
+            let accepted: f64 = carried[injection].iter().sum::<f64>() / wire_per_byte;
             result.offered_load = Some(*load);
             result.accepted_load = accepted / (nodes * exp.built.injection_links);
             result.complete = true;
@@ -353,24 +394,24 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / links;
             result.payload_utilization = result.link_utilization * (pb - w.header_bytes as f64) / (pb + overhead);
             // Zero-load latency, weighted by the traffic each flow carries.
-            let total: f64 = rates.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-            let mean = zero_load.iter().zip(&rates).map(|((l, _), r)| l * r).sum::<f64>() / total;
-            let mut by_latency: Vec<(f64, f64)> = zero_load.iter().zip(&rates).map(|((l, _), &r)| (*l, r)).collect();
-            by_latency.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            let latency_of = |h: usize| h as f64 * hop + pb + overhead;
+            let total: f64 = by_hops.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+            let mean = by_hops.iter().enumerate().map(|(h, r)| latency_of(h) * r).sum::<f64>() / total;
             let quantile = |q: f64| {
                 let mut acc = 0.0;
-                for &(l, r) in &by_latency {
+                for (h, &r) in by_hops.iter().enumerate().filter(|x| *x.1 > 0.0) {
                     acc += r;
                     if acc >= q * total {
-                        return l;
+                        return latency_of(h);
                     }
                 }
-                by_latency.last().map_or(0.0, |x| x.0)
+                by_hops.iter().rposition(|&r| r > 0.0).map_or(0.0, latency_of)
             };
-            result.latency = Latency { mean, p50: quantile(0.5), p99: quantile(0.99), max: by_latency.last().map_or(0.0, |x| x.0) };
+            let max = by_hops.iter().rposition(|&r| r > 0.0).map_or(0.0, latency_of);
+            result.latency = Latency { mean, p50: quantile(0.5), p99: quantile(0.99), max };
             result.latency_kind = "zero-load (no queueing in the flow model)";
-            result.sim.flows = flows.len();
-            result.sim.solves = 1;
+            result.sim.flows = flow_count;
+            result.sim.solves = u64::from(!fits);
             let per_cycle = accepted / pb;
             let cycles = exp.run.cycles.unwrap_or(0).saturating_sub(exp.run.warmup) as f64;
             result.packets_delivered = (per_cycle * cycles).round() as u64;

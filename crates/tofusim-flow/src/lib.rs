@@ -27,7 +27,7 @@ pub mod transfers;
 
 pub use incremental::IncrementalMaxMin;
 pub use interrupt::{Interrupt, Stop};
-pub use network::{Capacities, FlowNet};
+pub use network::{Capacities, FlowNet, RouteScratch};
 pub use solver::{FlowSet, MaxMin, Subset};
 
 /// One flow: the links it crosses (indices into the capacity table) and

@@ -107,6 +107,27 @@ impl FlowNet {
     /// dragonfly under Valiant routing up to 16 of the Valiant routes (the
     /// engine's packets spread over the minimal or Valiant paths).
     pub fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut Rng) -> Vec<RoutePart> {
+        let mut out = Vec::new();
+        self.visit_routes(a, b, tni, rng, &mut RouteScratch::default(), |links, hops, share| {
+            out.push((links.to_vec(), hops, share))
+        });
+        out
+    }
+
+    /// The same routes given one at a time to `visit` (resources, router
+    /// hops, share of the message), in the same order and drawing the same
+    /// random numbers as [`FlowNet::routes`], built in `scratch`'s buffers:
+    /// no allocation per route once they have grown (open-loop patterns
+    /// walk about a million routes and keep none).
+    pub fn visit_routes(
+        &self,
+        a: u32,
+        b: u32,
+        tni: u8,
+        rng: &mut Rng,
+        scratch: &mut RouteScratch,
+        mut visit: impl FnMut(&[u32], u64, f64),
+    ) {
         let (ra, rb) = (a / self.npr, b / self.npr);
         if let Routing::Dragonfly(d) = &self.routing {
             if d.mode == DragonflyMode::Valiant {
@@ -114,18 +135,12 @@ impl FlowNet {
                 if !all.is_empty() {
                     let k = all.len().min(16);
                     let step = all.len() as f64 / k as f64;
-                    return (0..k)
-                        .map(|i| {
-                            let (links, hops) = self.walk(
-                                &self.routing,
-                                a,
-                                b,
-                                tni,
-                                all[(i as f64 * step) as usize],
-                            );
-                            (links, hops, 1.0 / k as f64)
-                        })
-                        .collect();
+                    let buf = scratch.buffer(0);
+                    for i in 0..k {
+                        let hops = self.walk(&self.routing, a, b, tni, all[(i as f64 * step) as usize], buf);
+                        visit(buf, hops, 1.0 / k as f64);
+                    }
+                    return;
                 }
             }
         }
@@ -139,48 +154,85 @@ impl FlowNet {
                 // Only tori have several dimension orders.
                 Routing::Dragonfly(_) | Routing::FatTree(_) => 0,
             };
-            let mut variants = vec![hints];
+            let variants = &mut scratch.variants;
+            variants.clear();
+            variants.push(hints);
             for axis in (0..8).filter(|a| tied & (1 << a) != 0) {
-                let flipped: Vec<u8> = variants.iter().map(|h| h ^ (1 << axis)).collect();
-                variants.extend(flipped);
+                for i in 0..variants.len() {
+                    variants.push(variants[i] ^ (1 << axis));
+                }
             }
-            let mut routes: Vec<(Vec<u32>, u64)> = Vec::new();
+            let mut found = 0;
             for o in &self.orders {
-                for &h in &variants {
-                    let r = self.walk(o, a, b, tni, h);
-                    if !routes.iter().any(|x| x.0 == r.0) {
-                        routes.push(r);
+                for v in 0..scratch.variants.len() {
+                    let h = scratch.variants[v];
+                    let hops = self.walk(o, a, b, tni, h, scratch.buffer(found));
+                    let (seen, new) = scratch.routes.split_at(found);
+                    if !seen.iter().any(|x| x.0 == new[0].0) {
+                        scratch.routes[found].1 = hops;
+                        found += 1;
                     }
                 }
             }
-            let k = routes.len() as f64;
-            return routes
-                .into_iter()
-                .map(|(links, hops)| (links, hops, 1.0 / k))
-                .collect();
+            for (links, hops) in &scratch.routes[..found] {
+                visit(links, *hops, 1.0 / found as f64);
+            }
+            return;
         }
-        let (links, hops) = self.walk(&self.routing, a, b, tni, hints);
-        vec![(links, hops, 1.0)]
+        let buf = scratch.buffer(0);
+        let hops = self.walk(&self.routing, a, b, tni, hints, buf);
+        visit(buf, hops, 1.0);
     }
 
     /// The route of `routing` with route state `hints` from node `a` to
-    /// node `b`: the sender's lane and injection, then the links; and its
-    /// router hops.
-    fn walk(&self, routing: &Routing, a: u32, b: u32, tni: u8, hints: u8) -> (Vec<u32>, u64) {
+    /// node `b`, written to `links`: the sender's lane and injection, then
+    /// the links. Returns its router hops.
+    fn walk(&self, routing: &Routing, a: u32, b: u32, tni: u8, hints: u8, links: &mut Vec<u32>) -> u64 {
         let links_end = self.routers * self.ports;
-        let mut links = vec![
-            (links_end + self.nodes + self.lane(a, tni)) as u32,
-            (links_end as u32) + a,
-        ];
+        links.clear();
+        links.push((links_end + self.nodes + self.lane(a, tni)) as u32);
+        links.push((links_end as u32) + a);
         let (mut r, rb) = (a / self.npr, b / self.npr);
+        if let Some(legs) = match routing {
+            Routing::Torus(t) => t.dimension_legs(r, rb, hints),
+            Routing::Dragonfly(_) | Routing::FatTree(_) => None,
+        } {
+            for (p, hops) in legs {
+                for _ in 0..hops {
+                    links.push((r as usize * self.ports + p as usize) as u32);
+                    r = routing.neighbor(r, p).expect("routes follow links").0;
+                }
+            }
+            debug_assert_eq!(r, rb, "a dimension-order route ends at its destination");
+            return (links.len() - 2) as u64;
+        }
         let mut h = routing.advance(r, hints);
         while let Some(p) = routing.escape_port(r, rb, h) {
             links.push((r as usize * self.ports + p as usize) as u32);
             r = routing.neighbor(r, p).expect("routes follow links").0;
             h = routing.advance(r, h);
         }
-        let hops = (links.len() - 2) as u64;
-        (links, hops)
+        (links.len() - 2) as u64
+    }
+}
+
+/// The buffers [`FlowNet::visit_routes`] builds routes in, kept by the
+/// caller from one message to the next.
+#[derive(Debug, Default)]
+pub struct RouteScratch {
+    /// Distinct routes found so far for the current message, and their hops.
+    routes: Vec<(Vec<u32>, u64)>,
+    /// Route states (hint bits) to walk under every dimension order.
+    variants: Vec<u8>,
+}
+
+impl RouteScratch {
+    /// Route buffer `i`, made when first needed.
+    fn buffer(&mut self, i: usize) -> &mut Vec<u32> {
+        if self.routes.len() <= i {
+            self.routes.resize_with(i + 1, Default::default);
+        }
+        &mut self.routes[i].0
     }
 }
 

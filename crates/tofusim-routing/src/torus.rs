@@ -232,6 +232,22 @@ impl TorusRouting {
         t
     }
 
+    /// The escape route from `src` to `dst` under `hints` as legs (port,
+    /// hops), in the escape order, when that order is by dimension: the
+    /// ports [`Self::escape_port`] gives hop by hop, found once per axis (a
+    /// hop along one axis leaves the hops left on the others unchanged).
+    /// `None` under [`EscapeOrder::Direction`], whose order changes as
+    /// directions finish. For the flow model, which walks about a million
+    /// routes per open-loop run.
+    pub fn dimension_legs(&self, src: u32, dst: u32, hints: u8) -> Option<impl Iterator<Item = (u8, u32)> + '_> {
+        (self.escape_order == EscapeOrder::Dimension).then(|| {
+            self.order.iter().map(|&a| a as usize).filter_map(move |a| {
+                let hops = self.remaining(src, dst, hints, a);
+                (hops > 0).then(|| (self.port_for(src, dst, hints, a), hops))
+            })
+        })
+    }
+
     /// Hops left on axis `a` in the hinted direction.
     #[inline]
     fn remaining(&self, r: u32, dst: u32, hints: u8, a: usize) -> u32 {
@@ -466,6 +482,31 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn dimension_legs_are_the_escape_route() {
+        let shapes = shapes();
+        for t in &shapes {
+            let axes = t.axes().len();
+            let order: Vec<usize> = (0..axes).rev().collect();
+            let rt = TorusRouting::new(t, &order, EscapeOrder::Dimension);
+            let n = t.node_count() as u32;
+            for (s, d) in (0..n).flat_map(|s| (0..n).map(move |d| (s, d))) {
+                for hints in 0..(1u16 << axes) {
+                    let h = hints as u8;
+                    let mut hop_by_hop = Vec::new();
+                    let mut r = s;
+                    while let Some(p) = rt.escape_port(r, d, h) {
+                        hop_by_hop.push(p);
+                        r = rt.neighbor(r, p).unwrap().0;
+                    }
+                    let legs: Vec<u8> = rt.dimension_legs(s, d, h).unwrap().flat_map(|(p, k)| std::iter::repeat_n(p, k as usize)).collect();
+                    assert_eq!(legs, hop_by_hop, "{s} -> {d}, hints {h:b}");
+                }
+            }
+            assert!(TorusRouting::new(t, &order, EscapeOrder::Direction).dimension_legs(0, 1, 0).is_none());
         }
     }
 
