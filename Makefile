@@ -7,18 +7,23 @@ PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip
 STAMP   := $(VENV)/.deps-installed
 CARGO   ?= cargo
-PYDEPS  := maturin click rich numpy matplotlib pytest hypothesis mpi4py
+PYDEPS  := maturin click rich numpy matplotlib pytest hypothesis mpi4py six
 
-.PHONY: install demo test test-rust test-python bench docs clean core fuzz
+.PHONY: install demo test test-rust test-python bench docs clean core fuzz tracer
 
-install: $(STAMP) core
+install: $(STAMP) core tracer
 
 $(PY):
 	python3 -m venv $(VENV) || { apt-get update && apt-get install -y python3-venv && python3 -m venv $(VENV); }
 
 # Open MPI (Debian packages) for the real-MPI executor; mpi4py builds against it.
+# OTF2 (library, headers, tools, Python bindings) for recording and reading
+# MPI traces (issue 20); the bindings are Debian's, linked into the venv.
+DEBS    := openmpi-bin libopenmpi-dev libopen-trace-format2-dev otf2-tools python3-otf2
+OTF2PY  := /usr/lib/python3/dist-packages
 $(STAMP): $(PY) pyproject.toml
-	command -v mpicc >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openmpi-bin libopenmpi-dev; }
+	dpkg -s $(DEBS) >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBS); }
+	site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); ln -sfn $(OTF2PY)/otf2 $$site/otf2; ln -sfn $(OTF2PY)/_otf2 $$site/_otf2
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(PYDEPS)
 	touch $(STAMP)
@@ -26,6 +31,14 @@ $(STAMP): $(PY) pyproject.toml
 # Builds the Rust core in release mode and installs the package (editable) into the venv.
 core: $(STAMP)
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+
+# The MPI tracer (PMPI interposition library writing OTF2), loaded by
+# `tofusim trace record` with LD_PRELOAD.
+TRACER  := python/tofusim/lib/libtofusim_tracer.so
+tracer: $(TRACER)
+$(TRACER): tracer/tofusim_tracer.c $(STAMP)
+	mkdir -p $(dir $@)
+	mpicc -O2 -fPIC -shared -Wall -Wextra -Wno-unused-parameter -o $@ $< $$(pkg-config --cflags --libs otf2)
 
 demo: install
 	$(VENV)/bin/tofusim topo --compare

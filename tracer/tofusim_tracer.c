@@ -1,0 +1,847 @@
+/*
+ * tofusim's MPI tracer: a PMPI interposition library that writes an OTF2
+ * trace of an MPI program (issue 20; docs/traces.md).
+ *
+ * Loaded with LD_PRELOAD by `tofusim trace record -- mpirun ...`. Every MPI
+ * call it wraps becomes an Enter and a Leave of the call's region, with the
+ * standard OTF2 MPI records between them: MpiSend / MpiRecv for blocking
+ * point-to-point, MpiIsend / MpiIrecvRequest when a non-blocking call is
+ * posted and MpiIsendComplete / MpiIrecv when a wait or test completes it,
+ * MpiCollectiveBegin / MpiCollectiveEnd for collectives. The compute time
+ * between calls is the gap between a Leave and the next Enter (wall time,
+ * CLOCK_MONOTONIC in nanoseconds: all ranks of a one-machine run share it).
+ *
+ * Communicators: MPI_COMM_WORLD is communicator 0; each communicator made by
+ * a wrapped constructor (split, dup, create, split_type, cart_create,
+ * cart_sub) gets a global id from its rank 0 (that rank's world rank and
+ * its own creation count), broadcast to its members; rank 0 of the world
+ * gathers them all at MPI_Finalize and writes the global definitions (one
+ * location and location group per rank, one group per communicator over
+ * the world ranks). Calls on a communicator the tracer did not see made
+ * (an inter-communicator, one from a call it does not wrap) are recorded
+ * on communicator OTF2_UNDEFINED_COMM, which the replay refuses by name.
+ *
+ * Collective sizes: sizeSent is the bytes of the rank's send buffer(s) the
+ * call reads, sizeReceived the bytes of its receive buffer(s) it writes (a
+ * bcast's root sends count*size and receives 0; an alltoall sends and
+ * receives count*size per rank of the communicator).
+ *
+ * Calls the replay does not model (probes, persistent and non-blocking
+ * collective requests, request cancellation, one-sided communication)
+ * are wrapped too, as a region of their own name with no MPI record, so the
+ * replay can refuse the trace naming the call and the rank instead of
+ * skipping them silently.
+ *
+ * Environment: TOFUSIM_TRACE_DIR, the archive's directory (default
+ * ./tofusim-trace; it must not exist yet).
+ */
+#define OTF2_MPI_USE_PMPI
+#include <mpi.h>
+#include <otf2/otf2.h>
+#include <otf2/OTF2_MPI_Collectives.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The regions: every wrapped call, in one list (X-macro: the enum and the
+ * names come from the same lines). */
+#define REGIONS(X) \
+    X(MPI_Init) X(MPI_Init_thread) X(MPI_Finalize) \
+    X(MPI_Send) X(MPI_Ssend) X(MPI_Bsend) X(MPI_Rsend) X(MPI_Recv) \
+    X(MPI_Isend) X(MPI_Issend) X(MPI_Ibsend) X(MPI_Irsend) X(MPI_Irecv) \
+    X(MPI_Sendrecv) X(MPI_Sendrecv_replace) \
+    X(MPI_Wait) X(MPI_Waitall) X(MPI_Waitany) X(MPI_Waitsome) \
+    X(MPI_Test) X(MPI_Testall) X(MPI_Testany) X(MPI_Testsome) \
+    X(MPI_Barrier) X(MPI_Bcast) X(MPI_Reduce) X(MPI_Allreduce) \
+    X(MPI_Gather) X(MPI_Gatherv) X(MPI_Scatter) X(MPI_Scatterv) \
+    X(MPI_Allgather) X(MPI_Allgatherv) X(MPI_Alltoall) X(MPI_Alltoallv) \
+    X(MPI_Reduce_scatter) X(MPI_Reduce_scatter_block) X(MPI_Scan) X(MPI_Exscan) \
+    X(MPI_Comm_split) X(MPI_Comm_dup) X(MPI_Comm_create) X(MPI_Comm_split_type) \
+    X(MPI_Cart_create) X(MPI_Cart_sub) X(MPI_Comm_free) \
+    X(MPI_Probe) X(MPI_Iprobe) X(MPI_Send_init) X(MPI_Recv_init) X(MPI_Start) \
+    X(MPI_Startall) X(MPI_Cancel) X(MPI_Request_free) \
+    X(MPI_Ibarrier) X(MPI_Ibcast) X(MPI_Iallreduce) X(MPI_Ireduce) X(MPI_Ialltoall) \
+    X(MPI_Iallgather) X(MPI_Alltoallw) X(MPI_Put) X(MPI_Get) X(MPI_Accumulate) \
+    X(MPI_Win_fence) X(MPI_Intercomm_create)
+
+#define AS_ENUM(n) R_##n,
+#define AS_NAME(n) #n,
+enum region { REGIONS(AS_ENUM) REGION_COUNT };
+static const char *region_names[] = { REGIONS(AS_NAME) };
+
+/* ---- state of this rank's recording --------------------------------- */
+
+static OTF2_Archive *archive;
+static OTF2_EvtWriter *evt;
+static int world_rank = -1, world_size;
+static int recording;
+static uint64_t events;
+static uint64_t first_time = UINT64_MAX;
+static uint32_t comms_made;
+
+static uint64_t now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc, void *cb, bool final) {
+    (void)user; (void)type; (void)loc; (void)cb; (void)final;
+    return OTF2_FLUSH;
+}
+static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc) {
+    (void)user; (void)type; (void)loc;
+    return now();
+}
+static OTF2_FlushCallbacks flush_callbacks = { .otf2_pre_flush = pre_flush, .otf2_post_flush = post_flush };
+
+static void fail(const char *what) {
+    fprintf(stderr, "tofusim tracer (rank %d): %s\n", world_rank, what);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* ---- communicators ---------------------------------------------------- */
+
+typedef struct {
+    MPI_Comm handle;
+    uint32_t id;
+} CommEntry;
+static CommEntry *comms;
+static size_t ncomms, capcomms;
+
+/* Definitions this rank owns (it is rank 0 of those communicators):
+ * [id, size, world ranks...] one after the other. */
+static uint32_t *owned;
+static size_t nowned, capowned;
+
+static void push_owned(uint32_t v) {
+    if (nowned == capowned) {
+        capowned = capowned ? 2 * capowned : 256;
+        owned = realloc(owned, capowned * sizeof *owned);
+        if (!owned) fail("out of memory");
+    }
+    owned[nowned++] = v;
+}
+
+static uint32_t comm_id(MPI_Comm c) {
+    if (c == MPI_COMM_WORLD) return 0;
+    for (size_t i = 0; i < ncomms; i++)
+        if (comms[i].handle == c) return comms[i].id;
+    return OTF2_UNDEFINED_COMM;
+}
+
+/* A communicator just made (collectively by its members): its id from its
+ * rank 0, and that rank keeps its definition. */
+static void comm_made(MPI_Comm c) {
+    if (c == MPI_COMM_NULL) return;
+    int flag = 0;
+    PMPI_Comm_test_inter(c, &flag);
+    if (flag) return; /* inter-communicators stay undefined: refused */
+    int rank, size;
+    PMPI_Comm_rank(c, &rank);
+    PMPI_Comm_size(c, &size);
+    uint32_t id = 0;
+    if (rank == 0) {
+        if (world_rank >= 65536 || comms_made >= 65535) fail("more communicators or ranks than the trace numbers (65,535 each)");
+        id = ((uint32_t)world_rank << 16) | ++comms_made;
+    }
+    PMPI_Bcast(&id, 1, MPI_UINT32_T, 0, c);
+    if (ncomms == capcomms) {
+        capcomms = capcomms ? 2 * capcomms : 64;
+        comms = realloc(comms, capcomms * sizeof *comms);
+        if (!comms) fail("out of memory");
+    }
+    comms[ncomms++] = (CommEntry){ c, id };
+    if (rank == 0) {
+        MPI_Group g, wg;
+        PMPI_Comm_group(c, &g);
+        PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+        int *local = malloc(size * sizeof *local), *world = malloc(size * sizeof *world);
+        if (!local || !world) fail("out of memory");
+        for (int i = 0; i < size; i++) local[i] = i;
+        PMPI_Group_translate_ranks(g, size, local, wg, world);
+        push_owned(id);
+        push_owned((uint32_t)size);
+        for (int i = 0; i < size; i++) push_owned((uint32_t)world[i]);
+        free(local);
+        free(world);
+        PMPI_Group_free(&g);
+        PMPI_Group_free(&wg);
+    }
+}
+
+static void comm_freed(MPI_Comm c) {
+    for (size_t i = 0; i < ncomms; i++)
+        if (comms[i].handle == c) {
+            comms[i] = comms[--ncomms];
+            return;
+        }
+}
+
+/* ---- requests --------------------------------------------------------- */
+
+typedef struct {
+    MPI_Request handle;
+    uint64_t id;
+    uint32_t comm;
+    int is_recv;
+} RequestEntry;
+static RequestEntry *requests;
+static size_t nrequests, caprequests;
+static uint64_t next_request;
+
+static void request_posted(MPI_Request r, uint32_t comm, int is_recv) {
+    if (nrequests == caprequests) {
+        caprequests = caprequests ? 2 * caprequests : 256;
+        requests = realloc(requests, caprequests * sizeof *requests);
+        if (!requests) fail("out of memory");
+    }
+    requests[nrequests++] = (RequestEntry){ r, next_request, comm, is_recv };
+}
+
+/* The completion record of request `r` (as it was before the wait or test
+ * set it to MPI_REQUEST_NULL), completed with status `st`. */
+static void request_done(MPI_Request r, MPI_Status *st, uint64_t t) {
+    for (size_t i = 0; i < nrequests; i++) {
+        if (requests[i].handle != r) continue;
+        RequestEntry e = requests[i];
+        requests[i] = requests[--nrequests];
+        if (e.is_recv) {
+            int bytes = 0;
+            PMPI_Get_count(st, MPI_BYTE, &bytes);
+            if (st->MPI_SOURCE != MPI_PROC_NULL) {
+                OTF2_EvtWriter_MpiIrecv(evt, NULL, t, (uint32_t)st->MPI_SOURCE, e.comm, (uint32_t)st->MPI_TAG, (uint64_t)bytes, e.id);
+                events++;
+            }
+        } else {
+            OTF2_EvtWriter_MpiIsendComplete(evt, NULL, t, e.id);
+            events++;
+        }
+        return;
+    }
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static void enter(enum region r, uint64_t t) {
+    if (!recording) return;
+    if (t < first_time) first_time = t;
+    OTF2_EvtWriter_Enter(evt, NULL, t, r);
+    events++;
+}
+static void leave(enum region r) {
+    if (!recording) return;
+    OTF2_EvtWriter_Leave(evt, NULL, now(), r);
+    events++;
+}
+
+static uint64_t type_bytes(MPI_Datatype t, long count) {
+    int sz = 0;
+    if (t != MPI_DATATYPE_NULL) PMPI_Type_size(t, &sz);
+    return (uint64_t)sz * (uint64_t)(count < 0 ? 0 : count);
+}
+
+static int comm_size(MPI_Comm c) {
+    int n = 1;
+    PMPI_Comm_size(c, &n);
+    return n;
+}
+static int comm_rank(MPI_Comm c) {
+    int n = 0;
+    PMPI_Comm_rank(c, &n);
+    return n;
+}
+
+static void p2p_send(int dest, MPI_Comm c, int tag, uint64_t bytes, uint64_t t) {
+    if (!recording || dest == MPI_PROC_NULL) return;
+    OTF2_EvtWriter_MpiSend(evt, NULL, t, (uint32_t)dest, comm_id(c), (uint32_t)tag, bytes);
+    events++;
+}
+static void p2p_recv(MPI_Status *st, MPI_Comm c, uint64_t t) {
+    if (!recording || st->MPI_SOURCE == MPI_PROC_NULL) return;
+    int bytes = 0;
+    PMPI_Get_count(st, MPI_BYTE, &bytes);
+    OTF2_EvtWriter_MpiRecv(evt, NULL, t, (uint32_t)st->MPI_SOURCE, comm_id(c), (uint32_t)st->MPI_TAG, (uint64_t)bytes);
+    events++;
+}
+static void coll_begin(void) {
+    if (!recording) return;
+    OTF2_EvtWriter_MpiCollectiveBegin(evt, NULL, now());
+    events++;
+}
+static void coll_end(OTF2_CollectiveOp op, MPI_Comm c, int root, uint64_t sent, uint64_t received) {
+    if (!recording) return;
+    OTF2_EvtWriter_MpiCollectiveEnd(evt, NULL, now(), op, comm_id(c), root < 0 ? OTF2_UNDEFINED_UINT32 : (uint32_t)root, sent, received);
+    events++;
+}
+
+/* ---- set-up and finish ------------------------------------------------ */
+
+static void start_recording(uint64_t t0) {
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    const char *dir = getenv("TOFUSIM_TRACE_DIR");
+    if (!dir || !*dir) dir = "tofusim-trace";
+    archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    if (!archive) fail("cannot create the OTF2 archive (does TOFUSIM_TRACE_DIR exist already?)");
+    OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL);
+    OTF2_MPI_Archive_SetCollectiveCallbacks(archive, MPI_COMM_WORLD, MPI_COMM_NULL);
+    OTF2_Archive_SetCreator(archive, "tofusim tracer");
+    OTF2_Archive_OpenEvtFiles(archive);
+    evt = OTF2_Archive_GetEvtWriter(archive, (OTF2_LocationRef)world_rank);
+    if (!evt) fail("cannot open the event writer");
+    recording = 1;
+    first_time = t0;
+}
+
+enum { STR_EMPTY, STR_MACHINE, STR_NODE, STR_WORLD, STR_FIRST_REGION };
+
+static void write_definitions(uint64_t *counts, uint32_t *defs, int ndefs, uint64_t start, uint64_t end) {
+    OTF2_GlobalDefWriter *w = OTF2_Archive_GetGlobalDefWriter(archive);
+    OTF2_GlobalDefWriter_WriteClockProperties(w, 1000000000u, start, end - start, OTF2_UNDEFINED_TIMESTAMP);
+    uint32_t s = 0;
+    OTF2_GlobalDefWriter_WriteString(w, s++, "");
+    OTF2_GlobalDefWriter_WriteString(w, s++, "machine");
+    OTF2_GlobalDefWriter_WriteString(w, s++, "node");
+    OTF2_GlobalDefWriter_WriteString(w, s++, "MPI_COMM_WORLD");
+    for (int r = 0; r < REGION_COUNT; r++) {
+        OTF2_GlobalDefWriter_WriteString(w, s, region_names[r]);
+        OTF2_GlobalDefWriter_WriteRegion(w, r, s, s, STR_EMPTY, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, STR_EMPTY, 0, 0);
+        s++;
+    }
+    OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, STR_MACHINE, STR_NODE, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    char name[64];
+    uint64_t *members = malloc((size_t)world_size * sizeof *members);
+    if (!members) fail("out of memory");
+    for (int r = 0; r < world_size; r++) {
+        snprintf(name, sizeof name, "rank %d", r);
+        OTF2_GlobalDefWriter_WriteString(w, s, name);
+        OTF2_GlobalDefWriter_WriteLocationGroup(w, r, s, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
+        OTF2_GlobalDefWriter_WriteLocation(w, r, s, OTF2_LOCATION_TYPE_CPU_THREAD, counts[r], r);
+        members[r] = (uint64_t)r;
+        s++;
+    }
+    /* Group 0: the world's locations (rank i is location i); group 1 the
+     * world communicator over them; then one group per communicator. */
+    OTF2_GlobalDefWriter_WriteGroup(w, 0, STR_EMPTY, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, world_size, members);
+    OTF2_GlobalDefWriter_WriteGroup(w, 1, STR_WORLD, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, world_size, members);
+    OTF2_GlobalDefWriter_WriteComm(w, 0, STR_WORLD, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    uint32_t group = 2;
+    for (int i = 0; i < ndefs;) {
+        uint32_t id = defs[i], size = defs[i + 1];
+        for (uint32_t k = 0; k < size; k++) members[k] = defs[i + 2 + k];
+        snprintf(name, sizeof name, "communicator %u (rank %u's number %u)", group - 1, id >> 16, id & 0xffff);
+        OTF2_GlobalDefWriter_WriteString(w, s, name);
+        OTF2_GlobalDefWriter_WriteGroup(w, group, s, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, size, members);
+        /* Global ids are dense (1, 2, ...); each rank's mapping table
+         * turns the ids in its events into these. */
+        OTF2_GlobalDefWriter_WriteComm(w, group - 1, s, group, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+        s++;
+        group++;
+        i += 2 + (int)size;
+    }
+    free(members);
+    OTF2_Archive_CloseGlobalDefWriter(archive, w);
+}
+
+static void finish_recording(uint64_t t_enter) {
+    enter(R_MPI_Finalize, t_enter);
+    leave(R_MPI_Finalize);
+    recording = 0;
+    uint64_t end = now();
+    OTF2_Archive_CloseEvtWriter(archive, evt);
+    OTF2_Archive_CloseEvtFiles(archive);
+    /* Every rank's event count, first timestamp, end, and communicator
+     * definitions, to rank 0. */
+    uint64_t mine[3] = { events, first_time, end };
+    uint64_t *all = world_rank == 0 ? malloc(3 * (size_t)world_size * sizeof *all) : NULL;
+    PMPI_Gather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    int n = (int)nowned;
+    int *lens = world_rank == 0 ? malloc((size_t)world_size * sizeof *lens) : NULL;
+    PMPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int *displs = NULL, total = 0;
+    uint32_t *defs = NULL;
+    if (world_rank == 0) {
+        displs = malloc((size_t)world_size * sizeof *displs);
+        for (int r = 0; r < world_size; r++) {
+            displs[r] = total;
+            total += lens[r];
+        }
+        defs = malloc(((size_t)total + 1) * sizeof *defs);
+    }
+    PMPI_Gatherv(owned, n, MPI_UINT32_T, defs, lens, displs, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+    /* The communicators' ids in the events (rank, number) become 1, 2, ...
+     * in the order rank 0 gathered them: every rank gets the list and
+     * writes it as its mapping table. */
+    uint32_t count = 0;
+    uint32_t *ids = NULL;
+    if (world_rank == 0) {
+        ids = malloc(((size_t)total + 1) * sizeof *ids);
+        for (int i = 0; i < total; i += 2 + (int)defs[i + 1]) ids[count++] = defs[i];
+    }
+    PMPI_Bcast(&count, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+    if (world_rank != 0) ids = malloc(((size_t)count + 1) * sizeof *ids);
+    PMPI_Bcast(ids, (int)count, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+    OTF2_Archive_OpenDefFiles(archive);
+    OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(archive, (OTF2_LocationRef)world_rank);
+    if (count > 0) {
+        OTF2_IdMap *map = OTF2_IdMap_Create(OTF2_ID_MAP_SPARSE, count);
+        for (uint32_t k = 0; k < count; k++) OTF2_IdMap_AddIdPair(map, ids[k], k + 1);
+        OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_COMM, map);
+        OTF2_IdMap_Free(map);
+    }
+    free(ids);
+    OTF2_Archive_CloseDefWriter(archive, dw);
+    OTF2_Archive_CloseDefFiles(archive);
+    if (world_rank == 0) {
+        uint64_t *counts = malloc((size_t)world_size * sizeof *counts);
+        uint64_t start = UINT64_MAX, stop = 0;
+        for (int r = 0; r < world_size; r++) {
+            counts[r] = all[3 * r];
+            if (all[3 * r + 1] < start) start = all[3 * r + 1];
+            if (all[3 * r + 2] > stop) stop = all[3 * r + 2];
+        }
+        write_definitions(counts, defs, total, start, stop);
+        free(counts);
+        free(all);
+        free(lens);
+        free(displs);
+        free(defs);
+    }
+    OTF2_Archive_Close(archive);
+}
+
+/* ---- the wrappers ----------------------------------------------------- */
+
+int MPI_Init(int *argc, char ***argv) {
+    uint64_t t = now();
+    int rc = PMPI_Init(argc, argv);
+    start_recording(t);
+    enter(R_MPI_Init, t);
+    leave(R_MPI_Init);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    uint64_t t = now();
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    start_recording(t);
+    enter(R_MPI_Init_thread, t);
+    leave(R_MPI_Init_thread);
+    return rc;
+}
+
+int MPI_Finalize(void) {
+    finish_recording(now());
+    return PMPI_Finalize();
+}
+
+#define BLOCKING_SEND(NAME)                                                                  \
+    int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) { \
+        uint64_t t = now();                                                                  \
+        enter(R_##NAME, t);                                                                  \
+        p2p_send(dest, comm, tag, type_bytes(dt, count), t);                                 \
+        int rc = P##NAME(buf, count, dt, dest, tag, comm);                                   \
+        leave(R_##NAME);                                                                     \
+        return rc;                                                                           \
+    }
+BLOCKING_SEND(MPI_Send)
+BLOCKING_SEND(MPI_Ssend)
+BLOCKING_SEND(MPI_Bsend)
+BLOCKING_SEND(MPI_Rsend)
+
+int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    enter(R_MPI_Recv, now());
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = PMPI_Recv(buf, count, dt, source, tag, comm, st);
+    p2p_recv(st, comm, now());
+    leave(R_MPI_Recv);
+    return rc;
+}
+
+#define NONBLOCKING_SEND(NAME)                                                                                    \
+    int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *req) {   \
+        uint64_t t = now();                                                                                       \
+        enter(R_##NAME, t);                                                                                       \
+        int rc = P##NAME(buf, count, dt, dest, tag, comm, req);                                                   \
+        if (recording && dest != MPI_PROC_NULL) {                                                                 \
+            next_request++;                                                                                       \
+            OTF2_EvtWriter_MpiIsend(evt, NULL, t, (uint32_t)dest, comm_id(comm), (uint32_t)tag, type_bytes(dt, count), next_request); \
+            events++;                                                                                             \
+            request_posted(*req, comm_id(comm), 0);                                                               \
+        }                                                                                                         \
+        leave(R_##NAME);                                                                                          \
+        return rc;                                                                                                \
+    }
+NONBLOCKING_SEND(MPI_Isend)
+NONBLOCKING_SEND(MPI_Issend)
+NONBLOCKING_SEND(MPI_Ibsend)
+NONBLOCKING_SEND(MPI_Irsend)
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *req) {
+    uint64_t t = now();
+    enter(R_MPI_Irecv, t);
+    int rc = PMPI_Irecv(buf, count, dt, source, tag, comm, req);
+    if (recording && source != MPI_PROC_NULL) {
+        next_request++;
+        OTF2_EvtWriter_MpiIrecvRequest(evt, NULL, t, next_request);
+        events++;
+        request_posted(*req, comm_id(comm), 1);
+    }
+    leave(R_MPI_Irecv);
+    return rc;
+}
+
+int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf, int rcount, MPI_Datatype rdt,
+                 int source, int rtag, MPI_Comm comm, MPI_Status *status) {
+    uint64_t t = now();
+    enter(R_MPI_Sendrecv, t);
+    p2p_send(dest, comm, stag, type_bytes(sdt, scount), t);
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm, st);
+    p2p_recv(st, comm, now());
+    leave(R_MPI_Sendrecv);
+    return rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source, int rtag, MPI_Comm comm,
+                         MPI_Status *status) {
+    uint64_t t = now();
+    enter(R_MPI_Sendrecv_replace, t);
+    p2p_send(dest, comm, stag, type_bytes(dt, count), t);
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = PMPI_Sendrecv_replace(buf, count, dt, dest, stag, source, rtag, comm, st);
+    p2p_recv(st, comm, now());
+    leave(R_MPI_Sendrecv_replace);
+    return rc;
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status) {
+    enter(R_MPI_Wait, now());
+    MPI_Request before = *req;
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = PMPI_Wait(req, st);
+    if (recording && before != MPI_REQUEST_NULL) request_done(before, st, now());
+    leave(R_MPI_Wait);
+    return rc;
+}
+
+/* Copies of the request handles (waits and tests set completed ones to
+ * MPI_REQUEST_NULL) and statuses even when the caller ignores them. */
+typedef struct {
+    MPI_Request *before;
+    MPI_Status *statuses;
+} Saved;
+
+static Saved save(int n, MPI_Request *reqs, MPI_Status *given) {
+    Saved s = { malloc((size_t)(n > 0 ? n : 1) * sizeof(MPI_Request)), given };
+    if (!s.before) fail("out of memory");
+    memcpy(s.before, reqs, (size_t)(n > 0 ? n : 0) * sizeof(MPI_Request));
+    if (given == MPI_STATUSES_IGNORE) {
+        s.statuses = malloc((size_t)(n > 0 ? n : 1) * sizeof(MPI_Status));
+        if (!s.statuses) fail("out of memory");
+    }
+    return s;
+}
+static void release(Saved *s, MPI_Status *given) {
+    free(s->before);
+    if (given == MPI_STATUSES_IGNORE) free(s->statuses);
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
+    enter(R_MPI_Waitall, now());
+    Saved s = save(n, reqs, statuses);
+    int rc = PMPI_Waitall(n, reqs, s.statuses);
+    uint64_t t = now();
+    for (int i = 0; recording && i < n; i++)
+        if (s.before[i] != MPI_REQUEST_NULL) request_done(s.before[i], &s.statuses[i], t);
+    release(&s, statuses);
+    leave(R_MPI_Waitall);
+    return rc;
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status) {
+    enter(R_MPI_Waitany, now());
+    Saved s = save(n, reqs, MPI_STATUSES_IGNORE);
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = PMPI_Waitany(n, reqs, index, st);
+    if (recording && *index != MPI_UNDEFINED) request_done(s.before[*index], st, now());
+    release(&s, MPI_STATUSES_IGNORE);
+    leave(R_MPI_Waitany);
+    return rc;
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+    enter(R_MPI_Waitsome, now());
+    Saved s = save(n, reqs, statuses);
+    int rc = PMPI_Waitsome(n, reqs, outcount, indices, s.statuses);
+    uint64_t t = now();
+    for (int k = 0; recording && *outcount != MPI_UNDEFINED && k < *outcount; k++)
+        request_done(s.before[indices[k]], &s.statuses[k], t);
+    release(&s, statuses);
+    leave(R_MPI_Waitsome);
+    return rc;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
+    enter(R_MPI_Test, now());
+    MPI_Request before = *req;
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = PMPI_Test(req, flag, st);
+    if (recording && *flag && before != MPI_REQUEST_NULL) request_done(before, st, now());
+    leave(R_MPI_Test);
+    return rc;
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[]) {
+    enter(R_MPI_Testall, now());
+    Saved s = save(n, reqs, statuses);
+    int rc = PMPI_Testall(n, reqs, flag, s.statuses);
+    uint64_t t = now();
+    for (int i = 0; recording && *flag && i < n; i++)
+        if (s.before[i] != MPI_REQUEST_NULL) request_done(s.before[i], &s.statuses[i], t);
+    release(&s, statuses);
+    leave(R_MPI_Testall);
+    return rc;
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status) {
+    enter(R_MPI_Testany, now());
+    Saved s = save(n, reqs, MPI_STATUSES_IGNORE);
+    MPI_Status local;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &local : status;
+    int rc = PMPI_Testany(n, reqs, index, flag, st);
+    if (recording && *flag && *index != MPI_UNDEFINED) request_done(s.before[*index], st, now());
+    release(&s, MPI_STATUSES_IGNORE);
+    leave(R_MPI_Testany);
+    return rc;
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[]) {
+    enter(R_MPI_Testsome, now());
+    Saved s = save(n, reqs, statuses);
+    int rc = PMPI_Testsome(n, reqs, outcount, indices, s.statuses);
+    uint64_t t = now();
+    for (int k = 0; recording && *outcount != MPI_UNDEFINED && k < *outcount; k++)
+        request_done(s.before[indices[k]], &s.statuses[k], t);
+    release(&s, statuses);
+    leave(R_MPI_Testsome);
+    return rc;
+}
+
+/* Collectives: Enter, MpiCollectiveBegin, the call, MpiCollectiveEnd, Leave. */
+#define COLLECTIVE(REGION, CALL, OP, COMM, ROOT, SENT, RECEIVED) \
+    do {                                                         \
+        enter(REGION, now());                                    \
+        coll_begin();                                            \
+        int rc_ = CALL;                                          \
+        coll_end(OP, COMM, ROOT, SENT, RECEIVED);                \
+        leave(REGION);                                           \
+        return rc_;                                              \
+    } while (0)
+
+int MPI_Barrier(MPI_Comm comm) {
+    COLLECTIVE(R_MPI_Barrier, PMPI_Barrier(comm), OTF2_COLLECTIVE_OP_BARRIER, comm, -1, 0, 0);
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+    int me = comm_rank(comm);
+    uint64_t b = type_bytes(dt, count);
+    COLLECTIVE(R_MPI_Bcast, PMPI_Bcast(buf, count, dt, root, comm), OTF2_COLLECTIVE_OP_BCAST, comm, root, me == root ? b : 0, me == root ? 0 : b);
+}
+
+int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm) {
+    int me = comm_rank(comm);
+    uint64_t b = type_bytes(dt, count);
+    COLLECTIVE(R_MPI_Reduce, PMPI_Reduce(s, r, count, dt, op, root, comm), OTF2_COLLECTIVE_OP_REDUCE, comm, root, b, me == root ? b : 0);
+}
+
+int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    uint64_t b = type_bytes(dt, count);
+    COLLECTIVE(R_MPI_Allreduce, PMPI_Allreduce(s, r, count, dt, op, comm), OTF2_COLLECTIVE_OP_ALLREDUCE, comm, -1, b, b);
+}
+
+int MPI_Scan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    uint64_t b = type_bytes(dt, count);
+    COLLECTIVE(R_MPI_Scan, PMPI_Scan(s, r, count, dt, op, comm), OTF2_COLLECTIVE_OP_SCAN, comm, -1, b, b);
+}
+
+int MPI_Exscan(const void *s, void *r, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    uint64_t b = type_bytes(dt, count);
+    COLLECTIVE(R_MPI_Exscan, PMPI_Exscan(s, r, count, dt, op, comm), OTF2_COLLECTIVE_OP_EXSCAN, comm, -1, b, b);
+}
+
+int MPI_Gather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm) {
+    int me = comm_rank(comm), n = comm_size(comm);
+    uint64_t sent = s == MPI_IN_PLACE ? type_bytes(rdt, rc) : type_bytes(sdt, sc);
+    COLLECTIVE(R_MPI_Gather, PMPI_Gather(s, sc, sdt, r, rc, rdt, root, comm), OTF2_COLLECTIVE_OP_GATHER, comm, root, sent,
+               me == root ? type_bytes(rdt, (long)rc * n) : 0);
+}
+
+int MPI_Gatherv(const void *s, int sc, MPI_Datatype sdt, void *r, const int rcs[], const int displs[], MPI_Datatype rdt, int root,
+                MPI_Comm comm) {
+    int me = comm_rank(comm), n = comm_size(comm);
+    long total = 0;
+    if (me == root)
+        for (int i = 0; i < n; i++) total += rcs[i];
+    uint64_t sent = s == MPI_IN_PLACE ? type_bytes(rdt, rcs[me]) : type_bytes(sdt, sc);
+    COLLECTIVE(R_MPI_Gatherv, PMPI_Gatherv(s, sc, sdt, r, rcs, displs, rdt, root, comm), OTF2_COLLECTIVE_OP_GATHERV, comm, root, sent,
+               type_bytes(rdt, total));
+}
+
+int MPI_Scatter(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm) {
+    int me = comm_rank(comm), n = comm_size(comm);
+    uint64_t received = r == MPI_IN_PLACE ? type_bytes(sdt, sc) : type_bytes(rdt, rc);
+    COLLECTIVE(R_MPI_Scatter, PMPI_Scatter(s, sc, sdt, r, rc, rdt, root, comm), OTF2_COLLECTIVE_OP_SCATTER, comm, root,
+               me == root ? type_bytes(sdt, (long)sc * n) : 0, received);
+}
+
+int MPI_Scatterv(const void *s, const int scs[], const int displs[], MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root,
+                 MPI_Comm comm) {
+    int me = comm_rank(comm), n = comm_size(comm);
+    long total = 0;
+    if (me == root)
+        for (int i = 0; i < n; i++) total += scs[i];
+    uint64_t received = r == MPI_IN_PLACE ? type_bytes(sdt, scs[me]) : type_bytes(rdt, rc);
+    COLLECTIVE(R_MPI_Scatterv, PMPI_Scatterv(s, scs, displs, sdt, r, rc, rdt, root, comm), OTF2_COLLECTIVE_OP_SCATTERV, comm, root,
+               type_bytes(sdt, total), received);
+}
+
+int MPI_Allgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm) {
+    int n = comm_size(comm);
+    uint64_t sent = s == MPI_IN_PLACE ? type_bytes(rdt, rc) : type_bytes(sdt, sc);
+    COLLECTIVE(R_MPI_Allgather, PMPI_Allgather(s, sc, sdt, r, rc, rdt, comm), OTF2_COLLECTIVE_OP_ALLGATHER, comm, -1, sent,
+               type_bytes(rdt, (long)rc * n));
+}
+
+int MPI_Allgatherv(const void *s, int sc, MPI_Datatype sdt, void *r, const int rcs[], const int displs[], MPI_Datatype rdt,
+                   MPI_Comm comm) {
+    int me = comm_rank(comm), n = comm_size(comm);
+    long total = 0;
+    for (int i = 0; i < n; i++) total += rcs[i];
+    uint64_t sent = s == MPI_IN_PLACE ? type_bytes(rdt, rcs[me]) : type_bytes(sdt, sc);
+    COLLECTIVE(R_MPI_Allgatherv, PMPI_Allgatherv(s, sc, sdt, r, rcs, displs, rdt, comm), OTF2_COLLECTIVE_OP_ALLGATHERV, comm, -1, sent,
+               type_bytes(rdt, total));
+}
+
+int MPI_Alltoall(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm) {
+    int n = comm_size(comm);
+    uint64_t sent = s == MPI_IN_PLACE ? type_bytes(rdt, (long)rc * n) : type_bytes(sdt, (long)sc * n);
+    COLLECTIVE(R_MPI_Alltoall, PMPI_Alltoall(s, sc, sdt, r, rc, rdt, comm), OTF2_COLLECTIVE_OP_ALLTOALL, comm, -1, sent,
+               type_bytes(rdt, (long)rc * n));
+}
+
+int MPI_Alltoallv(const void *s, const int scs[], const int sd[], MPI_Datatype sdt, void *r, const int rcs[], const int rd[],
+                  MPI_Datatype rdt, MPI_Comm comm) {
+    int n = comm_size(comm);
+    long st = 0, rt = 0;
+    for (int i = 0; i < n; i++) {
+        rt += rcs[i];
+        if (s != MPI_IN_PLACE) st += scs[i];
+    }
+    uint64_t sent = s == MPI_IN_PLACE ? type_bytes(rdt, rt) : type_bytes(sdt, st);
+    COLLECTIVE(R_MPI_Alltoallv, PMPI_Alltoallv(s, scs, sd, sdt, r, rcs, rd, rdt, comm), OTF2_COLLECTIVE_OP_ALLTOALLV, comm, -1, sent,
+               type_bytes(rdt, rt));
+}
+
+int MPI_Reduce_scatter(const void *s, void *r, const int rcs[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    int me = comm_rank(comm), n = comm_size(comm);
+    long total = 0;
+    for (int i = 0; i < n; i++) total += rcs[i];
+    COLLECTIVE(R_MPI_Reduce_scatter, PMPI_Reduce_scatter(s, r, rcs, dt, op, comm), OTF2_COLLECTIVE_OP_REDUCE_SCATTER, comm, -1,
+               type_bytes(dt, total), type_bytes(dt, rcs[me]));
+}
+
+int MPI_Reduce_scatter_block(const void *s, void *r, int rc, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+    int n = comm_size(comm);
+    COLLECTIVE(R_MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block(s, r, rc, dt, op, comm), OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK,
+               comm, -1, type_bytes(dt, (long)rc * n), type_bytes(dt, rc));
+}
+
+/* Communicator constructors: collective over the parent; recorded as a
+ * region and as the OTF2 collective CREATE_HANDLE on the parent. */
+#define CONSTRUCTOR(REGION, CALL, PARENT, NEWCOMM)                           \
+    do {                                                                     \
+        enter(REGION, now());                                                \
+        coll_begin();                                                        \
+        int rc_ = CALL;                                                      \
+        if (recording) comm_made(*(NEWCOMM));                                \
+        coll_end(OTF2_COLLECTIVE_OP_CREATE_HANDLE, PARENT, -1, 0, 0);         \
+        leave(REGION);                                                       \
+        return rc_;                                                          \
+    } while (0)
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Comm_split, PMPI_Comm_split(comm, color, key, out), comm, out);
+}
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Comm_dup, PMPI_Comm_dup(comm, out), comm, out);
+}
+int MPI_Comm_create(MPI_Comm comm, MPI_Group g, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Comm_create, PMPI_Comm_create(comm, g, out), comm, out);
+}
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Comm_split_type, PMPI_Comm_split_type(comm, type, key, info, out), comm, out);
+}
+int MPI_Cart_create(MPI_Comm comm, int nd, const int dims[], const int periods[], int reorder, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Cart_create, PMPI_Cart_create(comm, nd, dims, periods, reorder, out), comm, out);
+}
+int MPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Cart_sub, PMPI_Cart_sub(comm, remain, out), comm, out);
+}
+
+int MPI_Comm_free(MPI_Comm *comm) {
+    enter(R_MPI_Comm_free, now());
+    MPI_Comm c = *comm;
+    int rc = PMPI_Comm_free(comm);
+    comm_freed(c);
+    leave(R_MPI_Comm_free);
+    return rc;
+}
+
+/* Calls the replay refuses: their region only. */
+#define REGION_ONLY(NAME, PARAMS, ARGS)   \
+    int NAME PARAMS {                     \
+        enter(R_##NAME, now());           \
+        int rc_ = P##NAME ARGS;           \
+        leave(R_##NAME);                  \
+        return rc_;                       \
+    }
+REGION_ONLY(MPI_Probe, (int s, int t, MPI_Comm c, MPI_Status *st), (s, t, c, st))
+REGION_ONLY(MPI_Iprobe, (int s, int t, MPI_Comm c, int *f, MPI_Status *st), (s, t, c, f, st))
+REGION_ONLY(MPI_Send_init, (const void *b, int n, MPI_Datatype d, int p, int t, MPI_Comm c, MPI_Request *r), (b, n, d, p, t, c, r))
+REGION_ONLY(MPI_Recv_init, (void *b, int n, MPI_Datatype d, int p, int t, MPI_Comm c, MPI_Request *r), (b, n, d, p, t, c, r))
+REGION_ONLY(MPI_Start, (MPI_Request * r), (r))
+REGION_ONLY(MPI_Startall, (int n, MPI_Request r[]), (n, r))
+REGION_ONLY(MPI_Cancel, (MPI_Request * r), (r))
+REGION_ONLY(MPI_Request_free, (MPI_Request * r), (r))
+REGION_ONLY(MPI_Ibarrier, (MPI_Comm c, MPI_Request *r), (c, r))
+REGION_ONLY(MPI_Ibcast, (void *b, int n, MPI_Datatype d, int root, MPI_Comm c, MPI_Request *r), (b, n, d, root, c, r))
+REGION_ONLY(MPI_Iallreduce, (const void *s, void *b, int n, MPI_Datatype d, MPI_Op o, MPI_Comm c, MPI_Request *r), (s, b, n, d, o, c, r))
+REGION_ONLY(MPI_Ireduce, (const void *s, void *b, int n, MPI_Datatype d, MPI_Op o, int root, MPI_Comm c, MPI_Request *r),
+            (s, b, n, d, o, root, c, r))
+REGION_ONLY(MPI_Ialltoall, (const void *s, int sc, MPI_Datatype sd, void *b, int rc, MPI_Datatype rd, MPI_Comm c, MPI_Request *r),
+            (s, sc, sd, b, rc, rd, c, r))
+REGION_ONLY(MPI_Iallgather, (const void *s, int sc, MPI_Datatype sd, void *b, int rc, MPI_Datatype rd, MPI_Comm c, MPI_Request *r),
+            (s, sc, sd, b, rc, rd, c, r))
+REGION_ONLY(MPI_Alltoallw,
+            (const void *s, const int sc[], const int sd[], const MPI_Datatype st[], void *b, const int rc[], const int rd[],
+             const MPI_Datatype rt[], MPI_Comm c),
+            (s, sc, sd, st, b, rc, rd, rt, c))
+REGION_ONLY(MPI_Put, (const void *o, int oc, MPI_Datatype ot, int tr, MPI_Aint td, int tc, MPI_Datatype tt, MPI_Win w),
+            (o, oc, ot, tr, td, tc, tt, w))
+REGION_ONLY(MPI_Get, (void *o, int oc, MPI_Datatype ot, int tr, MPI_Aint td, int tc, MPI_Datatype tt, MPI_Win w),
+            (o, oc, ot, tr, td, tc, tt, w))
+REGION_ONLY(MPI_Accumulate, (const void *o, int oc, MPI_Datatype ot, int tr, MPI_Aint td, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win w),
+            (o, oc, ot, tr, td, tc, tt, op, w))
+REGION_ONLY(MPI_Win_fence, (int a, MPI_Win w), (a, w))
+REGION_ONLY(MPI_Intercomm_create, (MPI_Comm l, int ll, MPI_Comm p, int rl, int t, MPI_Comm *o), (l, ll, p, rl, t, o))
