@@ -19,6 +19,7 @@ from .reproduce import reproduce
 from .rmatt import pattern, rmatt
 from .run import run
 from .topo import topo
+from .trace import trace
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,6 +36,7 @@ cli.add_command(pattern)
 cli.add_command(rmatt)
 cli.add_command(map_)
 cli.add_command(alloc)
+cli.add_command(trace)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,70 @@
+"""``tofusim trace``: record an MPI program as an OTF2 trace, summarise one."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..trace import read, record, summarise
+
+
+@click.group()
+def trace() -> None:
+    """Record MPI programs as OTF2 traces (docs/traces.md) and summarise them."""
+
+
+@trace.command("record", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--out", required=True, help="Directory of the new trace (must not exist).")
+@click.option("--json", "as_json", is_flag=True, help="Print the trace's summary as JSON.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+def record_cmd(out: str, as_json: bool, command: tuple[str, ...]) -> None:
+    """Run COMMAND (e.g. -- mpirun -np 2 ./app ARGS) under the tracer."""
+    meta = record(list(command), out)
+    s = summarise(read(out))
+    s["recorded"] = meta
+    if as_json:
+        click.echo(json.dumps(s))
+    else:
+        click.echo(f"recorded {out}: {s['ranks']} ranks, {sum(s['calls'].values()):,} MPI calls, "
+                   f"{s['measured_seconds']:.3f} s measured ({meta['wall_seconds']:.2f} s with start-up)", err=True)
+
+
+@trace.command("show")
+@click.argument("path", metavar="TRACE")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--matrix/--no-matrix", default=None, help="Print the communication matrix (default: up to 16 ranks).")
+def show(path: str, as_json: bool, matrix: bool | None) -> None:
+    """Summarise TRACE: ranks, calls by kind, bytes, compute fraction, communication matrix."""
+    s = summarise(read(path))
+    if as_json:
+        click.echo(json.dumps(s))
+        return
+    con = Console()
+    con.print(f"[bold]{s['trace']}[/]")
+    con.print(f"{s['ranks']} ranks, {s['communicators']} communicators, measured {s['measured_seconds']:.6f} s, "
+              f"compute fraction {s['compute_fraction']:.1%}")
+    con.print(f"point-to-point: {s['point_to_point']['messages']:,} messages, {s['point_to_point']['bytes']:,} bytes")
+    t = Table("call", "count", "kind", title="MPI calls")
+    from ..trace.calls import kind
+    for name, n in s["calls"].items():
+        t.add_row(name, f"{n:,}", kind(name))
+    con.print(t)
+    if s["collectives"]:
+        t = Table("collective", "rank-calls", "bytes sent", title="Collectives (summed over the ranks taking part)")
+        for op, e in s["collectives"].items():
+            t.add_row(op, f"{e['calls']:,}", f"{e['bytes_sent']:,}")
+        con.print(t)
+    t = Table("rank", "calls", "compute s", "MPI s", "compute", title="Per rank")
+    for p in s["per_rank"]:
+        t.add_row(str(p["rank"]), f"{p['calls']:,}", f"{p['compute_ns'] * 1e-9:.6f}", f"{p['mpi_ns'] * 1e-9:.6f}", f"{p['compute_fraction']:.1%}")
+    con.print(t)
+    if matrix or (matrix is None and s["ranks"] <= 16):
+        t = Table("src \\ dst", *[str(d) for d in range(s["ranks"])], title="Point-to-point bytes")
+        for r, row in enumerate(s["matrix_bytes"]):
+            t.add_row(str(r), *[f"{b:,}" if b else "." for b in row])
+        con.print(t)
+    if s["refused_calls"]:
+        con.print("[yellow]calls the replay refuses:[/] " + ", ".join(f"{n} (ranks {rs[:8]})" for n, rs in s["refused_calls"].items()))
