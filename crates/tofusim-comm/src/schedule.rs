@@ -81,6 +81,9 @@ pub enum Action {
         /// Get or Atomic): no host overhead.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         offload: bool,
+        /// Matching context (see [`Action::Recv`]'s `tag`).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        tag: u32,
     },
     /// Receive one message from `peer` into `spans` (a scatter list).
     Recv {
@@ -91,6 +94,11 @@ pub enum Action {
         /// arriving at its target): no host overhead.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         offload: bool,
+        /// Matching context: a receive matches the sends from `peer` with
+        /// the same tag, in order (MPI's communicator and tag; a replayed
+        /// trace gives each message its own). Collectives use 0.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        tag: u32,
     },
     /// Local copy (boxed: rare, and twice the size of the other actions,
     /// which a schedule holds millions of).
@@ -98,6 +106,10 @@ pub enum Action {
     /// Local software work of a fixed duration (protocol processing of an
     /// MPI layer); moves no data.
     Work { ns: u32 },
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 /// The elements of `from`, in order, to `to` (same total).
@@ -185,6 +197,7 @@ impl Schedule {
                 tni,
                 pace,
                 offload: false,
+                tag: 0,
             },
             deps,
         )
@@ -205,6 +218,7 @@ impl Schedule {
                 spans: compact(spans),
                 combine,
                 offload: false,
+                tag: 0,
             },
             deps,
         )
@@ -231,6 +245,7 @@ impl Schedule {
                 spans: compact(request),
                 combine,
                 offload: true,
+                tag: 0,
             },
             deps,
         );
@@ -242,9 +257,19 @@ impl Schedule {
                 tni,
                 pace: 1,
                 offload: true,
+                tag: 0,
             },
             &[r],
         )
+    }
+
+    /// Sets the matching tag of send or receive `step` of `rank` (see
+    /// [`Action::Recv`]).
+    pub fn set_tag(&mut self, rank: Rank, step: StepId, new: u32) {
+        match &mut self.programs[rank as usize].steps[step as usize].action {
+            Action::Send { tag, .. } | Action::Recv { tag, .. } => *tag = new,
+            Action::Copy(_) | Action::Work { .. } => panic!("only sends and receives have tags"),
+        }
     }
 
     pub fn copy(&mut self, rank: Rank, from: impl Into<Spans>, to: impl Into<Spans>, deps: &[StepId]) -> StepId {
@@ -296,12 +321,12 @@ impl Schedule {
 
     /// Structural checks: dependencies point backwards, spans lie in the
     /// buffer, peers exist and are not the rank itself, copies balance, and
-    /// every (sender, receiver) pair has as many sends as receives of equal
+    /// every (sender, receiver, tag) has as many sends as receives of equal
     /// sizes, in order.
     pub fn validate(&self) -> Result<(), String> {
         let p = self.ranks;
-        let mut sent: std::collections::HashMap<(Rank, Rank), Vec<u64>> = Default::default();
-        let mut recvd: std::collections::HashMap<(Rank, Rank), Vec<u64>> = Default::default();
+        let mut sent: std::collections::HashMap<(Rank, Rank, u32), Vec<u64>> = Default::default();
+        let mut recvd: std::collections::HashMap<(Rank, Rank, u32), Vec<u64>> = Default::default();
         for (r, prog) in self.programs.iter().enumerate() {
             let r = r as Rank;
             for (i, step) in prog.steps.iter().enumerate() {
@@ -312,7 +337,7 @@ impl Schedule {
                 let in_buffer =
                     |spans: &[Span]| spans.iter().all(|s| s.end() <= self.buffer_elements);
                 match &step.action {
-                    Action::Send { peer, spans, .. } | Action::Recv { peer, spans, .. } => {
+                    Action::Send { peer, spans, tag, .. } | Action::Recv { peer, spans, tag, .. } => {
                         if *peer >= p || *peer == r {
                             return Err(format!(
                                 "{}: peer {peer} is not another rank of {p}",
@@ -327,9 +352,9 @@ impl Schedule {
                             ));
                         }
                         let map = if matches!(step.action, Action::Send { .. }) {
-                            sent.entry((r, *peer))
+                            sent.entry((r, *peer, *tag))
                         } else {
-                            recvd.entry((*peer, r))
+                            recvd.entry((*peer, r, *tag))
                         };
                         map.or_default().push(total(spans));
                     }
@@ -349,10 +374,11 @@ impl Schedule {
         for (pair, sizes) in &sent {
             if recvd.get(pair) != Some(sizes) {
                 return Err(format!(
-                    "rank {} sends {:?} elements to rank {} but it receives {:?}",
+                    "rank {} sends {:?} elements to rank {} (tag {}) but it receives {:?}",
                     pair.0,
                     sizes,
                     pair.1,
+                    pair.2,
                     recvd.get(pair).cloned().unwrap_or_default()
                 ));
             }
@@ -376,4 +402,39 @@ pub struct Transfer {
     pub dst: Rank,
     pub bytes: u64,
     pub tni: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::data::{execute, Order};
+
+    /// Rank 0 sends tag 5 (1 element) then tag 6 (3 elements); rank 1
+    /// receives tag 6 first: each receive gets the message of its tag.
+    #[test]
+    fn receives_match_sends_of_their_tag_in_any_order() {
+        let mut s = Schedule::new(Collective::Transfers, "tags", 2, 4);
+        s.buffer_elements = 8;
+        let a = s.send(0, 1, vec![Span::new(0, 1)], 0, &[]);
+        s.set_tag(0, a, 5);
+        let b = s.send(0, 1, vec![Span::new(1, 3)], 0, &[a]);
+        s.set_tag(0, b, 6);
+        let x = s.recv(1, 0, vec![Span::new(4, 3)], Combine::Replace, &[]);
+        s.set_tag(1, x, 6);
+        let y = s.recv(1, 0, vec![Span::new(7, 1)], Combine::Replace, &[x]);
+        s.set_tag(1, y, 5);
+        s.validate().expect("sizes agree per tag");
+        for order in [Order::Fifo, Order::Lifo] {
+            let out = execute(&s, order).expect("runs");
+            assert_eq!(out.buffers[1][4..7], out.buffers[0][1..4], "tag 6's three elements");
+            assert_eq!(out.buffers[1][7], out.buffers[0][0], "tag 5's one element");
+        }
+        // Without the tags the first receive would take the 1-element send.
+        let mut untagged = s.clone();
+        untagged.set_tag(0, a, 0);
+        untagged.set_tag(0, b, 0);
+        untagged.set_tag(1, x, 0);
+        untagged.set_tag(1, y, 0);
+        assert!(untagged.validate().is_err());
+    }
 }

@@ -91,33 +91,45 @@ struct Message {
     heard: Vec<u64>,
 }
 
-/// Per-step position of each send/receive in its (sender, receiver) stream.
+/// Per-step position of each send in its (sender, receiver) stream, and of
+/// each receive the position of the send it matches (the k-th receive of a
+/// tag matches the k-th send of that tag).
 fn sequence_numbers(s: &Schedule) -> Vec<Vec<u32>> {
     let p = s.ranks as usize;
     let mut sends = vec![0u32; p * p];
-    let mut recvs = vec![0u32; p * p];
-    s.programs
+    let mut of_tag: std::collections::HashMap<(usize, Rank, u32), Vec<u32>> = Default::default();
+    let mut seq: Vec<Vec<u32>> = s
+        .programs
         .iter()
         .enumerate()
         .map(|(r, prog)| {
             prog.steps
                 .iter()
                 .map(|st| match &st.action {
-                    Action::Send { peer, .. } => {
+                    Action::Send { peer, tag, .. } => {
                         let c = &mut sends[r * p + *peer as usize];
                         *c += 1;
+                        of_tag.entry((r, *peer, *tag)).or_default().push(*c - 1);
                         *c - 1
                     }
-                    Action::Recv { peer, .. } => {
-                        let c = &mut recvs[*peer as usize * p + r];
-                        *c += 1;
-                        *c - 1
-                    }
-                    Action::Copy(_) | Action::Work { .. } => 0,
+                    Action::Recv { .. } | Action::Copy(_) | Action::Work { .. } => 0,
                 })
                 .collect()
         })
-        .collect()
+        .collect();
+    let mut taken: std::collections::HashMap<(usize, Rank, u32), usize> = Default::default();
+    for (r, prog) in s.programs.iter().enumerate() {
+        for (i, st) in prog.steps.iter().enumerate() {
+            if let Action::Recv { peer, tag, .. } = &st.action {
+                let key = (*peer as usize, r as Rank, *tag);
+                let k = taken.entry(key).or_default();
+                // validate() has checked that every receive has its send.
+                seq[r][i] = of_tag.get(&key).and_then(|v| v.get(*k)).copied().unwrap_or(u32::MAX);
+                *k += 1;
+            }
+        }
+    }
+    seq
 }
 
 fn gather(buf: &[u64], spans: &[Span]) -> Vec<u64> {

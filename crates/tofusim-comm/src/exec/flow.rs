@@ -174,7 +174,7 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
     let mut part_links: Vec<Flow> = Vec::new();
     let mut part_wire: Vec<f64> = Vec::new();
     let mut part_of: Vec<usize> = Vec::new();
-    let mut stream: std::collections::HashMap<(u32, u32), Vec<usize>> = Default::default();
+    let mut stream: std::collections::HashMap<(u32, u32, u32), Vec<usize>> = Default::default();
     for (r, prog) in schedule.programs.iter().enumerate() {
         for (i, st) in prog.steps.iter().enumerate() {
             let flat = base[r] + i;
@@ -182,7 +182,7 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
             for &d in &st.deps {
                 dependants[base[r] + d as usize].push(flat);
             }
-            if let Action::Send { peer, spans, tni, .. } = &st.action {
+            if let Action::Send { peer, spans, tni, tag, .. } = &st.action {
                 let (a, b) = (m.node_of_rank[r], m.node_of_rank[*peer as usize]);
                 let routes = net.routes(a, b, *tni, &mut rng);
                 let wire = wire_of(crate::schedule::total(spans) * ELEMENT_BYTES);
@@ -194,7 +194,7 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
                     part_of.push(messages.len());
                 }
                 message_of[flat] = messages.len();
-                stream.entry((r as u32, *peer)).or_default().push(messages.len());
+                stream.entry((r as u32, *peer, *tag)).or_default().push(messages.len());
                 messages.push(ScheduleMessage {
                     parts: first..part_links.len(),
                     wire,
@@ -206,12 +206,12 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
             }
         }
     }
-    let mut seen: std::collections::HashMap<(u32, u32), usize> = Default::default();
+    let mut seen: std::collections::HashMap<(u32, u32, u32), usize> = Default::default();
     for (r, prog) in schedule.programs.iter().enumerate() {
         for (i, st) in prog.steps.iter().enumerate() {
-            if let Action::Recv { peer, .. } = &st.action {
-                let k = seen.entry((*peer, r as u32)).or_default();
-                let m = stream[&(*peer, r as u32)][*k];
+            if let Action::Recv { peer, tag, .. } = &st.action {
+                let k = seen.entry((*peer, r as u32, *tag)).or_default();
+                let m = stream[&(*peer, r as u32, *tag)][*k];
                 *k += 1;
                 message_of[base[r] + i] = m;
                 messages[m].recv_step = base[r] + i;

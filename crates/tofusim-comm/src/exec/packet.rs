@@ -151,8 +151,8 @@ impl ScheduleRun {
         let mut message_of = vec![u32::MAX; n as usize];
         let mut messages: Vec<Message> = Vec::new();
         // Sends numbered per (from, to) stream; receives matched to them.
-        let mut stream: std::collections::HashMap<(u32, u32), Vec<u32>> = Default::default();
-        let mut recv_seen: std::collections::HashMap<(u32, u32), usize> = Default::default();
+        let mut stream: std::collections::HashMap<(u32, u32, u32), Vec<u32>> = Default::default();
+        let mut recv_seen: std::collections::HashMap<(u32, u32, u32), usize> = Default::default();
         for (r, prog) in schedule.programs.iter().enumerate() {
             for (i, st) in prog.steps.iter().enumerate() {
                 let flat = base[r] + i as u32;
@@ -162,11 +162,11 @@ impl ScheduleRun {
                     dependants[*slot as usize] = flat;
                     *slot += 1;
                 }
-                if let Action::Send { peer, spans, .. } = &st.action {
+                if let Action::Send { peer, spans, tag, .. } = &st.action {
                     let bytes = total(spans) * ELEMENT_BYTES;
                     message_of[flat as usize] = messages.len() as u32;
                     stream
-                        .entry((r as u32, *peer))
+                        .entry((r as u32, *peer, *tag))
                         .or_default()
                         .push(messages.len() as u32);
                     messages.push(Message {
@@ -179,9 +179,9 @@ impl ScheduleRun {
         }
         for (r, prog) in schedule.programs.iter().enumerate() {
             for (i, st) in prog.steps.iter().enumerate() {
-                if let Action::Recv { peer, .. } = &st.action {
-                    let k = recv_seen.entry((*peer, r as u32)).or_default();
-                    let m = stream[&(*peer, r as u32)][*k];
+                if let Action::Recv { peer, tag, .. } = &st.action {
+                    let k = recv_seen.entry((*peer, r as u32, *tag)).or_default();
+                    let m = stream[&(*peer, r as u32, *tag)][*k];
                     *k += 1;
                     let flat = base[r] + i as u32;
                     message_of[flat as usize] = m;
