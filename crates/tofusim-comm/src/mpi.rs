@@ -82,7 +82,8 @@ impl MpiConfig {
         }
     }
 
-    fn software_ns(&self, bytes: u64, mode: BufferMode) -> u32 {
+    /// Host software per message on each side, ns.
+    pub fn software_ns(&self, bytes: u64, mode: BufferMode) -> u32 {
         let base = if bytes <= self.llp_limit_bytes {
             self.llp_ns
         } else {
@@ -136,12 +137,20 @@ pub enum MemoryPolicy {
 
 /// Buffer layout of an MPI schedule: the user buffer at 0, the eager
 /// receive buffer after it, the control messages after that.
-struct Layout {
+pub struct Layout {
     n: u64,
     ctrl: u64,
 }
 
 impl Layout {
+    /// A message of `n` elements and control messages of `ctrl`; the
+    /// buffer needs [`Layout::elements`].
+    pub fn new(n: u64, ctrl: u64) -> Self {
+        Self { n, ctrl }
+    }
+    pub fn elements(&self) -> u64 {
+        2 * self.n + self.ctrl
+    }
     fn user(&self) -> Vec<Span> {
         vec![Span::new(0, self.n)]
     }
@@ -168,26 +177,72 @@ fn message(
     deps_a: &[StepId],
     deps_b: &[StepId],
 ) -> (StepId, StepId) {
-    let sw = cfg.software_ns(bytes, mode);
-    if bytes <= cfg.eager_limit_bytes {
-        let w = s.work(a, sw, deps_a);
-        let snd = s.send(a, b, lay.user(), 0, &[w]);
-        let rcv = s.recv(b, a, lay.eager(), Combine::Replace, deps_b);
-        let cp = s.copy(b, lay.eager(), lay.user(), &[rcv]);
-        let done = s.work(b, sw, &[cp]);
-        (snd, done)
-    } else {
-        let w = s.work(a, cfg.rendezvous_ns + sw, deps_a);
-        let rts = s.send(a, b, lay.control(), 0, &[w]);
-        let got_rts = s.recv(b, a, lay.control(), Combine::Replace, deps_b);
-        let wb = s.work(b, cfg.rendezvous_ns, &[got_rts]);
-        let cts = s.send(b, a, lay.control(), 0, &[wb]);
-        let got_cts = s.recv(a, b, lay.control(), Combine::Replace, &[rts]);
-        let wa = s.work(a, cfg.rendezvous_ns, &[got_cts]);
-        let data = s.send(a, b, lay.user(), 0, &[wa]);
-        let got = s.recv(b, a, lay.user(), Combine::Replace, &[cts]);
-        let done = s.work(b, sw, &[got]);
-        (data, done)
+    let m = Message { cfg, lay, a, b, bytes, mode, tag: 0 };
+    let (_, sent) = m.send_side(s, deps_a);
+    (sent, m.recv_side(s, deps_b))
+}
+
+/// One MPI message written side by side: the sender's steps and the
+/// receiver's steps can be written at different times (a replayed trace
+/// reaches the send and the receive in different orders), their messages
+/// matched by `tag` (the control messages and the data of a rendezvous
+/// take `tag` and `tag + 1`).
+pub struct Message<'a> {
+    pub cfg: &'a MpiConfig,
+    pub lay: &'a Layout,
+    pub a: Rank,
+    pub b: Rank,
+    pub bytes: u64,
+    pub mode: BufferMode,
+    pub tag: u32,
+}
+
+impl Message<'_> {
+    /// The sender's steps after `deps`: returns the step that ends the
+    /// host's part of the call (its software; what a non-blocking send
+    /// waits for before returning) and the step after which the send is
+    /// complete.
+    pub fn send_side(&self, s: &mut Schedule, deps: &[StepId]) -> (StepId, StepId) {
+        let (cfg, lay, a, b, tag) = (self.cfg, self.lay, self.a, self.b, self.tag);
+        let sw = cfg.software_ns(self.bytes, self.mode);
+        if self.bytes <= cfg.eager_limit_bytes {
+            let w = s.work(a, sw, deps);
+            let snd = s.send(a, b, lay.user(), 0, &[w]);
+            s.set_tag(a, snd, tag);
+            (w, snd)
+        } else {
+            let w = s.work(a, cfg.rendezvous_ns + sw, deps);
+            let rts = s.send(a, b, lay.control(), 0, &[w]);
+            s.set_tag(a, rts, tag);
+            let got_cts = s.recv(a, b, lay.control(), Combine::Replace, &[rts]);
+            s.set_tag(a, got_cts, tag);
+            let wa = s.work(a, cfg.rendezvous_ns, &[got_cts]);
+            let data = s.send(a, b, lay.user(), 0, &[wa]);
+            s.set_tag(a, data, tag + 1);
+            (w, data)
+        }
+    }
+
+    /// The receiver's steps after `deps` (the receive posted): returns the
+    /// step after which the message is in the user's buffer.
+    pub fn recv_side(&self, s: &mut Schedule, deps: &[StepId]) -> StepId {
+        let (cfg, lay, a, b, tag) = (self.cfg, self.lay, self.a, self.b, self.tag);
+        let sw = cfg.software_ns(self.bytes, self.mode);
+        if self.bytes <= cfg.eager_limit_bytes {
+            let rcv = s.recv(b, a, lay.eager(), Combine::Replace, deps);
+            s.set_tag(b, rcv, tag);
+            let cp = s.copy(b, lay.eager(), lay.user(), &[rcv]);
+            s.work(b, sw, &[cp])
+        } else {
+            let got_rts = s.recv(b, a, lay.control(), Combine::Replace, deps);
+            s.set_tag(b, got_rts, tag);
+            let wb = s.work(b, cfg.rendezvous_ns, &[got_rts]);
+            let cts = s.send(b, a, lay.control(), 0, &[wb]);
+            s.set_tag(b, cts, tag);
+            let got = s.recv(b, a, lay.user(), Combine::Replace, &[cts]);
+            s.set_tag(b, got, tag + 1);
+            s.work(b, sw, &[got])
+        }
     }
 }
 

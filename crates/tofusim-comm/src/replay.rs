@@ -1,0 +1,378 @@
+//! A recorded MPI program as one schedule (issue 20): every rank's calls
+//! in order, with MPI semantics, so every executor of a schedule (packet
+//! engine, flow model) replays it.
+//!
+//! The program comes matched (`tofusim.trace.replay` reads the trace):
+//! each message is one entry of [`ReplayProgram::messages`] and appears
+//! once in its sender's calls and once in its receiver's; each collective
+//! instance is one entry of [`ReplayProgram::collectives`] and appears in
+//! each member's calls. Writing it out:
+//!
+//! - **compute** between calls is a `Work` step of its (scaled) duration;
+//! - a **message** goes through the MPI layer ([`crate::mpi::Message`]):
+//!   eager (the sender's software, the put, the receiver's copy out of its
+//!   eager buffer) or rendezvous (request, clear-to-send, the data), with
+//!   the buffer mode of the sender's exchange count with that peer. The
+//!   sender's steps are written when its program reaches the send, the
+//!   receiver's when its program reaches the receive; their messages match
+//!   by a tag of their own, so the order in which the two sides post them
+//!   (MPI's matching by communicator, source and tag) needs no reordering;
+//! - a **blocking** call waits for its completion; a **non-blocking** one
+//!   returns after its software, and a later **wait** joins the requests it
+//!   completes (a test that completed requests is a wait for them);
+//! - a **collective** is the schedule of its algorithm over the members,
+//!   written into each member's program where the member calls it, its
+//!   messages tagged per instance.
+//!
+//! What is not modelled: the time of a failed test or of a wait beyond the
+//! requests it completes (the replay derives waiting), MPI's internal
+//! progress of non-blocking transfers while the host computes (the
+//! network moves them; the protocol's software steps wait for the host's
+//! program order only at the call), unexpected-message copies beyond the
+//! eager copy.
+
+use serde::Deserialize;
+
+use crate::algorithms::{build_named, Params};
+use crate::mpi::{BufferMode, Layout, Message, MpiConfig};
+use crate::schedule::{Action, Rank, Schedule, StepId};
+use crate::{Collective, ELEMENT_BYTES};
+
+/// One call's effect in a rank's program.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Compute between calls, ns (before any scaling).
+    Compute(u64),
+    /// Send message `msg`; `request` set for a non-blocking send.
+    Send { msg: u32, request: Option<u32> },
+    /// Receive message `msg`; `request` set for a non-blocking receive.
+    Recv { msg: u32, request: Option<u32> },
+    /// Wait until these requests are complete.
+    Wait(Vec<u32>),
+    /// Take part in collective instance `k`.
+    Collective(u32),
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ReplayMessage {
+    pub src: Rank,
+    pub dst: Rank,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ReplayCollective {
+    /// tofusim's operation name (barrier, bcast, reduce, allreduce,
+    /// allgather, alltoall) and algorithm.
+    pub op: String,
+    pub algorithm: String,
+    /// World ranks, in communicator order.
+    pub members: Vec<Rank>,
+    /// Root within the communicator.
+    #[serde(default)]
+    pub root: Rank,
+    pub size_bytes: u64,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ReplayProgram {
+    pub ranks: u32,
+    pub messages: Vec<ReplayMessage>,
+    pub collectives: Vec<ReplayCollective>,
+    pub programs: Vec<Vec<Op>>,
+}
+
+/// What a replay's schedule needs beyond the program.
+#[derive(Clone, Debug)]
+pub struct ReplayParams {
+    pub mpi: MpiConfig,
+    /// Compute bursts are multiplied by this (a faster or slower core).
+    pub compute_scale: f64,
+    /// Network interfaces per node a collective algorithm may use.
+    pub tnis: u8,
+    pub segment_bytes: u64,
+}
+
+/// Where each rank's steps went, for the per-rank breakdown of a replay.
+#[derive(Clone, Debug, Default)]
+pub struct StepKinds {
+    /// Per rank, per step: 0 compute, 1 point-to-point, 2 collective.
+    pub kind: Vec<Vec<u8>>,
+}
+
+pub const KIND_COMPUTE: u8 = 0;
+pub const KIND_P2P: u8 = 1;
+pub const KIND_COLLECTIVE: u8 = 2;
+
+/// Tags: a message `m` takes `2m + 1` and `2m + 2` (its rendezvous data);
+/// collective instance `k` takes `COLLECTIVE_TAGS + k`.
+const COLLECTIVE_TAGS: u32 = 1 << 31;
+
+/// The longest `Work` step, ns (`Action::Work` holds a u32).
+const MAX_WORK_NS: u64 = u32::MAX as u64;
+
+fn err(msg: impl Into<String>) -> String {
+    msg.into()
+}
+
+/// Writes `p` out as one schedule (see the module docs).
+pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, StepKinds), String> {
+    check(p)?;
+    let ranks = p.ranks;
+    let ctrl = params.mpi.control_bytes.div_ceil(ELEMENT_BYTES);
+    let elements = |bytes: u64| bytes.div_ceil(ELEMENT_BYTES).max(1);
+    // Buffer modes: each message's from its sender's exchange count with
+    // the peer and the peer's rank among the sender's peers.
+    let mut modes = vec![BufferMode::MemorySaving; p.messages.len()];
+    for prog in &p.programs {
+        let mut exchanges: std::collections::HashMap<Rank, (u32, u32)> = Default::default();
+        for op in prog {
+            if let Op::Send { msg, .. } = op {
+                let peers = exchanges.len() as u32;
+                let e = exchanges.entry(p.messages[*msg as usize].dst).or_insert((0, peers));
+                modes[*msg as usize] = params.mpi.mode_of_exchange(e.0, e.1);
+                e.0 += 1;
+            }
+        }
+    }
+    // The collectives' schedules, built once per distinct shape.
+    let mut built: std::collections::HashMap<(String, String, u32, u64, Rank), std::sync::Arc<Schedule>> = Default::default();
+    let mut coll_schedules = Vec::with_capacity(p.collectives.len());
+    for c in &p.collectives {
+        let n = c.members.len() as u32;
+        let key = (c.op.clone(), c.algorithm.clone(), n, c.size_bytes, c.root);
+        if !built.contains_key(&key) {
+            let mut prm = Params::new(n, 0);
+            prm.tnis = params.tnis.max(1);
+            prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+            let s = build_named(&c.op, &c.algorithm, c.root, c.size_bytes, prm).map_err(|e| err(format!("collective {} ({} on {n} ranks): {}", c.op, c.algorithm, e.message)))?;
+            built.insert(key.clone(), std::sync::Arc::new(s));
+        }
+        coll_schedules.push(std::sync::Arc::clone(&built[&key]));
+    }
+    let max_elements = p
+        .messages
+        .iter()
+        .map(|m| Layout::new(elements(m.bytes), ctrl).elements())
+        .chain(coll_schedules.iter().map(|s| s.buffer_elements))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut s = Schedule::new(Collective::Transfers, "replay", ranks, max_elements);
+    s.buffer_elements = max_elements;
+    let mut kinds = StepKinds { kind: vec![Vec::new(); ranks as usize] };
+    for r in 0..ranks {
+        let mut frontier: Vec<StepId> = Vec::new();
+        let mut requests: std::collections::HashMap<u32, StepId> = Default::default();
+        let mark = |s: &Schedule, kinds: &mut StepKinds, from: usize, kind: u8| {
+            let k = &mut kinds.kind[r as usize];
+            k.resize(s.programs[r as usize].steps.len(), kind);
+            debug_assert!(from <= k.len());
+        };
+        for op in &p.programs[r as usize] {
+            let before = s.programs[r as usize].steps.len();
+            match op {
+                Op::Compute(ns) => {
+                    let mut left = (*ns as f64 * params.compute_scale).round() as u64;
+                    while left > 0 {
+                        let chunk = left.min(MAX_WORK_NS);
+                        let w = s.work(r, chunk as u32, &frontier);
+                        frontier = vec![w];
+                        left -= chunk;
+                    }
+                    mark(&s, &mut kinds, before, KIND_COMPUTE);
+                }
+                Op::Send { msg, request } => {
+                    let m = &p.messages[*msg as usize];
+                    let lay = Layout::new(elements(m.bytes), ctrl);
+                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1 };
+                    let (host, done) = mm.send_side(&mut s, &frontier);
+                    match request {
+                        Some(q) => {
+                            requests.insert(*q, done);
+                            frontier = vec![host];
+                        }
+                        None => frontier = vec![done],
+                    }
+                    mark(&s, &mut kinds, before, KIND_P2P);
+                }
+                Op::Recv { msg, request } => {
+                    let m = &p.messages[*msg as usize];
+                    let lay = Layout::new(elements(m.bytes), ctrl);
+                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1 };
+                    let done = mm.recv_side(&mut s, &frontier);
+                    match request {
+                        // Posting costs nothing on the host until the wait.
+                        Some(q) => {
+                            requests.insert(*q, done);
+                        }
+                        None => frontier = vec![done],
+                    }
+                    mark(&s, &mut kinds, before, KIND_P2P);
+                }
+                Op::Wait(qs) => {
+                    let mut deps = frontier.clone();
+                    for q in qs {
+                        let d = requests.remove(q).ok_or_else(|| err(format!("rank {r}: a wait on request {q}, which is not pending")))?;
+                        deps.push(d);
+                    }
+                    if deps.len() > 1 {
+                        let j = s.work(r, 0, &deps);
+                        frontier = vec![j];
+                    } else {
+                        frontier = deps;
+                    }
+                    mark(&s, &mut kinds, before, KIND_P2P);
+                }
+                Op::Collective(k) => {
+                    let c = &p.collectives[*k as usize];
+                    let me = c.members.iter().position(|&x| x == r).ok_or_else(|| err(format!("rank {r} calls collective {k} but is not a member")))?;
+                    let end = embed(&mut s, r, &coll_schedules[*k as usize].programs[me].steps, &c.members, COLLECTIVE_TAGS + k, &frontier);
+                    frontier = vec![end];
+                    mark(&s, &mut kinds, before, KIND_COLLECTIVE);
+                }
+            }
+        }
+        if !requests.is_empty() {
+            // Requests never waited for (MPI_Request_free'd or left at
+            // MPI_Finalize): the rank ends when they complete.
+            let mut deps = frontier.clone();
+            deps.extend(requests.values());
+            let j = s.work(r, 0, &deps);
+            let _ = j;
+            let before = s.programs[r as usize].steps.len() - 1;
+            mark(&s, &mut kinds, before, KIND_P2P);
+        }
+    }
+    s.shrink_to_fit();
+    s.validate().map_err(|e| err(format!("the replay's schedule is inconsistent (a trace whose sends and receives do not pair up): {e}")))?;
+    Ok((s, kinds))
+}
+
+/// Writes `steps` (one member's program of a collective) into rank `r`'s
+/// program after `frontier`, peers translated to world ranks and messages
+/// tagged `tag`. Returns a step after which all of them are done.
+fn embed(s: &mut Schedule, r: Rank, steps: &[crate::Step], members: &[Rank], tag: u32, frontier: &[StepId]) -> StepId {
+    let base = s.programs[r as usize].steps.len() as StepId;
+    let mut has_dependant = vec![false; steps.len()];
+    for st in steps {
+        for &d in &st.deps {
+            has_dependant[d as usize] = true;
+        }
+    }
+    for st in steps {
+        let mut action = st.action.clone();
+        match &mut action {
+            Action::Send { peer, tag: t, .. } | Action::Recv { peer, tag: t, .. } => {
+                *peer = members[*peer as usize];
+                *t = tag;
+            }
+            Action::Copy(_) | Action::Work { .. } => {}
+        }
+        let deps: Vec<StepId> = if st.deps.is_empty() { frontier.to_vec() } else { st.deps.iter().map(|&d| base + d).collect() };
+        s.programs[r as usize].steps.push(crate::Step { action, deps: crate::schedule::Deps::from_slice(&deps) });
+    }
+    let sinks: Vec<StepId> = (0..steps.len()).filter(|&i| !has_dependant[i]).map(|i| base + i as StepId).collect();
+    if sinks.is_empty() {
+        // A member with nothing to do (a barrier of one): just the frontier.
+        return s.work(r, 0, frontier);
+    }
+    s.work(r, 0, &sinks)
+}
+
+/// Structural checks with messages naming what is wrong.
+fn check(p: &ReplayProgram) -> Result<(), String> {
+    if p.programs.len() != p.ranks as usize {
+        return Err(err(format!("{} programs for {} ranks", p.programs.len(), p.ranks)));
+    }
+    if p.messages.len() as u64 >= (COLLECTIVE_TAGS as u64 - 2) / 2 {
+        return Err(err(format!("{} messages: more than a replay numbers ({})", p.messages.len(), COLLECTIVE_TAGS / 2 - 1)));
+    }
+    for (i, m) in p.messages.iter().enumerate() {
+        if m.src >= p.ranks || m.dst >= p.ranks || m.src == m.dst {
+            return Err(err(format!("message {i}: from rank {} to rank {} (of {})", m.src, m.dst, p.ranks)));
+        }
+    }
+    let mut sent = vec![0u8; p.messages.len()];
+    let mut received = vec![0u8; p.messages.len()];
+    for (r, prog) in p.programs.iter().enumerate() {
+        for op in prog {
+            match op {
+                Op::Send { msg, .. } | Op::Recv { msg, .. } => {
+                    let m = p.messages.get(*msg as usize).ok_or_else(|| err(format!("rank {r}: message {msg} does not exist")))?;
+                    let (side, who, count) = if matches!(op, Op::Send { .. }) { ("sends", m.src, &mut sent) } else { ("receives", m.dst, &mut received) };
+                    if who as usize != r {
+                        return Err(err(format!("rank {r} {side} message {msg}, which is rank {who}'s")));
+                    }
+                    count[*msg as usize] += 1;
+                }
+                Op::Collective(k) => {
+                    let c = p.collectives.get(*k as usize).ok_or_else(|| err(format!("rank {r}: collective {k} does not exist")))?;
+                    if c.members.iter().any(|&x| x >= p.ranks) {
+                        return Err(err(format!("collective {k}: a member beyond the {} ranks", p.ranks)));
+                    }
+                }
+                Op::Compute(_) | Op::Wait(_) => {}
+            }
+        }
+    }
+    if let Some(i) = (0..p.messages.len()).find(|&i| sent[i] != 1 || received[i] != 1) {
+        let m = &p.messages[i];
+        return Err(err(format!("message {i} (rank {} to rank {}, {} bytes) is sent {} and received {} times; expected once each", m.src, m.dst, m.bytes, sent[i], received[i])));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::data::{execute, Order};
+
+    fn params() -> ReplayParams {
+        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536 }
+    }
+
+    /// Two ranks: an Irecv posted before the matching send, a blocking
+    /// exchange in both directions with eager and rendezvous sizes, an
+    /// allreduce, compute between.
+    fn program() -> ReplayProgram {
+        use Op::*;
+        ReplayProgram {
+            ranks: 2,
+            messages: vec![
+                ReplayMessage { src: 0, dst: 1, bytes: 100 },
+                ReplayMessage { src: 1, dst: 0, bytes: 1 << 20 },
+                ReplayMessage { src: 0, dst: 1, bytes: 8 },
+            ],
+            collectives: vec![ReplayCollective { op: "allreduce".into(), algorithm: "recursive-doubling".into(), members: vec![0, 1], root: 0, size_bytes: 64 }],
+            programs: vec![
+                vec![Compute(1000), Send { msg: 0, request: None }, Recv { msg: 1, request: Some(7) }, Send { msg: 2, request: None }, Wait(vec![7]), Collective(0)],
+                vec![Recv { msg: 2, request: Some(1) }, Compute(5_000_000_000), Recv { msg: 0, request: None }, Send { msg: 1, request: None }, Wait(vec![1]), Collective(0)],
+            ],
+        }
+    }
+
+    #[test]
+    fn a_matched_program_is_one_consistent_schedule() {
+        let (s, kinds) = build(&program(), &params()).expect("builds");
+        s.validate().expect("valid");
+        execute(&s, Order::Fifo).expect("runs to completion");
+        execute(&s, Order::Lifo).expect("in any order");
+        assert_eq!(kinds.kind[0].len(), s.programs[0].steps.len());
+        // Rank 1's 5 s of compute are two Work steps (a step holds < 4.3 s).
+        let work: u64 = s.programs[1].steps.iter().filter_map(|st| match st.action { Action::Work { ns } => Some(ns as u64), _ => None }).sum();
+        assert!(work >= 5_000_000_000);
+        assert!(kinds.kind[1].contains(&KIND_COLLECTIVE) && kinds.kind[1].contains(&KIND_COMPUTE));
+    }
+
+    #[test]
+    fn unpaired_messages_and_unknown_requests_are_refused() {
+        let mut p = program();
+        p.programs[1].remove(2);
+        assert!(build(&p, &params()).unwrap_err().contains("message 0"));
+        let mut p = program();
+        p.programs[0][4] = Op::Wait(vec![9]);
+        assert!(build(&p, &params()).unwrap_err().contains("request 9"));
+    }
+}
