@@ -45,11 +45,11 @@ pub enum Op {
     /// Compute between calls, ns (before any scaling).
     Compute(u64),
     /// Send message `msg`; `request` set for a non-blocking send.
-    Send { msg: u32, request: Option<u32> },
+    Send { msg: u32, request: Option<u64> },
     /// Receive message `msg`; `request` set for a non-blocking receive.
-    Recv { msg: u32, request: Option<u32> },
+    Recv { msg: u32, request: Option<u64> },
     /// Wait until these requests are complete.
-    Wait(Vec<u32>),
+    Wait(Vec<u64>),
     /// Take part in collective instance `k`.
     Collective(u32),
 }
@@ -94,16 +94,49 @@ pub struct ReplayParams {
     pub segment_bytes: u64,
 }
 
-/// Where each rank's steps went, for the per-rank breakdown of a replay.
-#[derive(Clone, Debug, Default)]
-pub struct StepKinds {
-    /// Per rank, per step: 0 compute, 1 point-to-point, 2 collective.
-    pub kind: Vec<Vec<u8>>,
+/// What a rank's time goes to, call by call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Compute,
+    /// Blocking sends and receives, and the host's part of non-blocking ones.
+    PointToPoint,
+    Collective,
+    /// Waits (and tests that completed requests).
+    Waiting,
 }
 
-pub const KIND_COMPUTE: u8 = 0;
-pub const KIND_P2P: u8 = 1;
-pub const KIND_COLLECTIVE: u8 = 2;
+/// Per rank, each call's phase and the step after which the rank's
+/// program went on (`None`: it went on at once), for the per-rank
+/// breakdown of a replay from the executors' step finish times.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    pub ops: Vec<Vec<(Phase, Option<StepId>)>>,
+}
+
+impl Timeline {
+    /// Seconds per phase for each rank, from `finish(rank, step)` (seconds):
+    /// each call's time is how far it moved the rank's clock.
+    pub fn breakdown(&self, finish: impl Fn(usize, StepId) -> f64) -> Vec<[f64; 4]> {
+        self.ops
+            .iter()
+            .enumerate()
+            .map(|(r, ops)| {
+                let mut clock = 0.0f64;
+                let mut out = [0.0; 4];
+                for &(phase, step) in ops {
+                    let Some(step) = step else { continue };
+                    let t = finish(r, step);
+                    if t > clock {
+                        out[phase as usize] += t - clock;
+                        clock = t;
+                    }
+                }
+                out
+            })
+            .collect()
+    }
+}
 
 /// Tags: a message `m` takes `2m + 1` and `2m + 2` (its rendezvous data);
 /// collective instance `k` takes `COLLECTIVE_TAGS + k`.
@@ -117,7 +150,7 @@ fn err(msg: impl Into<String>) -> String {
 }
 
 /// Writes `p` out as one schedule (see the module docs).
-pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, StepKinds), String> {
+pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Timeline), String> {
     check(p)?;
     let ranks = p.ranks;
     let ctrl = params.mpi.control_bytes.div_ceil(ELEMENT_BYTES);
@@ -161,17 +194,17 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Step
         .max(1);
     let mut s = Schedule::new(Collective::Transfers, "replay", ranks, max_elements);
     s.buffer_elements = max_elements;
-    let mut kinds = StepKinds { kind: vec![Vec::new(); ranks as usize] };
+    let mut timeline = Timeline { ops: vec![Vec::new(); ranks as usize] };
     for r in 0..ranks {
         let mut frontier: Vec<StepId> = Vec::new();
-        let mut requests: std::collections::HashMap<u32, StepId> = Default::default();
-        let mark = |s: &Schedule, kinds: &mut StepKinds, from: usize, kind: u8| {
-            let k = &mut kinds.kind[r as usize];
-            k.resize(s.programs[r as usize].steps.len(), kind);
-            debug_assert!(from <= k.len());
-        };
+        let mut requests: std::collections::HashMap<u64, StepId> = Default::default();
         for op in &p.programs[r as usize] {
-            let before = s.programs[r as usize].steps.len();
+            let phase = match op {
+                Op::Compute(_) => Phase::Compute,
+                Op::Send { .. } | Op::Recv { .. } => Phase::PointToPoint,
+                Op::Wait(_) => Phase::Waiting,
+                Op::Collective(_) => Phase::Collective,
+            };
             match op {
                 Op::Compute(ns) => {
                     let mut left = (*ns as f64 * params.compute_scale).round() as u64;
@@ -181,7 +214,6 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Step
                         frontier = vec![w];
                         left -= chunk;
                     }
-                    mark(&s, &mut kinds, before, KIND_COMPUTE);
                 }
                 Op::Send { msg, request } => {
                     let m = &p.messages[*msg as usize];
@@ -195,7 +227,6 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Step
                         }
                         None => frontier = vec![done],
                     }
-                    mark(&s, &mut kinds, before, KIND_P2P);
                 }
                 Op::Recv { msg, request } => {
                     let m = &p.messages[*msg as usize];
@@ -209,7 +240,6 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Step
                         }
                         None => frontier = vec![done],
                     }
-                    mark(&s, &mut kinds, before, KIND_P2P);
                 }
                 Op::Wait(qs) => {
                     let mut deps = frontier.clone();
@@ -223,16 +253,15 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Step
                     } else {
                         frontier = deps;
                     }
-                    mark(&s, &mut kinds, before, KIND_P2P);
                 }
                 Op::Collective(k) => {
                     let c = &p.collectives[*k as usize];
                     let me = c.members.iter().position(|&x| x == r).ok_or_else(|| err(format!("rank {r} calls collective {k} but is not a member")))?;
                     let end = embed(&mut s, r, &coll_schedules[*k as usize].programs[me].steps, &c.members, COLLECTIVE_TAGS + k, &frontier);
                     frontier = vec![end];
-                    mark(&s, &mut kinds, before, KIND_COLLECTIVE);
                 }
             }
+            timeline.ops[r as usize].push((phase, frontier.first().copied()));
         }
         if !requests.is_empty() {
             // Requests never waited for (MPI_Request_free'd or left at
@@ -240,14 +269,12 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Step
             let mut deps = frontier.clone();
             deps.extend(requests.values());
             let j = s.work(r, 0, &deps);
-            let _ = j;
-            let before = s.programs[r as usize].steps.len() - 1;
-            mark(&s, &mut kinds, before, KIND_P2P);
+            timeline.ops[r as usize].push((Phase::Waiting, Some(j)));
         }
     }
     s.shrink_to_fit();
     s.validate().map_err(|e| err(format!("the replay's schedule is inconsistent (a trace whose sends and receives do not pair up): {e}")))?;
-    Ok((s, kinds))
+    Ok((s, timeline))
 }
 
 /// Writes `steps` (one member's program of a collective) into rank `r`'s
@@ -355,15 +382,20 @@ mod tests {
 
     #[test]
     fn a_matched_program_is_one_consistent_schedule() {
-        let (s, kinds) = build(&program(), &params()).expect("builds");
+        let (s, timeline) = build(&program(), &params()).expect("builds");
         s.validate().expect("valid");
         execute(&s, Order::Fifo).expect("runs to completion");
         execute(&s, Order::Lifo).expect("in any order");
-        assert_eq!(kinds.kind[0].len(), s.programs[0].steps.len());
+        assert_eq!(timeline.ops[0].len(), program().programs[0].len());
         // Rank 1's 5 s of compute are two Work steps (a step holds < 4.3 s).
         let work: u64 = s.programs[1].steps.iter().filter_map(|st| match st.action { Action::Work { ns } => Some(ns as u64), _ => None }).sum();
         assert!(work >= 5_000_000_000);
-        assert!(kinds.kind[1].contains(&KIND_COLLECTIVE) && kinds.kind[1].contains(&KIND_COMPUTE));
+        // Each step taking 1 s per position: the breakdown covers the
+        // rank's whole clock.
+        let b = timeline.breakdown(|_, step| step as f64);
+        let last = |r: usize| timeline.ops[r].iter().filter_map(|x| x.1).max().unwrap() as f64;
+        assert_eq!(b[1].iter().sum::<f64>(), last(1));
+        assert!(b[1][Phase::Compute as usize] > 0.0 && b[1][Phase::Collective as usize] > 0.0);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod flow_run;
 pub mod generation;
 pub mod node_space;
 pub mod presets;
+pub mod replay;
 pub mod section;
 pub mod system;
 pub mod units;

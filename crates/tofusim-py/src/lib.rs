@@ -353,6 +353,43 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, kee
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
 
+/// Replays a matched MPI program (JSON, [`tofusim_comm::replay::ReplayProgram`])
+/// on `system` with `model` (packet or flow), ranks placed by `order`
+/// (rank → node; default the system's communicator order); the result as
+/// JSON.
+#[pyfunction]
+#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false))]
+#[allow(clippy::too_many_arguments)]
+fn replay(
+    py: Python<'_>,
+    program: String,
+    system: String,
+    model: &str,
+    order: Option<Vec<u32>>,
+    compute_scale: f64,
+    seed: u64,
+    progress: Option<Py<PyAny>>,
+    keep_partial: bool,
+) -> PyResult<String> {
+    use tofusim_experiment::collective::Model;
+    let model = match Model::parse(model) {
+        Some(m @ (Model::Packet | Model::Flow | Model::FlowEvents)) => m,
+        _ => return Err(config_err(ConfigError::new("<command line>", "model", format!("expected packet or flow, got {model:?}")))),
+    };
+    let program: tofusim_comm::replay::ReplayProgram = serde_json::from_str(&program)
+        .map_err(|e| config_err(ConfigError::new("<trace>", "program", format!("not a replay program: {e}"))))?;
+    let spec = tofusim_experiment::replay::ReplaySpec { system, order, model, compute_scale, seed };
+    let raised = std::sync::Mutex::new(None);
+    let r = py.detach(|| {
+        let mut report = reporter(&progress, &raised);
+        tofusim_experiment::replay::run(&program, &spec, &mut report)
+    });
+    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
+    let r = r.map_err(config_err)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
+}
+
 /// Collective `op`/`algo` of `size_bytes` with its ranks placed on the
 /// nodes of `system` by `node_of_rank` (several ranks may share a node:
 /// their messages then turn around in the node's NIC), on the packet
@@ -995,6 +1032,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(collective_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(collective_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(collective_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(run_transfers, m)?)?;

@@ -148,6 +148,12 @@ enum Event {
 /// ([`super::packet::ScheduleRun`]), with each message a flow (see the
 /// module docs). Returns the time of the last step, seconds.
 pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<f64, String> {
+    Ok(schedule_finish_times(m, schedule, seed)?.iter().copied().fold(0.0, f64::max))
+}
+
+/// [`schedule_time`]'s every step: the finish time of each step, seconds,
+/// flat (rank 0's steps, then rank 1's, ...).
+pub fn schedule_finish_times(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<Vec<f64>, String> {
     use std::cmp::Reverse;
     use std::collections::{BinaryHeap, VecDeque};
     use crate::{Action, Combine, ELEMENT_BYTES};
@@ -437,5 +443,5 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
     if done_steps != n {
         return Err(format!("{} of {n} steps never ran on the flow model", n - done_steps));
     }
-    Ok(finish.iter().copied().fold(0.0, f64::max))
+    Ok(finish)
 }

@@ -1,0 +1,169 @@
+//! A recorded MPI program replayed on a system: `tofusim replay`.
+//!
+//! The program (matched messages, collective instances, per-rank calls;
+//! [`tofusim_comm::replay`]) becomes one schedule, run by the packet
+//! engine or the flow model over the system's nodes: rank `i` on the
+//! `i`-th node of the system's communicator order (the one `tofusim coll`
+//! uses: Tofu's virtual torus, a torus's node order), or where an order
+//! file puts it. The MPI layer's parameters are the K computer's
+//! ([`MpiConfig::k_computer`]) on every system — the software costs of
+//! another machine's MPI are not in the presets.
+
+use serde::Serialize;
+use tofusim_comm::mpi::MpiConfig;
+use tofusim_comm::replay::{build, Phase, ReplayParams, ReplayProgram, Timeline};
+
+use crate::build::{setup, Setup};
+use crate::collective::{run_inspecting, Model, RunSummary};
+use crate::comm_model::Modes;
+use crate::error::{ConfigError, Result};
+
+const WHERE: &str = "<command line>";
+
+fn err(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::new(WHERE, key, message)
+}
+
+/// What `tofusim replay` was asked (the trace comes as a program).
+#[derive(Clone, Debug)]
+pub struct ReplaySpec {
+    pub system: String,
+    /// Rank → node (a permutation's prefix of the system's nodes); default
+    /// the communicator order.
+    pub order: Option<Vec<u32>>,
+    /// Packet engine or flow model (events).
+    pub model: Model,
+    pub compute_scale: f64,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RankTimes {
+    pub rank: u32,
+    pub node: u32,
+    pub end_seconds: f64,
+    pub compute_seconds: f64,
+    pub point_to_point_seconds: f64,
+    pub collective_seconds: f64,
+    pub waiting_seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayResult {
+    pub system: String,
+    pub model: &'static str,
+    pub ranks: u32,
+    pub nodes: u64,
+    /// When the last rank finished, seconds of simulated time.
+    pub time_seconds: f64,
+    pub compute_scale: f64,
+    pub messages: u64,
+    pub bytes_sent: u64,
+    pub steps: u64,
+    pub per_rank: Vec<RankTimes>,
+    /// The packet engine's run (cycles, packets, invariants); none on the
+    /// flow model.
+    pub run: Option<RunSummary>,
+    pub wall_seconds: f64,
+    pub peak_memory_bytes: u64,
+}
+
+/// Ranks placed on nodes: the order's, or the communicator's first.
+fn place(s: &mut Setup, ranks: u32, order: Option<&[u32]>) -> Result<()> {
+    let nodes = s.node_of_rank.len() as u64;
+    match order {
+        Some(o) => {
+            if o.len() < ranks as usize {
+                return Err(err("order", format!("the order places {} ranks; the trace has {ranks}", o.len())));
+            }
+            let mut seen = std::collections::HashSet::new();
+            for (r, &n) in o.iter().take(ranks as usize).enumerate() {
+                if n as u64 >= nodes {
+                    return Err(err("order", format!("rank {r} is placed on node {n}, beyond the {nodes} nodes of the system")));
+                }
+                if !seen.insert(n) {
+                    return Err(err("order", format!("rank {r} is placed on node {n}, which another rank has (one rank per node)")));
+                }
+            }
+            s.node_of_rank = o[..ranks as usize].to_vec();
+        }
+        None => {
+            if (s.node_of_rank.len() as u64) < ranks as u64 {
+                return Err(err("system", format!("the trace has {ranks} ranks and the system {} nodes (one rank per node); give a larger shape", s.node_of_rank.len())));
+            }
+            s.node_of_rank.truncate(ranks as usize);
+        }
+    }
+    Ok(())
+}
+
+fn ranks_of(timeline: &Timeline, finish: impl Fn(usize, u32) -> f64, node_of_rank: &[u32]) -> Vec<RankTimes> {
+    let parts = timeline.breakdown(&finish);
+    parts
+        .iter()
+        .enumerate()
+        .map(|(r, p)| RankTimes {
+            rank: r as u32,
+            node: node_of_rank[r],
+            end_seconds: p.iter().sum(),
+            compute_seconds: p[Phase::Compute as usize],
+            point_to_point_seconds: p[Phase::PointToPoint as usize],
+            collective_seconds: p[Phase::Collective as usize],
+            waiting_seconds: p[Phase::Waiting as usize],
+        })
+        .collect()
+}
+
+/// Replays `program` on `spec.system`.
+pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet::Progress) -> Result<ReplayResult> {
+    let wall = std::time::Instant::now();
+    if !(spec.compute_scale.is_finite() && spec.compute_scale >= 0.0) {
+        return Err(err("compute-scale", format!("expected a finite factor >= 0, got {}", spec.compute_scale)));
+    }
+    let mut s = setup(&spec.system)?;
+    place(&mut s, program.ranks, spec.order.as_deref())?;
+    let params = ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: spec.compute_scale, tnis: s.built.model.tnis.max(1), segment_bytes: 64 << 10 };
+    let (schedule, timeline) = build(program, &params).map_err(|e| err("trace", e))?;
+    let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());
+    let steps: u64 = schedule.programs.iter().map(|p| p.steps.len() as u64).sum();
+    let node_of_rank = s.node_of_rank.clone();
+    let nodes = node_of_rank.len() as u64;
+    let modes = Modes::default();
+    let (time_seconds, per_rank, run, model) = match spec.model {
+        Model::Packet => {
+            let (timed, finish) = run_inspecting(s, schedule, &modes, spec.seed, progress, |st| st.step_finish_cycles())?;
+            let cycle_s = timed.run.cycle_ns * 1e-9;
+            let per_rank = ranks_of(&timeline, |r, i| finish[r][i as usize] as f64 * cycle_s, &node_of_rank);
+            (timed.time_seconds, per_rank, Some(timed.run), "packet")
+        }
+        Model::Flow | Model::FlowEvents => {
+            let mut ask = || progress(0.0).is_break();
+            let interrupt = tofusim_flow::Interrupt::new(&mut ask);
+            let net = crate::flow_model::flow_net(&s)?;
+            let m = crate::flow_model::machine(&s, &net, &modes, &interrupt);
+            let finish = tofusim_comm::exec::flow::schedule_finish_times(&m, &schedule, spec.seed).map_err(|e| err("trace", e))?;
+            let mut base = vec![0usize];
+            for p in &schedule.programs {
+                base.push(base.last().copied().unwrap_or(0) + p.steps.len());
+            }
+            let per_rank = ranks_of(&timeline, |r, i| finish[base[r] + i as usize], &node_of_rank);
+            (finish.iter().copied().fold(0.0, f64::max), per_rank, None, "flow")
+        }
+        Model::FlowRounds => return Err(err("model", "a replay has no lockstep rounds form; use flow or packet")),
+    };
+    Ok(ReplayResult {
+        system: spec.system.clone(),
+        model,
+        ranks: program.ranks,
+        nodes,
+        time_seconds,
+        compute_scale: spec.compute_scale,
+        messages,
+        bytes_sent,
+        steps,
+        per_rank,
+        run,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(),
+    })
+}
