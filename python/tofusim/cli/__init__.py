@@ -15,6 +15,7 @@ from .. import ConfigError, __version__
 from .alloc import alloc
 from .coll import coll
 from .map import map_
+from .replay import replay
 from .reproduce import reproduce
 from .rmatt import pattern, rmatt
 from .run import run
@@ -37,6 +38,7 @@ cli.add_command(rmatt)
 cli.add_command(map_)
 cli.add_command(alloc)
 cli.add_command(trace)
+cli.add_command(replay)
 
 
 def main(argv: list[str] | None = None) -> int:

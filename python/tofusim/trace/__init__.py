@@ -3,6 +3,7 @@ PMPI tracer, reading any writer's OTF2 MPI records, summarising them."""
 
 from .read import Call, Trace, read
 from .record import record
+from .replay import replay
 from .summary import summarise
 
-__all__ = ["Call", "Trace", "read", "record", "summarise"]
+__all__ = ["Call", "Trace", "read", "record", "replay", "summarise"]

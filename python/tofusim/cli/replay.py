@@ -1,0 +1,81 @@
+"""``tofusim replay``: a recorded MPI program on a simulated system."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .. import ConfigError
+from ..trace import replay as run_replay
+from .rmatt import read_order
+from .run import _LazyProgress
+
+
+def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for p in pairs:
+        op, sep, algo = p.partition("=")
+        if not sep or not op or not algo:
+            raise click.UsageError(f"--coll {p!r}: expected OP=ALGO, e.g. allreduce=ring")
+        out[op.strip().lower()] = algo.strip()
+    return out
+
+
+@click.command()
+@click.argument("trace", metavar="TRACE")
+@click.option("--system", required=True, help="System preset, optionally resized (e.g. k:4x6x4, bgl:8x8x8, aries-720/minimal).")
+@click.option("--order", "order_file", help="Rank order file (line i: node of rank i), e.g. from tofusim rmatt --out.")
+@click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
+@click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
+@click.option("--compute-scale", type=float, default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
+@click.option("--seed", default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--out", "out", help="Directory for result.json and per_rank.csv (created).")
+def replay(trace: str, system: str, order_file: str | None, model: str, coll: tuple[str, ...], compute_scale: float,
+           seed: int, as_json: bool, out: str | None) -> None:
+    """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
+    if not (compute_scale >= 0.0) or compute_scale == float("inf"):
+        raise click.UsageError(f"--compute-scale {compute_scale}: expected a finite factor >= 0")
+    order = read_order(order_file) if order_file else None
+    progress = _LazyProgress()
+    try:
+        r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
+                       algorithms=_algorithms(coll), seed=seed, progress=progress)
+    finally:
+        progress.close()
+    if out:
+        d = Path(out)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "result.json").write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
+            with open(d / "per_rank.csv", "w", newline="", encoding="utf-8") as f:
+                w = csv.DictWriter(f, fieldnames=list(r["per_rank"][0].keys()) if r["per_rank"] else ["rank"])
+                w.writeheader()
+                w.writerows(r["per_rank"])
+        except OSError as e:
+            raise ConfigError(f"{out}: cannot write the replay's results: {e.strerror}") from None
+    if as_json:
+        click.echo(json.dumps(r))
+        return
+    con = Console()
+    ratio = r["time_seconds"] / r["measured_seconds"] if r["measured_seconds"] > 0 else float("nan")
+    con.print(f"[bold]{r['trace']}[/] on {r['system']} ({r['model']} model, {r['ranks']} ranks): "
+              f"predicted [bold]{r['time_seconds']:.6f} s[/]; the trace measured {r['measured_seconds']:.6f} s "
+              f"on its own machine ({ratio:.2f}x)")
+    if r["algorithms"]:
+        con.print("collectives: " + ", ".join(f"{op} {a}" for op, a in sorted(r["algorithms"].items())))
+    t = Table("rank", "node", "end s", "compute s", "point-to-point s", "collective s", "waiting s", title="Per rank (simulated)")
+    rows = r["per_rank"]
+    shown = rows if len(rows) <= 32 else rows[:16] + rows[-16:]
+    for p in shown:
+        t.add_row(str(p["rank"]), str(p["node"]), f"{p['end_seconds']:.6f}", f"{p['compute_seconds']:.6f}",
+                  f"{p['point_to_point_seconds']:.6f}", f"{p['collective_seconds']:.6f}", f"{p['waiting_seconds']:.6f}")
+    con.print(t)
+    con.print(f"{r['messages']:,} network messages, {r['bytes_sent']:,} bytes; simulated in {r['wall_seconds']:.2f} s")
+    if r["uncompleted_receives"]:
+        con.print(f"[yellow]{r['uncompleted_receives']} receives posted but never completed in the trace: not replayed[/]")
