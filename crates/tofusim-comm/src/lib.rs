@@ -20,6 +20,7 @@ pub mod barrier_hw;
 pub mod collective;
 pub mod exec;
 pub mod mpi;
+pub mod mpi_collectives;
 pub mod replay;
 pub mod rounds;
 pub mod schedule;

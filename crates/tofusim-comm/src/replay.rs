@@ -64,7 +64,8 @@ pub struct ReplayMessage {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct ReplayCollective {
     /// tofusim's operation name (barrier, bcast, reduce, allreduce,
-    /// allgather, alltoall) and algorithm.
+    /// allgather, alltoall; or one of [`crate::mpi_collectives::OPERATIONS`])
+    /// and algorithm.
     pub op: String,
     pub algorithm: String,
     /// World ranks, in communicator order.
@@ -179,7 +180,12 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
             let mut prm = Params::new(n, 0);
             prm.tnis = params.tnis.max(1);
             prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
-            let s = build_named(&c.op, &c.algorithm, c.root, c.size_bytes, prm).map_err(|e| err(format!("collective {} ({} on {n} ranks): {}", c.op, c.algorithm, e.message)))?;
+            let what = || format!("collective {} ({} on {n} ranks)", c.op, c.algorithm);
+            let s = if crate::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == c.op) {
+                crate::mpi_collectives::build(&c.op, &c.algorithm, n, c.root, c.size_bytes).map_err(|e| err(format!("{}: {e}", what())))?
+            } else {
+                build_named(&c.op, &c.algorithm, c.root, c.size_bytes, prm).map_err(|e| err(format!("{}: {}", what(), e.message)))?
+            };
             built.insert(key.clone(), std::sync::Arc::new(s));
         }
         coll_schedules.push(std::sync::Arc::clone(&built[&key]));

@@ -447,8 +447,14 @@ fn collective_schedule(
     };
     p.segment_elements = segment_bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
     p.tnis = tnis.max(1);
-    let s = tofusim_comm::algorithms::build_named(&op, &algo, root, size_bytes, p)
-        .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?;
+    // The MPI operations outside the algorithm library (scan, gather, ...)
+    // have timing-only schedules.
+    let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == op) {
+        tofusim_comm::mpi_collectives::build(&op, &algo, ranks, root, size_bytes).map_err(|e| TofusimConfigError::new_err(format!("op: {e}")))?
+    } else {
+        tofusim_comm::algorithms::build_named(&op, &algo, root, size_bytes, p)
+            .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?
+    };
     Ok(serde_json::to_string(&s).expect("schedules serialise"))
 }
 

@@ -144,7 +144,7 @@ def from_trace(path: str, out: str | None, collectives: str, as_json: bool) -> N
                 continue
             if inst.op not in MODELLED:
                 rank = inst.members[0]
-                raise ConfigError(f"{path}: rank {rank}: MPI collective {inst.op} has no schedule in tofusim "
+                raise ConfigError(f"{path}: rank {rank}: MPI collective {inst.mpi_op} has no schedule in tofusim "
                                   f"(modelled: {', '.join(sorted(MODELLED))}); use --collectives none for point-to-point only")
             algo = default_algorithm(inst.op, n, inst.size_bytes)
             key = (inst.op, algo, n, inst.size_bytes, inst.root or 0)

@@ -22,14 +22,21 @@ from dataclasses import dataclass
 from .. import ConfigError
 from .read import Collective, Trace
 
-#: Operations tofusim has schedules for, by the trace's name.
-MODELLED = {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"}
+#: Operations tofusim has schedules for: its algorithm library's, and the
+#: timing-only schedules of ``tofusim_comm::mpi_collectives``.
+MODELLED = {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall",
+            "scan", "exscan", "gather", "scatter", "reduce_scatter"}
+#: Vector ("v") variants: replayed as their regular form with each rank's
+#: mean block (the per-rank counts are not in the standard records).
+MEAN_BLOCK = {"gatherv": "gather", "scatterv": "scatter", "allgatherv": "allgather",
+              "alltoallv": "alltoall", "reduce_scatter_block": "reduce_scatter"}
 #: Communicator construction: a synchronisation over the parent.
 CONSTRUCTION = {"create_handle", "destroy_handle"}
 
 
 @dataclass
 class Instance:
+    #: tofusim's operation (a "v" variant's regular form).
     op: str
     comm: int
     members: list[int]  # world ranks
@@ -37,6 +44,8 @@ class Instance:
     size_bytes: int
     #: Per member (same order): the index of its call in its call list.
     call_index: list[int]
+    #: The operation as the trace names it.
+    mpi_op: str = ""
 
 
 def default_algorithm(op: str, ranks: int, size_bytes: int) -> str:
@@ -55,19 +64,44 @@ def default_algorithm(op: str, ranks: int, size_bytes: int) -> str:
         return "recursive-doubling" if small else "ring"
     if op == "alltoall":
         return "bruck" if size_bytes <= 256 else "pairwise"
+    if op in ("scan", "exscan"):
+        return "recursive-doubling"
+    if op in ("gather", "scatter"):
+        return "binomial"
+    if op == "reduce_scatter":
+        return "pairwise"
     raise ConfigError(f"no default algorithm for {op}")
 
 
 def _size(op: str, recs: list[Collective], n: int, root: int | None) -> int:
-    others = [rec for i, rec in enumerate(recs) if i != root]
+    """The instance's size in tofusim's terms (see the module docs); for a
+    "v" variant each rank's mean block."""
+    others = [rec for i, rec in enumerate(recs) if i != root] or recs
+    mean = lambda xs: sum(xs) // max(1, len(xs))  # noqa: E731
     if op == "bcast":
         return max((rec.received for rec in others), default=0)
     if op == "reduce":
         return max((rec.sent for rec in others), default=0)
-    if op in ("allreduce", "allgather"):
+    if op in ("allreduce", "allgather", "scan", "exscan"):
         return max(rec.sent for rec in recs)
     if op == "alltoall":
         return max(rec.sent for rec in recs) // max(1, n)
+    if op == "gather":
+        return max((rec.sent for rec in others), default=0)
+    if op == "scatter":
+        return max((rec.received for rec in others), default=0)
+    if op == "gatherv":
+        return mean([rec.sent for rec in others])
+    if op == "scatterv":
+        return mean([rec.received for rec in others])
+    if op == "allgatherv":
+        return mean([rec.sent for rec in recs])
+    if op == "alltoallv":
+        return mean([rec.sent for rec in recs]) // max(1, n)
+    if op == "reduce_scatter":
+        return max(rec.received for rec in recs)
+    if op == "reduce_scatter_block":
+        return mean([rec.received for rec in recs])
     return 0
 
 
@@ -97,5 +131,6 @@ def instances(t: Trace) -> list[Instance]:
                 raise ConfigError(f"{t.path}: collective {k} of communicator {t.comm_names.get(comm, comm)!r} is "
                                   f"{sorted({rec.op for rec in recs})} on different ranks")
             root = recs[0].root
-            out.append(Instance(op, comm, members, root, _size(op, recs, len(members), root), [lists[m][k][0] for m in range(len(members))]))
+            out.append(Instance(MEAN_BLOCK.get(op, op), comm, members, root, _size(op, recs, len(members), root),
+                                [lists[m][k][0] for m in range(len(members))], op))
     return out

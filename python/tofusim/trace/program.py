@@ -58,7 +58,7 @@ def build_program(t: Trace, algorithms: dict[str, str] | None = None) -> Program
             continue  # freeing a communicator is local
         if op not in MODELLED:
             rank = inst.members[0]
-            raise ConfigError(f"{t.path}: rank {rank}: MPI collective {inst.op} (on communicator "
+            raise ConfigError(f"{t.path}: rank {rank}: MPI collective {inst.mpi_op} (on communicator "
                               f"{t.comm_names.get(inst.comm, inst.comm)!r}) has no schedule in tofusim; "
                               f"modelled: {', '.join(sorted(MODELLED))}")
         if n < 2:
