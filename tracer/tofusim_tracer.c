@@ -11,7 +11,8 @@
  * between calls is the gap between a Leave and the next Enter (wall time,
  * CLOCK_MONOTONIC in nanoseconds: all ranks of a one-machine run share it).
  *
- * Communicators: MPI_COMM_WORLD is communicator 0; each communicator made by
+ * Communicators: MPI_COMM_WORLD is communicator 0, each rank's MPI_COMM_SELF
+ * one of one member; each communicator made by
  * a wrapped constructor (split, dup, create, split_type, cart_create,
  * cart_sub) gets a global id from its rank 0 (that rank's world rank and
  * its own creation count), broadcast to its members; rank 0 of the world
@@ -26,8 +27,11 @@
  * bcast's root sends count*size and receives 0; an alltoall sends and
  * receives count*size per rank of the communicator).
  *
+ * A request completed as cancelled (MPI_Cancel, then a wait or test) is
+ * an MpiRequestCancelled record.
+ *
  * Calls the replay does not model (probes, persistent and non-blocking
- * collective requests, request cancellation, one-sided communication)
+ * collective requests, freed requests, one-sided communication)
  * are wrapped too, as a region of their own name with no MPI record, so the
  * replay can refuse the trace naming the call and the rank instead of
  * skipping them silently.
@@ -128,6 +132,9 @@ static void push_owned(uint32_t v) {
 
 static uint32_t comm_id(MPI_Comm c) {
     if (c == MPI_COMM_WORLD) return 0;
+    /* Each rank's MPI_COMM_SELF: its world rank and number 65,535 (a rank's
+     * own communicators are numbered from 1 to 65,534). */
+    if (c == MPI_COMM_SELF) return ((uint32_t)world_rank << 16) | 0xffff;
     for (size_t i = 0; i < ncomms; i++)
         if (comms[i].handle == c) return comms[i].id;
     return OTF2_UNDEFINED_COMM;
@@ -209,6 +216,13 @@ static void request_done(MPI_Request r, MPI_Status *st, uint64_t t) {
         if (requests[i].handle != r) continue;
         RequestEntry e = requests[i];
         requests[i] = requests[--nrequests];
+        int cancelled = 0;
+        PMPI_Test_cancelled(st, &cancelled);
+        if (cancelled) {
+            OTF2_EvtWriter_MpiRequestCancelled(evt, NULL, t, e.id);
+            events++;
+            return;
+        }
         if (e.is_recv) {
             int bytes = 0;
             PMPI_Get_count(st, MPI_BYTE, &bytes);
@@ -379,6 +393,14 @@ static void finish_recording(uint64_t t_enter) {
     uint32_t count = 0;
     uint32_t *ids = NULL;
     if (world_rank == 0) {
+        /* Every rank's MPI_COMM_SELF: [id, 1, rank]. */
+        defs = realloc(defs, ((size_t)total + 3 * (size_t)world_size + 1) * sizeof *defs);
+        if (!defs) fail("out of memory");
+        for (int r = 0; r < world_size; r++) {
+            defs[total++] = ((uint32_t)r << 16) | 0xffff;
+            defs[total++] = 1;
+            defs[total++] = (uint32_t)r;
+        }
         ids = malloc(((size_t)total + 1) * sizeof *ids);
         for (int i = 0; i < total; i += 2 + (int)defs[i + 1]) ids[count++] = defs[i];
     }
@@ -816,6 +838,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
         leave(R_##NAME);                  \
         return rc_;                       \
     }
+/* Probes move no message (the receive after one does): their region only. */
 REGION_ONLY(MPI_Probe, (int s, int t, MPI_Comm c, MPI_Status *st), (s, t, c, st))
 REGION_ONLY(MPI_Iprobe, (int s, int t, MPI_Comm c, int *f, MPI_Status *st), (s, t, c, f, st))
 REGION_ONLY(MPI_Send_init, (const void *b, int n, MPI_Datatype d, int p, int t, MPI_Comm c, MPI_Request *r), (b, n, d, p, t, c, r))

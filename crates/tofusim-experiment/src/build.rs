@@ -297,6 +297,20 @@ pub fn setup(system_name: &str) -> Result<Setup> {
     Ok(Setup { built, node_of_rank, grid })
 }
 
+/// The communicator of a system written as a TOML `[network]` table
+/// (`file` names it in errors): every node, in the order [`setup`] uses.
+pub fn setup_toml(file: &str, text: &str) -> Result<Setup> {
+    let sys = system::from_toml(file, text)?;
+    let built = build(file, "network", sys, Routes::Default)?;
+    built.refuse_faults(file, "network", "a replay or collective on a communicator of every node")?;
+    let (node_of_rank, grid) = if built.dragonfly.is_some() || built.fattree.is_some() {
+        ((0..built.nodes.node_count() as u32).collect(), None)
+    } else {
+        communicator(&built.nodes)
+    };
+    Ok(Setup { built, node_of_rank, grid })
+}
+
 /// A plain torus of `lengths` (every axis wraps) with the links and
 /// communication model of the preset `model_system`, its ranks placed by
 /// `node_of_rank` (rank → node, x fastest): a job's virtual torus, on

@@ -9,6 +9,9 @@
 //! ([`MpiConfig::k_computer`]) on every system — the software costs of
 //! another machine's MPI are not in the presets.
 
+// Rates carry their unit in the name (`shared_memory_Bps`), as the JSON keys do.
+#![allow(non_snake_case)]
+
 use serde::Serialize;
 use tofusim_comm::mpi::MpiConfig;
 use tofusim_comm::replay::{build, Phase, ReplayParams, ReplayProgram, Timeline};
@@ -24,10 +27,43 @@ fn err(key: &str, message: impl Into<String>) -> ConfigError {
     ConfigError::new(WHERE, key, message)
 }
 
+/// Values of the MPI layer to use instead of the K computer's (e.g. a
+/// model of the machine a trace was recorded on, fitted to its ping-pong).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MpiOverrides {
+    pub eager_limit_bytes: Option<u64>,
+    pub llp_limit_bytes: Option<u64>,
+    pub llp_ns: Option<u32>,
+    pub stack_ns: Option<u32>,
+    pub rendezvous_ns: Option<u32>,
+    pub saving_extra_ns: Option<u32>,
+    /// Ranks sharing one machine's memory (a model of the machine a trace
+    /// was recorded on): no NIC overheads beside the MPI layer's software,
+    /// and copies and reductions at this rate, bytes per second.
+    pub shared_memory_Bps: Option<f64>,
+}
+
+impl MpiOverrides {
+    pub fn apply(&self, mut c: MpiConfig) -> MpiConfig {
+        c.eager_limit_bytes = self.eager_limit_bytes.unwrap_or(c.eager_limit_bytes);
+        c.llp_limit_bytes = self.llp_limit_bytes.unwrap_or(c.llp_limit_bytes);
+        c.llp_ns = self.llp_ns.unwrap_or(c.llp_ns);
+        c.stack_ns = self.stack_ns.unwrap_or(c.stack_ns);
+        c.rendezvous_ns = self.rendezvous_ns.unwrap_or(c.rendezvous_ns);
+        c.saving_extra_ns = self.saving_extra_ns.unwrap_or(c.saving_extra_ns);
+        c
+    }
+}
+
 /// What `tofusim replay` was asked (the trace comes as a program).
 #[derive(Clone, Debug)]
 pub struct ReplaySpec {
+    /// A preset name, or the file name of `system_toml`.
     pub system: String,
+    /// The system as a TOML `[network]` table instead of a preset.
+    pub system_toml: Option<String>,
+    pub mpi: MpiOverrides,
     /// Rank → node (a permutation's prefix of the system's nodes); default
     /// the communicator order.
     pub order: Option<Vec<u32>>,
@@ -120,9 +156,20 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     if !(spec.compute_scale.is_finite() && spec.compute_scale >= 0.0) {
         return Err(err("compute-scale", format!("expected a finite factor >= 0, got {}", spec.compute_scale)));
     }
-    let mut s = setup(&spec.system)?;
+    let mut s = match &spec.system_toml {
+        Some(text) => crate::build::setup_toml(&spec.system, text)?,
+        None => setup(&spec.system)?,
+    };
     place(&mut s, program.ranks, spec.order.as_deref())?;
-    let params = ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: spec.compute_scale, tnis: s.built.model.tnis.max(1), segment_bytes: 64 << 10 };
+    if let Some(bps) = spec.mpi.shared_memory_Bps {
+        if !(bps.is_finite() && bps > 0.0) {
+            return Err(err("mpi", format!("shared_memory_Bps: expected a positive rate, got {bps}")));
+        }
+        s.built.model.components.clear();
+        s.built.model.copy_Bps = bps;
+        s.built.model.reduce_Bps = bps;
+    }
+    let params = ReplayParams { mpi: spec.mpi.apply(MpiConfig::k_computer()), compute_scale: spec.compute_scale, tnis: s.built.model.tnis.max(1), segment_bytes: 64 << 10 };
     let (schedule, timeline) = build(program, &params).map_err(|e| err("trace", e))?;
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());
     let steps: u64 = schedule.programs.iter().map(|p| p.steps.len() as u64).sum();

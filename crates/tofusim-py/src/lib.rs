@@ -358,7 +358,7 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, kee
 /// (rank → node; default the system's communicator order); the result as
 /// JSON.
 #[pyfunction]
-#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false))]
+#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -370,6 +370,8 @@ fn replay(
     seed: u64,
     progress: Option<Py<PyAny>>,
     keep_partial: bool,
+    system_toml: Option<String>,
+    mpi: Option<String>,
 ) -> PyResult<String> {
     use tofusim_experiment::collective::Model;
     let model = match Model::parse(model) {
@@ -378,7 +380,11 @@ fn replay(
     };
     let program: tofusim_comm::replay::ReplayProgram = serde_json::from_str(&program)
         .map_err(|e| config_err(ConfigError::new("<trace>", "program", format!("not a replay program: {e}"))))?;
-    let spec = tofusim_experiment::replay::ReplaySpec { system, order, model, compute_scale, seed };
+    let mpi = match mpi {
+        Some(text) => serde_json::from_str(&text).map_err(|e| config_err(ConfigError::new("<mpi>", "mpi", format!("expected MPI layer values: {e}"))))?,
+        None => Default::default(),
+    };
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);

@@ -19,10 +19,12 @@ def trace() -> None:
 @trace.command("record", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--out", required=True, help="Directory of the new trace (must not exist).")
 @click.option("--json", "as_json", is_flag=True, help="Print the trace's summary as JSON.")
+@click.option("--calibrate/--no-calibrate", default=True, show_default=True,
+              help="Also time a 2-rank ping-pong with the same launcher (the model of this machine for tofusim replay --system recorded).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def record_cmd(out: str, as_json: bool, command: tuple[str, ...]) -> None:
+def record_cmd(out: str, as_json: bool, calibrate: bool, command: tuple[str, ...]) -> None:
     """Run COMMAND (e.g. -- mpirun -np 2 ./app ARGS) under the tracer."""
-    meta = record(list(command), out)
+    meta = record(list(command), out, calibrate)
     s = summarise(read(out))
     s["recorded"] = meta
     if as_json:

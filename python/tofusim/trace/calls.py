@@ -8,6 +8,11 @@ POINT_TO_POINT = {
     "MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Recv",
     "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend", "MPI_Irecv",
     "MPI_Sendrecv", "MPI_Sendrecv_replace",
+    # Its effect is the cancelled completion a later wait or test records.
+    "MPI_Cancel",
+    # Probes move no message: the receive after one does (a probe's own
+    # time is not replayed; the receive waits for the message).
+    "MPI_Probe", "MPI_Iprobe",
 }
 COMPLETION = {
     "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",

@@ -18,7 +18,10 @@ from typing import Any
 from .. import ConfigError
 from .calls import kind
 from .collectives import CONSTRUCTION, MODELLED, default_algorithm, instances
-from .read import Collective, Posted, Recv, Send, SendDone, Trace
+from .read import Cancelled, Collective, Posted, Recv, Send, SendDone, Trace
+
+#: Calls that poll: when they complete nothing their time is the host's.
+POLLS = {"MPI_Test", "MPI_Testany", "MPI_Testsome", "MPI_Testall", "MPI_Iprobe"}
 
 #: Request numbers the conversion makes for itself (a sendrecv's two
 #: halves), above any a writer gives.
@@ -31,6 +34,8 @@ class Program:
     program: dict[str, Any]
     #: Receives posted but never completed in the trace (not replayed).
     uncompleted_receives: int = 0
+    #: Receives cancelled (MPI_Cancel) before a message matched them.
+    cancelled_receives: int = 0
     #: Collective instances of one rank (nothing to send), not replayed.
     trivial_collectives: int = 0
     algorithms: dict[str, str] = field(default_factory=dict)
@@ -76,7 +81,7 @@ def build_program(t: Trace, algorithms: dict[str, str] | None = None) -> Program
     programs: list[list[Any]] = []
     # Per rank, its receives in posting order: [op, (src, comm, tag, bytes) or None].
     posted: list[list[list[Any]]] = []
-    uncompleted = 0
+    uncompleted = cancelled = 0
     for r, calls in enumerate(t.calls):
         ops: list[Any] = []
         recvs: list[list[Any]] = []
@@ -90,6 +95,11 @@ def build_program(t: Trace, algorithms: dict[str, str] | None = None) -> Program
                 raise ConfigError(f"{t.path}: rank {r}: {c.name} is not replayed (see docs/traces.md for the calls tofusim "
                                   "models); the trace cannot be replayed faithfully without it")
             if c.name.startswith("MPI_Init"):
+                continue
+            if c.name in POLLS and not c.records:
+                # A test or probe that found nothing: the MPI library's
+                # progress work on the host, replayed as the rank's own time
+                # (it joins the compute around it).
                 continue
             gap = c.enter_ns - last
             if gap > 0:
@@ -134,6 +144,13 @@ def build_program(t: Trace, algorithms: dict[str, str] | None = None) -> Program
                     waits.append(rec.request)
                 elif isinstance(rec, SendDone):
                     waits.append(rec.request)
+                elif isinstance(rec, Cancelled):
+                    entry = pending.pop(rec.request, None)
+                    if entry is None:
+                        raise ConfigError(f"{t.path}: rank {r}: {c.name} completes request {rec.request} as cancelled; "
+                                          "only cancelled receives are replayed (a cancelled send's message is not)")
+                    entry[0]["recv"]["msg"] = None
+                    cancelled += 1
                 elif isinstance(rec, Collective):
                     pass  # handled through the instance (no schedule: trivial)
             if waits:
@@ -170,4 +187,4 @@ def build_program(t: Trace, algorithms: dict[str, str] | None = None) -> Program
                     op["wait"] = [q for q in op["wait"] if q not in dropped]
             ops[:] = [op for op in ops if not ("wait" in op and not op["wait"])]
     program = {"ranks": t.ranks, "messages": messages, "collectives": collectives, "programs": programs}
-    return Program(program, uncompleted, trivial, chosen)
+    return Program(program, uncompleted, cancelled, trivial, chosen)

@@ -72,6 +72,12 @@ class SendDone:
 
 
 @dataclass(slots=True)
+class Cancelled:
+    """A non-blocking request completed as cancelled."""
+    request: int
+
+
+@dataclass(slots=True)
 class Collective:
     op: str
     comm: int
@@ -220,6 +226,8 @@ def read(path: str) -> Trace:
                 c.records.append(Posted(ev.request_id))
             elif kind == "MpiIsendComplete":
                 c.records.append(SendDone(ev.request_id))
+            elif kind == "MpiRequestCancelled":
+                c.records.append(Cancelled(ev.request_id))
             elif kind == "MpiCollectiveEnd":
                 code = int(getattr(ev.collective_op, "value", ev.collective_op))
                 op = COLLECTIVE_OPS.get(code, f"operation {code}")
