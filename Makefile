@@ -34,16 +34,11 @@ core: $(STAMP)
 
 # The MPI tracer (PMPI interposition library writing OTF2), loaded by
 # `tofusim trace record` with LD_PRELOAD.
-# The ping-pong that calibrates the model of the recording machine.
 TRACER  := python/tofusim/lib/libtofusim_tracer.so
-PINGPONG := python/tofusim/lib/tofusim_pingpong
-tracer: $(TRACER) $(PINGPONG)
+tracer: $(TRACER)
 $(TRACER): tracer/tofusim_tracer.c $(STAMP)
 	mkdir -p $(dir $@)
 	mpicc -O2 -fPIC -shared -Wall -Wextra -Wno-unused-parameter -o $@ $< $$(pkg-config --cflags --libs otf2)
-$(PINGPONG): tracer/pingpong.c $(STAMP)
-	mkdir -p $(dir $@)
-	mpicc -O2 -Wall -Wextra -o $@ $<
 
 demo: install
 	$(VENV)/bin/tofusim topo --compare

@@ -37,7 +37,8 @@
  * skipping them silently.
  *
  * Environment: TOFUSIM_TRACE_DIR, the archive's directory (default
- * ./tofusim-trace; it must not exist yet).
+ * ./tofusim-trace; it must not exist yet); TOFUSIM_TRACE_CALIBRATE, when
+ * set, times a ping-pong after the program (see calibrate()).
  */
 #define OTF2_MPI_USE_PMPI
 #include <mpi.h>
@@ -294,11 +295,12 @@ static void coll_end(OTF2_CollectiveOp op, MPI_Comm c, int root, uint64_t sent, 
 
 /* ---- set-up and finish ------------------------------------------------ */
 
+static const char *trace_dir(void);
+
 static void start_recording(uint64_t t0) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    const char *dir = getenv("TOFUSIM_TRACE_DIR");
-    if (!dir || !*dir) dir = "tofusim-trace";
+    const char *dir = trace_dir();
     archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive) fail("cannot create the OTF2 archive (does TOFUSIM_TRACE_DIR exist already?)");
     OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL);
@@ -361,10 +363,92 @@ static void write_definitions(uint64_t *counts, uint32_t *defs, int ndefs, uint6
     OTF2_Archive_CloseGlobalDefWriter(archive, w);
 }
 
+/* The calibration of the model of this machine (TOFUSIM_TRACE_CALIBRATE
+ * set): after the program, on its own processes (so with their placement
+ * on the cores), ranks 0 and 1 time ping-pongs of 8 B to 4 MiB, best of 3
+ * trials; rank 0 writes the half round-trip times to calibration.json in
+ * the trace's directory. Not recorded in the trace. */
+static void calibrate(const char *dir) {
+    const char *want = getenv("TOFUSIM_TRACE_CALIBRATE");
+    if (!want || !*want || world_size < 2) return;
+    static const int sizes[] = { 8, 1024, 65536, 1 << 20, 4 << 20 };
+    static const int reps[] = { 4000, 2000, 400, 40, 20 };
+    const int n = sizeof sizes / sizeof sizes[0];
+    double best[sizeof sizes / sizeof sizes[0]];
+    MPI_Comm c;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+    char *buf = world_rank < 2 ? malloc(4 << 20) : NULL;
+    if (world_rank < 2 && !buf) fail("out of memory");
+    if (buf) memset(buf, 1, 4 << 20);
+    for (int k = 0; k < n; k++) {
+        best[k] = 1e30;
+        for (int trial = 0; trial < 3; trial++) {
+            PMPI_Barrier(c);
+            double t0 = PMPI_Wtime();
+            for (int r = 0; r < reps[k] && world_rank < 2; r++) {
+                if (world_rank == 0) {
+                    PMPI_Send(buf, sizes[k], MPI_BYTE, 1, 0, c);
+                    PMPI_Recv(buf, sizes[k], MPI_BYTE, 1, 0, c, MPI_STATUS_IGNORE);
+                } else {
+                    PMPI_Recv(buf, sizes[k], MPI_BYTE, 0, 0, c, MPI_STATUS_IGNORE);
+                    PMPI_Send(buf, sizes[k], MPI_BYTE, 0, 0, c);
+                }
+            }
+            double t = (PMPI_Wtime() - t0) / (2.0 * reps[k]);
+            if (t < best[k]) best[k] = t;
+        }
+    }
+    /* Bandwidth without the turnaround: a stream of 4 MiB messages one way
+     * (then an acknowledgement), and exchanges both ways at once. */
+    const int big = 4 << 20, count = 16;
+    double stream = 1e30, exchange = 1e30;
+    char *other = world_rank < 2 ? malloc(big) : NULL;
+    if (world_rank < 2 && !other) fail("out of memory");
+    if (other) memset(other, 2, big);
+    for (int trial = 0; trial < 3; trial++) {
+        PMPI_Barrier(c);
+        double t0 = PMPI_Wtime();
+        if (world_rank == 0) {
+            for (int r = 0; r < count; r++) PMPI_Send(buf, big, MPI_BYTE, 1, 1, c);
+            PMPI_Recv(buf, 1, MPI_BYTE, 1, 2, c, MPI_STATUS_IGNORE);
+        } else if (world_rank == 1) {
+            for (int r = 0; r < count; r++) PMPI_Recv(buf, big, MPI_BYTE, 0, 1, c, MPI_STATUS_IGNORE);
+            PMPI_Send(buf, 1, MPI_BYTE, 0, 2, c);
+        }
+        double t = (PMPI_Wtime() - t0) / count;
+        if (t < stream) stream = t;
+        PMPI_Barrier(c);
+        t0 = PMPI_Wtime();
+        if (world_rank < 2)
+            for (int r = 0; r < count; r++)
+                PMPI_Sendrecv(buf, big, MPI_BYTE, 1 - world_rank, 3, other, big, MPI_BYTE, 1 - world_rank, 3, c, MPI_STATUS_IGNORE);
+        t = (PMPI_Wtime() - t0) / count;
+        if (t < exchange) exchange = t;
+    }
+    free(other);
+    free(buf);
+    PMPI_Comm_free(&c);
+    if (world_rank != 0) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/calibration.json", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) fail("cannot write calibration.json in the trace directory");
+    fprintf(f, "{\"half_round_trip_s\": {");
+    for (int k = 0; k < n; k++) fprintf(f, "%s\"%d\": %.9e", k ? ", " : "", sizes[k], best[k]);
+    fprintf(f, "}, \"stream_4MiB_s\": %.9e, \"exchange_4MiB_s\": %.9e, \"ranks\": [0, 1], \"world_size\": %d}\n", stream, exchange, world_size);
+    fclose(f);
+}
+
+static const char *trace_dir(void) {
+    const char *dir = getenv("TOFUSIM_TRACE_DIR");
+    return dir && *dir ? dir : "tofusim-trace";
+}
+
 static void finish_recording(uint64_t t_enter) {
     enter(R_MPI_Finalize, t_enter);
     leave(R_MPI_Finalize);
     recording = 0;
+    calibrate(trace_dir());
     uint64_t end = now();
     OTF2_Archive_CloseEvtWriter(archive, evt);
     OTF2_Archive_CloseEvtFiles(archive);

@@ -20,7 +20,7 @@ def trace() -> None:
 @click.option("--out", required=True, help="Directory of the new trace (must not exist).")
 @click.option("--json", "as_json", is_flag=True, help="Print the trace's summary as JSON.")
 @click.option("--calibrate/--no-calibrate", default=True, show_default=True,
-              help="Also time a 2-rank ping-pong with the same launcher (the model of this machine for tofusim replay --system recorded).")
+              help="After the program, time a ping-pong between ranks 0 and 1 on its processes (the model of this machine for tofusim replay --system recorded).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 def record_cmd(out: str, as_json: bool, calibrate: bool, command: tuple[str, ...]) -> None:
     """Run COMMAND (e.g. -- mpirun -np 2 ./app ARGS) under the tracer."""
@@ -70,3 +70,21 @@ def show(path: str, as_json: bool, matrix: bool | None) -> None:
         con.print(t)
     if s["refused_calls"]:
         con.print("[yellow]calls the replay refuses:[/] " + ", ".join(f"{n} (ranks {rs[:8]})" for n, rs in s["refused_calls"].items()))
+
+
+@trace.command("synth")
+@click.option("--out", required=True, help="Directory of the new trace (must not exist).")
+@click.option("--ranks", type=int, required=True, help="MPI ranks (laid out as a 3D grid, x fastest).")
+@click.option("--iterations", type=int, default=10, show_default=True)
+@click.option("--halo-bytes", type=int, default=65536, show_default=True, help="Bytes to each of the six neighbours per iteration.")
+@click.option("--compute-us", type=float, default=200.0, show_default=True, help="Compute per iteration, microseconds.")
+@click.option("--allreduce-every", type=int, default=5, show_default=True, help="An 8-byte allreduce every this many iterations.")
+@click.option("--json", "as_json", is_flag=True)
+def synth_cmd(out: str, ranks: int, iterations: int, halo_bytes: int, compute_us: float, allreduce_every: int, as_json: bool) -> None:
+    """Write a synthetic OTF2 trace: a 3D halo exchange with a periodic allreduce (docs/traces.md)."""
+    from ..trace.synth import write
+
+    if not compute_us >= 0.0:
+        raise click.UsageError(f"--compute-us {compute_us}: expected >= 0")
+    r = write(out, ranks, iterations, halo_bytes, int(round(compute_us * 1000)), allreduce_every)
+    click.echo(json.dumps(r) if as_json else f"wrote {out}: {ranks} ranks on a {'x'.join(map(str, r['grid']))} grid, {iterations} iterations")

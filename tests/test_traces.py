@@ -1,0 +1,297 @@
+"""MPI traces (issue 20): real programs recorded as OTF2 by tofusim's PMPI
+tracer, read back, replayed on simulated systems; a second OTF2 writer;
+the mapping loop (trace -> communication list -> rmatt -> replay --order);
+refusals with exit 2.
+
+HPCC and LAMMPS (Debian packages, installed by make install) run at 2
+ranks, one per core, and the model of this machine must predict their
+measured time within 15%; at 4 ranks they are replayed on K, Fugaku, BG/L
+and Aries for coverage.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, TOFUSIM
+
+MPIRUN = shutil.which("mpirun")
+MPICC = shutil.which("mpicc")
+LMP = shutil.which("lmp")
+HPCC = shutil.which("hpcc")
+pytestmark = pytest.mark.skipif(MPIRUN is None or MPICC is None, reason="Open MPI is installed by make install")
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+RING_C = r"""
+#include <mpi.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int r, n; MPI_Comm_rank(MPI_COMM_WORLD, &r); MPI_Comm_size(MPI_COMM_WORLD, &n);
+    static double buf[1024], in[1024];
+    MPI_Request q[2];
+    for (int it = 0; it < 3; it++) {
+        usleep(2000);
+        MPI_Irecv(in, 1024, MPI_DOUBLE, (r + n - 1) % n, 7, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(buf, 1024, MPI_DOUBLE, (r + 1) % n, 7, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        MPI_Allreduce(MPI_IN_PLACE, buf, 16, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    MPI_Comm half; MPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &half);
+    MPI_Bcast(buf, 100, MPI_DOUBLE, 0, half);
+    if (r == 0) MPI_Send(buf, 10, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD);
+    if (r == 1) MPI_Recv(in, 10, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Comm_free(&half);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+# Rank 1 receives the two messages in the opposite order to their sends
+# (tags), the second one large enough for the rendezvous protocol.
+TAGS_C = r"""
+#include <mpi.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int r; MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    static char a[100], b[200000];
+    if (r == 0) {
+        MPI_Request q[2];
+        MPI_Isend(a, 100, MPI_CHAR, 1, 1, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(b, 200000, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    } else if (r == 1) {
+        MPI_Recv(b, 200000, MPI_CHAR, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(a, 100, MPI_CHAR, 0, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+IBARRIER_C = r"""
+#include <mpi.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Request q;
+    MPI_Ibarrier(MPI_COMM_WORLD, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def tofusim(*args, timeout=600):
+    p = subprocess.run([TOFUSIM, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=ENV)
+    return p
+
+
+def compile_c(tmp: Path, name: str, source: str) -> str:
+    src = tmp / f"{name}.c"
+    src.write_text(source)
+    exe = tmp / name
+    subprocess.run([MPICC, "-O1", "-o", str(exe), str(src)], check=True)
+    return str(exe)
+
+
+def record(out: Path, np_: int, *program: str, cwd: Path | None = None, oversubscribe: bool = False) -> dict:
+    launcher = [MPIRUN, "-np", str(np_)] + (["--oversubscribe"] if oversubscribe else [])
+    p = subprocess.run([TOFUSIM, "trace", "record", "--out", str(out), "--json", "--", *launcher, *program],
+                       capture_output=True, text=True, timeout=600, cwd=cwd or ROOT, env=ENV)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout)
+
+
+@pytest.fixture(scope="module")
+def ring(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ring")
+    exe = compile_c(tmp, "ring", RING_C)
+    s = record(tmp / "trace", 4, exe, oversubscribe=True)
+    return tmp / "trace", s
+
+
+def test_the_tracer_records_every_call_and_message(ring):
+    _, s = ring
+    assert s["ranks"] == 4
+    c = s["calls"]
+    assert (c["MPI_Isend"], c["MPI_Irecv"], c["MPI_Waitall"], c["MPI_Allreduce"]) == (12, 12, 12, 12)
+    assert (c["MPI_Bcast"], c["MPI_Comm_split"], c["MPI_Send"], c["MPI_Recv"]) == (4, 4, 1, 1)
+    m = s["matrix_bytes"]
+    assert m[0][1] == 3 * 8192 + 80 and m[1][2] == m[2][3] == m[3][0] == 3 * 8192
+    assert m[1][0] == 0
+    assert s["point_to_point"] == {"messages": 13, "bytes": 12 * 8192 + 80}
+    assert s["collectives"]["allreduce"] == {"calls": 12, "bytes_sent": 12 * 128}
+    # World, two halves, four MPI_COMM_SELF.
+    assert s["communicators"] == 7 and s["refused_calls"] == {}
+    # 3 x 2 ms of sleep per rank between calls: compute.
+    assert all(p["compute_ns"] >= 6e6 for p in s["per_rank"])
+    assert s["recorded"]["calibration"]["half_round_trip_s"]["8"] > 0
+
+
+@pytest.mark.parametrize("model", ["packet", "flow"])
+def test_a_trace_replays_on_a_simulated_system(ring, model):
+    trace, _ = ring
+    p = tofusim("replay", str(trace), "--system", "k:2x3x2", "--model", model, "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["ranks"] == 4 and r["model"] == model
+    assert r["algorithms"] == {"allreduce": "recursive-doubling", "bcast": "binomial", "allgather": "recursive-doubling"}
+    for x in r["per_rank"]:
+        parts = x["compute_seconds"] + x["point_to_point_seconds"] + x["collective_seconds"] + x["waiting_seconds"]
+        assert parts == pytest.approx(x["end_seconds"], rel=1e-9)
+        assert x["compute_seconds"] >= 6e-3
+    assert r["time_seconds"] == pytest.approx(max(x["end_seconds"] for x in r["per_rank"]))
+    # Same-rank compute twice as fast: the prediction falls by about half the compute.
+    q = json.loads(tofusim("replay", str(trace), "--system", "k:2x3x2", "--model", model, "--json", "--compute-scale", "0.5").stdout)
+    assert q["time_seconds"] < r["time_seconds"] - 2.5e-3
+
+
+def test_matching_follows_tags_not_the_order_of_posting(tmp_path):
+    exe = compile_c(tmp_path, "tags", TAGS_C)
+    record(tmp_path / "t", 2, exe)
+    for model in ("packet", "flow"):
+        p = tofusim("replay", str(tmp_path / "t"), "--system", "bgl:2x1x1", "--model", model, "--json")
+        assert p.returncode == 0, p.stderr
+        r = json.loads(p.stdout)
+        # The 200,000-byte message goes by rendezvous: request, clear-to-send, data.
+        assert r["bytes_sent"] >= 200_000 + 100
+
+
+def test_an_unsupported_call_exits_2_naming_it_and_the_rank(tmp_path):
+    exe = compile_c(tmp_path, "ibarrier", IBARRIER_C)
+    record(tmp_path / "t", 2, exe)
+    p = tofusim("replay", str(tmp_path / "t"), "--system", "k:2x3x2")
+    assert p.returncode == 2
+    assert "rank 0: MPI_Ibarrier is not replayed" in p.stderr and "Traceback" not in p.stderr
+    s = json.loads(tofusim("trace", "show", str(tmp_path / "t"), "--json").stdout)
+    assert s["refused_calls"] == {"MPI_Ibarrier": [0, 1]}
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["replay", "/nonexistent/trace", "--system", "k"], "no such trace"),
+    (["replay", "RING", "--system", "bgl:1x1x2"], "the trace has 4 ranks and the system 2 nodes"),
+    (["replay", "RING", "--system", "k:2x3x2", "--coll", "allreduce"], "expected OP=ALGO"),
+    (["replay", "RING", "--system", "k:2x3x2", "--coll", "allreduce=nope"], "nope"),
+    (["replay", "RING", "--system", "k:2x3x2", "--compute-scale", "-1"], "compute-scale"),
+    (["trace", "record", "--out", "RING", "--", "true"], "already exists"),
+    (["trace", "show", "/etc/hostname"], "expected an OTF2 archive"),
+])
+def test_bad_input_exits_2(ring, args, needle):
+    trace, _ = ring
+    p = tofusim(*[str(trace) if a == "RING" else a for a in args])
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert needle in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_trace_maps_with_rmatt_and_replays_in_that_order(ring, tmp_path):
+    trace, _ = ring
+    lst = tmp_path / "list.txt"
+    p = tofusim("pattern", "from-trace", str(trace), "--out", str(lst), "--json")
+    assert p.returncode == 0, p.stderr
+    j = json.loads(p.stdout)
+    assert j["ranks"] == 4 and j["point_to_point_bytes"] == 12 * 8192 + 80 and j["collective_bytes"] > 0
+    assert "0 1 " in lst.read_text()
+    order = tmp_path / "order.txt"
+    p = tofusim("rmatt", "--torus", "2x2", "--pattern", str(lst), "--out", str(order), "--json")
+    assert p.returncode == 0, p.stderr
+    p = tofusim("replay", str(trace), "--system", "bgl:2x2x1", "--order", str(order), "--json")
+    assert p.returncode == 0, p.stderr
+    nodes = [x["node"] for x in json.loads(p.stdout)["per_rank"]]
+    assert sorted(nodes) == [0, 1, 2, 3]
+    assert nodes == [int(line) for line in order.read_text().splitlines() if line and not line.startswith("#")]
+
+
+def test_a_trace_from_another_writer_replays(tmp_path):
+    """OTF2's own Python bindings, laid out as Score-P does (a master and a
+    worker thread per rank, user regions around the MPI calls)."""
+    out = tmp_path / "synth"
+    p = tofusim("trace", "synth", "--out", str(out), "--ranks", "12", "--iterations", "5", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(tofusim("trace", "show", str(out), "--json").stdout)
+    # 2x2x3 grid: 4 distinct neighbours per rank (x and y have length 2),
+    # one message to each per iteration.
+    assert s["ranks"] == 12 and s["point_to_point"]["messages"] == 12 * 5 * 6
+    p = tofusim("replay", str(out), "--system", "k:2x3x2", "--model", "flow", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["algorithms"] == {"allreduce": "recursive-doubling"}
+    assert all(x["compute_seconds"] == pytest.approx(5 * 200e-6, rel=0.01) for x in r["per_rank"])
+    # Without the calibration a tofusim trace has, there is no recorded machine.
+    p = tofusim("replay", str(out), "--system", "recorded")
+    assert p.returncode == 2 and "tofusim.json" in p.stderr
+
+
+def test_a_synthetic_1024_rank_trace_replays_on_the_flow_model(tmp_path):
+    out = tmp_path / "synth1k"
+    assert tofusim("trace", "synth", "--out", str(out), "--ranks", "1024", "--iterations", "4", "--allreduce-every", "2").returncode == 0
+    p = tofusim("replay", str(out), "--system", "k:8x8x8", "--model", "flow", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["ranks"] == 1024 and r["messages"] > 1024 * 4 * 6
+    assert r["time_seconds"] > 4 * 200e-6
+
+
+# ---- real programs -------------------------------------------------------
+
+LAMMPS_IN = (Path("/usr/share/lammps/examples/melt/in.melt"))
+
+
+def hpcc_input(tmp: Path, ranks: int) -> None:
+    text = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt").read_text()
+    p, q = (1, ranks) if ranks <= 2 else (2, ranks // 2)
+    text = text.replace("1000         Ns", "500          Ns").replace("2            Ps", f"{p}            Ps") \
+        .replace("2            Qs", f"{q}            Qs")
+    (tmp / "hpccinf.txt").write_text(text)
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    """LAMMPS (Lennard-Jones melt, 250 steps) and HPCC (N = 500) at 2 and 4 ranks."""
+    if LMP is None or HPCC is None or not LAMMPS_IN.exists():
+        pytest.skip("LAMMPS and HPCC are installed by make install")
+    out = {}
+    for ranks in (2, 4):
+        tmp = tmp_path_factory.mktemp(f"lammps{ranks}")
+        (tmp / "in.melt").write_text(LAMMPS_IN.read_text())
+        record(tmp / "trace", ranks, LMP, "-in", "in.melt", "-log", "none", "-screen", "none", cwd=tmp, oversubscribe=ranks > 2)
+        out[("lammps", ranks)] = tmp / "trace"
+        tmp = tmp_path_factory.mktemp(f"hpcc{ranks}")
+        hpcc_input(tmp, ranks)
+        record(tmp / "trace", ranks, HPCC, cwd=tmp, oversubscribe=ranks > 2)
+        assert "End of HPC Challenge tests" in (tmp / "hpccoutf.txt").read_text()
+        out[("hpcc", ranks)] = tmp / "trace"
+    return out
+
+
+@pytest.mark.parametrize("program", ["lammps", "hpcc"])
+def test_the_recording_machine_predicts_the_measured_time_within_15_percent(programs, program):
+    p = tofusim("replay", str(programs[(program, 2)]), "--system", "recorded", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    error = r["time_seconds"] / r["measured_seconds"] - 1
+    print(f"{program} at 2 ranks: predicted {r['time_seconds']:.4f} s, measured {r['measured_seconds']:.4f} s, "
+          f"error {error:+.1%}; fitted {r['machine']['fitted']}")
+    assert abs(error) < 0.15, (program, r["time_seconds"], r["measured_seconds"])
+
+
+@pytest.mark.parametrize("program", ["lammps", "hpcc"])
+def test_real_programs_replay_on_k_fugaku_bgl_and_aries(programs, program):
+    from tofusim.trace import read, replay
+
+    t = read(str(programs[(program, 4)]))
+    times = {}
+    for system in ("k:2x3x2", "fugaku:2x3x2", "bgl:2x2x1", "aries-720/minimal"):
+        r = replay(t, system, model="flow" if system.startswith("aries") else "packet")
+        assert r["ranks"] == 4
+        assert r["time_seconds"] >= max(x["compute_seconds"] for x in r["per_rank"])
+        times[system] = r["time_seconds"]
+    print(program, times)
+    # BG/L's 175 MB/s links: the slowest network of the four.
+    assert times["bgl:2x2x1"] == max(times.values())
