@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .. import ConfigError
+from .. import ConfigError, _core
 from ..trace import replay as run_replay
 from .rmatt import read_order
 from .run import _LazyProgress
@@ -30,18 +30,26 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.argument("trace", metavar="TRACE")
 @click.option("--system", required=True, help="System preset, optionally resized (e.g. k:4x6x4, bgl:8x8x8, aries-720/minimal).")
 @click.option("--order", "order_file", help="Rank order file (line i: node of rank i), e.g. from tofusim rmatt --out.")
+@click.option("--map", "map_", metavar="virtual:SHAPE", help="Place the ranks as a virtual torus SHAPE on a Tofu system (tofusim map virtual), e.g. virtual:4x6x4.")
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
 @click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
 @click.option("--compute-scale", type=float, default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--out", "out", help="Directory for result.json and per_rank.csv (created).")
-def replay(trace: str, system: str, order_file: str | None, model: str, coll: tuple[str, ...], compute_scale: float,
-           seed: int, as_json: bool, out: str | None) -> None:
+def replay(trace: str, system: str, order_file: str | None, map_: str | None, model: str, coll: tuple[str, ...],
+           compute_scale: float, seed: int, as_json: bool, out: str | None) -> None:
     """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
     if not (compute_scale >= 0.0) or compute_scale == float("inf"):
         raise click.UsageError(f"--compute-scale {compute_scale}: expected a finite factor >= 0")
+    if order_file and map_:
+        raise click.UsageError("give --order or --map, not both")
     order = read_order(order_file) if order_file else None
+    if map_:
+        kind, sep, shape = map_.partition(":")
+        if kind != "virtual" or not sep or not shape:
+            raise click.UsageError(f"--map {map_!r}: expected virtual:SHAPE, e.g. virtual:4x6x4")
+        order = json.loads(_core.map_virtual(system, shape, None, None, "faults", True))["node_of_rank"]
     progress = _LazyProgress()
     try:
         r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
