@@ -20,6 +20,7 @@ LAYERS = {
     "tofusim-comm": 3,
     "tofusim-mapping": 4,
     "tofusim-workload": 5,
+    "tofusim-trace": 5,
     "tofusim-experiment": 6,
     "tofusim-py": 7,
 }

@@ -283,9 +283,9 @@ def test_the_recording_machine_predicts_the_measured_time_within_15_percent(prog
 
 @pytest.mark.parametrize("program", ["lammps", "hpcc"])
 def test_real_programs_replay_on_k_fugaku_bgl_and_aries(programs, program):
-    from tofusim.trace import read, replay
+    from tofusim.trace import replay
 
-    t = read(str(programs[(program, 4)]))
+    t = str(programs[(program, 4)])
     times = {}
     for system in ("k:2x3x2", "fugaku:2x3x2", "bgl:2x2x1", "aries-720/minimal"):
         r = replay(t, system, model="flow" if system.startswith("aries") else "packet")

@@ -396,6 +396,90 @@ fn replay(
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
 
+/// A trace's summary (`tofusim trace show`) as JSON.
+#[pyfunction]
+fn trace_summary(py: Python<'_>, path: String) -> PyResult<String> {
+    let s = py.detach(|| tofusim_trace::read(&path).map(|t| tofusim_trace::summary::summarise(&t)));
+    let s = s.map_err(TofusimConfigError::new_err)?;
+    Ok(serde_json::to_string(&s).expect("summaries serialise"))
+}
+
+/// The number of ranks of a trace (its definitions only).
+#[pyfunction]
+fn trace_ranks(py: Python<'_>, path: String) -> PyResult<u32> {
+    py.detach(|| tofusim_trace::archive::ranks(&path)).map_err(TofusimConfigError::new_err)
+}
+
+/// A trace's communication list (`tofusim pattern from-trace`): JSON with
+/// `ranks`, `flows` ([src, dst, bytes]), `point_to_point_bytes`,
+/// `collective_bytes`.
+#[pyfunction]
+#[pyo3(signature = (path, collectives=true))]
+fn trace_comm_list(py: Python<'_>, path: String, collectives: bool) -> PyResult<String> {
+    let r = py.detach(|| {
+        let t = tofusim_trace::read(&path)?;
+        let c = tofusim_trace::summary::comm_list(&t, collectives)?;
+        Ok::<_, String>(serde_json::json!({
+            "trace": t.path, "ranks": t.ranks, "point_to_point_bytes": c.point_to_point_bytes, "collective_bytes": c.collective_bytes,
+            "flows": c.flows.iter().map(|(&(a, b), &n)| [a as u64, b as u64, n]).collect::<Vec<_>>(),
+        }))
+    });
+    Ok(r.map_err(TofusimConfigError::new_err)?.to_string())
+}
+
+/// Replays the trace at `path` on `system` (see [`replay`]); `algorithms`
+/// maps an operation to the algorithm to use instead of the default. The
+/// result adds the trace's measured time and what the conversion noticed.
+#[pyfunction]
+#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None))]
+#[allow(clippy::too_many_arguments)]
+fn trace_replay(
+    py: Python<'_>,
+    path: String,
+    system: String,
+    model: &str,
+    order: Option<Vec<u32>>,
+    compute_scale: f64,
+    seed: u64,
+    progress: Option<Py<PyAny>>,
+    keep_partial: bool,
+    system_toml: Option<String>,
+    mpi: Option<String>,
+    algorithms: Option<std::collections::BTreeMap<String, String>>,
+) -> PyResult<String> {
+    use tofusim_experiment::collective::Model;
+    let model = match Model::parse(model) {
+        Some(m @ (Model::Packet | Model::Flow | Model::FlowEvents)) => m,
+        _ => return Err(config_err(ConfigError::new("<command line>", "model", format!("expected packet or flow, got {model:?}")))),
+    };
+    let mpi = match mpi {
+        Some(text) => serde_json::from_str(&text).map_err(|e| config_err(ConfigError::new("<mpi>", "mpi", format!("expected MPI layer values: {e}"))))?,
+        None => Default::default(),
+    };
+    let algorithms = algorithms.unwrap_or_default();
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed };
+    let raised = std::sync::Mutex::new(None);
+    let r = py.detach(|| {
+        let t = tofusim_trace::read(&path)?;
+        let (program, notes) = tofusim_trace::program::build(&t, &algorithms)?;
+        let mut report = reporter(&progress, &raised);
+        let r = tofusim_experiment::replay::run(&program, &spec, &mut report).map_err(|e| e.to_string())?;
+        Ok::<_, String>((t.path.clone(), t.measured_ns(), notes, r))
+    });
+    let stopped = r.as_ref().is_ok_and(|r| r.3.run.as_ref().is_some_and(|x| x.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
+    let (trace, measured_ns, notes, r) = r.map_err(TofusimConfigError::new_err)?;
+    let mut v = serde_json::to_value(&r).expect("results serialise");
+    let o = v.as_object_mut().expect("an object");
+    o.insert("trace".into(), trace.into());
+    o.insert("measured_seconds".into(), (measured_ns as f64 * 1e-9).into());
+    o.insert("algorithms".into(), serde_json::to_value(&notes.algorithms).expect("names"));
+    o.insert("uncompleted_receives".into(), notes.uncompleted_receives.into());
+    o.insert("cancelled_receives".into(), notes.cancelled_receives.into());
+    o.insert("trivial_collectives".into(), notes.trivial_collectives.into());
+    Ok(v.to_string())
+}
+
 /// Collective `op`/`algo` of `size_bytes` with its ranks placed on the
 /// nodes of `system` by `node_of_rank` (several ranks may share a node:
 /// their messages then turn around in the node's NIC), on the packet
@@ -1045,6 +1129,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collective_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_comm_list, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_replay, m)?)?;
     m.add_function(wrap_pyfunction!(collective_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(collective_buffers, m)?)?;
     m.add_function(wrap_pyfunction!(run_transfers, m)?)?;

@@ -120,50 +120,21 @@ def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: 
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (needs --out).")
 def from_trace(path: str, out: str | None, collectives: str, as_json: bool) -> None:
     """The communication list of an OTF2 trace (SRC DST BYTES per rank pair), for tofusim rmatt."""
-    from .. import collective_schedule
-    from ..trace import read
-    from ..trace.collectives import CONSTRUCTION, MODELLED, default_algorithm, instances
-    from ..trace.read import Send
+    from ..trace import comm_list
 
     if as_json and not out:
         raise click.UsageError("--json prints a summary; give --out FILE for the list")
-    t = read(path)
-    flows: dict[tuple[int, int], int] = {}
-    for r, cs in enumerate(t.calls):
-        for c in cs:
-            for rec in c.records:
-                if isinstance(rec, Send) and rec.peer != r:
-                    flows[(r, rec.peer)] = flows.get((r, rec.peer), 0) + rec.bytes
-    p2p = sum(flows.values())
-    expanded = 0
-    if collectives == "default":
-        cache: dict[tuple, list[tuple[int, int, int]]] = {}
-        for inst in instances(t):
-            n = len(inst.members)
-            if inst.op in CONSTRUCTION or n < 2 or inst.size_bytes == 0:
-                continue
-            if inst.op not in MODELLED:
-                rank = inst.members[0]
-                raise ConfigError(f"{path}: rank {rank}: MPI collective {inst.mpi_op} has no schedule in tofusim "
-                                  f"(modelled: {', '.join(sorted(MODELLED))}); use --collectives none for point-to-point only")
-            algo = default_algorithm(inst.op, n, inst.size_bytes)
-            key = (inst.op, algo, n, inst.size_bytes, inst.root or 0)
-            if key not in cache:
-                s = collective_schedule(inst.op, algo, n, inst.size_bytes, root=inst.root or 0)
-                cache[key] = [(r, st["action"]["peer"], 8 * sum(sp["len"] for sp in st["action"]["spans"]))
-                              for r, prog in enumerate(s["programs"]) for st in prog["steps"] if st["action"]["kind"] == "send"]
-            for a, b, nbytes in cache[key]:
-                src, dst = inst.members[a], inst.members[b]
-                flows[(src, dst)] = flows.get((src, dst), 0) + nbytes
-                expanded += nbytes
-    text = (f"# ranks {t.ranks}\n# from the trace {t.path}: point-to-point bytes"
+    c = comm_list(path, collectives == "default")
+    flows = {(a, b): n for a, b, n in c["flows"]}
+    p2p, expanded = c["point_to_point_bytes"], c["collective_bytes"]
+    text = (f"# ranks {c['ranks']}\n# from the trace {c['trace']}: point-to-point bytes"
             + (" and each collective's messages under the default algorithm" if collectives == "default" else "") + "\n"
             + "".join(f"{a} {b} {n}\n" for (a, b), n in sorted(flows.items())))
     if not out:
         click.echo(text, nl=False)
         return
     write_text(out, text, "communication list")
-    summary = {"trace": t.path, "ranks": t.ranks, "flows": len(flows), "point_to_point_bytes": p2p,
+    summary = {"trace": c["trace"], "ranks": c["ranks"], "flows": len(flows), "point_to_point_bytes": p2p,
                "collective_bytes": expanded, "total_bytes": p2p + expanded, "out": out}
     click.echo(json.dumps(summary) if as_json else f"wrote {out}: {len(flows)} flows, {p2p + expanded:.3e} bytes "
                f"({p2p:.3e} point-to-point, {expanded:.3e} in collectives)")

@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..trace import read, record, summarise
+from ..trace import record, summarise
 
 
 @click.group()
@@ -25,7 +25,7 @@ def trace() -> None:
 def record_cmd(out: str, as_json: bool, calibrate: bool, command: tuple[str, ...]) -> None:
     """Run COMMAND (e.g. -- mpirun -np 2 ./app ARGS) under the tracer."""
     meta = record(list(command), out, calibrate)
-    s = summarise(read(out))
+    s = summarise(out)
     s["recorded"] = meta
     if as_json:
         click.echo(json.dumps(s))
@@ -40,7 +40,7 @@ def record_cmd(out: str, as_json: bool, calibrate: bool, command: tuple[str, ...
 @click.option("--matrix/--no-matrix", default=None, help="Print the communication matrix (default: up to 16 ranks).")
 def show(path: str, as_json: bool, matrix: bool | None) -> None:
     """Summarise TRACE: ranks, calls by kind, bytes, compute fraction, communication matrix."""
-    s = summarise(read(path))
+    s = summarise(path)
     if as_json:
         click.echo(json.dumps(s))
         return
@@ -50,9 +50,8 @@ def show(path: str, as_json: bool, matrix: bool | None) -> None:
               f"compute fraction {s['compute_fraction']:.1%}")
     con.print(f"point-to-point: {s['point_to_point']['messages']:,} messages, {s['point_to_point']['bytes']:,} bytes")
     t = Table("call", "count", "kind", title="MPI calls")
-    from ..trace.calls import kind
-    for name, n in s["calls"].items():
-        t.add_row(name, f"{n:,}", kind(name))
+    for name, n in sorted(s["calls"].items(), key=lambda kv: (-kv[1], kv[0])):
+        t.add_row(name, f"{n:,}", s["call_kinds"][name])
     con.print(t)
     if s["collectives"]:
         t = Table("collective", "rank-calls", "bytes sent", title="Collectives (summed over the ranks taking part)")

@@ -360,3 +360,39 @@ fn check(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::Span;
+    use crate::Collective;
+
+    /// Rank 0 sends tag 5 (1 element) then tag 6 (3 elements); rank 1
+    /// receives tag 6 first: each receive gets the message of its tag.
+    #[test]
+    fn receives_match_sends_of_their_tag_in_any_order() {
+        let mut s = Schedule::new(Collective::Transfers, "tags", 2, 4);
+        s.buffer_elements = 8;
+        let a = s.send(0, 1, vec![Span::new(0, 1)], 0, &[]);
+        s.set_tag(0, a, 5);
+        let b = s.send(0, 1, vec![Span::new(1, 3)], 0, &[a]);
+        s.set_tag(0, b, 6);
+        let x = s.recv(1, 0, vec![Span::new(4, 3)], Combine::Replace, &[]);
+        s.set_tag(1, x, 6);
+        let y = s.recv(1, 0, vec![Span::new(7, 1)], Combine::Replace, &[x]);
+        s.set_tag(1, y, 5);
+        s.validate().expect("sizes agree per tag");
+        for order in [Order::Fifo, Order::Lifo] {
+            let out = execute(&s, order).expect("runs");
+            assert_eq!(out.buffers[1][4..7], out.buffers[0][1..4], "tag 6's three elements");
+            assert_eq!(out.buffers[1][7], out.buffers[0][0], "tag 5's one element");
+        }
+        // Without the tags the first receive would take the 1-element send.
+        let mut untagged = s.clone();
+        untagged.set_tag(0, a, 0);
+        untagged.set_tag(0, b, 0);
+        untagged.set_tag(1, x, 0);
+        untagged.set_tag(1, y, 0);
+        assert!(untagged.validate().is_err());
+    }
+}

@@ -1,0 +1,339 @@
+//! A trace as a matched replay program (`tofusim_comm::replay`): every
+//! rank's calls as operations, each message numbered once for its sender
+//! and its receiver, each collective instance once for its members.
+//!
+//! Matching follows MPI: messages from one sender to one receiver on one
+//! communicator with one tag are received in the order they were sent, by
+//! the receives in the order they were posted (a blocking receive where it
+//! is called, a non-blocking one where it is posted, its source and tag
+//! those its completion recorded — so wildcards are already resolved).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use serde::Serialize;
+use tofusim_comm::replay::{Op, ReplayCollective, ReplayMessage, ReplayProgram};
+
+use crate::calls::{kind, Kind, POLLS};
+use crate::instances::{default_algorithm, instances, MODELLED};
+use crate::trace::{Record, Trace};
+
+/// Request numbers the conversion makes for itself (a sendrecv's two
+/// halves), above any a writer gives.
+const OWN_REQUESTS: u64 = 1 << 40;
+
+/// What the conversion noticed beside the program.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Notes {
+    /// Receives posted but never completed in the trace (not replayed).
+    pub uncompleted_receives: u64,
+    /// Receives cancelled before a message matched them.
+    pub cancelled_receives: u64,
+    /// Collective instances of one rank (nothing to send), not replayed.
+    pub trivial_collectives: u64,
+    /// The algorithm used for each operation.
+    pub algorithms: BTreeMap<String, String>,
+}
+
+/// One receive in posting order: where its op is, and (source, comm,
+/// tag) once known.
+struct Posting {
+    op: usize,
+    key: Option<(u32, u32, u32)>,
+}
+
+/// The replay program of `t`; `algorithms` maps an operation to the
+/// algorithm to use instead of the default (`allreduce` → `ring`).
+pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(ReplayProgram, Notes), String> {
+    let mut notes = Notes::default();
+    let mut coll_of: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut collectives: Vec<ReplayCollective> = Vec::new();
+    for inst in instances(t)? {
+        let (op, size) = match inst.op.as_str() {
+            // Communicator construction: every member learns every other's
+            // (colour, key) — an allgather of 8 bytes each.
+            "create_handle" => ("allgather".to_string(), 8),
+            "destroy_handle" => continue,
+            o => (o.to_string(), inst.size_bytes),
+        };
+        if !MODELLED.contains(&op.as_str()) {
+            return Err(format!(
+                "{}: rank {}: MPI collective {} (on communicator {:?}) has no schedule in tofusim; modelled: {}",
+                t.path,
+                inst.members[0],
+                inst.mpi_op,
+                t.comm_name(inst.comm),
+                MODELLED.join(", ")
+            ));
+        }
+        if inst.members.len() < 2 {
+            notes.trivial_collectives += 1;
+            continue;
+        }
+        let algorithm = match algorithms.get(&op) {
+            Some(a) => a.clone(),
+            None => default_algorithm(&op, inst.members.len(), size).expect("every modelled operation has a default").to_string(),
+        };
+        notes.algorithms.entry(op.clone()).or_insert_with(|| algorithm.clone());
+        let k = collectives.len() as u32;
+        for (&m, &call) in inst.members.iter().zip(&inst.call_index) {
+            coll_of.insert((m, call), k);
+        }
+        collectives.push(ReplayCollective { op, algorithm, members: inst.members, root: inst.root.unwrap_or(0), size_bytes: size });
+    }
+
+    let mut messages: Vec<ReplayMessage> = Vec::new();
+    let mut sends: HashMap<(u32, u32, u32, u32), VecDeque<u32>> = HashMap::new();
+    // Per rank: its ops (a receive's message filled in when matched) and its
+    // receives in posting order.
+    let mut programs: Vec<Vec<Op>> = Vec::with_capacity(t.ranks as usize);
+    let mut postings: Vec<Vec<Posting>> = Vec::with_capacity(t.ranks as usize);
+    for (r, calls) in t.calls.iter().enumerate() {
+        let mut ops: Vec<Op> = Vec::new();
+        let mut posted: Vec<Posting> = Vec::new();
+        // Request -> its posting's index.
+        let mut pending: HashMap<u64, usize> = HashMap::new();
+        let mut own = OWN_REQUESTS;
+        let mut last = t.start_ns(r);
+        for (ci, c) in calls.iter().enumerate() {
+            let name = t.name(c);
+            if kind(name) == Kind::Refused {
+                return Err(format!(
+                    "{}: rank {r}: {name} is not replayed (see docs/traces.md for the calls tofusim models); the trace cannot be replayed faithfully without it",
+                    t.path
+                ));
+            }
+            if name.starts_with("MPI_Init") {
+                continue;
+            }
+            let recs = t.records_of(r, c);
+            if POLLS.contains(&name) && recs.is_empty() {
+                // A test or probe that found nothing: the MPI library's
+                // progress work on the host, replayed as the rank's own time.
+                continue;
+            }
+            if c.enter_ns > last {
+                ops.push(Op::Compute(c.enter_ns - last));
+            }
+            last = last.max(c.leave_ns);
+            if let Some(&k) = coll_of.get(&(r as u32, ci as u32)) {
+                ops.push(Op::Collective(k));
+                continue;
+            }
+            let two_sided = name == "MPI_Sendrecv" || name == "MPI_Sendrecv_replace";
+            let mut waits: Vec<u64> = Vec::new();
+            for rec in recs {
+                match *rec {
+                    Record::Send { peer, comm, tag, bytes, request } => {
+                        let msg = messages.len() as u32;
+                        messages.push(ReplayMessage { src: r as u32, dst: peer, bytes });
+                        sends.entry((r as u32, peer, comm, tag)).or_default().push_back(msg);
+                        let request = if two_sided {
+                            own += 1;
+                            waits.push(own);
+                            Some(own)
+                        } else {
+                            request
+                        };
+                        ops.push(Op::Send { msg, request });
+                    }
+                    Record::Recv { peer, comm, tag, request: None, .. } => {
+                        let request = if two_sided {
+                            own += 1;
+                            waits.push(own);
+                            Some(own)
+                        } else {
+                            None
+                        };
+                        posted.push(Posting { op: ops.len(), key: Some((peer, comm, tag)) });
+                        ops.push(Op::Recv { msg: u32::MAX, request });
+                    }
+                    Record::Posted(q) => {
+                        pending.insert(q, posted.len());
+                        posted.push(Posting { op: ops.len(), key: None });
+                        ops.push(Op::Recv { msg: u32::MAX, request: Some(q) });
+                    }
+                    Record::Recv { peer, comm, tag, request: Some(q), .. } => {
+                        let Some(i) = pending.remove(&q) else {
+                            return Err(format!("{}: rank {r}: {name} completes receive request {q}, which was not posted", t.path));
+                        };
+                        posted[i].key = Some((peer, comm, tag));
+                        waits.push(q);
+                    }
+                    Record::SendDone(q) => waits.push(q),
+                    Record::Cancelled(q) => {
+                        let Some(i) = pending.remove(&q) else {
+                            return Err(format!(
+                                "{}: rank {r}: {name} completes request {q} as cancelled; only cancelled receives are replayed (a cancelled send's message is not)",
+                                t.path
+                            ));
+                        };
+                        posted[i].key = None;
+                        notes.cancelled_receives += 1;
+                    }
+                    // A collective of one rank: nothing to replay.
+                    Record::Collective { .. } => {}
+                }
+            }
+            if !waits.is_empty() {
+                ops.push(Op::Wait(waits));
+            }
+        }
+        notes.uncompleted_receives += pending.len() as u64;
+        programs.push(ops);
+        postings.push(posted);
+    }
+    // Match receives, in posting order, to sends.
+    for (r, posted) in postings.iter().enumerate() {
+        for p in posted {
+            let Some((src, comm, tag)) = p.key else { continue };
+            let Some(msg) = sends.get_mut(&(src, r as u32, comm, tag)).and_then(VecDeque::pop_front) else {
+                return Err(format!(
+                    "{}: rank {r} receives from rank {src} (communicator {:?}, tag {tag}) a message the sender never sent; the trace is incomplete",
+                    t.path,
+                    t.comm_name(comm)
+                ));
+            };
+            if let Op::Recv { msg: m, .. } = &mut programs[r][p.op] {
+                *m = msg;
+            }
+        }
+    }
+    let unreceived: usize = sends.values().map(VecDeque::len).sum();
+    if unreceived > 0 {
+        let ((src, dst, _, tag), _) = sends.iter().find(|(_, q)| !q.is_empty()).expect("counted");
+        return Err(format!(
+            "{}: {unreceived} messages were sent and never received (e.g. rank {src} to rank {dst}, tag {tag}); the trace is incomplete or uses calls tofusim does not read",
+            t.path
+        ));
+    }
+    // Drop the receives that never completed or were cancelled (and their
+    // requests from the waits).
+    for ops in &mut programs {
+        let dropped: std::collections::HashSet<u64> =
+            ops.iter().filter_map(|op| if let Op::Recv { msg: u32::MAX, request } = op { *request } else { None }).collect();
+        ops.retain(|op| !matches!(op, Op::Recv { msg: u32::MAX, .. }));
+        if !dropped.is_empty() {
+            for op in ops.iter_mut() {
+                if let Op::Wait(qs) = op {
+                    qs.retain(|q| !dropped.contains(q));
+                }
+            }
+            ops.retain(|op| !matches!(op, Op::Wait(qs) if qs.is_empty()));
+        }
+    }
+    Ok((ReplayProgram { ranks: t.ranks, messages, collectives, programs }, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Call;
+
+    /// A trace from per-rank lists of (call name, enter, leave, records).
+    fn trace(ranks: Vec<Vec<(&str, u64, u64, Vec<Record>)>>) -> Trace {
+        let mut names: Vec<String> = Vec::new();
+        let mut calls = Vec::new();
+        let mut records = Vec::new();
+        for rank in ranks {
+            let (mut cs, mut rs) = (Vec::new(), Vec::new());
+            for (name, enter_ns, leave_ns, recs) in rank {
+                let i = names.iter().position(|n| n == name).unwrap_or_else(|| {
+                    names.push(name.to_string());
+                    names.len() - 1
+                });
+                cs.push(Call { name: i as u32, enter_ns, leave_ns, first_record: rs.len() as u32, records: recs.len() as u32 });
+                rs.extend(recs);
+            }
+            calls.push(cs);
+            records.push(rs);
+        }
+        let n = calls.len() as u32;
+        Trace {
+            path: "t".into(),
+            ranks: n,
+            comms: [(0, Some((0..n).collect()))].into_iter().collect(),
+            comm_names: [(0, "MPI_COMM_WORLD".to_string())].into_iter().collect(),
+            names,
+            calls,
+            records,
+        }
+    }
+
+    fn send(peer: u32, tag: u32, bytes: u64, request: Option<u64>) -> Record {
+        Record::Send { peer, comm: 0, tag, bytes, request }
+    }
+    fn recv(peer: u32, tag: u32, bytes: u64, request: Option<u64>) -> Record {
+        Record::Recv { peer, comm: 0, tag, bytes, request }
+    }
+
+    #[test]
+    fn receives_match_sends_by_tag_in_posting_order() {
+        // Rank 0 sends tag 1 then tag 2; rank 1 posts an Irecv that
+        // completes with tag 2 before a blocking receive of tag 1.
+        let t = trace(vec![
+            vec![("MPI_Init", 0, 10, vec![]), ("MPI_Send", 100, 110, vec![send(1, 1, 8, None)]), ("MPI_Send", 120, 130, vec![send(1, 2, 4096, None)]), ("MPI_Finalize", 200, 210, vec![])],
+            vec![
+                ("MPI_Init", 0, 10, vec![]),
+                ("MPI_Irecv", 50, 51, vec![Record::Posted(7)]),
+                ("MPI_Recv", 60, 140, vec![recv(0, 1, 8, None)]),
+                ("MPI_Wait", 150, 160, vec![recv(0, 2, 4096, Some(7))]),
+                ("MPI_Finalize", 200, 210, vec![]),
+            ],
+        ]);
+        let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
+        assert_eq!(p.messages.len(), 2);
+        let recv_msgs: Vec<u32> = p.programs[1].iter().filter_map(|op| if let Op::Recv { msg, .. } = op { Some(*msg) } else { None }).collect();
+        assert_eq!(recv_msgs, vec![1, 0], "the Irecv (tag 2) gets the second send");
+        assert!(p.programs[1].contains(&Op::Wait(vec![7])));
+        assert_eq!(p.programs[1][0], Op::Compute(40), "compute from leaving MPI_Init to the Irecv");
+        assert_eq!(notes.uncompleted_receives, 0);
+    }
+
+    #[test]
+    fn failed_tests_are_compute_and_cancelled_receives_are_dropped() {
+        let t = trace(vec![
+            vec![("MPI_Init", 0, 10, vec![]), ("MPI_Isend", 20, 21, vec![send(1, 0, 8, Some(3))]), ("MPI_Test", 30, 40, vec![]), ("MPI_Wait", 50, 60, vec![Record::SendDone(3)])],
+            vec![
+                ("MPI_Init", 0, 10, vec![]),
+                ("MPI_Irecv", 11, 12, vec![Record::Posted(1)]),
+                ("MPI_Irecv", 13, 14, vec![Record::Posted(2)]),
+                ("MPI_Cancel", 15, 16, vec![]),
+                ("MPI_Waitall", 20, 70, vec![recv(0, 0, 8, Some(1)), Record::Cancelled(2)]),
+            ],
+        ]);
+        let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
+        // Rank 0: compute 10, isend, compute 29 (the failed test's 10 ns
+        // included), wait.
+        assert_eq!(p.programs[0], vec![Op::Compute(10), Op::Send { msg: 0, request: Some(3) }, Op::Compute(29), Op::Wait(vec![3])]);
+        assert_eq!(notes.cancelled_receives, 1);
+        assert!(p.programs[1].iter().filter(|op| matches!(op, Op::Recv { .. })).count() == 1);
+        assert!(p.programs[1].contains(&Op::Wait(vec![1])));
+    }
+
+    #[test]
+    fn refused_calls_and_unmatched_messages_name_the_rank() {
+        let t = trace(vec![vec![("MPI_Init", 0, 1, vec![]), ("MPI_Ibarrier", 2, 3, vec![])], vec![("MPI_Init", 0, 1, vec![])]]);
+        assert!(build(&t, &BTreeMap::new()).unwrap_err().contains("rank 0: MPI_Ibarrier is not replayed"));
+        let t = trace(vec![vec![("MPI_Send", 2, 3, vec![send(1, 0, 8, None)])], vec![("MPI_Init", 0, 1, vec![])]]);
+        assert!(build(&t, &BTreeMap::new()).unwrap_err().contains("never received"));
+    }
+
+    #[test]
+    fn collectives_take_their_size_from_the_non_roots() {
+        // A bcast whose root reports N times the bytes (a writer's
+        // convention): the size is what the non-roots receive.
+        let coll = |sent, received| Record::Collective { op: 1, comm: 0, root: Some(0), sent, received };
+        let t = trace(vec![
+            vec![("MPI_Bcast", 0, 1, vec![coll(3 * 1000, 0)])],
+            vec![("MPI_Bcast", 0, 1, vec![coll(0, 1000)])],
+            vec![("MPI_Bcast", 0, 1, vec![coll(0, 1000)])],
+        ]);
+        let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
+        assert_eq!(p.collectives.len(), 1);
+        assert_eq!((p.collectives[0].op.as_str(), p.collectives[0].size_bytes, p.collectives[0].root), ("bcast", 1000, 0));
+        assert_eq!(notes.algorithms["bcast"], "binomial");
+        let mut chosen = BTreeMap::new();
+        chosen.insert("bcast".to_string(), "chain".to_string());
+        assert_eq!(build(&t, &chosen).unwrap().0.collectives[0].algorithm, "chain");
+    }
+}
