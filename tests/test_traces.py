@@ -148,6 +148,12 @@ def test_a_trace_replays_on_a_simulated_system(ring, model):
         assert parts == pytest.approx(x["end_seconds"], rel=1e-9)
         assert x["compute_seconds"] >= 6e-3
     assert r["time_seconds"] == pytest.approx(max(x["end_seconds"] for x in r["per_rank"]))
+    # The ring's 8 KiB messages load the links most; busy shares are the
+    # packet engine's counters.
+    top = r["busiest_links"]
+    assert 1 <= len(top) <= 10 and all(a["bytes"] >= b["bytes"] for a, b in zip(top, top[1:]))
+    assert top[0]["bytes"] >= 3 * 8192
+    assert all((x["busy_fraction"] is None) == (model == "flow") for x in top)
     # Same-rank compute twice as fast: the prediction falls by about half the compute.
     q = json.loads(tofusim("replay", str(trace), "--system", "k:2x3x2", "--model", model, "--json", "--compute-scale", "0.5").stdout)
     assert q["time_seconds"] < r["time_seconds"] - 2.5e-3

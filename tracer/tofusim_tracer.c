@@ -70,7 +70,15 @@
     X(MPI_Startall) X(MPI_Cancel) X(MPI_Request_free) \
     X(MPI_Ibarrier) X(MPI_Ibcast) X(MPI_Iallreduce) X(MPI_Ireduce) X(MPI_Ialltoall) \
     X(MPI_Iallgather) X(MPI_Alltoallw) X(MPI_Put) X(MPI_Get) X(MPI_Accumulate) \
-    X(MPI_Win_fence) X(MPI_Intercomm_create)
+    X(MPI_Win_fence) X(MPI_Intercomm_create) \
+    X(MPI_Neighbor_alltoall) X(MPI_Neighbor_allgather) X(MPI_Ialltoallv) X(MPI_Iallgatherv) X(MPI_Igather) \
+    X(MPI_Iscatter) X(MPI_Ireduce_scatter_block) X(MPI_Iscan) X(MPI_Mprobe) X(MPI_Improbe) X(MPI_Mrecv) \
+    X(MPI_Imrecv) X(MPI_Bsend_init) X(MPI_Ssend_init) X(MPI_Rsend_init) X(MPI_Win_create) X(MPI_Win_allocate) \
+    X(MPI_Win_lock) X(MPI_Win_unlock) X(MPI_Win_lock_all) X(MPI_Win_unlock_all) X(MPI_Win_flush) \
+    X(MPI_Fetch_and_op) X(MPI_Compare_and_swap) X(MPI_Get_accumulate) X(MPI_Rput) X(MPI_Rget) \
+    X(MPI_Comm_spawn) X(MPI_Intercomm_merge) X(MPI_Comm_create_group) X(MPI_Comm_idup) \
+    X(MPI_File_open) X(MPI_File_close) X(MPI_File_read) X(MPI_File_write) X(MPI_File_read_all) \
+    X(MPI_File_write_all) X(MPI_File_read_at_all) X(MPI_File_write_at_all)
 
 #define AS_ENUM(n) R_##n,
 #define AS_NAME(n) #n,
@@ -952,3 +960,56 @@ REGION_ONLY(MPI_Accumulate, (const void *o, int oc, MPI_Datatype ot, int tr, MPI
             (o, oc, ot, tr, td, tc, tt, op, w))
 REGION_ONLY(MPI_Win_fence, (int a, MPI_Win w), (a, w))
 REGION_ONLY(MPI_Intercomm_create, (MPI_Comm l, int ll, MPI_Comm p, int rl, int t, MPI_Comm *o), (l, ll, p, rl, t, o))
+REGION_ONLY(MPI_Neighbor_alltoall, (const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c))
+REGION_ONLY(MPI_Neighbor_allgather, (const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c))
+REGION_ONLY(MPI_Ialltoallv,
+            (const void *s, const int sc[], const int sd[], MPI_Datatype st, void *b, const int rc[], const int rd[], MPI_Datatype rt,
+             MPI_Comm c, MPI_Request *q),
+            (s, sc, sd, st, b, rc, rd, rt, c, q))
+REGION_ONLY(MPI_Iallgatherv,
+            (const void *s, int sc, MPI_Datatype st, void *b, const int rc[], const int d[], MPI_Datatype rt, MPI_Comm c, MPI_Request *q),
+            (s, sc, st, b, rc, d, rt, c, q))
+REGION_ONLY(MPI_Igather, (const void *s, int sc, MPI_Datatype st, void *b, int rc, MPI_Datatype rt, int root, MPI_Comm c, MPI_Request *q),
+            (s, sc, st, b, rc, rt, root, c, q))
+REGION_ONLY(MPI_Iscatter, (const void *s, int sc, MPI_Datatype st, void *b, int rc, MPI_Datatype rt, int root, MPI_Comm c, MPI_Request *q),
+            (s, sc, st, b, rc, rt, root, c, q))
+REGION_ONLY(MPI_Ireduce_scatter_block, (const void *s, void *b, int n, MPI_Datatype d, MPI_Op o, MPI_Comm c, MPI_Request *q), (s, b, n, d, o, c, q))
+REGION_ONLY(MPI_Iscan, (const void *s, void *b, int n, MPI_Datatype d, MPI_Op o, MPI_Comm c, MPI_Request *q), (s, b, n, d, o, c, q))
+REGION_ONLY(MPI_Mprobe, (int s, int t, MPI_Comm c, MPI_Message *m, MPI_Status *st), (s, t, c, m, st))
+REGION_ONLY(MPI_Improbe, (int s, int t, MPI_Comm c, int *f, MPI_Message *m, MPI_Status *st), (s, t, c, f, m, st))
+REGION_ONLY(MPI_Mrecv, (void *b, int n, MPI_Datatype d, MPI_Message *m, MPI_Status *st), (b, n, d, m, st))
+REGION_ONLY(MPI_Imrecv, (void *b, int n, MPI_Datatype d, MPI_Message *m, MPI_Request *q), (b, n, d, m, q))
+REGION_ONLY(MPI_Bsend_init, (const void *b, int n, MPI_Datatype d, int p, int t, MPI_Comm c, MPI_Request *r), (b, n, d, p, t, c, r))
+REGION_ONLY(MPI_Ssend_init, (const void *b, int n, MPI_Datatype d, int p, int t, MPI_Comm c, MPI_Request *r), (b, n, d, p, t, c, r))
+REGION_ONLY(MPI_Rsend_init, (const void *b, int n, MPI_Datatype d, int p, int t, MPI_Comm c, MPI_Request *r), (b, n, d, p, t, c, r))
+REGION_ONLY(MPI_Win_create, (void *b, MPI_Aint n, int u, MPI_Info i, MPI_Comm c, MPI_Win *w), (b, n, u, i, c, w))
+REGION_ONLY(MPI_Win_allocate, (MPI_Aint n, int u, MPI_Info i, MPI_Comm c, void *b, MPI_Win *w), (n, u, i, c, b, w))
+REGION_ONLY(MPI_Win_lock, (int l, int r, int a, MPI_Win w), (l, r, a, w))
+REGION_ONLY(MPI_Win_unlock, (int r, MPI_Win w), (r, w))
+REGION_ONLY(MPI_Win_lock_all, (int a, MPI_Win w), (a, w))
+REGION_ONLY(MPI_Win_unlock_all, (MPI_Win w), (w))
+REGION_ONLY(MPI_Win_flush, (int r, MPI_Win w), (r, w))
+REGION_ONLY(MPI_Fetch_and_op, (const void *o, void *r, MPI_Datatype d, int t, MPI_Aint td, MPI_Op op, MPI_Win w), (o, r, d, t, td, op, w))
+REGION_ONLY(MPI_Compare_and_swap, (const void *o, const void *c, void *r, MPI_Datatype d, int t, MPI_Aint td, MPI_Win w), (o, c, r, d, t, td, w))
+REGION_ONLY(MPI_Get_accumulate,
+            (const void *o, int oc, MPI_Datatype ot, void *r, int rc, MPI_Datatype rt, int t, MPI_Aint td, int tc, MPI_Datatype tt, MPI_Op op,
+             MPI_Win w),
+            (o, oc, ot, r, rc, rt, t, td, tc, tt, op, w))
+REGION_ONLY(MPI_Rput, (const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint td, int tc, MPI_Datatype tt, MPI_Win w, MPI_Request *q),
+            (o, oc, ot, t, td, tc, tt, w, q))
+REGION_ONLY(MPI_Rget, (void *o, int oc, MPI_Datatype ot, int t, MPI_Aint td, int tc, MPI_Datatype tt, MPI_Win w, MPI_Request *q),
+            (o, oc, ot, t, td, tc, tt, w, q))
+REGION_ONLY(MPI_Comm_spawn, (const char *cmd, char *argv[], int n, MPI_Info i, int root, MPI_Comm c, MPI_Comm *ic, int errs[]),
+            (cmd, argv, n, i, root, c, ic, errs))
+REGION_ONLY(MPI_Intercomm_merge, (MPI_Comm ic, int high, MPI_Comm *out), (ic, high, out))
+REGION_ONLY(MPI_Comm_create_group, (MPI_Comm c, MPI_Group g, int t, MPI_Comm *out), (c, g, t, out))
+REGION_ONLY(MPI_Comm_idup, (MPI_Comm c, MPI_Comm *out, MPI_Request *q), (c, out, q))
+/* I/O: not replayed; named so the replay refuses it. */
+REGION_ONLY(MPI_File_open, (MPI_Comm c, const char *f, int m, MPI_Info i, MPI_File *fh), (c, f, m, i, fh))
+REGION_ONLY(MPI_File_close, (MPI_File * fh), (fh))
+REGION_ONLY(MPI_File_read, (MPI_File fh, void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, b, n, d, st))
+REGION_ONLY(MPI_File_write, (MPI_File fh, const void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, b, n, d, st))
+REGION_ONLY(MPI_File_read_all, (MPI_File fh, void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, b, n, d, st))
+REGION_ONLY(MPI_File_write_all, (MPI_File fh, const void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, b, n, d, st))
+REGION_ONLY(MPI_File_read_at_all, (MPI_File fh, MPI_Offset o, void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, o, b, n, d, st))
+REGION_ONLY(MPI_File_write_at_all, (MPI_File fh, MPI_Offset o, const void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, o, b, n, d, st))

@@ -190,6 +190,9 @@ pub struct Timed {
     pub run: RunSummary,
     /// Per rank, the cycle its last step finished.
     pub rank_end_cycles: Vec<u64>,
+    /// The ten links that carried the most bytes, most first (the engine's
+    /// per-port counters).
+    pub busiest_ports: Vec<tofusim_packet::result::PortRecord>,
 }
 
 /// Runs the schedule `make(ranks, grid, tnis)` builds over every node of
@@ -269,6 +272,10 @@ pub fn run_inspecting<T>(
     let (r, (rank_end_cycles, seen)): (RunResult, (Vec<u64>, T)) = engine
         .run_with(progress, |s| (s.rank_end_cycles(), inspect(s)));
     let cycles = r.completion_cycles.unwrap_or(r.sim.cycles);
+    let mut busiest_ports = r.ports;
+    busiest_ports.sort_by(|a, b| b.counters.bytes.cmp(&a.counters.bytes).then(a.router.cmp(&b.router)));
+    busiest_ports.truncate(10);
+    busiest_ports.retain(|p| p.counters.bytes > 0);
     Ok((Timed {
         schedule: s,
         ranks,
@@ -276,6 +283,7 @@ pub fn run_inspecting<T>(
         cycles,
         time_seconds: cycles as f64 * r.cycle_ns * 1e-9,
         rank_end_cycles,
+        busiest_ports,
         run: RunSummary {
             complete: r.complete,
             interrupted: r.interrupted,

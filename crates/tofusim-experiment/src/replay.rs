@@ -84,6 +84,18 @@ pub struct RankTimes {
     pub waiting_seconds: f64,
 }
 
+/// A link and what it carried over the replay.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkLoad {
+    pub router: u32,
+    pub port: String,
+    /// Bytes on the wire (packet engine: its counters, headers included;
+    /// flow model: each message's wire bytes over its routes).
+    pub bytes: u64,
+    /// Of the replay's time, the share the link was sending (packet engine).
+    pub busy_fraction: Option<f64>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct ReplayResult {
     pub system: String,
@@ -97,6 +109,8 @@ pub struct ReplayResult {
     pub bytes_sent: u64,
     pub steps: u64,
     pub per_rank: Vec<RankTimes>,
+    /// The ten links that carried the most, most first.
+    pub busiest_links: Vec<LinkLoad>,
     /// The packet engine's run (cycles, packets, invariants); none on the
     /// flow model.
     pub run: Option<RunSummary>,
@@ -150,6 +164,40 @@ fn ranks_of(timeline: &Timeline, finish: impl Fn(usize, u32) -> f64, node_of_ran
         .collect()
 }
 
+/// The ten links the flow model's routes load most: each message's wire
+/// bytes spread over its routes as the flow executor spreads them.
+fn flow_link_loads(
+    net: &tofusim_flow::FlowNet,
+    schedule: &tofusim_comm::Schedule,
+    node_of_rank: &[u32],
+    m: &tofusim_comm::exec::flow::FlowMachine,
+    seed: u64,
+) -> Vec<LinkLoad> {
+    use rand::SeedableRng;
+    let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
+    let links = net.routers * net.ports;
+    let mut bytes = vec![0.0f64; links];
+    let mut scratch = tofusim_flow::RouteScratch::default();
+    for (r, p) in schedule.programs.iter().enumerate() {
+        for st in &p.steps {
+            if let tofusim_comm::Action::Send { peer, spans, tni, .. } = &st.action {
+                let wire = m.wire_bytes(tofusim_comm::schedule::total(spans) * tofusim_comm::ELEMENT_BYTES) as f64;
+                net.visit_routes(node_of_rank[r], node_of_rank[*peer as usize], *tni, &mut rng, &mut scratch, |route, _, share| {
+                    for &l in route.iter().filter(|&&l| (l as usize) < links) {
+                        bytes[l as usize] += wire * share;
+                    }
+                });
+            }
+        }
+    }
+    let mut top: Vec<usize> = (0..links).filter(|&l| bytes[l] > 0.0).collect();
+    top.sort_by(|&a, &b| bytes[b].total_cmp(&bytes[a]).then(a.cmp(&b)));
+    top.truncate(10);
+    top.into_iter()
+        .map(|l| LinkLoad { router: (l / net.ports) as u32, port: net.routing.port_name((l % net.ports) as u8), bytes: bytes[l].round() as u64, busy_fraction: None })
+        .collect()
+}
+
 /// Replays `program` on `spec.system`.
 pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet::Progress) -> Result<ReplayResult> {
     let wall = std::time::Instant::now();
@@ -176,12 +224,18 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     let node_of_rank = s.node_of_rank.clone();
     let nodes = node_of_rank.len() as u64;
     let modes = Modes::default();
-    let (time_seconds, per_rank, run, model) = match spec.model {
+    let (time_seconds, per_rank, run, model, busiest_links) = match spec.model {
         Model::Packet => {
             let (timed, finish) = run_inspecting(s, schedule, &modes, spec.seed, progress, |st| st.step_finish_cycles())?;
             let cycle_s = timed.run.cycle_ns * 1e-9;
             let per_rank = ranks_of(&timeline, |r, i| finish[r][i as usize] as f64 * cycle_s, &node_of_rank);
-            (timed.time_seconds, per_rank, Some(timed.run), "packet")
+            let cycles = timed.cycles.max(1) as f64;
+            let links = timed
+                .busiest_ports
+                .iter()
+                .map(|p| LinkLoad { router: p.router, port: p.port.clone(), bytes: p.counters.bytes, busy_fraction: Some(p.counters.busy_cycles as f64 / cycles) })
+                .collect();
+            (timed.time_seconds, per_rank, Some(timed.run), "packet", links)
         }
         Model::Flow | Model::FlowEvents => {
             let mut ask = || progress(0.0).is_break();
@@ -194,7 +248,8 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
                 base.push(base.last().copied().unwrap_or(0) + p.steps.len());
             }
             let per_rank = ranks_of(&timeline, |r, i| finish[base[r] + i as usize], &node_of_rank);
-            (finish.iter().copied().fold(0.0, f64::max), per_rank, None, "flow")
+            let links = flow_link_loads(&net, &schedule, &node_of_rank, &m, spec.seed);
+            (finish.iter().copied().fold(0.0, f64::max), per_rank, None, "flow", links)
         }
         Model::FlowRounds => return Err(err("model", "a replay has no lockstep rounds form; use flow or packet")),
     };
@@ -209,6 +264,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         bytes_sent,
         steps,
         per_rank,
+        busiest_links,
         run,
         wall_seconds: wall.elapsed().as_secs_f64(),
         peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(),

@@ -84,6 +84,12 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
         t.add_row(str(p["rank"]), str(p["node"]), f"{p['end_seconds']:.6f}", f"{p['compute_seconds']:.6f}",
                   f"{p['point_to_point_seconds']:.6f}", f"{p['collective_seconds']:.6f}", f"{p['waiting_seconds']:.6f}")
     con.print(t)
+    if r["busiest_links"]:
+        t = Table("router", "port", "bytes", "busy", title="Busiest links")
+        for link in r["busiest_links"][:5]:
+            busy = f"{link['busy_fraction']:.1%}" if link["busy_fraction"] is not None else "-"
+            t.add_row(str(link["router"]), link["port"], f"{link['bytes']:,}", busy)
+        con.print(t)
     con.print(f"{r['messages']:,} network messages, {r['bytes_sent']:,} bytes; simulated in {r['wall_seconds']:.2f} s")
     if r["uncompleted_receives"]:
         con.print(f"[yellow]{r['uncompleted_receives']} receives posted but never completed in the trace: not replayed[/]")
