@@ -19,6 +19,7 @@ from .replay import replay
 from .reproduce import reproduce
 from .rmatt import pattern, rmatt
 from .run import run
+from .sweep import sweep
 from .topo import topo
 from .trace import trace
 
@@ -39,6 +40,7 @@ cli.add_command(map_)
 cli.add_command(alloc)
 cli.add_command(trace)
 cli.add_command(replay)
+cli.add_command(sweep)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,47 @@ def _list(as_json: bool) -> None:
     Console(width=None if sys.stdout.isatty() else 140).print(t)
 
 
+def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | None, as_json: bool, kw: dict) -> None:
+    from pathlib import Path
+
+    import pandas as pd
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .. import ConfigError
+    from ..sweep import coll_sweep, plot_coll, sizes
+
+    algos = [a.strip() for a in algo.split(",") if a.strip()]
+    size_list = sizes(size)
+    bar = Progress(TextColumn(f"{op}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    with bar:
+        task = bar.add_task("runs", total=len(algos) * len(size_list))
+        rows = coll_sweep(op, algos, size_list, system, jobs, progress=lambda d, n: bar.update(task, completed=d), **kw)
+    d = Path(out) if out else Path(f"coll-{op}-{system.replace(':', '-').replace('/', '-')}")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(rows).to_csv(d / "coll.csv", index=False)
+        pd.DataFrame(rows).to_parquet(d / "coll.parquet", index=False)
+        plot_coll(rows, str(d / "coll.png"), f"{op} on {system} ({kw['model']})")
+    except OSError as e:
+        raise ConfigError(f"{d}: cannot write the sweep's results: {e.strerror}") from None
+    if as_json:
+        click.echo(json.dumps({"rows": rows, "out": str(d)}))
+        return
+    t = Table("algorithm", "size", "time (µs)", "GB/s", "messages", "note", title=f"{op} on {system}: {len(rows)} runs ({kw['model']})")
+    best: dict[int, str] = {}
+    for s_ in size_list:
+        m = [r for r in rows if r["size_bytes"] == s_]
+        best[s_] = min(m, key=lambda r: r["time_seconds"])["algorithm"]
+    for r in rows:
+        note = "fastest" if best[r["size_bytes"]] == r["algorithm"] and len(algos) > 1 else ""
+        if r["fallback"]:
+            note = (note + "; " if note else "") + "fallback: " + r["fallback"]
+        t.add_row(r["algorithm"], f"{r['size_bytes']:,}", f"{r['time_seconds'] * 1e6:,.2f}", f"{r['bandwidth_Bps'] / 1e9:.3f}",
+                  f"{r['messages']:,}", note, style="bold" if note.startswith("fastest") else None)
+    Console(width=None if sys.stdout.isatty() else 160).print(t)
+    click.echo(f"wrote {d}/coll.csv, coll.parquet, coll.png")
+
+
 @click.command()
 @click.argument("op", required=False, metavar="[" + "|".join(OPERATIONS) + "]")
 @click.option("--algo", help="Algorithm (see --list).")
@@ -48,12 +89,16 @@ def _list(as_json: bool) -> None:
               help="packet: every packet on the packet engine. flow: the flow model (max-min fair bandwidth sharing) on the schedule's messages, "
                    "or, when the schedule is too large to list (full machines), on the algorithm's lockstep rounds; flow-events / flow-rounds choose.")
 @click.option("--list", "list_", is_flag=True, help="List the algorithms of every operation.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Sweeps: runs at a time (processes).")
+@click.option("--out", "out", help="Sweeps: directory for coll.csv, coll.parquet and coll.png.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, as_json) -> None:
+def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, jobs, out, as_json) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
-    their dependencies); --verify also runs it on real buffers.
+    their dependencies); --verify also runs it on real buffers. Several
+    algorithms (--algo ring,rabenseifner) or a size range (--size 1KiB:16MiB,
+    doubling) sweep: one table, CSV, Parquet and a plot.
     """
     if list_:
         _list(as_json)
@@ -66,8 +111,12 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     # Anything else (an unknown operation too) is checked where the API checks it.
     if not system:
         raise click.UsageError("missing --system (e.g. k:4x4x4)")
-    size_bytes = parse_bytes(size, "--size")
     segment_bytes = parse_bytes(segment, "--segment")
+    if "," in algo or ":" in size:
+        _sweep(op, algo, size, system, jobs, out, as_json, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
+               cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
+        return
+    size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
     try:
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,

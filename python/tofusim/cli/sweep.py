@@ -1,0 +1,67 @@
+"""``tofusim sweep``: one experiment over a grid of values."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .. import ConfigError
+from ..sweep import parse_axis, plot, run_sweep
+
+
+@click.command()
+@click.argument("experiment", metavar="EXP.toml")
+@click.option("--vary", "varies", multiple=True, required=True, metavar="KEY=SPEC",
+              help="A key and its values: START:STOP:STEP (inclusive) or A,B,C; repeat for a grid, e.g. "
+                   "--vary workload.load=0.1:0.9:0.1 --vary routing.algorithm=dor,adaptive.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Runs at a time (processes).")
+@click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
+@click.option("--out", "out", help="Directory for sweep.csv, sweep.parquet and sweep.png (default: sweep-EXP next to the file).")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as one JSON object.")
+def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: str | None, as_json: bool) -> None:
+    """Run EXP.toml over a grid of values: a tidy table (CSV, Parquet), a plot, saturation marked."""
+    import pandas as pd
+
+    axes = [parse_axis(v) for v in varies]
+    n = 1
+    for a in axes:
+        n *= len(a.values)
+    bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    with bar:
+        task = bar.add_task("points", total=n)
+        rows = run_sweep(experiment, axes, jobs, model, progress=lambda done, total: bar.update(task, completed=done))
+    d = Path(out) if out else Path(experiment).with_name(f"sweep-{Path(experiment).stem}")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        frame = pd.DataFrame(rows)
+        frame.to_csv(d / "sweep.csv", index=False)
+        frame.to_parquet(d / "sweep.parquet", index=False)
+        plot(rows, [a.key for a in axes], str(d / "sweep.png"), Path(experiment).name)
+    except OSError as e:
+        raise ConfigError(f"{d}: cannot write the sweep's results: {e.strerror}") from None
+    saturated = [r for r in rows if r["saturated"]]
+    if as_json:
+        click.echo(json.dumps({"rows": rows, "out": str(d), "saturated": len(saturated)}))
+        return
+    keys = [a.key for a in axes]
+    t = Table(*keys, "offered", "accepted", "mean latency", "p99", "saturated", title=f"{experiment}: {len(rows)} runs ({model})")
+    for r in rows:
+        style = "red" if r["saturated"] else None
+        t.add_row(*[str(r[k]) for k in keys],
+                  "-" if r["offered_load"] is None else f"{r['offered_load']:.4g}",
+                  "-" if r["accepted_load"] is None else f"{r['accepted_load']:.4g}",
+                  "-" if r["latency_mean_cycles"] is None else f"{r['latency_mean_cycles']:.0f}",
+                  "-" if r["latency_p99_cycles"] is None else f"{r['latency_p99_cycles']:.0f}",
+                  r["saturation"] or "no", style=style)
+    con = Console(width=None if sys.stdout.isatty() else 160)
+    con.print(t)
+    if saturated:
+        con.print(f"[yellow]warning: {len(saturated)} of {len(rows)} points are saturated (accepted below offered by more than 2%, "
+                  "or mean latency above 3x the zero-load latency); their latencies are not steady-state figures[/]")
+    con.print(f"wrote {d}/sweep.csv, sweep.parquet, sweep.png")

@@ -1,0 +1,334 @@
+"""Sweeps (issue 21): one experiment file run over a grid of values, in
+parallel processes, gathered into one tidy table with saturation marked.
+
+``--vary workload.load=0.1:0.9:0.1`` is an inclusive numeric range,
+``--vary routing.algorithm=dor,adaptive`` a list (numbers, booleans or
+strings). Each grid point is the file with those keys set, validated and
+run by the same layer as ``tofusim run``.
+
+Saturation, per point (a setting, documented in docs/experiment.md):
+accepted load below the offered load by more than 2%, or a mean latency
+above 3 times the zero-load latency — the mean latency of the lowest
+offered load among the points that differ only in the load.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import tomllib
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import ConfigError
+
+#: Accepted below offered by more than this fraction: saturated.
+ACCEPTED_SHORTFALL = 0.02
+#: Mean latency above this multiple of the zero-load latency: saturated.
+LATENCY_MULTIPLE = 3.0
+
+
+@dataclass(frozen=True)
+class Axis:
+    key: str  # dotted path, e.g. "workload.load"
+    values: tuple[Any, ...]
+
+
+def _scalar(text: str) -> Any:
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
+def parse_axis(spec: str) -> Axis:
+    """``KEY=START:STOP:STEP`` (inclusive) or ``KEY=A,B,C``."""
+    key, sep, values = spec.partition("=")
+    key = key.strip()
+    if not sep or not key or not values.strip():
+        raise ConfigError(f"--vary {spec!r}: expected KEY=START:STOP:STEP or KEY=A,B,C (e.g. workload.load=0.1:0.9:0.1)")
+    if "." not in key or any(not part for part in key.split(".")):
+        raise ConfigError(f"--vary {spec!r}: the key is a table and a name, e.g. workload.load or routing.algorithm")
+    if ":" in values:
+        parts = values.split(":")
+        if len(parts) != 3:
+            raise ConfigError(f"--vary {spec!r}: a range is START:STOP:STEP")
+        try:
+            start, stop, step = (float(p) for p in parts)
+        except ValueError:
+            raise ConfigError(f"--vary {spec!r}: a range's START, STOP and STEP are numbers") from None
+        if not (step > 0 and stop >= start and math.isfinite(start) and math.isfinite(stop)):
+            raise ConfigError(f"--vary {spec!r}: expected STEP > 0 and STOP >= START")
+        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        if n > 10_000:
+            raise ConfigError(f"--vary {spec!r}: {n} values; at most 10,000")
+        integral = all(float(p).is_integer() for p in parts) and all("." not in p for p in parts)
+        vals = tuple(int(round(start + i * step)) if integral else round(start + i * step, 12) for i in range(n))
+    else:
+        vals = tuple(_scalar(v) for v in values.split(",") if v.strip())
+        if not vals:
+            raise ConfigError(f"--vary {spec!r}: no values")
+    return Axis(key, vals)
+
+
+def grid(axes: list[Axis]) -> list[dict[str, Any]]:
+    """Every combination, the first axis varying slowest."""
+    keys = [a.key for a in axes]
+    if len(set(keys)) != len(keys):
+        raise ConfigError(f"--vary: a key is given twice ({', '.join(keys)})")
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(a.values for a in axes))]
+
+
+def point_text(doc: dict[str, Any], point: dict[str, Any]) -> str:
+    """The experiment file with the point's keys set, as TOML."""
+    import tomli_w
+
+    d = copy.deepcopy(doc)
+    for key, value in point.items():
+        *tables, name = key.split(".")
+        t = d
+        for part in tables:
+            nxt = t.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                raise ConfigError(f"--vary {key}: {part} is a value in the file, not a table")
+            t = nxt
+        t[name] = value
+    return tomli_w.dumps(d)
+
+
+def _run_point(args: tuple[str, str, str]) -> dict[str, Any]:
+    """A worker process: one grid point. Errors come back as data."""
+    from . import run
+
+    text, file, model = args
+    try:
+        return {"result": run(text, file, model=model)}
+    except ConfigError as e:
+        return {"error": str(e)}
+
+
+def _row(point: dict[str, Any], r: dict[str, Any], model: str) -> dict[str, Any]:
+    lat = r.get("latency") or {}
+    sim = r.get("sim") or {}
+    return {
+        **point,
+        "model": model,
+        "offered_load": r.get("offered_load"),
+        "accepted_load": r.get("accepted_load"),
+        "latency_mean_cycles": lat.get("mean"),
+        "latency_p50_cycles": lat.get("p50"),
+        "latency_p99_cycles": lat.get("p99"),
+        "latency_max_cycles": lat.get("max"),
+        "link_utilization": r.get("link_utilization"),
+        "packets_delivered": r.get("packets_delivered"),
+        "completion_cycles": r.get("completion_cycles"),
+        "complete": r.get("complete"),
+        "deadlock": r.get("deadlock") is not None,
+        "cycle_ns": r.get("cycle_ns"),
+        "wall_seconds": sim.get("wall_seconds"),
+    }
+
+
+def mark_saturation(rows: list[dict[str, Any]], varied: list[str]) -> None:
+    """Adds ``saturated`` and ``saturation`` (the reason) to every row."""
+    load_key = next((k for k in varied if k.endswith(".load")), None)
+    others = [k for k in varied if k != load_key]
+    zero: dict[tuple, float] = {}
+    if load_key is not None:
+        groups: dict[tuple, list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(tuple(row[k] for k in others), []).append(row)
+        for g, members in groups.items():
+            ok = [m for m in members if m["latency_mean_cycles"] and m["offered_load"] is not None]
+            if ok:
+                zero[g] = min(ok, key=lambda m: m["offered_load"])["latency_mean_cycles"]
+    for row in rows:
+        reasons = []
+        off, acc = row["offered_load"], row["accepted_load"]
+        if off and acc is not None and acc < off * (1 - ACCEPTED_SHORTFALL):
+            reasons.append(f"accepted {1 - acc / off:.1%} below offered")
+        z = zero.get(tuple(row[k] for k in others)) if load_key else None
+        mean = row["latency_mean_cycles"]
+        if z and mean and mean > LATENCY_MULTIPLE * z:
+            reasons.append(f"latency {mean / z:.1f}x zero-load")
+        if row["deadlock"]:
+            reasons.append("deadlock")
+        row["saturated"] = bool(reasons)
+        row["saturation"] = "; ".join(reasons)
+
+
+def run_sweep(path: str, axes: list[Axis], jobs: int = 1, model: str = "packet",
+              progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Runs every grid point of the experiment file at ``path``; returns the
+    rows (one per point, in grid order) with saturation marked. The first
+    point's configuration error stops the sweep (exit 2 naming the point)."""
+    from . import _read_text
+
+    text = _read_text(path)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    points = grid(axes)
+    texts = [point_text(doc, p) for p in points]
+    if jobs < 1:
+        raise ConfigError(f"--jobs {jobs}: expected at least 1")
+    results: list[dict[str, Any] | None] = [None] * len(points)
+    done = 0
+    with ProcessPoolExecutor(max_workers=min(jobs, len(points))) as pool:
+        futures = {pool.submit(_run_point, (t, path, model)): i for i, t in enumerate(texts)}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            out = fut.result()
+            if "error" in out:
+                for f in futures:
+                    f.cancel()
+                shown = ", ".join(f"{k}={v}" for k, v in points[i].items())
+                raise ConfigError(f"sweep point {shown}: {out['error']}")
+            results[i] = out["result"]
+            done += 1
+            if progress:
+                progress(done, len(points))
+    rows = [_row(p, r, model) for p, r in zip(points, results) if r is not None]
+    mark_saturation(rows, [a.key for a in axes])
+    return rows
+
+
+def plot(rows: list[dict[str, Any]], varied: list[str], out_png: str, title: str) -> None:
+    """Accepted load and mean latency against the offered load (one line per
+    combination of the other varied keys), or against the first varied key
+    when the load is not varied. Saturated points are marked with a cross."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    load_key = next((k for k in varied if k.endswith(".load")), None)
+    x_key = "offered_load" if load_key else varied[0]
+    others = [k for k in varied if k != (load_key or varied[0])]
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in others), []).append(row)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for g, members in groups.items():
+        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(others, g)) or None
+        xs = [m[x_key] for m in members]
+        numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
+        pos = xs if numeric else list(range(len(xs)))
+        line, = ax1.plot(pos, [m["accepted_load"] for m in members], marker="o", label=label)
+        ax2.plot(pos, [m["latency_mean_cycles"] for m in members], marker="o", color=line.get_color(), label=label)
+        sat = [(p, m) for p, m in zip(pos, members) if m["saturated"]]
+        if sat:
+            ax1.scatter([p for p, _ in sat], [m["accepted_load"] for _, m in sat], marker="x", s=80, color="red", zorder=3)
+            ax2.scatter([p for p, _ in sat], [m["latency_mean_cycles"] for _, m in sat], marker="x", s=80, color="red", zorder=3)
+        if not numeric:
+            for ax in (ax1, ax2):
+                ax.set_xticks(pos, [str(x) for x in xs])
+    if load_key:
+        lim = max((r["offered_load"] or 0) for r in rows)
+        ax1.plot([0, lim], [0, lim], color="grey", linestyle=":", linewidth=1, label="accepted = offered")
+    ax1.set_xlabel("offered load" if load_key else x_key)
+    ax1.set_ylabel("accepted load")
+    ax2.set_xlabel("offered load" if load_key else x_key)
+    ax2.set_ylabel("mean latency (cycles)")
+    ax2.set_yscale("log")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+        if any(ax.get_legend_handles_labels()[1]):
+            ax.legend(fontsize=8)
+    fig.suptitle(f"{title} (x: saturated)")
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+    plt.close(fig)
+
+
+def sizes(spec: str) -> list[int]:
+    """``LO:HI`` (bytes, units allowed): LO, 2 LO, 4 LO, ... up to HI (HI
+    itself last if the doubling misses it); a single size otherwise."""
+    from .units import parse_bytes
+
+    if ":" not in spec:
+        return [parse_bytes(spec, "--size")]
+    lo_s, _, hi_s = spec.partition(":")
+    lo, hi = parse_bytes(lo_s, "--size"), parse_bytes(hi_s, "--size")
+    if lo < 1 or hi < lo:
+        raise ConfigError(f"--size {spec!r}: expected LO:HI with 1 B <= LO <= HI")
+    out = []
+    s = lo
+    while s <= hi:
+        out.append(s)
+        s *= 2
+    if out[-1] != hi:
+        out.append(hi)
+    return out
+
+
+def _coll_point(args: tuple) -> dict[str, Any]:
+    from . import coll
+
+    op, algo, size_bytes, system, kw = args
+    try:
+        r = coll(op, algo, size_bytes, system, **kw)
+    except ConfigError as e:
+        return {"error": f"{algo}, {size_bytes} B: {e}"}
+    return {"result": r}
+
+
+def coll_sweep(op: str, algos: list[str], size_list: list[int], system: str, jobs: int = 1,
+               progress: Callable[[int, int], None] | None = None, **kw: Any) -> list[dict[str, Any]]:
+    """One collective over every (algorithm, size): rows in that order."""
+    points = [(a, s) for a in algos for s in size_list]
+    results: list[dict[str, Any] | None] = [None] * len(points)
+    done = 0
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(points)))) as pool:
+        futures = {pool.submit(_coll_point, (op, a, s, system, kw)): i for i, (a, s) in enumerate(points)}
+        for fut in as_completed(futures):
+            out = fut.result()
+            if "error" in out:
+                for f in futures:
+                    f.cancel()
+                raise ConfigError(out["error"])
+            results[futures[fut]] = out["result"]
+            done += 1
+            if progress:
+                progress(done, len(points))
+    rows = []
+    for (a, s), r in zip(points, results):
+        run = r.get("run") or {}
+        rows.append({"operation": op, "algorithm": a, "size_bytes": s, "system": system, "model": kw.get("model", "packet"),
+                     "processes": r["processes"], "time_seconds": r["time_seconds"], "bandwidth_Bps": r["bandwidth_Bps"],
+                     "messages": r["messages"], "bytes_sent": r["bytes_sent"], "fallback": r["fallback"] or "",
+                     "complete": run.get("complete", True)})
+    return rows
+
+
+def plot_coll(rows: list[dict[str, Any]], out_png: str, title: str) -> None:
+    """Time and bandwidth against the size, one line per algorithm."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for algo in dict.fromkeys(r["algorithm"] for r in rows):
+        m = [r for r in rows if r["algorithm"] == algo]
+        ax1.plot([r["size_bytes"] for r in m], [r["time_seconds"] * 1e6 for r in m], marker="o", label=algo)
+        ax2.plot([r["size_bytes"] for r in m], [r["bandwidth_Bps"] / 1e9 for r in m], marker="o", label=algo)
+    for ax, label in ((ax1, "time (µs)"), (ax2, "bandwidth (GB/s)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("size (bytes)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    ax1.set_yscale("log")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,86 @@
+"""Sweeps (issue 21, part 2): one command for a latency-vs-load curve or an
+algorithm-by-size comparison; a tidy table (CSV, Parquet), a plot, and
+saturated points said to be so."""
+
+import json
+
+import pandas as pd
+import pytest
+
+EXP = """[network]
+system = "bgl:4x4x4"
+[workload]
+pattern = "uniform"
+load = 0.1
+[run]
+cycles = 12000
+warmup = 3000
+seed = 1
+"""
+
+
+@pytest.fixture
+def exp(tmp_path):
+    p = tmp_path / "uniform.toml"
+    p.write_text(EXP)
+    return p
+
+
+def test_a_load_sweep_marks_saturation(run, exp, tmp_path):
+    out = tmp_path / "sw"
+    r = run("sweep", str(exp), "--vary", "workload.load=0.1:0.7:0.3", "--vary", "routing.algorithm=dor,adaptive",
+            "--jobs", "2", "--out", str(out), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    rows = j["rows"]
+    assert [(x["workload.load"], x["routing.algorithm"]) for x in rows] == [
+        (0.1, "dor"), (0.1, "adaptive"), (0.4, "dor"), (0.4, "adaptive"), (0.7, "dor"), (0.7, "adaptive")]
+    low = [x for x in rows if x["workload.load"] == 0.1]
+    high = [x for x in rows if x["workload.load"] == 0.7]
+    # 4x4x4 uniform traffic saturates near 0.3 of a node's links.
+    assert not any(x["saturated"] for x in low)
+    assert all(x["saturated"] and "below offered" in x["saturation"] for x in high)
+    assert all(x["accepted_load"] < 0.7 for x in high)
+    frame = pd.read_parquet(out / "sweep.parquet")
+    assert list(frame["workload.load"]) == [x["workload.load"] for x in rows]
+    csv = pd.read_csv(out / "sweep.csv")
+    assert list(csv.columns) == list(frame.columns) and list(csv["saturated"]) == list(frame["saturated"])
+    assert (out / "sweep.png").stat().st_size > 10_000
+
+
+def test_the_table_warns_about_saturated_points(run, exp, tmp_path):
+    r = run("sweep", str(exp), "--vary", "workload.load=0.2,0.8", "--out", str(tmp_path / "w"))
+    assert r.code == 0, r.err
+    assert "warning: 1 of 2 points are saturated" in r.out
+
+
+@pytest.mark.parametrize("vary,needle", [
+    ("workload.load", "expected KEY=START:STOP:STEP"),
+    ("load=0.1:0.5:0.1", "a table and a name"),
+    ("workload.load=0.5:0.1:0.1", "STOP >= START"),
+    ("workload.load=0.1:0.5", "START:STOP:STEP"),
+    ("workload.load=a:b:c", "are numbers"),
+    ("routing.algorithm=dor,nope", "sweep point routing.algorithm=nope"),
+])
+def test_bad_sweeps_exit_2(run, exp, tmp_path, vary, needle):
+    r = run("sweep", str(exp), "--vary", vary, "--out", str(tmp_path / "x"))
+    assert r.code == 2, (r.code, r.err)
+    assert needle in r.err and "Traceback" not in r.err
+
+
+def test_a_collective_sweep_compares_algorithms_by_size(run, tmp_path):
+    out = tmp_path / "c"
+    r = run("coll", "allreduce", "--algo", "ring,recursive-doubling", "--size", "1KiB:4KiB", "--system", "bgl:2x2x2",
+            "--out", str(out), "--json")
+    assert r.code == 0, r.err
+    rows = r.json()["rows"]
+    assert [(x["algorithm"], x["size_bytes"]) for x in rows] == [
+        ("ring", 1024), ("ring", 2048), ("ring", 4096), ("recursive-doubling", 1024), ("recursive-doubling", 2048), ("recursive-doubling", 4096)]
+    assert all(x["time_seconds"] > 0 for x in rows)
+    # Larger messages take longer under either algorithm.
+    for a in ("ring", "recursive-doubling"):
+        t = [x["time_seconds"] for x in rows if x["algorithm"] == a]
+        assert t == sorted(t)
+    assert len(pd.read_parquet(out / "coll.parquet")) == 6 and (out / "coll.png").exists()
+    r = run("coll", "allreduce", "--algo", "ring,nope", "--size", "1KiB", "--system", "bgl:2x2x2", "--out", str(tmp_path / "d"))
+    assert r.code == 2 and "nope" in r.err
