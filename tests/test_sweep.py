@@ -84,3 +84,16 @@ def test_a_collective_sweep_compares_algorithms_by_size(run, tmp_path):
     assert len(pd.read_parquet(out / "coll.parquet")) == 6 and (out / "coll.png").exists()
     r = run("coll", "allreduce", "--algo", "ring,nope", "--size", "1KiB", "--system", "bgl:2x2x2", "--out", str(tmp_path / "d"))
     assert r.code == 2 and "nope" in r.err
+
+
+def test_run_warns_when_saturated_or_not_in_steady_state(run, exp, tmp_path):
+    """Issue 21, part 6: offered 0.8 on 4x4x4 is far past saturation
+    (accepted about 0.3): one warning line says so; a light load says nothing."""
+    hot = tmp_path / "hot.toml"
+    hot.write_text(EXP.replace("load = 0.1", "load = 0.8"))
+    r = run("run", str(hot))
+    assert r.code == 0, r.err
+    lines = [ln for ln in r.err.splitlines() if "warning" in ln]
+    assert len(lines) == 1 and "saturated: the network accepts" in lines[0] and "raise run.warmup" in lines[0]
+    r = run("run", str(exp))
+    assert r.code == 0 and "warning" not in r.err

@@ -154,6 +154,11 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
         click.echo(json.dumps(r))
     else:
         Console(width=None if sys.stdout.isatty() else 140).print(summary_table(r, f"{experiment}"))
+    from ..checks import run_warnings
+
+    warnings = run_warnings(r)
+    if warnings:
+        click.echo(f"tofusim: warning: {experiment}: " + "; ".join(warnings), err=True)
     if r.get("budget_exceeded"):
         click.echo(f"tofusim: error: {experiment}: memory: stopped at cycle {r['sim']['cycles']:,} with {r['budget_exceeded']:,} packets alive, "
                    "more than the memory left holds: the offered load is beyond what the network accepts and the sources' queues grow "
