@@ -75,6 +75,26 @@ int main(int argc, char **argv) {
 }
 """
 
+# Head-to-head buffered sends of 1 MiB (deadlock-free in MPI whatever the
+# size) and a sendrecv with itself.
+BSEND_C = r"""
+#include <mpi.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int r; MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    int n = 1 << 20;
+    char *b = malloc(n), *in = malloc(n), *pool = malloc(n + MPI_BSEND_OVERHEAD);
+    MPI_Buffer_attach(pool, n + MPI_BSEND_OVERHEAD);
+    MPI_Bsend(b, n, MPI_CHAR, 1 - r, 0, MPI_COMM_WORLD);
+    MPI_Recv(in, n, MPI_CHAR, 1 - r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(b, 64, MPI_CHAR, r, 5, in, 64, MPI_CHAR, r, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Buffer_detach(&pool, &n);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
 IBARRIER_C = r"""
 #include <mpi.h>
 int main(int argc, char **argv) {
@@ -170,6 +190,16 @@ def test_matching_follows_tags_not_the_order_of_posting(tmp_path):
         assert r["bytes_sent"] >= 200_000 + 100
 
 
+def test_buffered_sends_and_messages_to_self_replay(tmp_path):
+    exe = compile_c(tmp_path, "bsend", BSEND_C)
+    record(tmp_path / "t", 2, exe)
+    for model in ("packet", "flow"):
+        p = tofusim("replay", str(tmp_path / "t"), "--system", "k:2x3x2", "--model", model, "--json")
+        assert p.returncode == 0, p.stderr
+        r = json.loads(p.stdout)
+        assert r["self_messages"] == 2 and r["messages"] == 2  # two eager puts, no rendezvous
+
+
 def test_an_unsupported_call_exits_2_naming_it_and_the_rank(tmp_path):
     exe = compile_c(tmp_path, "ibarrier", IBARRIER_C)
     record(tmp_path / "t", 2, exe)
@@ -185,6 +215,7 @@ def test_an_unsupported_call_exits_2_naming_it_and_the_rank(tmp_path):
     (["replay", "RING", "--system", "bgl:1x1x2"], "the trace has 4 ranks and the system 2 nodes"),
     (["replay", "RING", "--system", "k:2x3x2", "--coll", "allreduce"], "expected OP=ALGO"),
     (["replay", "RING", "--system", "k:2x3x2", "--coll", "allreduce=nope"], "nope"),
+    (["replay", "RING", "--system", "k:2x3x2", "--coll", "all_reduce=ring"], "--coll all_reduce=...: not an operation"),
     (["replay", "RING", "--system", "k:2x3x2", "--compute-scale", "-1"], "compute-scale"),
     (["trace", "record", "--out", "RING", "--", "true"], "already exists"),
     (["trace", "show", "/etc/hostname"], "expected an OTF2 archive"),

@@ -30,11 +30,17 @@
  * A request completed as cancelled (MPI_Cancel, then a wait or test) is
  * an MpiRequestCancelled record.
  *
- * Calls the replay does not model (probes, persistent and non-blocking
- * collective requests, freed requests, one-sided communication)
- * are wrapped too, as a region of their own name with no MPI record, so the
- * replay can refuse the trace naming the call and the rank instead of
- * skipping them silently.
+ * Probes and MPI_Cancel are regions only (the receive after a probe, and
+ * the cancelled completion, carry their effect). Calls the replay does not
+ * model (persistent and non-blocking collective requests, freed requests,
+ * one-sided communication, MPI-IO, ...) are wrapped too, as a region of
+ * their own name with no MPI record, so the replay can refuse the trace
+ * naming the call and the rank instead of skipping them silently.
+ *
+ * Threads: only the thread that called MPI_Init records; calls from other
+ * threads (MPI_THREAD_SERIALIZED or MULTIPLE programs) are counted, and the
+ * count is written with the calibration, so the replay refuses such a trace
+ * by name instead of replaying it without them.
  *
  * Environment: TOFUSIM_TRACE_DIR, the archive's directory (default
  * ./tofusim-trace; it must not exist yet); TOFUSIM_TRACE_CALIBRATE, when
@@ -49,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 
 /* The regions: every wrapped call, in one list (X-macro: the enum and the
@@ -78,7 +85,11 @@
     X(MPI_Fetch_and_op) X(MPI_Compare_and_swap) X(MPI_Get_accumulate) X(MPI_Rput) X(MPI_Rget) \
     X(MPI_Comm_spawn) X(MPI_Intercomm_merge) X(MPI_Comm_create_group) X(MPI_Comm_idup) \
     X(MPI_File_open) X(MPI_File_close) X(MPI_File_read) X(MPI_File_write) X(MPI_File_read_all) \
-    X(MPI_File_write_all) X(MPI_File_read_at_all) X(MPI_File_write_at_all)
+    X(MPI_File_write_all) X(MPI_File_read_at_all) X(MPI_File_write_at_all) \
+    X(MPI_Neighbor_alltoallv) X(MPI_Neighbor_allgatherv) X(MPI_Neighbor_alltoallw) X(MPI_Ineighbor_alltoall) \
+    X(MPI_Ineighbor_allgather) X(MPI_Ireduce_scatter) X(MPI_Iexscan) X(MPI_Ialltoallw) X(MPI_Win_allocate_shared) \
+    X(MPI_Win_post) X(MPI_Win_start) X(MPI_Win_complete) X(MPI_Win_wait) X(MPI_Raccumulate) X(MPI_Win_free) \
+    X(MPI_Comm_dup_with_info) X(MPI_Graph_create) X(MPI_Dist_graph_create) X(MPI_Dist_graph_create_adjacent)
 
 #define AS_ENUM(n) R_##n,
 #define AS_NAME(n) #n,
@@ -90,7 +101,14 @@ static const char *region_names[] = { REGIONS(AS_NAME) };
 static OTF2_Archive *archive;
 static OTF2_EvtWriter *evt;
 static int world_rank = -1, world_size;
-static int recording;
+static int recording_on;
+static pthread_t main_thread;
+/* MPI calls made by threads other than MPI_Init's: not recorded. */
+static uint64_t other_thread_calls;
+
+static int on_main_thread(void) { return pthread_equal(pthread_self(), main_thread); }
+/* Recording, on the thread that records. */
+#define recording (recording_on && on_main_thread())
 static uint64_t events;
 static uint64_t first_time = UINT64_MAX;
 static uint32_t comms_made;
@@ -161,7 +179,8 @@ static void comm_made(MPI_Comm c) {
     PMPI_Comm_size(c, &size);
     uint32_t id = 0;
     if (rank == 0) {
-        if (world_rank >= 65536 || comms_made >= 65535) fail("more communicators or ranks than the trace numbers (65,535 each)");
+        if (world_rank >= 65536 || comms_made >= 65534)
+            fail("more ranks (65,536) or communicators made by one rank over the run (65,534) than the trace numbers");
         id = ((uint32_t)world_rank << 16) | ++comms_made;
     }
     PMPI_Bcast(&id, 1, MPI_UINT32_T, 0, c);
@@ -195,6 +214,13 @@ static void comm_freed(MPI_Comm c) {
             comms[i] = comms[--ncomms];
             return;
         }
+}
+
+/* Bytes a completed receive got (MPI_Get_elements_x: counts past 2 GiB). */
+static uint64_t received_bytes(MPI_Status *st) {
+    MPI_Count n = 0;
+    PMPI_Get_elements_x(st, MPI_BYTE, &n);
+    return n == MPI_UNDEFINED || n < 0 ? 0 : (uint64_t)n;
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -233,10 +259,8 @@ static void request_done(MPI_Request r, MPI_Status *st, uint64_t t) {
             return;
         }
         if (e.is_recv) {
-            int bytes = 0;
-            PMPI_Get_count(st, MPI_BYTE, &bytes);
             if (st->MPI_SOURCE != MPI_PROC_NULL) {
-                OTF2_EvtWriter_MpiIrecv(evt, NULL, t, (uint32_t)st->MPI_SOURCE, e.comm, (uint32_t)st->MPI_TAG, (uint64_t)bytes, e.id);
+                OTF2_EvtWriter_MpiIrecv(evt, NULL, t, (uint32_t)st->MPI_SOURCE, e.comm, (uint32_t)st->MPI_TAG, received_bytes(st), e.id);
                 events++;
             }
         } else {
@@ -250,6 +274,7 @@ static void request_done(MPI_Request r, MPI_Status *st, uint64_t t) {
 /* ---- records ---------------------------------------------------------- */
 
 static void enter(enum region r, uint64_t t) {
+    if (recording_on && !on_main_thread()) __atomic_fetch_add(&other_thread_calls, 1, __ATOMIC_RELAXED);
     if (!recording) return;
     if (t < first_time) first_time = t;
     OTF2_EvtWriter_Enter(evt, NULL, t, r);
@@ -285,9 +310,7 @@ static void p2p_send(int dest, MPI_Comm c, int tag, uint64_t bytes, uint64_t t) 
 }
 static void p2p_recv(MPI_Status *st, MPI_Comm c, uint64_t t) {
     if (!recording || st->MPI_SOURCE == MPI_PROC_NULL) return;
-    int bytes = 0;
-    PMPI_Get_count(st, MPI_BYTE, &bytes);
-    OTF2_EvtWriter_MpiRecv(evt, NULL, t, (uint32_t)st->MPI_SOURCE, comm_id(c), (uint32_t)st->MPI_TAG, (uint64_t)bytes);
+    OTF2_EvtWriter_MpiRecv(evt, NULL, t, (uint32_t)st->MPI_SOURCE, comm_id(c), (uint32_t)st->MPI_TAG, received_bytes(st));
     events++;
 }
 static void coll_begin(void) {
@@ -317,7 +340,8 @@ static void start_recording(uint64_t t0) {
     OTF2_Archive_OpenEvtFiles(archive);
     evt = OTF2_Archive_GetEvtWriter(archive, (OTF2_LocationRef)world_rank);
     if (!evt) fail("cannot open the event writer");
-    recording = 1;
+    main_thread = pthread_self();
+    recording_on = 1;
     first_time = t0;
 }
 
@@ -447,6 +471,24 @@ static void calibrate(const char *dir) {
     fclose(f);
 }
 
+/* Rank 0 writes every rank's count of calls from other threads to
+ * threads.json in the trace's directory. */
+static void threads_report(const char *dir) {
+    uint64_t mine = __atomic_load_n(&other_thread_calls, __ATOMIC_RELAXED);
+    uint64_t *all = world_rank == 0 ? malloc((size_t)world_size * sizeof *all) : NULL;
+    PMPI_Gather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (world_rank != 0) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/threads.json", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) fail("cannot write threads.json in the trace directory");
+    fprintf(f, "{\"other_thread_calls\": [");
+    for (int r = 0; r < world_size; r++) fprintf(f, "%s%llu", r ? ", " : "", (unsigned long long)all[r]);
+    fprintf(f, "]}\n");
+    fclose(f);
+    free(all);
+}
+
 static const char *trace_dir(void) {
     const char *dir = getenv("TOFUSIM_TRACE_DIR");
     return dir && *dir ? dir : "tofusim-trace";
@@ -455,8 +497,9 @@ static const char *trace_dir(void) {
 static void finish_recording(uint64_t t_enter) {
     enter(R_MPI_Finalize, t_enter);
     leave(R_MPI_Finalize);
-    recording = 0;
+    recording_on = 0;
     calibrate(trace_dir());
+    threads_report(trace_dir());
     uint64_t end = now();
     OTF2_Archive_CloseEvtWriter(archive, evt);
     OTF2_Archive_CloseEvtFiles(archive);
@@ -807,9 +850,10 @@ int MPI_Gatherv(const void *s, int sc, MPI_Datatype sdt, void *r, const int rcs[
     long total = 0;
     if (me == root)
         for (int i = 0; i < n; i++) total += rcs[i];
-    uint64_t sent = s == MPI_IN_PLACE ? type_bytes(rdt, rcs[me]) : type_bytes(sdt, sc);
+    /* The receive arguments matter at the root only. */
+    uint64_t sent = s == MPI_IN_PLACE ? (me == root ? type_bytes(rdt, rcs[me]) : 0) : type_bytes(sdt, sc);
     COLLECTIVE(R_MPI_Gatherv, PMPI_Gatherv(s, sc, sdt, r, rcs, displs, rdt, root, comm), OTF2_COLLECTIVE_OP_GATHERV, comm, root, sent,
-               type_bytes(rdt, total));
+               me == root ? type_bytes(rdt, total) : 0);
 }
 
 int MPI_Scatter(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, int root, MPI_Comm comm) {
@@ -825,9 +869,10 @@ int MPI_Scatterv(const void *s, const int scs[], const int displs[], MPI_Datatyp
     long total = 0;
     if (me == root)
         for (int i = 0; i < n; i++) total += scs[i];
-    uint64_t received = r == MPI_IN_PLACE ? type_bytes(sdt, scs[me]) : type_bytes(rdt, rc);
+    /* The send arguments matter at the root only. */
+    uint64_t received = r == MPI_IN_PLACE ? (me == root ? type_bytes(sdt, scs[me]) : 0) : type_bytes(rdt, rc);
     COLLECTIVE(R_MPI_Scatterv, PMPI_Scatterv(s, scs, displs, sdt, r, rc, rdt, root, comm), OTF2_COLLECTIVE_OP_SCATTERV, comm, root,
-               type_bytes(sdt, total), received);
+               me == root ? type_bytes(sdt, total) : 0, received);
 }
 
 int MPI_Allgather(const void *s, int sc, MPI_Datatype sdt, void *r, int rc, MPI_Datatype rdt, MPI_Comm comm) {
@@ -913,12 +958,42 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *out) {
     CONSTRUCTOR(R_MPI_Cart_sub, PMPI_Cart_sub(comm, remain, out), comm, out);
 }
 
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info(comm, info, out), comm, out);
+}
+int MPI_Graph_create(MPI_Comm comm, int n, const int index[], const int edges[], int reorder, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Graph_create, PMPI_Graph_create(comm, n, index, edges, reorder, out), comm, out);
+}
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int nodes[], const int degrees[], const int targets[], const int weights[],
+                          MPI_Info info, int reorder, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Dist_graph_create, PMPI_Dist_graph_create(comm, n, nodes, degrees, targets, weights, info, reorder, out), comm, out);
+}
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indeg, const int sources[], const int sw[], int outdeg, const int dests[],
+                                   const int dw[], MPI_Info info, int reorder, MPI_Comm *out) {
+    CONSTRUCTOR(R_MPI_Dist_graph_create_adjacent,
+                PMPI_Dist_graph_create_adjacent(comm, indeg, sources, sw, outdeg, dests, dw, info, reorder, out), comm, out);
+}
+
 int MPI_Comm_free(MPI_Comm *comm) {
     enter(R_MPI_Comm_free, now());
     MPI_Comm c = *comm;
     int rc = PMPI_Comm_free(comm);
     comm_freed(c);
     leave(R_MPI_Comm_free);
+    return rc;
+}
+
+/* A freed request leaves the table (its handle may be reused); the call is
+ * one the replay refuses. */
+int MPI_Request_free(MPI_Request *r) {
+    enter(R_MPI_Request_free, now());
+    for (size_t i = 0; recording && i < nrequests; i++)
+        if (requests[i].handle == *r) {
+            requests[i] = requests[--nrequests];
+            break;
+        }
+    int rc = PMPI_Request_free(r);
+    leave(R_MPI_Request_free);
     return rc;
 }
 
@@ -938,7 +1013,6 @@ REGION_ONLY(MPI_Recv_init, (void *b, int n, MPI_Datatype d, int p, int t, MPI_Co
 REGION_ONLY(MPI_Start, (MPI_Request * r), (r))
 REGION_ONLY(MPI_Startall, (int n, MPI_Request r[]), (n, r))
 REGION_ONLY(MPI_Cancel, (MPI_Request * r), (r))
-REGION_ONLY(MPI_Request_free, (MPI_Request * r), (r))
 REGION_ONLY(MPI_Ibarrier, (MPI_Comm c, MPI_Request *r), (c, r))
 REGION_ONLY(MPI_Ibcast, (void *b, int n, MPI_Datatype d, int root, MPI_Comm c, MPI_Request *r), (b, n, d, root, c, r))
 REGION_ONLY(MPI_Iallreduce, (const void *s, void *b, int n, MPI_Datatype d, MPI_Op o, MPI_Comm c, MPI_Request *r), (s, b, n, d, o, c, r))
@@ -1013,3 +1087,34 @@ REGION_ONLY(MPI_File_read_all, (MPI_File fh, void *b, int n, MPI_Datatype d, MPI
 REGION_ONLY(MPI_File_write_all, (MPI_File fh, const void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, b, n, d, st))
 REGION_ONLY(MPI_File_read_at_all, (MPI_File fh, MPI_Offset o, void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, o, b, n, d, st))
 REGION_ONLY(MPI_File_write_at_all, (MPI_File fh, MPI_Offset o, const void *b, int n, MPI_Datatype d, MPI_Status *st), (fh, o, b, n, d, st))
+REGION_ONLY(MPI_Neighbor_alltoallv,
+            (const void *s, const int sc[], const int sd[], MPI_Datatype st, void *r, const int rc[], const int rd[], MPI_Datatype rt,
+             MPI_Comm c),
+            (s, sc, sd, st, r, rc, rd, rt, c))
+REGION_ONLY(MPI_Neighbor_allgatherv,
+            (const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int d[], MPI_Datatype rt, MPI_Comm c),
+            (s, sc, st, r, rc, d, rt, c))
+REGION_ONLY(MPI_Neighbor_alltoallw,
+            (const void *s, const int sc[], const MPI_Aint sd[], const MPI_Datatype st[], void *r, const int rc[], const MPI_Aint rd[],
+             const MPI_Datatype rt[], MPI_Comm c),
+            (s, sc, sd, st, r, rc, rd, rt, c))
+REGION_ONLY(MPI_Ineighbor_alltoall, (const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm c, MPI_Request *q),
+            (s, sc, st, r, rc, rt, c, q))
+REGION_ONLY(MPI_Ineighbor_allgather, (const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm c, MPI_Request *q),
+            (s, sc, st, r, rc, rt, c, q))
+REGION_ONLY(MPI_Ireduce_scatter, (const void *s, void *r, const int rc[], MPI_Datatype d, MPI_Op o, MPI_Comm c, MPI_Request *q),
+            (s, r, rc, d, o, c, q))
+REGION_ONLY(MPI_Iexscan, (const void *s, void *r, int n, MPI_Datatype d, MPI_Op o, MPI_Comm c, MPI_Request *q), (s, r, n, d, o, c, q))
+REGION_ONLY(MPI_Ialltoallw,
+            (const void *s, const int sc[], const int sd[], const MPI_Datatype st[], void *r, const int rc[], const int rd[],
+             const MPI_Datatype rt[], MPI_Comm c, MPI_Request *q),
+            (s, sc, sd, st, r, rc, rd, rt, c, q))
+REGION_ONLY(MPI_Win_allocate_shared, (MPI_Aint n, int u, MPI_Info i, MPI_Comm c, void *b, MPI_Win *w), (n, u, i, c, b, w))
+REGION_ONLY(MPI_Win_post, (MPI_Group g, int a, MPI_Win w), (g, a, w))
+REGION_ONLY(MPI_Win_start, (MPI_Group g, int a, MPI_Win w), (g, a, w))
+REGION_ONLY(MPI_Win_complete, (MPI_Win w), (w))
+REGION_ONLY(MPI_Win_wait, (MPI_Win w), (w))
+REGION_ONLY(MPI_Win_free, (MPI_Win * w), (w))
+REGION_ONLY(MPI_Raccumulate,
+            (const void *o, int oc, MPI_Datatype ot, int t, MPI_Aint td, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win w, MPI_Request *q),
+            (o, oc, ot, t, td, tc, tt, op, w, q))

@@ -177,7 +177,7 @@ fn message(
     deps_a: &[StepId],
     deps_b: &[StepId],
 ) -> (StepId, StepId) {
-    let m = Message { cfg, lay, a, b, bytes, mode, tag: 0 };
+    let m = Message { cfg, lay, a, b, bytes, mode, tag: 0, eager: None };
     let (_, sent) = m.send_side(s, deps_a);
     (sent, m.recv_side(s, deps_b))
 }
@@ -195,9 +195,18 @@ pub struct Message<'a> {
     pub bytes: u64,
     pub mode: BufferMode,
     pub tag: u32,
+    /// The protocol regardless of the size: `Some(true)` eager (a buffered
+    /// send, complete once copied out), `Some(false)` rendezvous (a
+    /// synchronous send, complete once the receiver has matched it);
+    /// `None` by the eager limit.
+    pub eager: Option<bool>,
 }
 
 impl Message<'_> {
+    fn is_eager(&self) -> bool {
+        self.eager.unwrap_or(self.bytes <= self.cfg.eager_limit_bytes)
+    }
+
     /// The sender's steps after `deps`: returns the step that ends the
     /// host's part of the call (its software; what a non-blocking send
     /// waits for before returning) and the step after which the send is
@@ -205,7 +214,7 @@ impl Message<'_> {
     pub fn send_side(&self, s: &mut Schedule, deps: &[StepId]) -> (StepId, StepId) {
         let (cfg, lay, a, b, tag) = (self.cfg, self.lay, self.a, self.b, self.tag);
         let sw = cfg.software_ns(self.bytes, self.mode);
-        if self.bytes <= cfg.eager_limit_bytes {
+        if self.is_eager() {
             let w = s.work(a, sw, deps);
             let snd = s.send(a, b, lay.user(), 0, &[w]);
             s.set_tag(a, snd, tag);
@@ -228,7 +237,7 @@ impl Message<'_> {
     pub fn recv_side(&self, s: &mut Schedule, deps: &[StepId]) -> StepId {
         let (cfg, lay, a, b, tag) = (self.cfg, self.lay, self.a, self.b, self.tag);
         let sw = cfg.software_ns(self.bytes, self.mode);
-        if self.bytes <= cfg.eager_limit_bytes {
+        if self.is_eager() {
             let rcv = s.recv(b, a, lay.eager(), Combine::Replace, deps);
             s.set_tag(b, rcv, tag);
             let cp = s.copy(b, lay.eager(), lay.user(), &[rcv]);

@@ -12,7 +12,9 @@
 //! - a **message** goes through the MPI layer ([`crate::mpi::Message`]):
 //!   eager (the sender's software, the put, the receiver's copy out of its
 //!   eager buffer) or rendezvous (request, clear-to-send, the data), with
-//!   the buffer mode of the sender's exchange count with that peer. The
+//!   the buffer mode of the sender's exchange count with that peer; a
+//!   buffered send is always eager, a synchronous one always rendezvous
+//!   ([`SendMode`]). The
 //!   sender's steps are written when its program reaches the send, the
 //!   receiver's when its program reaches the receive; their messages match
 //!   by a tag of their own, so the order in which the two sides post them
@@ -54,11 +56,39 @@ pub enum Op {
     Collective(u32),
 }
 
+/// MPI's send modes, as far as the protocol goes.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SendMode {
+    /// `MPI_Send`, `Isend`, `Rsend`, `Sendrecv`: eager up to the eager
+    /// limit, rendezvous above.
+    #[default]
+    Standard,
+    /// `MPI_Bsend`, `Ibsend`: copied to the attached buffer, complete at
+    /// once whatever the size (eager).
+    Buffered,
+    /// `MPI_Ssend`, `Issend`: complete only once the receiver has matched
+    /// it (rendezvous whatever the size).
+    Synchronous,
+}
+
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct ReplayMessage {
     pub src: Rank,
     pub dst: Rank,
     pub bytes: u64,
+    #[serde(default)]
+    pub mode: SendMode,
+}
+
+impl ReplayMessage {
+    fn eager(&self) -> Option<bool> {
+        match self.mode {
+            SendMode::Standard => None,
+            SendMode::Buffered => Some(true),
+            SendMode::Synchronous => Some(false),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -224,7 +254,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
                 Op::Send { msg, request } => {
                     let m = &p.messages[*msg as usize];
                     let lay = Layout::new(elements(m.bytes), ctrl);
-                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1 };
+                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1, eager: m.eager() };
                     let (host, done) = mm.send_side(&mut s, &frontier);
                     match request {
                         Some(q) => {
@@ -237,7 +267,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
                 Op::Recv { msg, request } => {
                     let m = &p.messages[*msg as usize];
                     let lay = Layout::new(elements(m.bytes), ctrl);
-                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1 };
+                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1, eager: m.eager() };
                     let done = mm.recv_side(&mut s, &frontier);
                     match request {
                         // Posting costs nothing on the host until the wait.
@@ -374,9 +404,9 @@ mod tests {
         ReplayProgram {
             ranks: 2,
             messages: vec![
-                ReplayMessage { src: 0, dst: 1, bytes: 100 },
-                ReplayMessage { src: 1, dst: 0, bytes: 1 << 20 },
-                ReplayMessage { src: 0, dst: 1, bytes: 8 },
+                ReplayMessage { src: 0, dst: 1, bytes: 100, mode: SendMode::Standard },
+                ReplayMessage { src: 1, dst: 0, bytes: 1 << 20, mode: SendMode::Standard },
+                ReplayMessage { src: 0, dst: 1, bytes: 8, mode: SendMode::Synchronous },
             ],
             collectives: vec![ReplayCollective { op: "allreduce".into(), algorithm: "recursive-doubling".into(), members: vec![0, 1], root: 0, size_bytes: 64 }],
             programs: vec![
@@ -402,6 +432,29 @@ mod tests {
         let last = |r: usize| timeline.ops[r].iter().filter_map(|x| x.1).max().unwrap() as f64;
         assert_eq!(b[1].iter().sum::<f64>(), last(1));
         assert!(b[1][Phase::Compute as usize] > 0.0 && b[1][Phase::Collective as usize] > 0.0);
+    }
+
+    /// Head-to-head buffered sends of 1 MiB (MPI_Bsend, then MPI_Recv on
+    /// both ranks) complete: a buffered send does not wait for its
+    /// receiver, whatever its size.
+    #[test]
+    fn buffered_sends_do_not_wait_for_the_receiver() {
+        use Op::*;
+        let msg = |src, dst| ReplayMessage { src, dst, bytes: 1 << 20, mode: SendMode::Buffered };
+        let p = ReplayProgram {
+            ranks: 2,
+            messages: vec![msg(0, 1), msg(1, 0)],
+            collectives: vec![],
+            programs: vec![vec![Send { msg: 0, request: None }, Recv { msg: 1, request: None }], vec![Send { msg: 1, request: None }, Recv { msg: 0, request: None }]],
+        };
+        let (s, _) = build(&p, &params()).unwrap();
+        execute(&s, Order::Fifo).expect("no deadlock");
+        let mut standard = p.clone();
+        for m in &mut standard.messages {
+            m.mode = SendMode::Standard;
+        }
+        let (s, _) = build(&standard, &params()).unwrap();
+        assert!(execute(&s, Order::Fifo).is_err(), "standard sends of 1 MiB (rendezvous) deadlock head to head");
     }
 
     #[test]

@@ -164,6 +164,17 @@ fn ranks_of(timeline: &Timeline, finish: impl Fn(usize, u32) -> f64, node_of_ran
         .collect()
 }
 
+/// What step `i` of rank `r` is, for a message.
+fn describe(s: &tofusim_comm::Schedule, r: usize, i: usize) -> String {
+    match s.programs.get(r).and_then(|p| p.steps.get(i)).map(|st| &st.action) {
+        Some(tofusim_comm::Action::Send { peer, .. }) => format!("a send to rank {peer}"),
+        Some(tofusim_comm::Action::Recv { peer, .. }) => format!("a receive from rank {peer}"),
+        Some(tofusim_comm::Action::Copy(_)) => "a copy".into(),
+        Some(tofusim_comm::Action::Work { .. }) => "software or compute".into(),
+        None => "?".into(),
+    }
+}
+
 /// The ten links the flow model's routes load most: each message's wire
 /// bytes spread over its routes as the flow executor spreads them.
 fn flow_link_loads(
@@ -227,6 +238,16 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     let (time_seconds, per_rank, run, model, busiest_links) = match spec.model {
         Model::Packet => {
             let (timed, finish) = run_inspecting(s, schedule, &modes, spec.seed, progress, |st| st.step_finish_cycles())?;
+            if !timed.run.complete && !timed.run.interrupted {
+                // A step that never ran: the first one, for the message.
+                let stuck = finish.iter().enumerate().find_map(|(r, f)| f.iter().position(|&c| c == u64::MAX).map(|i| (r, i)));
+                let at = stuck.map_or_else(String::new, |(r, i)| format!(" (rank {r} stopped at step {i}: {})", describe(&timed.schedule, r, i)));
+                let why = timed.run.invariant_error.clone().unwrap_or_else(|| if timed.run.deadlock { "deadlock".into() } else { "incomplete".into() });
+                return Err(err(
+                    "trace",
+                    format!("the replay did not finish on the packet engine{at}: {why}; the trace's calls wait for each other under this MPI layer's protocols (e.g. an eager-sized message the target sends by rendezvous)"),
+                ));
+            }
             let cycle_s = timed.run.cycle_ns * 1e-9;
             let per_rank = ranks_of(&timeline, |r, i| finish[r][i as usize] as f64 * cycle_s, &node_of_rank);
             let cycles = timed.cycles.max(1) as f64;

@@ -477,6 +477,7 @@ fn trace_replay(
     o.insert("uncompleted_receives".into(), notes.uncompleted_receives.into());
     o.insert("cancelled_receives".into(), notes.cancelled_receives.into());
     o.insert("trivial_collectives".into(), notes.trivial_collectives.into());
+    o.insert("self_messages".into(), notes.self_messages.into());
     Ok(v.to_string())
 }
 

@@ -291,8 +291,17 @@ fn check(code: OTF2_ErrorCode, path: &str, what: &str) -> Result<(), String> {
     }
 }
 
+/// OTF2's own error printer, replaced once by one that prints nothing: the
+/// reader turns error codes into one-line messages itself.
+extern "C" fn quiet(_ud: Ud, _file: *const c_char, _line: u64, _func: *const c_char, code: OTF2_ErrorCode, _fmt: *const c_char, _va: *mut c_void) -> OTF2_ErrorCode {
+    code
+}
+
 /// Opens the archive at `path` and reads its global definitions.
 fn open(path: &str) -> Result<(Reader, PathBuf, Defs), String> {
+    // SAFETY: registers a callback with the signature OTF2 expects (the
+    // va_list is passed as a pointer on this platform and not read).
+    unsafe { OTF2_Error_RegisterCallback(Some(quiet), std::ptr::null_mut()) };
     let file = anchor(path)?;
     let c = CString::new(file.to_string_lossy().as_bytes()).map_err(|_| format!("{path}: a path with a NUL byte"))?;
     // SAFETY: a valid C string; the handle is closed by `Reader`'s drop.
@@ -402,6 +411,13 @@ pub fn read(path: &str) -> Result<Trace, String> {
             }
             if code != OTF2_SUCCESS {
                 failure = Some(format!("{path}: rank {rank}: cannot read its events (OTF2 error {code})"));
+                break;
+            }
+            if let Some(c) = &ev.open {
+                failure = Some(format!(
+                    "{path}: rank {rank}: its last call ({}) never returned: the trace is truncated (did the program end in MPI_Finalize?)",
+                    names[c.name as usize]
+                ));
                 break;
             }
             calls.push(std::mem::take(&mut ev.calls));

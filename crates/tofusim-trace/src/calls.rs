@@ -32,7 +32,10 @@ const COLLECTIVE: &[&str] = &[
     "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
 ];
 /// Communicator construction: collective over the parent.
-const COMMUNICATORS: &[&str] = &["MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_split_type", "MPI_Cart_create", "MPI_Cart_sub", "MPI_Comm_free"];
+const COMMUNICATORS: &[&str] = &[
+    "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_split_type", "MPI_Cart_create", "MPI_Cart_sub", "MPI_Comm_free",
+    "MPI_Comm_dup_with_info", "MPI_Graph_create", "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent",
+];
 const LIFETIME: &[&str] = &["MPI_Init", "MPI_Init_thread", "MPI_Finalize"];
 /// Calls that move no message: their time is the rank's own.
 const LOCAL: &[&str] = &[
@@ -48,7 +51,15 @@ const LOCAL: &[&str] = &[
     "MPI_Type_extent", "MPI_Type_struct", "MPI_Type_create_subarray", "MPI_Type_dup", "MPI_Pack", "MPI_Unpack", "MPI_Pack_size",
     "MPI_Address", "MPI_Get_address", "MPI_Buffer_attach", "MPI_Buffer_detach", "MPI_Info_create", "MPI_Info_set", "MPI_Info_free",
     "MPI_Info_get", "MPI_Errhandler_set", "MPI_Keyval_create", "MPI_Comm_create_keyval", "MPI_Comm_free_keyval", "MPI_Comm_delete_attr",
-    "MPI_Pcontrol", "MPI_Status_set_elements", "MPI_Request_get_status",
+    "MPI_Pcontrol", "MPI_Status_set_elements", "MPI_Request_get_status", "MPI_Alloc_mem", "MPI_Free_mem", "MPI_Type_get_true_extent",
+    "MPI_Type_get_true_extent_x", "MPI_Type_get_extent_x", "MPI_Type_create_hindexed", "MPI_Type_create_indexed_block",
+    "MPI_Type_create_hindexed_block", "MPI_Type_get_envelope", "MPI_Type_get_contents", "MPI_Type_size_x", "MPI_Type_set_name",
+    "MPI_Type_get_name", "MPI_Comm_remote_size", "MPI_Comm_remote_group", "MPI_Comm_set_info", "MPI_Comm_get_info", "MPI_Info_dup",
+    "MPI_Info_get_nkeys", "MPI_Info_get_nthkey", "MPI_Info_delete", "MPI_Group_compare", "MPI_Group_range_excl", "MPI_Get_elements_x",
+    "MPI_Errhandler_free", "MPI_Comm_create_errhandler", "MPI_Comm_call_errhandler", "MPI_Add_error_class", "MPI_Add_error_code",
+    "MPI_Add_error_string", "MPI_Graph_neighbors", "MPI_Graph_neighbors_count", "MPI_Graphdims_get", "MPI_Graph_get",
+    "MPI_Dist_graph_neighbors", "MPI_Dist_graph_neighbors_count", "MPI_Reduce_local", "MPI_Op_commutative", "MPI_Aint_add",
+    "MPI_Aint_diff", "MPI_Type_match_size", "MPI_Wtime_overhead",
 ];
 
 /// Calls that poll: when they complete nothing their time is the host's.

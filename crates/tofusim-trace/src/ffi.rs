@@ -63,8 +63,11 @@ pub type EvMpiP2pRequest = extern "C" fn(u64, u64, u64, Ud, Attrs, u32, u32, u32
 pub type EvRequest = extern "C" fn(u64, u64, u64, Ud, Attrs, u64) -> OTF2_CallbackCode;
 pub type EvCollectiveEnd = extern "C" fn(u64, u64, u64, Ud, Attrs, u8, u32, u32, u64, u64) -> OTF2_CallbackCode;
 
+pub type ErrorCallback = Option<extern "C" fn(Ud, *const c_char, u64, *const c_char, OTF2_ErrorCode, *const c_char, *mut c_void) -> OTF2_ErrorCode>;
+
 #[link(name = "open-trace-format2")]
 extern "C" {
+    pub fn OTF2_Error_RegisterCallback(cb: ErrorCallback, ud: Ud) -> ErrorCallback;
     pub fn OTF2_Reader_Open(anchor: *const c_char) -> *mut OTF2_Reader;
     pub fn OTF2_Reader_Close(r: *mut OTF2_Reader) -> OTF2_ErrorCode;
     pub fn OTF2_Reader_SetSerialCollectiveCallbacks(r: *mut OTF2_Reader) -> OTF2_ErrorCode;

@@ -11,15 +11,25 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Serialize;
-use tofusim_comm::replay::{Op, ReplayCollective, ReplayMessage, ReplayProgram};
+use tofusim_comm::replay::{Op, ReplayCollective, ReplayMessage, ReplayProgram, SendMode};
 
 use crate::calls::{kind, Kind, POLLS};
 use crate::instances::{default_algorithm, instances, MODELLED};
 use crate::trace::{Record, Trace};
 
 /// Request numbers the conversion makes for itself (a sendrecv's two
-/// halves), above any a writer gives.
-const OWN_REQUESTS: u64 = 1 << 40;
+/// halves), above any a writer gives (writers number requests from 1, or
+/// use handle addresses, below 2^63).
+const OWN_REQUESTS: u64 = 1 << 63;
+
+/// The send mode of a call.
+fn send_mode(call: &str) -> SendMode {
+    match call {
+        "MPI_Bsend" | "MPI_Ibsend" => SendMode::Buffered,
+        "MPI_Ssend" | "MPI_Issend" => SendMode::Synchronous,
+        _ => SendMode::Standard,
+    }
+}
 
 /// What the conversion noticed beside the program.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -30,6 +40,8 @@ pub struct Notes {
     pub cancelled_receives: u64,
     /// Collective instances of one rank (nothing to send), not replayed.
     pub trivial_collectives: u64,
+    /// Messages a rank sent itself: a copy in its own memory, not replayed.
+    pub self_messages: u64,
     /// The algorithm used for each operation.
     pub algorithms: BTreeMap<String, String>,
 }
@@ -44,6 +56,9 @@ struct Posting {
 /// The replay program of `t`; `algorithms` maps an operation to the
 /// algorithm to use instead of the default (`allreduce` → `ring`).
 pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(ReplayProgram, Notes), String> {
+    if let Some(op) = algorithms.keys().find(|op| !MODELLED.contains(&op.as_str())) {
+        return Err(format!("--coll {op}=...: not an operation tofusim replays; expected one of {}", MODELLED.join(", ")));
+    }
     let mut notes = Notes::default();
     let mut coll_of: HashMap<(u32, u32), u32> = HashMap::new();
     let mut collectives: Vec<ReplayCollective> = Vec::new();
@@ -93,6 +108,8 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
         // Request -> its posting's index.
         let mut pending: HashMap<u64, usize> = HashMap::new();
         let mut own = OWN_REQUESTS;
+        // Requests of messages to self: dropped from the waits.
+        let mut local: std::collections::HashSet<u64> = Default::default();
         let mut last = t.start_ns(r);
         for (ci, c) in calls.iter().enumerate() {
             let name = t.name(c);
@@ -123,9 +140,14 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
             let mut waits: Vec<u64> = Vec::new();
             for rec in recs {
                 match *rec {
+                    Record::Send { peer, request, .. } if peer == r as u32 => {
+                        notes.self_messages += 1;
+                        local.extend(request);
+                    }
+                    Record::Recv { peer, request: None, .. } if peer == r as u32 => {}
                     Record::Send { peer, comm, tag, bytes, request } => {
                         let msg = messages.len() as u32;
-                        messages.push(ReplayMessage { src: r as u32, dst: peer, bytes });
+                        messages.push(ReplayMessage { src: r as u32, dst: peer, bytes, mode: send_mode(name) });
                         sends.entry((r as u32, peer, comm, tag)).or_default().push_back(msg);
                         let request = if two_sided {
                             own += 1;
@@ -156,9 +178,16 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
                         let Some(i) = pending.remove(&q) else {
                             return Err(format!("{}: rank {r}: {name} completes receive request {q}, which was not posted", t.path));
                         };
-                        posted[i].key = Some((peer, comm, tag));
-                        waits.push(q);
+                        if peer == r as u32 {
+                            // From itself: the posting is dropped below.
+                            posted[i].key = None;
+                            local.insert(q);
+                        } else {
+                            posted[i].key = Some((peer, comm, tag));
+                            waits.push(q);
+                        }
                     }
+                    Record::SendDone(q) if local.contains(&q) => {}
                     Record::SendDone(q) => waits.push(q),
                     Record::Cancelled(q) => {
                         let Some(i) = pending.remove(&q) else {
@@ -174,6 +203,7 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
                     Record::Collective { .. } => {}
                 }
             }
+            waits.retain(|q| !local.contains(q));
             if !waits.is_empty() {
                 ops.push(Op::Wait(waits));
             }

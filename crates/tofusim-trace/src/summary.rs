@@ -82,7 +82,7 @@ pub fn summarise(t: &Trace) -> Summary {
             }
             if c.enter_ns >= start && !name.starts_with("MPI_Init") {
                 compute_ns += c.enter_ns.saturating_sub(last);
-                mpi_ns += c.leave_ns - c.enter_ns;
+                mpi_ns += c.leave_ns.saturating_sub(c.enter_ns);
                 last = c.leave_ns;
             }
             for rec in t.records_of(r, c) {

@@ -120,5 +120,10 @@ def recorded_machine(trace_dir: str, ranks: int) -> dict[str, Any]:
             "source": "[FIT] to the calibration recorded with the trace (the 8-byte ping-pong and a stream of 4 MiB "
                       "messages), not to the traced program",
         },
+        "settings": {
+            "eager_limit_bytes": f"{VADER_EAGER_LIMIT} [MEM] Open MPI's btl_vader_eager_limit default",
+            "llp_limit_bytes": "1024 [MEM] (the same software below and above it here)",
+            "rendezvous_ns": f"{software_ns} [DER] the fitted per-message software, taken for each rendezvous control step too",
+        },
         "calibration": cal,
     }

@@ -65,13 +65,24 @@ def record(command: list[str], out: str, calibration: bool = True) -> dict[str, 
     if not list(target.glob("*.otf2")):
         raise ConfigError(f"trace record: {' '.join(command)} wrote no trace to {out}: did the program call MPI_Init "
                           "(and was it linked against the same MPI library)?")
-    cal = None
-    cal_file = target / "calibration.json"
-    if cal_file.exists():
-        cal = json.loads(cal_file.read_text(encoding="utf-8"))
+    def tracer_file(name: str) -> dict[str, Any] | None:
+        f = target / name
+        if not f.exists():
+            return None
+        try:
+            return json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{f}: the tracer's {name} is unreadable: {e}") from None
+
+    cal = tracer_file("calibration.json")
+    if cal is not None:
         cal["half_round_trip_s"] = {int(k): v for k, v in cal["half_round_trip_s"].items()}
+    threads = tracer_file("threads.json") or {}
     meta = {
         "calibration": cal,
+        # MPI calls per rank made by threads other than MPI_Init's (not
+        # recorded; the replay refuses a trace that has any).
+        "other_thread_calls": threads.get("other_thread_calls"),
         "command": list(command),
         "wall_seconds": wall,
         "host": platform.node(),

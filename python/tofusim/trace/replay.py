@@ -8,13 +8,30 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import _core
+from .. import ConfigError, _core
 
 
 def trace_dir(trace: str) -> str:
     """The directory of a trace given as it or its anchor file."""
     p = Path(trace)
     return str(p if p.is_dir() else p.parent)
+
+
+def _refuse_unrecorded_threads(trace: str) -> None:
+    """A tofusim recording whose program called MPI from several threads
+    misses those calls (the tracer records MPI_Init's thread only)."""
+    meta = Path(trace_dir(trace)) / "tofusim.json"
+    if not meta.exists():
+        return
+    try:
+        counts = json.loads(meta.read_text(encoding="utf-8")).get("other_thread_calls") or []
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{meta}: unreadable: {e}") from None
+    busy = [(r, n) for r, n in enumerate(counts) if n]
+    if busy:
+        r, n = busy[0]
+        raise ConfigError(f"{trace}: rank {r} made {n:,} MPI calls from threads other than the one that called MPI_Init; "
+                          "the tracer does not record them, so the trace cannot be replayed faithfully")
 
 
 def replay(trace: str, system: str, *, model: str = "packet", order: list[int] | None = None,
@@ -30,6 +47,7 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     trace's own ``measured_seconds`` and the algorithms used.
     """
     trace = str(trace)
+    _refuse_unrecorded_threads(trace)
     system_toml = mpi = machine = None
     if system == "recorded":
         from .machine import recorded_machine
