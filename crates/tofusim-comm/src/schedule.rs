@@ -325,8 +325,12 @@ impl Schedule {
     /// sizes, in order.
     pub fn validate(&self) -> Result<(), String> {
         let p = self.ranks;
-        let mut sent: std::collections::HashMap<(Rank, Rank, u32), Vec<u64>> = Default::default();
-        let mut recvd: std::collections::HashMap<(Rank, Rank, u32), Vec<u64>> = Default::default();
+        // (sender, receiver, tag, elements), each side in program order: sorted
+        // stably by key, the two must be the same sequence. (A map of
+        // vectors per key costs an allocation per message when every
+        // message has its own tag, as in a replayed trace.)
+        let mut sent: Vec<(Rank, Rank, u32, u64)> = Vec::new();
+        let mut recvd: Vec<(Rank, Rank, u32, u64)> = Vec::new();
         for (r, prog) in self.programs.iter().enumerate() {
             let r = r as Rank;
             for (i, step) in prog.steps.iter().enumerate() {
@@ -351,12 +355,11 @@ impl Schedule {
                                 self.buffer_elements
                             ));
                         }
-                        let map = if matches!(step.action, Action::Send { .. }) {
-                            sent.entry((r, *peer, *tag))
+                        if matches!(step.action, Action::Send { .. }) {
+                            sent.push((r, *peer, *tag, total(spans)));
                         } else {
-                            recvd.entry((*peer, r, *tag))
-                        };
-                        map.or_default().push(total(spans));
+                            recvd.push((*peer, r, *tag, total(spans)));
+                        }
                     }
                     Action::Copy(c) => {
                         let (from, to) = (&c.from, &c.to);
@@ -371,23 +374,19 @@ impl Schedule {
                 }
             }
         }
-        for (pair, sizes) in &sent {
-            if recvd.get(pair) != Some(sizes) {
-                return Err(format!(
-                    "rank {} sends {:?} elements to rank {} (tag {}) but it receives {:?}",
-                    pair.0,
-                    sizes,
-                    pair.1,
-                    pair.2,
-                    recvd.get(pair).cloned().unwrap_or_default()
-                ));
+        sent.sort_by_key(|m| (m.0, m.1, m.2));
+        recvd.sort_by_key(|m| (m.0, m.1, m.2));
+        if sent != recvd {
+            // The first key whose sends and receives differ.
+            let key = |m: &(Rank, Rank, u32, u64)| (m.0, m.1, m.2);
+            let at = sent.iter().zip(&recvd).position(|(a, b)| a != b).unwrap_or(sent.len().min(recvd.len()));
+            let k = sent.get(at).or(recvd.get(at)).map(key).expect("a difference");
+            let sizes = |v: &[(Rank, Rank, u32, u64)]| v.iter().filter(|m| key(m) == k).map(|m| m.3).collect::<Vec<_>>();
+            let (s_, r_) = (sizes(&sent), sizes(&recvd));
+            if s_.is_empty() {
+                return Err(format!("rank {} receives from rank {} which sends nothing", k.1, k.0));
             }
-        }
-        if let Some(pair) = recvd.keys().find(|k| !sent.contains_key(k)) {
-            return Err(format!(
-                "rank {} receives from rank {} which sends nothing",
-                pair.1, pair.0
-            ));
+            return Err(format!("rank {} sends {:?} elements to rank {} (tag {}) but it receives {:?}", k.0, s_, k.1, k.2, r_));
         }
         Ok(())
     }
