@@ -15,7 +15,9 @@ from ._core import ConfigError
 
 __version__ = _core.version()
 
-__all__ = ["ConfigError", "MpiTransport", "__version__", "coll", "collective_algorithms", "collective_schedule", "presets", "run", "run_file", "topo", "topo_file", "topo_toml"]
+__all__ = ["CollectiveResult", "ConfigError", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "coll",
+           "collective", "collective_algorithms", "collective_schedule", "presets", "replay", "run", "run_file", "topo", "topo_file",
+           "topo_toml"]
 
 
 def _read_text(path: str | Path) -> str:
@@ -49,10 +51,14 @@ def presets() -> list[dict[str, Any]]:
     return json.loads(_core.presets_json())
 
 
-def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
+def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
         comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
-        notice: Any = None) -> dict[str, Any] | None:
-    """Runs the experiment in TOML ``text`` on the packet engine.
+        notice: Any = None) -> "RunResult | None":
+    """Runs the experiment in TOML ``text`` (or an :class:`Experiment`) on the packet engine.
+
+    Returns a :class:`RunResult`: the run's JSON object, its keys also
+    attributes, with data frames of its time series, latency histogram and
+    per-port counters.
 
     ``progress(fraction)`` is called now and then; ``ports`` keeps the
     per-port counters in the result (large for big networks). ``threads``
@@ -72,14 +78,16 @@ def run(text: str, file: str = "<string>", progress: Any = None, ports: bool = F
     expected to take over a minute is announced through ``notice(text)``
     before it starts.
     """
+    if isinstance(text, Experiment):
+        text, file = text.toml(), text.file
     out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory,
                                keep_partial, notice)
-    return None if out is None else json.loads(out)
+    return None if out is None else RunResult(json.loads(out))
 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
              comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
-             notice: Any = None) -> dict[str, Any] | None:
+             notice: Any = None) -> "RunResult | None":
     """Runs the experiment file at ``path`` (see :func:`run`)."""
     return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory, keep_partial, notice)
 
@@ -126,3 +134,18 @@ def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root
                         shape: list[int] | None = None, segment_bytes: int = 65536, tnis: int = 4) -> dict[str, Any]:
     """The schedule of a collective (per rank: steps with dependencies), as a dict."""
     return json.loads(_core.collective_schedule(op, algo, ranks, size_bytes, root, shape, segment_bytes, tnis))
+
+
+def collective(op: str, algo: str, size_bytes: int, system: str, **kw: Any) -> CollectiveResult:
+    """One collective over every node of ``system`` (see :func:`coll`), as a :class:`CollectiveResult`."""
+    return CollectiveResult(coll(op, algo, size_bytes, system, **kw))
+
+
+def replay(trace: str, system: str, **kw: Any) -> ReplayResult:
+    """Replays an OTF2 trace on ``system`` (see :func:`tofusim.trace.replay`), as a :class:`ReplayResult`."""
+    from .trace import replay as _replay
+
+    return ReplayResult(_replay(trace, system, **kw))
+
+
+from .api import CollectiveResult, Experiment, ReplayResult, Result, RunResult, System  # noqa: E402 - after the functions they wrap
