@@ -15,6 +15,13 @@ ACCEPTED_SHORTFALL = 0.02
 DRIFT = 0.05
 
 
+def shortfall_allowed(delivered: int | None) -> float:
+    """How far below the offered load the accepted load may fall before a
+    run counts as saturated: 2%, or three times the counting noise of the
+    packets delivered (a short run delivers few)."""
+    return max(ACCEPTED_SHORTFALL, 3 / max(delivered or 0, 1) ** 0.5)
+
+
 def run_warnings(r: dict[str, Any]) -> list[str]:
     """Reasons not to read ``r`` (a packet-engine ``tofusim run`` result of
     an open-loop workload) as a steady state; empty when there are none."""
@@ -22,7 +29,7 @@ def run_warnings(r: dict[str, Any]) -> list[str]:
     if off is None or r.get("model") == "flow" or not r.get("complete", True):
         return []
     out = []
-    if off > 0 and acc is not None and acc < off * (1 - ACCEPTED_SHORTFALL):
+    if off > 0 and acc is not None and acc < off * (1 - shortfall_allowed(r.get("packets_delivered"))):
         out.append(f"saturated: the network accepts {acc:.4g} of the {off:.4g} offered ({1 - acc / off:.0%} short), "
                    "so sources queue without bound and the latencies grow with the run's length")
     lat = (r.get("latency") or {}).get("mean") or 0.0

@@ -7,7 +7,8 @@ strings). Each grid point is the file with those keys set, validated and
 run by the same layer as ``tofusim run``.
 
 Saturation, per point (a setting, documented in docs/experiment.md):
-accepted load below the offered load by more than 2%, or a mean latency
+accepted load below the offered load by more than 2% (and more than three
+times the counting noise of the packets delivered), or a mean latency
 above 3 times the zero-load latency — the mean latency of the lowest
 offered load among the points that differ only in the load.
 """
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import ConfigError
+from .checks import shortfall_allowed
 
 #: Accepted below offered by more than this fraction: saturated.
 ACCEPTED_SHORTFALL = 0.02
@@ -152,7 +154,7 @@ def mark_saturation(rows: list[dict[str, Any]], varied: list[str]) -> None:
     for row in rows:
         reasons = []
         off, acc = row["offered_load"], row["accepted_load"]
-        if off and acc is not None and acc < off * (1 - ACCEPTED_SHORTFALL):
+        if off and acc is not None and acc < off * (1 - shortfall_allowed(row["packets_delivered"])):
             reasons.append(f"accepted {1 - acc / off:.1%} below offered")
         z = zero.get(tuple(row[k] for k in others)) if load_key else None
         mean = row["latency_mean_cycles"]

@@ -9,7 +9,8 @@ from typing import Any
 
 
 def write_run(result: dict[str, Any], out: Path) -> list[Path]:
-    """results.json, timeseries.csv, ports.csv, port_samples.csv, latency.csv and PNG plots. Returns the files."""
+    """results.json, timeseries.csv, ports.csv, port_samples.csv (and .parquet, compact), latency.csv and PNG
+    plots. Returns the files."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     ports = result.pop("ports", [])
@@ -44,6 +45,16 @@ def write_run(result: dict[str, Any], out: Path) -> list[Path]:
             cols = ["cycle", "router", "port", "bytes", "packets", "busy_cycles", "idle_cycles", "depleted_cycles"]
             w.writerow(cols)
             w.writerows([s[c] for c in cols] for s in port_samples)
+        written.append(p)
+        import pandas as pd
+
+        frame = pd.DataFrame(port_samples, columns=cols)
+        for c in cols:
+            if c != "port":
+                frame[c] = frame[c].astype("uint64" if c != "router" else "uint32")
+        frame["port"] = frame["port"].astype("category")
+        p = out / "port_samples.parquet"
+        frame.to_parquet(p, index=False)
         written.append(p)
     dist = result.get("latency_distribution", [])
     if dist:
