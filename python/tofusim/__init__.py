@@ -112,7 +112,8 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
 
 def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
-         verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False) -> dict[str, Any]:
+         verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
+         counter_cycles: int = 0) -> dict[str, Any]:
     """Runs one collective over every node of ``system``.
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
@@ -125,7 +126,7 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),
         "segment_bytes": int(segment_bytes), "tnis": tnis, "descriptor": descriptor,
         "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
-        "model": model,
+        "model": model, "counter_cycles": int(counter_cycles),
     }
     return json.loads(_core.run_collective(json.dumps(spec), progress, keep_partial))
 

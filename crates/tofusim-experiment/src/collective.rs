@@ -44,6 +44,8 @@ pub struct CollectiveSpec {
     pub verify: bool,
     pub seed: u64,
     pub model: Model,
+    /// Per-port counters sampled every this many cycles (packet engine; 0: none).
+    pub counter_cycles: u64,
 }
 
 /// Which model times a collective.
@@ -152,6 +154,10 @@ pub struct RunSummary {
     pub deadlock: bool,
     pub invariant_error: Option<String>,
     pub wall_seconds: f64,
+    /// Per-port counter samples every `counter_cycles` of the run (none
+    /// unless asked: `--counter-period`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub port_samples: Vec<tofusim_packet::result::PortSample>,
 }
 
 fn err(key: &str, message: impl Into<String>) -> ConfigError {
@@ -204,9 +210,22 @@ pub fn run_schedule(
     make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
     progress: tofusim_packet::Progress,
 ) -> Result<Timed> {
+    run_schedule_sampled(system_name, modes, seed, 0, make, progress)
+}
+
+/// [`run_schedule`] with the per-port counters sampled every
+/// `counter_cycles` (0: none).
+pub fn run_schedule_sampled(
+    system_name: &str,
+    modes: &Modes,
+    seed: u64,
+    counter_cycles: u64,
+    make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
+    progress: tofusim_packet::Progress,
+) -> Result<Timed> {
     let setup = setup(system_name)?;
     let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.built.model.tnis)?;
-    run_on(setup, s, modes, seed, progress)
+    run_sampled(setup, s, modes, seed, counter_cycles, progress, |_| ()).map(|(t, ())| t)
 }
 
 /// Runs `s` on the packet engine over the ranks of `setup`.
@@ -258,10 +277,25 @@ pub fn run_inspecting<T>(
     progress: tofusim_packet::Progress,
     inspect: impl FnOnce(&ScheduleRun) -> T,
 ) -> Result<(Timed, T)> {
+    run_sampled(setup, s, modes, seed, 0, progress, inspect)
+}
+
+/// [`run_inspecting`] with the per-port counters sampled every
+/// `counter_cycles` (0: none) into the run summary's `port_samples`.
+pub fn run_sampled<T>(
+    setup: Setup,
+    s: tofusim_comm::Schedule,
+    modes: &Modes,
+    seed: u64,
+    counter_cycles: u64,
+    progress: tofusim_packet::Progress,
+    inspect: impl FnOnce(&ScheduleRun) -> T,
+) -> Result<(Timed, T)> {
     let (grid, ranks) = (setup.grid, setup.node_of_rank.len() as u32);
     let s = std::sync::Arc::new(s);
     let run = RunParams {
         seed,
+        counter_cycles,
         // A collective's result has no time series: none is sampled (a
         // long run would keep a sample per 1,000 cycles, 112,000 for a
         // ring allreduce of 16 MiB on 1,152 nodes).
@@ -296,6 +330,7 @@ pub fn run_inspecting<T>(
                 .invariant_error
                 .map(|e| format!("{}: {}", e.kind, e.detail)),
             wall_seconds: r.sim.wall_seconds,
+            port_samples: r.port_samples,
         },
     }, seen))
 }
@@ -508,10 +543,11 @@ fn result(
 
 /// Runs one collective on the packet engine (and, with `verify`, on real buffers).
 fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
-    let timed = run_schedule(
+    let timed = run_schedule_sampled(
         &spec.system,
         &spec.modes,
         spec.seed,
+        spec.counter_cycles,
         |ranks, grid, tnis| {
             check_spec(spec, ranks, tnis)?;
             check_estimate(spec, estimated_messages(spec, ranks as u64))?;

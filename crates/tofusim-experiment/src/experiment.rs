@@ -253,7 +253,14 @@ fn parse_run(sec: &Section) -> Result<RunParams> {
         .choice("plant_fault", &PlantedFault::NAMES)?
         .map(|s| PlantedFault::parse(&s).expect("checked"));
     r.plant_after = int_or(sec, "plant_after", 0, i64::MAX / 4, 0)? as u64;
-    r.counter_cycles = int_or(sec, "counter_cycles", 0, i64::MAX / 4, 0)? as u64;
+    // The PA counters' sampling period: `counter_period` (issue 21's name)
+    // or `counter_cycles` (the earlier one), not both.
+    let period = sec.int("counter_period", 0, i64::MAX / 4)?;
+    let cycles = sec.int("counter_cycles", 0, i64::MAX / 4)?;
+    if period.is_some() && cycles.is_some() {
+        return Err(sec.error("counter_period", "give counter_period or counter_cycles (the same setting), not both"));
+    }
+    r.counter_cycles = period.or(cycles).unwrap_or(0) as u64;
     if let Some(c) = r.cycles {
         if r.warmup >= c {
             return Err(sec.error(

@@ -17,7 +17,7 @@ use tofusim_comm::mpi::MpiConfig;
 use tofusim_comm::replay::{build, Phase, ReplayParams, ReplayProgram, Timeline};
 
 use crate::build::{setup, Setup};
-use crate::collective::{run_inspecting, Model, RunSummary};
+use crate::collective::{run_sampled, Model, RunSummary};
 use crate::comm_model::Modes;
 use crate::error::{ConfigError, Result};
 
@@ -71,6 +71,8 @@ pub struct ReplaySpec {
     pub model: Model,
     pub compute_scale: f64,
     pub seed: u64,
+    /// Per-port counters sampled every this many cycles (packet engine; 0: none).
+    pub counter_cycles: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -237,7 +239,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     let modes = Modes::default();
     let (time_seconds, per_rank, run, model, busiest_links) = match spec.model {
         Model::Packet => {
-            let (timed, finish) = run_inspecting(s, schedule, &modes, spec.seed, progress, |st| st.step_finish_cycles())?;
+            let (timed, finish) = run_sampled(s, schedule, &modes, spec.seed, spec.counter_cycles, progress, |st| st.step_finish_cycles())?;
             if !timed.run.complete && !timed.run.interrupted {
                 // A step that never ran: the first one, for the message.
                 let stuck = finish.iter().enumerate().find_map(|(r, f)| f.iter().position(|&c| c == u64::MAX).map(|i| (r, i)));

@@ -326,6 +326,7 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         modes,
         verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
         seed: get_u("seed", 1)?,
+        counter_cycles: get_u("counter_cycles", 0)?,
         model: {
             let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
             tofusim_experiment::collective::Model::parse(m).ok_or_else(|| {
@@ -358,7 +359,7 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, kee
 /// (rank → node; default the system's communicator order); the result as
 /// JSON.
 #[pyfunction]
-#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None))]
+#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, counter_cycles=0))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -372,6 +373,7 @@ fn replay(
     keep_partial: bool,
     system_toml: Option<String>,
     mpi: Option<String>,
+    counter_cycles: u64,
 ) -> PyResult<String> {
     use tofusim_experiment::collective::Model;
     let model = match Model::parse(model) {
@@ -384,7 +386,7 @@ fn replay(
         Some(text) => serde_json::from_str(&text).map_err(|e| config_err(ConfigError::new("<mpi>", "mpi", format!("expected MPI layer values: {e}"))))?,
         None => Default::default(),
     };
-    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed };
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
@@ -431,7 +433,7 @@ fn trace_comm_list(py: Python<'_>, path: String, collectives: bool) -> PyResult<
 /// maps an operation to the algorithm to use instead of the default. The
 /// result adds the trace's measured time and what the conversion noticed.
 #[pyfunction]
-#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None))]
+#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0))]
 #[allow(clippy::too_many_arguments)]
 fn trace_replay(
     py: Python<'_>,
@@ -446,6 +448,7 @@ fn trace_replay(
     system_toml: Option<String>,
     mpi: Option<String>,
     algorithms: Option<std::collections::BTreeMap<String, String>>,
+    counter_cycles: u64,
 ) -> PyResult<String> {
     use tofusim_experiment::collective::Model;
     let model = match Model::parse(model) {
@@ -457,7 +460,7 @@ fn trace_replay(
         None => Default::default(),
     };
     let algorithms = algorithms.unwrap_or_default();
-    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed };
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let t = tofusim_trace::read(&path)?;

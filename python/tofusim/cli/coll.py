@@ -89,10 +89,13 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
               help="packet: every packet on the packet engine. flow: the flow model (max-min fair bandwidth sharing) on the schedule's messages, "
                    "or, when the schedule is too large to list (full machines), on the algorithm's lockstep rounds; flow-events / flow-rounds choose.")
 @click.option("--list", "list_", is_flag=True, help="List the algorithms of every operation.")
+@click.option("--counter-period", "counter_period", type=int, default=0, show_default=True, metavar="CYCLES",
+              help="Packet engine: sample every port's counters every CYCLES (0: none); with --out written to port_samples.parquet.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Sweeps: runs at a time (processes).")
 @click.option("--out", "out", help="Sweeps: directory for coll.csv, coll.parquet and coll.png.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, jobs, out, as_json) -> None:
+def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, counter_period, jobs, out,
+         as_json) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
@@ -112,6 +115,10 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     if not system:
         raise click.UsageError("missing --system (e.g. k:4x4x4)")
     segment_bytes = parse_bytes(segment, "--segment")
+    if counter_period < 0:
+        raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
+    if counter_period and model != "packet":
+        raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
     if "," in algo or ":" in size:
         _sweep(op, algo, size, system, jobs, out, as_json, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
@@ -120,9 +127,25 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     progress = _LazyProgress()
     try:
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
-                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True)
+                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
+                     counter_cycles=counter_period)
     finally:
         progress.close()
+    samples = (r.get("run") or {}).pop("port_samples", [])
+    if out:
+        from pathlib import Path
+
+        from .. import ConfigError
+        from ..report.files import write_samples
+
+        d = Path(out)
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            if samples:
+                write_samples(samples, d / "port_samples.parquet")
+            (d / "result.json").write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"{out}: cannot write the collective's results: {e.strerror}") from None
     if as_json:
         click.echo(json.dumps(r))
     else:

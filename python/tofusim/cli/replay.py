@@ -13,6 +13,7 @@ from rich.table import Table
 from .. import ConfigError, _core
 from ..trace import replay as run_replay
 from .rmatt import read_order
+from ..report.files import write_samples
 from .run import _LazyProgress
 
 
@@ -35,10 +36,12 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
 @click.option("--compute-scale", type=float, default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
 @click.option("--seed", default=1, show_default=True)
+@click.option("--counter-period", "counter_period", type=int, default=0, show_default=True, metavar="CYCLES",
+              help="Packet engine: sample every port's counters every CYCLES (0: none); with --out written to port_samples.parquet.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--out", "out", help="Directory for result.json and per_rank.csv (created).")
 def replay(trace: str, system: str, order_file: str | None, map_: str | None, model: str, coll: tuple[str, ...],
-           compute_scale: float, seed: int, as_json: bool, out: str | None) -> None:
+           compute_scale: float, seed: int, counter_period: int, as_json: bool, out: str | None) -> None:
     """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
     if not (compute_scale >= 0.0) or compute_scale == float("inf"):
         raise click.UsageError(f"--compute-scale {compute_scale}: expected a finite factor >= 0")
@@ -52,14 +55,21 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
         order = json.loads(_core.map_virtual(system, shape, None, None, "faults", True))["node_of_rank"]
     progress = _LazyProgress()
     try:
+        if counter_period < 0:
+            raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
+        if counter_period and model != "packet":
+            raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
         r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
-                       algorithms=_algorithms(coll), seed=seed, progress=progress)
+                       algorithms=_algorithms(coll), seed=seed, progress=progress, counter_cycles=counter_period)
     finally:
         progress.close()
     if out:
         d = Path(out)
         try:
             d.mkdir(parents=True, exist_ok=True)
+            samples = (r.get("run") or {}).pop("port_samples", [])
+            if samples:
+                write_samples(samples, d / "port_samples.parquet")
             (d / "result.json").write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
             with open(d / "per_rank.csv", "w", newline="", encoding="utf-8") as f:
                 w = csv.DictWriter(f, fieldnames=list(r["per_rank"][0].keys()) if r["per_rank"] else ["rank"])

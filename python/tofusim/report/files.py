@@ -46,15 +46,8 @@ def write_run(result: dict[str, Any], out: Path) -> list[Path]:
             w.writerow(cols)
             w.writerows([s[c] for c in cols] for s in port_samples)
         written.append(p)
-        import pandas as pd
-
-        frame = pd.DataFrame(port_samples, columns=cols)
-        for c in cols:
-            if c != "port":
-                frame[c] = frame[c].astype("uint64" if c != "router" else "uint32")
-        frame["port"] = frame["port"].astype("category")
         p = out / "port_samples.parquet"
-        frame.to_parquet(p, index=False)
+        write_samples(port_samples, p)
         written.append(p)
     dist = result.get("latency_distribution", [])
     if dist:
@@ -66,6 +59,22 @@ def write_run(result: dict[str, Any], out: Path) -> list[Path]:
         written.append(p)
     written += plot_run(result, out)
     return written
+
+
+SAMPLE_COLUMNS = ["cycle", "router", "port", "bytes", "packets", "busy_cycles", "idle_cycles", "depleted_cycles"]
+
+
+def write_samples(samples: list[dict[str, Any]], path: Path) -> None:
+    """Per-port counter samples as Parquet: typed columns, the port names
+    as a category (a fifth of the CSV's size or less)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(samples, columns=SAMPLE_COLUMNS)
+    for c in SAMPLE_COLUMNS:
+        if c != "port":
+            frame[c] = frame[c].astype("uint32" if c == "router" else "uint64")
+    frame["port"] = frame["port"].astype("category")
+    frame.to_parquet(path, index=False)
 
 
 def plot_run(result: dict[str, Any], out: Path) -> list[Path]:

@@ -36,7 +36,7 @@ def _refuse_unrecorded_threads(trace: str) -> None:
 
 def replay(trace: str, system: str, *, model: str = "packet", order: list[int] | None = None,
            compute_scale: float = 1.0, algorithms: dict[str, str] | None = None, seed: int = 1,
-           progress: Any = None) -> dict[str, Any]:
+           progress: Any = None, counter_cycles: int = 0) -> dict[str, Any]:
     """Replays ``trace`` (an OTF2 archive's directory or anchor file) on ``system``.
 
     ``system`` is a preset (``k:4x6x4``) or ``recorded``: the model of the
@@ -44,7 +44,9 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
 
     Returns the result: predicted ``time_seconds``, per-rank compute,
     point-to-point, collective and waiting seconds, and beside them the
-    trace's own ``measured_seconds`` and the algorithms used.
+    trace's own ``measured_seconds`` and the algorithms used; with
+    ``counter_cycles`` (packet engine) the per-port counters sampled every
+    that many cycles (``run.port_samples``).
     """
     trace = str(trace)
     _refuse_unrecorded_threads(trace)
@@ -55,7 +57,7 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
         machine = recorded_machine(trace_dir(trace), _core.trace_ranks(trace))
         system_toml, mpi = machine["system_toml"], json.dumps(machine["mpi"])
     r = json.loads(_core.trace_replay(trace, system, model, order, float(compute_scale), int(seed), progress, True,
-                                      system_toml, mpi, dict(algorithms or {})))
+                                      system_toml, mpi, dict(algorithms or {}), int(counter_cycles)))
     if machine is not None:
         r["machine"] = {k: v for k, v in machine.items() if k != "system_toml"}
     return r
