@@ -74,8 +74,6 @@ class Experiment:
     0.2
     """
 
-    TABLES = ("network", "router", "routing", "workload", "run", "sources")
-
     def __init__(self, system: str | None = None, *, network: dict | None = None, router: dict | None = None,
                  routing: dict | None = None, workload: dict | None = None, run: dict | None = None,
                  file: str = "<experiment>") -> None:
@@ -111,20 +109,25 @@ class Experiment:
     def set(self, key: str, value: Any) -> Experiment:
         """A copy with ``key`` (``table.name``) set to ``value``."""
         *tables, name = key.split(".")
-        if not tables or not name:
+        if not tables or not name or not all(tables):
             raise ConfigError(f"{self.file}: {key}: expected TABLE.KEY, e.g. workload.load")
         e = Experiment(file=self.file)
         e.tables = copy.deepcopy(self.tables)
         t = e.tables
         for part in tables:
             t = t.setdefault(part, {})
+            if not isinstance(t, dict):
+                raise ConfigError(f"{self.file}: {key}: {part} is a value, not a table")
         t[name] = value
         return e
 
     def toml(self) -> str:
         import tomli_w
 
-        return tomli_w.dumps(self.tables)
+        try:
+            return tomli_w.dumps(self.tables)
+        except TypeError as e:
+            raise ConfigError(f"{self.file}: a value TOML cannot hold (numbers, strings, booleans, lists and tables only): {e}") from None
 
     def __repr__(self) -> str:
         return f"Experiment({self.file}: {', '.join(self.tables)})"
@@ -138,7 +141,9 @@ def _frame(rows: list[dict[str, Any]] | dict[str, list[Any]]) -> Any:
 
 class Result(dict):
     """A result: the JSON object the command line prints, with its keys also
-    readable as attributes (``r.accepted_load``)."""
+    readable as attributes (``r.accepted_load``). A key that is also a dict
+    method's name (``items``, ``keys``, ``values``, ``get``, ``copy``, ...)
+    is read with ``r["items"]``; table views are ``*_frame()`` methods."""
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -150,7 +155,7 @@ class Result(dict):
 class RunResult(Result):
     """``tofusim.run``'s result."""
 
-    def timeseries(self) -> Any:
+    def timeseries_frame(self) -> Any:
         """Samples over the run (one row per sample): a pandas DataFrame."""
         rows = [{k: v for k, v in s.items() if k != "vc_fill"} for s in self.get("timeseries", [])]
         return _frame(rows)
@@ -159,9 +164,9 @@ class RunResult(Result):
         """Packets by latency bin (lower bound in cycles, count)."""
         return _frame([{"latency_cycles": b, "packets": n} for b, n in self.get("latency_distribution", [])])
 
-    def ports(self) -> Any:
+    def ports_frame(self) -> Any:
         """Per-port counters (the run must keep them: ``ports=True``)."""
-        if "ports" not in self:
+        if not self.get("ports"):
             raise ConfigError("the run kept no per-port counters: run it with ports=True")
         return _frame(self["ports"])
 
@@ -169,7 +174,7 @@ class RunResult(Result):
         """The run's scalar figures as a one-row DataFrame."""
         lat = self.get("latency") or {}
         row = {k: v for k, v in self.items() if isinstance(v, (int, float, str, bool)) or v is None}
-        row.update({f"latency_{k}_cycles": v for k, v in lat.items()})
+        row.update({(f"latency_{k}_cycles" if k != "count" else "latency_packets"): v for k, v in lat.items()})
         return _frame([row])
 
 
@@ -183,12 +188,12 @@ class CollectiveResult(Result):
 class ReplayResult(Result):
     """``tofusim.replay``'s result."""
 
-    def per_rank(self) -> Any:
+    def per_rank_frame(self) -> Any:
         """Per rank: node, end, compute, point-to-point, collective and waiting seconds."""
         return _frame(self["per_rank"])
 
-    def busiest_links(self) -> Any:
+    def busiest_links_frame(self) -> Any:
         return _frame(self["busiest_links"])
 
     def to_pandas(self) -> Any:
-        return self.per_rank()
+        return self.per_rank_frame()

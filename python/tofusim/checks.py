@@ -18,7 +18,7 @@ DRIFT = 0.05
 def shortfall_allowed(delivered: int | None) -> float:
     """How far below the offered load the accepted load may fall before a
     run counts as saturated: 2%, or three times the counting noise of the
-    packets delivered (a short run delivers few)."""
+    packets delivered in the measured window (a short run delivers few)."""
     return max(ACCEPTED_SHORTFALL, 3 / max(delivered or 0, 1) ** 0.5)
 
 
@@ -28,15 +28,20 @@ def run_warnings(r: dict[str, Any]) -> list[str]:
     off, acc = r.get("offered_load"), r.get("accepted_load")
     if off is None or r.get("model") == "flow" or not r.get("complete", True):
         return []
+    # What the sending nodes offer, averaged over every node as the accepted
+    # load is (a fixed-partner pattern's fixed points send nothing).
+    off *= r.get("sending_fraction") or 1.0
     out = []
-    if off > 0 and acc is not None and acc < off * (1 - shortfall_allowed(r.get("packets_delivered"))):
+    lat_summary = r.get("latency") or {}
+    saturated = off > 0 and acc is not None and acc < off * (1 - shortfall_allowed(lat_summary.get("count")))
+    if saturated:
         out.append(f"saturated: the network accepts {acc:.4g} of the {off:.4g} offered ({1 - acc / off:.0%} short), "
                    "so sources queue without bound and the latencies grow with the run's length")
-    lat = (r.get("latency") or {}).get("mean") or 0.0
+    lat = lat_summary.get("mean") or 0.0
     warm = r.get("warmup_cycles") or 0
-    if lat > warm:
-        out.append(f"warm-up of {warm:,} cycles is shorter than the mean latency ({lat:,.0f} cycles): packets injected "
-                   "before the measurement count in it (raise run.warmup)")
+    if lat > warm and not saturated:
+        out.append(f"warm-up of {warm:,} cycles is shorter than the mean latency ({lat:,.0f} cycles): the measurement "
+                   "starts before the network has settled (raise run.warmup)")
     samples = [s for s in r.get("timeseries") or [] if s.get("cycle", 0) > warm]
     if len(samples) >= 6:
         half = len(samples) // 2

@@ -26,8 +26,6 @@ from typing import Any, Callable
 from . import ConfigError
 from .checks import shortfall_allowed
 
-#: Accepted below offered by more than this fraction: saturated.
-ACCEPTED_SHORTFALL = 0.02
 #: Mean latency above this multiple of the zero-load latency: saturated.
 LATENCY_MULTIPLE = 3.0
 
@@ -58,25 +56,42 @@ def parse_axis(spec: str) -> Axis:
         raise ConfigError(f"--vary {spec!r}: expected KEY=START:STOP:STEP or KEY=A,B,C (e.g. workload.load=0.1:0.9:0.1)")
     if "." not in key or any(not part for part in key.split(".")):
         raise ConfigError(f"--vary {spec!r}: the key is a table and a name, e.g. workload.load or routing.algorithm")
-    if ":" in values:
-        parts = values.split(":")
-        if len(parts) != 3:
-            raise ConfigError(f"--vary {spec!r}: a range is START:STOP:STEP")
+    parts = values.split(":")
+    numeric = len(parts) == 3 and "," not in values
+    if numeric:
         try:
             start, stop, step = (float(p) for p in parts)
         except ValueError:
-            raise ConfigError(f"--vary {spec!r}: a range's START, STOP and STEP are numbers") from None
-        if not (step > 0 and stop >= start and math.isfinite(start) and math.isfinite(stop)):
-            raise ConfigError(f"--vary {spec!r}: expected STEP > 0 and STOP >= START")
-        n = int(math.floor((stop - start) / step + 1e-9)) + 1
-        if n > 10_000:
-            raise ConfigError(f"--vary {spec!r}: {n} values; at most 10,000")
-        integral = all(float(p).is_integer() for p in parts) and all("." not in p for p in parts)
-        vals = tuple(int(round(start + i * step)) if integral else round(start + i * step, 12) for i in range(n))
+            numeric = False
+    def is_number(p: str) -> bool:
+        try:
+            float(p)
+            return True
+        except ValueError:
+            return False
+
+    if not numeric and ":" in values and "," not in values:
+        if len(parts) == 3 and sum(map(is_number, parts)) >= 2:
+            raise ConfigError(f"--vary {spec!r}: a range's START, STOP and STEP are numbers")
+        if len(parts) != 3 and all(map(is_number, parts)):
+            raise ConfigError(f"--vary {spec!r}: a range is START:STOP:STEP")
+    if numeric:
+        if not (step > 0 and stop >= start and math.isfinite(start) and math.isfinite(stop) and math.isfinite(step)):
+            raise ConfigError(f"--vary {spec!r}: expected STEP > 0 and STOP >= START, all finite")
+        span = (stop - start) / step
+        if not math.isfinite(span) or span > 10_000:
+            raise ConfigError(f"--vary {spec!r}: more than 10,000 values")
+        n = int(math.floor(span + 1e-9)) + 1
+        integral = all("." not in p and "e" not in p.lower() for p in parts)
+        vals = tuple(int(p) + i * int(parts[2]) for i, p in enumerate([parts[0]] * n)) if integral else \
+            tuple(round(start + i * step, 12) for i in range(n))
     else:
-        vals = tuple(_scalar(v) for v in values.split(",") if v.strip())
-        if not vals:
-            raise ConfigError(f"--vary {spec!r}: no values")
+        items = [v.strip() for v in values.split(",")]
+        if any(not v for v in items):
+            raise ConfigError(f"--vary {spec!r}: an empty value in the list")
+        vals = tuple(_scalar(v) for v in items)
+        if len(set(map(repr, vals))) != len(vals):
+            raise ConfigError(f"--vary {spec!r}: a value is listed twice")
     return Axis(key, vals)
 
 
@@ -130,9 +145,14 @@ def _row(point: dict[str, Any], r: dict[str, Any], model: str) -> dict[str, Any]
         "latency_max_cycles": lat.get("max"),
         "link_utilization": r.get("link_utilization"),
         "packets_delivered": r.get("packets_delivered"),
+        "measured_packets": lat.get("count"),
         "completion_cycles": r.get("completion_cycles"),
         "complete": r.get("complete"),
         "deadlock": r.get("deadlock") is not None,
+        "invariant_error": (r.get("invariant_error") or {}).get("kind", ""),
+        "interrupted": bool(r.get("interrupted")),
+        "budget_exceeded": r.get("budget_exceeded") is not None,
+        "sending_fraction": r.get("sending_fraction"),
         "cycle_ns": r.get("cycle_ns"),
         "wall_seconds": sim.get("wall_seconds"),
     }
@@ -154,14 +174,16 @@ def mark_saturation(rows: list[dict[str, Any]], varied: list[str]) -> None:
     for row in rows:
         reasons = []
         off, acc = row["offered_load"], row["accepted_load"]
-        if off and acc is not None and acc < off * (1 - shortfall_allowed(row["packets_delivered"])):
+        if off is not None:
+            off *= row.get("sending_fraction") or 1.0
+        if off and acc is not None and acc < off * (1 - shortfall_allowed(row.get("measured_packets") or row["packets_delivered"])):
             reasons.append(f"accepted {1 - acc / off:.1%} below offered")
         z = zero.get(tuple(row[k] for k in others)) if load_key else None
         mean = row["latency_mean_cycles"]
         if z and mean and mean > LATENCY_MULTIPLE * z:
             reasons.append(f"latency {mean / z:.1f}x zero-load")
-        if row["deadlock"]:
-            reasons.append("deadlock")
+        if row["deadlock"] or row["invariant_error"] or row["budget_exceeded"]:
+            reasons.append("deadlock" if row["deadlock"] else row["invariant_error"] or "memory budget exceeded")
         row["saturated"] = bool(reasons)
         row["saturation"] = "; ".join(reasons)
 
@@ -184,20 +206,22 @@ def run_sweep(path: str, axes: list[Axis], jobs: int = 1, model: str = "packet",
         raise ConfigError(f"--jobs {jobs}: expected at least 1")
     results: list[dict[str, Any] | None] = [None] * len(points)
     done = 0
-    with ProcessPoolExecutor(max_workers=min(jobs, len(points))) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(points)))
+    try:
         futures = {pool.submit(_run_point, (t, path, model)): i for i, t in enumerate(texts)}
         for fut in as_completed(futures):
             i = futures[fut]
             out = fut.result()
             if "error" in out:
-                for f in futures:
-                    f.cancel()
                 shown = ", ".join(f"{k}={v}" for k, v in points[i].items())
                 raise ConfigError(f"sweep point {shown}: {out['error']}")
             results[i] = out["result"]
             done += 1
             if progress:
                 progress(done, len(points))
+    finally:
+        # On an error or Ctrl-C: the queued points never start.
+        pool.shutdown(wait=False, cancel_futures=True)
     rows = [_row(p, r, model) for p, r in zip(points, results) if r is not None]
     mark_saturation(rows, [a.key for a in axes])
     return rows
@@ -286,28 +310,33 @@ def _coll_point(args: tuple) -> dict[str, Any]:
 def coll_sweep(op: str, algos: list[str], size_list: list[int], system: str, jobs: int = 1,
                progress: Callable[[int, int], None] | None = None, **kw: Any) -> list[dict[str, Any]]:
     """One collective over every (algorithm, size): rows in that order."""
+    if jobs < 1:
+        raise ConfigError(f"--jobs {jobs}: expected at least 1")
     points = [(a, s) for a in algos for s in size_list]
     results: list[dict[str, Any] | None] = [None] * len(points)
     done = 0
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(points)))) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(points)))
+    try:
         futures = {pool.submit(_coll_point, (op, a, s, system, kw)): i for i, (a, s) in enumerate(points)}
         for fut in as_completed(futures):
             out = fut.result()
             if "error" in out:
-                for f in futures:
-                    f.cancel()
                 raise ConfigError(out["error"])
             results[futures[fut]] = out["result"]
             done += 1
             if progress:
                 progress(done, len(points))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     rows = []
     for (a, s), r in zip(points, results):
         run = r.get("run") or {}
+        failed = run.get("deadlock") or run.get("invariant_error") or r.get("verified") is False or not run.get("complete", True)
         rows.append({"operation": op, "algorithm": a, "size_bytes": s, "system": system, "model": kw.get("model", "packet"),
                      "processes": r["processes"], "time_seconds": r["time_seconds"], "bandwidth_Bps": r["bandwidth_Bps"],
                      "messages": r["messages"], "bytes_sent": r["bytes_sent"], "fallback": r["fallback"] or "",
-                     "complete": run.get("complete", True)})
+                     "complete": run.get("complete", True), "verified": r.get("verified"), "verify_error": r.get("verify_error") or "",
+                     "deadlock": bool(run.get("deadlock")), "invariant_error": run.get("invariant_error") or "", "failed": bool(failed)})
     return rows
 
 

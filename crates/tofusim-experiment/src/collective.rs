@@ -338,6 +338,9 @@ pub fn run_sampled<T>(
 /// Runs one collective on the model `spec` names (and, with `verify`, on
 /// real buffers).
 pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
+    if spec.counter_cycles > 0 && spec.model != Model::Packet {
+        return Err(err("counter-period", "samples the packet engine's counters: use the packet model"));
+    }
     check_memory(spec)?;
     if spec.model == Model::Packet {
         return run_packet(spec, progress);

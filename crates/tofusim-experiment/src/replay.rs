@@ -214,6 +214,9 @@ fn flow_link_loads(
 /// Replays `program` on `spec.system`.
 pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet::Progress) -> Result<ReplayResult> {
     let wall = std::time::Instant::now();
+    if spec.counter_cycles > 0 && spec.model != Model::Packet {
+        return Err(err("counter-period", "samples the packet engine's counters: use the packet model"));
+    }
     if !(spec.compute_scale.is_finite() && spec.compute_scale >= 0.0) {
         return Err(err("compute-scale", format!("expected a finite factor >= 0, got {}", spec.compute_scale)));
     }

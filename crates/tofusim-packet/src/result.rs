@@ -149,6 +149,10 @@ pub struct RunResult {
     pub link_utilization: f64,
     pub payload_utilization: f64,
     pub offered_load: Option<f64>,
+    /// Open loop: the fraction of nodes that send (see
+    /// `Traffic::sending_fraction`); the load really offered is
+    /// `offered_load × sending_fraction`.
+    pub sending_fraction: Option<f64>,
     pub accepted_load: f64,
     pub latency: LatencySummary,
     pub latency_distribution: Vec<(f64, u64)>,

@@ -126,6 +126,14 @@ pub trait Traffic: Clone + Send {
         None
     }
 
+    /// Open loop: the fraction of nodes that send at all (a fixed-partner
+    /// pattern's fixed points and failed nodes do not), so that the
+    /// accepted load, averaged over every node, can be compared with what
+    /// is really offered.
+    fn sending_fraction(&self) -> Option<f64> {
+        None
+    }
+
     /// Open loop: packets per cycle per node for an injection capacity of
     /// `injection_bytes_per_cycle` (`None`: not open loop).
     fn packets_per_cycle(&self, _injection_bytes_per_cycle: f64) -> Option<f64> {

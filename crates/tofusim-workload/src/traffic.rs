@@ -48,6 +48,17 @@ impl Traffic for Workload {
         }
     }
 
+    fn sending_fraction(&self) -> Option<f64> {
+        use rand::SeedableRng;
+        let Kind::Open { .. } = &self.kind else { return None };
+        // One draw per node from a generator of its own (the run's draws
+        // are untouched): a node sends if it has a destination at all.
+        let mut rng = crate::Rng::seed_from_u64(0);
+        let n = self.nodes();
+        let sending = (0..n).filter(|&s| self.open_destination(s, &mut rng).is_some()).count();
+        Some(sending as f64 / n.max(1) as f64)
+    }
+
     fn packets_per_cycle(&self, injection_bytes_per_cycle: f64) -> Option<f64> {
         Workload::packets_per_cycle(self, injection_bytes_per_cycle)
     }

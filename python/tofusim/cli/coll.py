@@ -60,16 +60,22 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
     t = Table("algorithm", "size", "time (µs)", "GB/s", "messages", "note", title=f"{op} on {system}: {len(rows)} runs ({kw['model']})")
     best: dict[int, str] = {}
     for s_ in size_list:
-        m = [r for r in rows if r["size_bytes"] == s_]
-        best[s_] = min(m, key=lambda r: r["time_seconds"])["algorithm"]
+        m = [r for r in rows if r["size_bytes"] == s_ and not r["failed"]]
+        if m:
+            best[s_] = min(m, key=lambda r: r["time_seconds"])["algorithm"]
     for r in rows:
-        note = "fastest" if best[r["size_bytes"]] == r["algorithm"] and len(algos) > 1 else ""
+        note = "fastest" if best.get(r["size_bytes"]) == r["algorithm"] and len(algos) > 1 else ""
+        if r["failed"]:
+            note = "FAILED: " + (r["invariant_error"] or ("deadlock" if r["deadlock"] else r["verify_error"] or "incomplete"))
         if r["fallback"]:
             note = (note + "; " if note else "") + "fallback: " + r["fallback"]
         t.add_row(r["algorithm"], f"{r['size_bytes']:,}", f"{r['time_seconds'] * 1e6:,.2f}", f"{r['bandwidth_Bps'] / 1e9:.3f}",
                   f"{r['messages']:,}", note, style="bold" if note.startswith("fastest") else None)
     Console(width=None if sys.stdout.isatty() else 160).print(t)
     click.echo(f"wrote {d}/coll.csv, coll.parquet, coll.png")
+    if any(r["failed"] for r in rows):
+        click.echo(f"tofusim: {sum(r['failed'] for r in rows)} of {len(rows)} runs failed (see the table)", err=True)
+        raise SystemExit(1)
 
 
 @click.command()
@@ -92,7 +98,8 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
 @click.option("--counter-period", "counter_period", type=int, default=0, show_default=True, metavar="CYCLES",
               help="Packet engine: sample every port's counters every CYCLES (0: none); with --out written to port_samples.parquet.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Sweeps: runs at a time (processes).")
-@click.option("--out", "out", help="Sweeps: directory for coll.csv, coll.parquet and coll.png.")
+@click.option("--out", "out", help="Directory for the results: a sweep's coll.csv, coll.parquet and coll.png (default coll-OP-SYSTEM); "
+                                   "one run's result.json and, with --counter-period, port_samples.parquet.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, counter_period, jobs, out,
          as_json) -> None:
@@ -119,7 +126,14 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
         raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
     if counter_period and model != "packet":
         raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
-    if "," in algo or ":" in size:
+    sweeping = bool(algo) and ("," in algo or ":" in size)
+    if sweeping and counter_period:
+        raise click.UsageError("--counter-period samples one run: give one algorithm and one size")
+    if not sweeping and jobs != 1:
+        raise click.UsageError("--jobs runs the points of a sweep (several --algo or a --size range) at once")
+    if counter_period and not (out or as_json):
+        raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet) or --json")
+    if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
         return
@@ -131,7 +145,7 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
                      counter_cycles=counter_period)
     finally:
         progress.close()
-    samples = (r.get("run") or {}).pop("port_samples", [])
+    samples = (r.get("run") or {}).get("port_samples", []) if out else []
     if out:
         from pathlib import Path
 
@@ -143,7 +157,8 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
             d.mkdir(parents=True, exist_ok=True)
             if samples:
                 write_samples(samples, d / "port_samples.parquet")
-            (d / "result.json").write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
+            (d / "result.json").write_text(json.dumps({**r, "run": {k: v for k, v in (r.get("run") or {}).items() if k != "port_samples"}}
+                                                       if r.get("run") else r, indent=1) + "\n", encoding="utf-8")
         except OSError as e:
             raise ConfigError(f"{out}: cannot write the collective's results: {e.strerror}") from None
     if as_json:

@@ -59,6 +59,8 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
             raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
         if counter_period and model != "packet":
             raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
+        if counter_period and not (out or as_json):
+            raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet) or --json")
         r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
                        algorithms=_algorithms(coll), seed=seed, progress=progress, counter_cycles=counter_period)
     finally:

@@ -40,6 +40,11 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
     try:
         d.mkdir(parents=True, exist_ok=True)
         frame = pd.DataFrame(rows)
+        for a in axes:
+            # A key listed with values of several types (1024 and "2KiB"):
+            # one column of text.
+            if len({type(v) for v in a.values}) > 1:
+                frame[a.key] = frame[a.key].astype(str)
         frame.to_csv(d / "sweep.csv", index=False)
         frame.to_parquet(d / "sweep.parquet", index=False)
         plot(rows, [a.key for a in axes], str(d / "sweep.png"), Path(experiment).name)
@@ -62,6 +67,6 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
     con = Console(width=None if sys.stdout.isatty() else 160)
     con.print(t)
     if saturated:
-        con.print(f"[yellow]warning: {len(saturated)} of {len(rows)} points are saturated (accepted below offered by more than 2%, "
-                  "or mean latency above 3x the zero-load latency); their latencies are not steady-state figures[/]")
+        click.echo(f"tofusim: warning: {experiment}: {len(saturated)} of {len(rows)} points are saturated (accepted below offered by "
+                   "more than 2%, or mean latency above 3x the zero-load latency); their latencies are not steady-state figures", err=True)
     con.print(f"wrote {d}/sweep.csv, sweep.parquet, sweep.png")

@@ -104,6 +104,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         link_utilization: e.stats.busy_measured as f64 / (links * window),
         payload_utilization: e.stats.payload_measured as f64 / (links * window),
         offered_load: offered,
+        sending_fraction: e.workload.sending_fraction(),
         accepted_load: e.stats.delivered_bytes_measured as f64 / (n * window * e.net.injection_links),
         latency: e.stats.hist.summary(),
         latency_distribution: e.stats.hist.distribution(60),
