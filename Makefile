@@ -19,7 +19,8 @@ $(PY):
 # Open MPI (Debian packages) for the real-MPI executor; mpi4py builds against it.
 # OTF2 (library, headers, tools, Python bindings) for recording and reading
 # MPI traces (issue 20); the bindings are Debian's, linked into the venv.
-DEBS    := openmpi-bin libopenmpi-dev libopen-trace-format2-dev otf2-tools python3-otf2
+# HPCC and LAMMPS: the real programs make test records and replays.
+DEBS    := openmpi-bin libopenmpi-dev libopen-trace-format2-dev otf2-tools python3-otf2 hpcc lammps
 OTF2PY  := /usr/lib/python3/dist-packages
 $(STAMP): $(PY) pyproject.toml
 	dpkg -s $(DEBS) >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBS); }

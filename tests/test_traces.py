@@ -292,7 +292,7 @@ def hpcc_input(tmp: Path, ranks: int) -> None:
 def programs(tmp_path_factory):
     """LAMMPS (Lennard-Jones melt, 250 steps) and HPCC (N = 500) at 2 and 4 ranks."""
     if LMP is None or HPCC is None or not LAMMPS_IN.exists():
-        pytest.skip("LAMMPS and HPCC are installed by make install")
+        pytest.fail("LAMMPS (lmp) and HPCC (hpcc) are installed by make install (Debian packages lammps, hpcc): run make install")
     out = {}
     for ranks in (2, 4):
         tmp = tmp_path_factory.mktemp(f"lammps{ranks}")
