@@ -83,7 +83,7 @@ def parse_axis(spec: str) -> Axis:
             raise ConfigError(f"--vary {spec!r}: more than 10,000 values")
         n = int(math.floor(span + 1e-9)) + 1
         integral = all("." not in p and "e" not in p.lower() for p in parts)
-        vals = tuple(int(p) + i * int(parts[2]) for i, p in enumerate([parts[0]] * n)) if integral else \
+        vals = tuple(int(parts[0]) + i * int(parts[2]) for i in range(n)) if integral else \
             tuple(round(start + i * step, 12) for i in range(n))
     else:
         items = [v.strip() for v in values.split(",")]
@@ -188,6 +188,30 @@ def mark_saturation(rows: list[dict[str, Any]], varied: list[str]) -> None:
         row["saturation"] = "; ".join(reasons)
 
 
+def _run_all(fn: Callable[[Any], dict[str, Any]], args: list[Any], jobs: int, progress: Callable[[int, int], None] | None,
+             where: Callable[[int, str], str]) -> list[dict[str, Any]]:
+    """``fn`` over ``args`` in up to ``jobs`` processes, results in order. A
+    point's error (``{"error": ...}``, named by ``where``) or Ctrl-C stops
+    the points still queued."""
+    if jobs < 1:
+        raise ConfigError(f"--jobs {jobs}: expected at least 1")
+    results: list[Any] = [None] * len(args)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(args)))
+    try:
+        futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
+        for done, fut in enumerate(as_completed(futures), 1):
+            i = futures[fut]
+            out = fut.result()
+            if "error" in out:
+                raise ConfigError(where(i, out["error"]))
+            results[i] = out["result"]
+            if progress:
+                progress(done, len(args))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return results
+
+
 def run_sweep(path: str, axes: list[Axis], jobs: int = 1, model: str = "packet",
               progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Runs every grid point of the experiment file at ``path``; returns the
@@ -202,27 +226,9 @@ def run_sweep(path: str, axes: list[Axis], jobs: int = 1, model: str = "packet",
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
     points = grid(axes)
     texts = [point_text(doc, p) for p in points]
-    if jobs < 1:
-        raise ConfigError(f"--jobs {jobs}: expected at least 1")
-    results: list[dict[str, Any] | None] = [None] * len(points)
-    done = 0
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(points)))
-    try:
-        futures = {pool.submit(_run_point, (t, path, model)): i for i, t in enumerate(texts)}
-        for fut in as_completed(futures):
-            i = futures[fut]
-            out = fut.result()
-            if "error" in out:
-                shown = ", ".join(f"{k}={v}" for k, v in points[i].items())
-                raise ConfigError(f"sweep point {shown}: {out['error']}")
-            results[i] = out["result"]
-            done += 1
-            if progress:
-                progress(done, len(points))
-    finally:
-        # On an error or Ctrl-C: the queued points never start.
-        pool.shutdown(wait=False, cancel_futures=True)
-    rows = [_row(p, r, model) for p, r in zip(points, results) if r is not None]
+    results = _run_all(_run_point, [(t, path, model) for t in texts], jobs, progress,
+                       lambda i, e: f"sweep point {', '.join(f'{k}={v}' for k, v in points[i].items())}: {e}")
+    rows = [_row(p, r, model) for p, r in zip(points, results)]
     mark_saturation(rows, [a.key for a in axes])
     return rows
 
@@ -310,24 +316,8 @@ def _coll_point(args: tuple) -> dict[str, Any]:
 def coll_sweep(op: str, algos: list[str], size_list: list[int], system: str, jobs: int = 1,
                progress: Callable[[int, int], None] | None = None, **kw: Any) -> list[dict[str, Any]]:
     """One collective over every (algorithm, size): rows in that order."""
-    if jobs < 1:
-        raise ConfigError(f"--jobs {jobs}: expected at least 1")
     points = [(a, s) for a in algos for s in size_list]
-    results: list[dict[str, Any] | None] = [None] * len(points)
-    done = 0
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(points)))
-    try:
-        futures = {pool.submit(_coll_point, (op, a, s, system, kw)): i for i, (a, s) in enumerate(points)}
-        for fut in as_completed(futures):
-            out = fut.result()
-            if "error" in out:
-                raise ConfigError(out["error"])
-            results[futures[fut]] = out["result"]
-            done += 1
-            if progress:
-                progress(done, len(points))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    results = _run_all(_coll_point, [(op, a, s, system, kw) for a, s in points], jobs, progress, lambda i, e: e)
     rows = []
     for (a, s), r in zip(points, results):
         run = r.get("run") or {}

@@ -112,6 +112,18 @@ fn is_zero(x: &u32) -> bool {
     *x == 0
 }
 
+impl Action {
+    /// What the step does, for messages (`a receive from rank 3`).
+    pub fn describe(&self) -> String {
+        match self {
+            Action::Send { peer, .. } => format!("a send to rank {peer}"),
+            Action::Recv { peer, .. } => format!("a receive from rank {peer}"),
+            Action::Copy(_) => "a copy".into(),
+            Action::Work { .. } => "software or compute".into(),
+        }
+    }
+}
+
 /// The elements of `from`, in order, to `to` (same total).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LocalCopy {

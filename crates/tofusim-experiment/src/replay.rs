@@ -166,17 +166,6 @@ fn ranks_of(timeline: &Timeline, finish: impl Fn(usize, u32) -> f64, node_of_ran
         .collect()
 }
 
-/// What step `i` of rank `r` is, for a message.
-fn describe(s: &tofusim_comm::Schedule, r: usize, i: usize) -> String {
-    match s.programs.get(r).and_then(|p| p.steps.get(i)).map(|st| &st.action) {
-        Some(tofusim_comm::Action::Send { peer, .. }) => format!("a send to rank {peer}"),
-        Some(tofusim_comm::Action::Recv { peer, .. }) => format!("a receive from rank {peer}"),
-        Some(tofusim_comm::Action::Copy(_)) => "a copy".into(),
-        Some(tofusim_comm::Action::Work { .. }) => "software or compute".into(),
-        None => "?".into(),
-    }
-}
-
 /// The ten links the flow model's routes load most: each message's wire
 /// bytes spread over its routes as the flow executor spreads them.
 fn flow_link_loads(
@@ -246,7 +235,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
             if !timed.run.complete && !timed.run.interrupted {
                 // A step that never ran: the first one, for the message.
                 let stuck = finish.iter().enumerate().find_map(|(r, f)| f.iter().position(|&c| c == u64::MAX).map(|i| (r, i)));
-                let at = stuck.map_or_else(String::new, |(r, i)| format!(" (rank {r} stopped at step {i}: {})", describe(&timed.schedule, r, i)));
+                let at = stuck.map_or_else(String::new, |(r, i)| format!(" (rank {r} stopped at step {i}: {})", timed.schedule.programs[r].steps[i].action.describe()));
                 let why = timed.run.invariant_error.clone().unwrap_or_else(|| if timed.run.deadlock { "deadlock".into() } else { "incomplete".into() });
                 return Err(err(
                     "trace",

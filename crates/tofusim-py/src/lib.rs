@@ -354,6 +354,23 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, kee
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
 
+/// The model of a replay: packet or flow.
+fn replay_model(model: &str) -> PyResult<tofusim_experiment::collective::Model> {
+    use tofusim_experiment::collective::Model;
+    match Model::parse(model) {
+        Some(m @ (Model::Packet | Model::Flow | Model::FlowEvents)) => Ok(m),
+        _ => Err(config_err(ConfigError::new("<command line>", "model", format!("expected packet or flow, got {model:?}")))),
+    }
+}
+
+/// The MPI layer's values a replay is given (JSON), if any.
+fn mpi_overrides(mpi: Option<String>) -> PyResult<tofusim_experiment::replay::MpiOverrides> {
+    match mpi {
+        Some(text) => serde_json::from_str(&text).map_err(|e| config_err(ConfigError::new("<mpi>", "mpi", format!("expected MPI layer values: {e}")))),
+        None => Ok(Default::default()),
+    }
+}
+
 /// Replays a matched MPI program (JSON, [`tofusim_comm::replay::ReplayProgram`])
 /// on `system` with `model` (packet or flow), ranks placed by `order`
 /// (rank → node; default the system's communicator order); the result as
@@ -375,17 +392,10 @@ fn replay(
     mpi: Option<String>,
     counter_cycles: u64,
 ) -> PyResult<String> {
-    use tofusim_experiment::collective::Model;
-    let model = match Model::parse(model) {
-        Some(m @ (Model::Packet | Model::Flow | Model::FlowEvents)) => m,
-        _ => return Err(config_err(ConfigError::new("<command line>", "model", format!("expected packet or flow, got {model:?}")))),
-    };
+    let model = replay_model(model)?;
     let program: tofusim_comm::replay::ReplayProgram = serde_json::from_str(&program)
         .map_err(|e| config_err(ConfigError::new("<trace>", "program", format!("not a replay program: {e}"))))?;
-    let mpi = match mpi {
-        Some(text) => serde_json::from_str(&text).map_err(|e| config_err(ConfigError::new("<mpi>", "mpi", format!("expected MPI layer values: {e}"))))?,
-        None => Default::default(),
-    };
+    let mpi = mpi_overrides(mpi)?;
     let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
@@ -450,15 +460,8 @@ fn trace_replay(
     algorithms: Option<std::collections::BTreeMap<String, String>>,
     counter_cycles: u64,
 ) -> PyResult<String> {
-    use tofusim_experiment::collective::Model;
-    let model = match Model::parse(model) {
-        Some(m @ (Model::Packet | Model::Flow | Model::FlowEvents)) => m,
-        _ => return Err(config_err(ConfigError::new("<command line>", "model", format!("expected packet or flow, got {model:?}")))),
-    };
-    let mpi = match mpi {
-        Some(text) => serde_json::from_str(&text).map_err(|e| config_err(ConfigError::new("<mpi>", "mpi", format!("expected MPI layer values: {e}"))))?,
-        None => Default::default(),
-    };
+    let model = replay_model(model)?;
+    let mpi = mpi_overrides(mpi)?;
     let algorithms = algorithms.unwrap_or_default();
     let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
     let raised = std::sync::Mutex::new(None);

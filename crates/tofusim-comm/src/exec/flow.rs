@@ -443,12 +443,7 @@ pub fn schedule_finish_times(m: &FlowMachine, schedule: &crate::Schedule, seed: 
     if done_steps != n {
         let first = finish.iter().position(|f| f.is_nan()).unwrap_or(0);
         let r = rank_of(first);
-        let what = match &schedule.programs[r].steps[first - base[r]].action {
-            Action::Send { peer, .. } => format!("a send to rank {peer}"),
-            Action::Recv { peer, .. } => format!("a receive from rank {peer}"),
-            Action::Copy(_) => "a copy".into(),
-            Action::Work { .. } => "software or compute".into(),
-        };
+        let what = schedule.programs[r].steps[first - base[r]].action.describe();
         return Err(format!("{} of {n} steps never ran on the flow model (rank {r} stopped at step {}: {what})", n - done_steps, first - base[r]));
     }
     Ok(finish)
