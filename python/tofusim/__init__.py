@@ -113,20 +113,24 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
 def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
-         counter_cycles: int = 0) -> dict[str, Any]:
+         counter_cycles: int = 0, steps: bool = False) -> dict[str, Any]:
     """Runs one collective over every node of ``system``.
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
     (allgather) or each rank's block per destination (alltoall). ``model``:
     ``packet`` (the packet engine), ``flow`` (the flow model: event by
     event, or in lockstep rounds when the schedule is too large to list),
-    ``flow-events`` or ``flow-rounds`` to choose.
+    ``flow-events`` or ``flow-rounds`` to choose. ``counter_cycles``
+    samples every port's counters that often (packet engine,
+    ``run.port_samples``); ``steps`` keeps every step's finish cycle
+    (packet engine, the ``steps`` columns: rank, node, step, kind, peer,
+    bytes, finish_cycle) — what ``tofusim report`` animates.
     """
     spec = {
         "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),
         "segment_bytes": int(segment_bytes), "tnis": tnis, "descriptor": descriptor,
         "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
-        "model": model, "counter_cycles": int(counter_cycles),
+        "model": model, "counter_cycles": int(counter_cycles), "steps": bool(steps),
     }
     return json.loads(_core.run_collective(json.dumps(spec), progress, keep_partial))
 

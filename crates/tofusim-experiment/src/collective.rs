@@ -46,6 +46,9 @@ pub struct CollectiveSpec {
     pub model: Model,
     /// Per-port counters sampled every this many cycles (packet engine; 0: none).
     pub counter_cycles: u64,
+    /// Keep every step's finish cycle in the result (packet engine; what
+    /// the report animates; a number per step, so only when asked).
+    pub steps: bool,
 }
 
 /// Which model times a collective.
@@ -127,6 +130,62 @@ pub struct CollectiveResult {
     pub run: Option<RunSummary>,
     /// Flow-model statistics of the run (flow models only).
     pub flow: Option<FlowSummary>,
+    /// Every step and when it finished (packet engine, when asked:
+    /// [`CollectiveSpec::steps`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<StepTimes>,
+}
+
+/// What a step does, as [`StepTimes::kind`] numbers it.
+pub const STEP_KINDS: [&str; 4] = ["send", "recv", "copy", "work"];
+
+/// Every step of a schedule run on the packet engine and the cycle it
+/// finished, as columns (one entry per step, ranks in order, each rank's
+/// steps in program order): the progress of the schedule over the network
+/// that `tofusim report` animates.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StepTimes {
+    /// Names of the `kind` numbers ([`STEP_KINDS`]).
+    pub kinds: [&'static str; 4],
+    pub rank: Vec<u32>,
+    /// The node the rank runs on.
+    pub node: Vec<u32>,
+    /// The step's index in its rank's program.
+    pub step: Vec<u32>,
+    pub kind: Vec<u8>,
+    /// The other rank of a send or receive (`None` for local steps).
+    pub peer: Vec<Option<u32>>,
+    /// Bytes sent, received or copied (0 for work).
+    pub bytes: Vec<u64>,
+    /// Cycle the step finished (`None`: it never ran).
+    pub finish_cycle: Vec<Option<u64>>,
+}
+
+impl StepTimes {
+    /// The steps of `s` with their finish cycles (`finish[rank][step]`,
+    /// `u64::MAX` for a step that never ran) on the nodes `node_of_rank`.
+    pub fn new(s: &tofusim_comm::Schedule, node_of_rank: &[u32], finish: &[Vec<u64>]) -> Self {
+        use tofusim_comm::schedule::{total, Action};
+        let mut t = StepTimes { kinds: STEP_KINDS, ..Default::default() };
+        for (rank, (program, times)) in s.programs.iter().zip(finish).enumerate() {
+            for (i, (step, &f)) in program.steps.iter().zip(times).enumerate() {
+                let (kind, peer, elements) = match &step.action {
+                    Action::Send { peer, spans, .. } => (0, Some(*peer), total(spans)),
+                    Action::Recv { peer, spans, .. } => (1, Some(*peer), total(spans)),
+                    Action::Copy(c) => (2, None, total(&c.from)),
+                    Action::Work { .. } => (3, None, 0),
+                };
+                t.rank.push(rank as u32);
+                t.node.push(node_of_rank[rank]);
+                t.step.push(i as u32);
+                t.kind.push(kind);
+                t.peer.push(peer);
+                t.bytes.push(elements * ELEMENT_BYTES);
+                t.finish_cycle.push((f != u64::MAX).then_some(f));
+            }
+        }
+        t
+    }
 }
 
 /// How the flow model timed a collective.
@@ -154,6 +213,11 @@ pub struct RunSummary {
     pub deadlock: bool,
     pub invariant_error: Option<String>,
     pub wall_seconds: f64,
+    /// Network latency of the collective's packets (injection to
+    /// delivery), cycles.
+    pub latency: tofusim_packet::stats::LatencySummary,
+    /// Packets by latency: (bin's lower bound in cycles, packets).
+    pub latency_distribution: Vec<(f64, u64)>,
     /// Per-port counter samples every `counter_cycles` of the run (none
     /// unless asked: `--counter-period`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -330,6 +394,8 @@ pub fn run_sampled<T>(
                 .invariant_error
                 .map(|e| format!("{}: {}", e.kind, e.detail)),
             wall_seconds: r.sim.wall_seconds,
+            latency: r.latency,
+            latency_distribution: r.latency_distribution,
             port_samples: r.port_samples,
         },
     }, seen))
@@ -340,6 +406,9 @@ pub fn run_sampled<T>(
 pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
     if spec.counter_cycles > 0 && spec.model != Model::Packet {
         return Err(err("counter-period", "samples the packet engine's counters: use the packet model"));
+    }
+    if spec.steps && spec.model != Model::Packet {
+        return Err(err("steps", "step finish cycles come from the packet engine: use the packet model"));
     }
     check_memory(spec)?;
     if spec.model == Model::Packet {
@@ -541,26 +610,25 @@ fn result(
         tnis_used,
         run,
         flow,
+        steps: None,
     }
 }
 
-/// Runs one collective on the packet engine (and, with `verify`, on real buffers).
+/// Runs one collective on the packet engine (and, with `verify`, on real
+/// buffers), keeping every step's finish cycle when `spec.steps` asks.
 fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
-    let timed = run_schedule_sampled(
-        &spec.system,
-        &spec.modes,
-        spec.seed,
-        spec.counter_cycles,
-        |ranks, grid, tnis| {
-            check_spec(spec, ranks, tnis)?;
-            check_estimate(spec, estimated_messages(spec, ranks as u64))?;
-            schedule(spec, ranks, grid, tnis)
-        },
-        progress,
-    )?;
+    let setup = setup(&spec.system)?;
+    let (ranks, tnis) = (setup.node_of_rank.len() as u32, setup.built.model.tnis);
+    check_spec(spec, ranks, tnis)?;
+    check_estimate(spec, estimated_messages(spec, ranks as u64))?;
+    let sched = schedule(spec, ranks, setup.grid, tnis)?;
+    let node_of_rank = if spec.steps { setup.node_of_rank.clone() } else { Vec::new() };
+    let (timed, finish) = run_sampled(setup, sched, &spec.modes, spec.seed, spec.counter_cycles, progress, |run| {
+        spec.steps.then(|| run.step_finish_cycles())
+    })?;
     let s = &timed.schedule;
     let (verified, verify_error) = verification(spec, s);
-    Ok(result(
+    let mut r = result(
         spec,
         s.collective,
         timed.ranks,
@@ -572,7 +640,9 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
         Some(timed.run),
         None,
         Model::Packet,
-    ))
+    );
+    r.steps = finish.map(|f| StepTimes::new(s, &node_of_rank, &f));
+    Ok(r)
 }
 
 /// The hardware barrier across every node of `system_name` (one BCH per

@@ -13,6 +13,7 @@ pub mod experiment;
 pub mod flow_model;
 pub mod flow_run;
 pub mod generation;
+pub mod layout;
 pub mod node_space;
 pub mod presets;
 pub mod replay;

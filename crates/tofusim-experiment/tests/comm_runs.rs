@@ -110,3 +110,43 @@ fn a_schedule_posted_at_once_makes_its_packets_as_they_leave() {
     let free = run(None);
     assert_eq!((bounded.completion_cycles, bounded.packets_delivered), (free.completion_cycles, free.packets_delivered));
 }
+
+#[test]
+fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
+    use tofusim_experiment::collective::{run, CollectiveSpec, Model, STEP_KINDS};
+    let spec = |steps| CollectiveSpec {
+        op: "allreduce".into(),
+        algorithm: "ring".into(),
+        size_bytes: 4096,
+        system: "bgl:2x2x2".into(),
+        root: 0,
+        segment_bytes: 65536,
+        tnis: None,
+        modes: Modes::default(),
+        verify: false,
+        seed: 1,
+        model: Model::Packet,
+        counter_cycles: 0,
+        steps,
+    };
+    let go = |steps| run(&spec(steps), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
+    assert!(go(false).steps.is_none());
+    let r = go(true);
+    let s = r.steps.as_ref().unwrap();
+    let run = r.run.as_ref().unwrap();
+    // The last step finishes when the collective does; every step ran.
+    assert_eq!(s.finish_cycle.iter().map(|f| f.unwrap()).max(), Some(run.cycles));
+    // What the receives took in is what the sends gave.
+    let bytes_of = |kind: &str| -> u64 {
+        let k = STEP_KINDS.iter().position(|x| *x == kind).unwrap() as u8;
+        s.kind.iter().zip(&s.bytes).filter(|(x, _)| **x == k).map(|(_, b)| b).sum()
+    };
+    assert_eq!(bytes_of("send"), r.bytes_sent);
+    assert_eq!(bytes_of("recv"), r.bytes_sent);
+    assert_eq!(s.rank.iter().filter(|&&x| x == 0).count(), s.rank.len() / 8);
+    // Each rank's steps finish in dependency order on a ring: its receives in program order.
+    for rank in 0..8 {
+        let recv: Vec<u64> = (0..s.rank.len()).filter(|&i| s.rank[i] == rank && s.kind[i] == 1).map(|i| s.finish_cycle[i].unwrap()).collect();
+        assert!(recv.windows(2).all(|w| w[0] <= w[1]), "{recv:?}");
+    }
+}

@@ -77,6 +77,22 @@ fn topo_toml(py: Python<'_>, text: String, file: String) -> PyResult<String> {
     Ok(py.detach(|| metrics_json(sys)))
 }
 
+/// Where every router sits and what every port's link is, as JSON
+/// (`tofusim_experiment::layout`): of the system named `system` (as
+/// `tofusim coll --system` takes it) or of the `[network]` table of the
+/// TOML `text` (`file` names it in errors).
+#[pyfunction]
+#[pyo3(signature = (system=None, text=None, file=String::from("<string>")))]
+fn network_layout(py: Python<'_>, system: Option<String>, text: Option<String>, file: String) -> PyResult<String> {
+    let layout = match (system, text) {
+        (Some(s), None) => py.detach(|| tofusim_experiment::layout::of_name(&s)),
+        (None, Some(t)) => py.detach(|| tofusim_experiment::layout::of_toml(&file, &t)),
+        _ => return Err(TofusimConfigError::new_err("network_layout: give a system name or TOML text, not both")),
+    }
+    .map_err(config_err)?;
+    Ok(serde_json::to_string(&layout).expect("layouts serialise"))
+}
+
 /// The processes of an MPI run as seen by the engine: a Python object with
 /// `rank`, `size` and `alltoall(list[bytes]) -> list[bytes]` (the front end
 /// wraps an mpi4py communicator in one). The first thread of the process
@@ -327,6 +343,7 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
         seed: get_u("seed", 1)?,
         counter_cycles: get_u("counter_cycles", 0)?,
+        steps: v.get("steps").and_then(|x| x.as_bool()).unwrap_or(false),
         model: {
             let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
             tofusim_experiment::collective::Model::parse(m).ok_or_else(|| {
@@ -1132,6 +1149,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets_json, m)?)?;
     m.add_function(wrap_pyfunction!(topo_name, m)?)?;
     m.add_function(wrap_pyfunction!(topo_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(network_layout, m)?)?;
     m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(collective_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective, m)?)?;
