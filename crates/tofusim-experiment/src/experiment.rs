@@ -125,7 +125,16 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
     if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
         p.escape = Escape::parse(&e).expect("checked");
     }
-    p.dynamic_vcs = int_or(sec, "dynamic_vcs", 0, 8, p.dynamic_vcs as i64)? as u8;
+    // A fat-tree switch's virtual output queues are its dynamic VCs: one
+    // per output of the widest switch, up to the engine's VCs per input.
+    let most_dynamic = if fattree { tofusim_packet::MAX_VCS as i64 } else { 8 };
+    p.dynamic_vcs = int_or(sec, "dynamic_vcs", 0, most_dynamic, p.dynamic_vcs as i64)? as u8;
+    if let Some(voq) = sec.boolean("virtual_output_queues")? {
+        if !fattree {
+            return Err(sec.error("virtual_output_queues", "virtual output queues apply to fat-tree switches (topology = \"fattree\"), whose routing names each switch's outputs"));
+        }
+        p.virtual_output_queues = voq;
+    }
     p.priority_vc = sec.boolean("priority_vc")?.unwrap_or(p.priority_vc);
     if let Some(b) = sec.size("vc_buffer")? {
         p.vc_buffer_bytes = b as u32;

@@ -158,6 +158,15 @@ pub struct RouterParams {
     /// VCs per hop class (escape `hop-class`; 1 elsewhere): several VCs of
     /// one class let a packet pass another blocked on its output.
     pub class_vcs: u8,
+    /// Virtual output queues (fat-tree switches): the dynamic VC a packet
+    /// takes at the next switch's input is the output it will leave that
+    /// switch by (`Routing::output_at`, computed one hop ahead as in
+    /// lookahead routing), modulo the dynamic VCs; so a packet waiting for
+    /// a busy output never holds up one bound for another (no head-of-line
+    /// blocking), as in the VOQ input buffers of InfiniBand-class switches.
+    /// With [`FifoSelect::Direction`] a node's injection FIFOs are keyed the
+    /// same way by the output at its leaf.
+    pub virtual_output_queues: bool,
 }
 
 fn finite_or_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -194,6 +203,7 @@ impl RouterParams {
             nodes_per_router: 1,
             port_cycles_per_byte: Vec::new(),
             class_vcs: 1,
+            virtual_output_queues: false,
         }
     }
 

@@ -41,6 +41,8 @@ pub use config::{
 };
 pub use engine::{Engine, Progress, Split};
 pub use layout::{MAX_PORTS, MAX_QUEUES};
+/// Most VCs per input port a router model may have.
+pub const MAX_VCS: usize = router::MAX_VCS;
 pub use partition::{PartitionPlan, MAX_PARTITIONS};
 pub use tofusim_des::sync::{LocalTransport, Transport};
 pub use result::RunResult;

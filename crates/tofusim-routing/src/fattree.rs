@@ -341,6 +341,44 @@ impl FatTreeRouting {
         }
     }
 
+    /// Outputs of the widest switch, as [`Self::output_at`] numbers them:
+    /// every network port, and at a leaf its up ports then its nodes. The
+    /// virtual output queues of a switch input (one per output of the
+    /// switch it belongs to) are this many; computed from the tree alone,
+    /// so the router model can be sized before the routing is built.
+    pub fn outputs_of(f: &FatTree) -> usize {
+        let leaf_up = f.up.get(1).copied().unwrap_or(0) as usize;
+        Self::ports_of(f).max(leaf_up + f.down.first().copied().unwrap_or(0) as usize)
+    }
+
+    /// [`Self::ports`] of the routing of `f`, from the tree alone: the
+    /// widest switch's down (network) plus up ports.
+    pub fn ports_of(f: &FatTree) -> usize {
+        let up = |l: usize| f.up.get(l + 1).copied().unwrap_or(0) as usize;
+        let down = |l: usize| if l == 0 { 0 } else { f.down[l] as usize };
+        (0..f.levels()).map(|l| down(l) + up(l)).max().unwrap_or(0)
+    }
+
+    /// The output a packet for node `dst_node` with route state `hints`
+    /// leaves switch `r` by, numbered as in [`Self::outputs_of`]: its
+    /// deterministic port, or at the destination leaf the leaf's up ports
+    /// plus the node's index there. This is lookahead routing: the switch
+    /// before `r` reads it to put the packet into the virtual output queue
+    /// of `r`'s input that holds only packets bound for the same output.
+    /// Climbing in `Adaptive` mode the packet may still leave by any up
+    /// port; queueing it by its D-mod-K port spreads the climbing traffic
+    /// over as many queues as there are up ports (one queue for them all
+    /// would hold a whole link's traffic in one VC's buffer).
+    #[inline(never)]
+    pub fn output_at(&self, r: u32, dst_node: u32, hints: u8) -> u32 {
+        let dst = self.leaf_of_node(dst_node);
+        match self.hop(r, dst) {
+            Hop::Here => self.levels[0].up + dst_node % self.nodes_per_leaf,
+            Hop::Down(p) => p as u32,
+            Hop::Up(_) => self.escape_port(r, dst, hints).expect("climbing") as u32,
+        }
+    }
+
     /// Hops of the shortest path between any two switches (leaves: twice
     /// their LCA level). The shortest path descends to reset copy digits,
     /// climbs to where the subtrees meet and descends again, or the mirror
@@ -491,6 +529,36 @@ mod tests {
                             assert_eq!(walk(&rt, s, t, &mut rng), 2 * lca, "{mode:?} {f:?}: {s} -> {t}");
                         }
                         assert_eq!(rt.distance(s, t), 2 * lca);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_output_at_each_switch_is_the_port_the_route_takes_there() {
+        let mut rng = Rng::seed_from_u64(11);
+        for f in trees() {
+            let keys = FatTreeRouting::outputs_of(&f) as u32;
+            for mode in [FatTreeMode::DModK, FatTreeMode::Random, FatTreeMode::Adaptive] {
+                let rt = FatTreeRouting::new(&f, mode).unwrap();
+                let m = rt.nodes_per_leaf();
+                let widest = rt.levels.iter().map(|lv| lv.down + lv.up).max().unwrap();
+                assert_eq!(keys, widest.max(rt.levels[0].up + m), "{f:?}");
+                assert_eq!(FatTreeRouting::ports_of(&f), rt.ports());
+                for s in 0..rt.leaf_switches() {
+                    for d in 0..rt.leaf_switches() * m {
+                        let t = rt.leaf_of_node(d);
+                        let h = rt.init(s, t, d % m, &mut rng);
+                        let mut r = s;
+                        while let Some(esc) = rt.escape_port(r, t, h) {
+                            let key = rt.output_at(r, d, h);
+                            assert!(key < keys);
+                            assert_eq!(key, esc as u32, "{mode:?} {f:?}: {s} -> node {d} at {}", rt.router_label(r));
+                            r = rt.neighbor(r, esc).unwrap().0;
+                        }
+                        // At the destination leaf: its up ports, then the node.
+                        assert_eq!(rt.output_at(r, d, h), rt.levels[0].up + d % m);
                     }
                 }
             }

@@ -119,6 +119,18 @@ impl Routing {
         }
     }
 
+    /// The output a packet for node `dst_node` takes at router `router`,
+    /// for routers with virtual output queues (fat-tree switches:
+    /// [`FatTreeRouting::output_at`]); `None` on the other topologies,
+    /// whose routers keep no per-output queues.
+    #[inline]
+    pub fn output_at(&self, router: u32, dst_node: u32, hints: u8) -> Option<u32> {
+        match self {
+            Self::FatTree(f) => Some(f.output_at(router, dst_node, hints)),
+            Self::Torus(_) | Self::Dragonfly(_) => None,
+        }
+    }
+
     /// True when the link out of `port` is its ring's dateline (wrap) link.
     #[inline]
     pub fn is_dateline(&self, router: u32, port: u8) -> bool {

@@ -321,7 +321,11 @@ impl<W: Traffic> Engine<W> {
                 };
                 let Some(o) = o else { continue };
                 let Some((w, i)) = self.net.routing.neighbor(r as u32, o) else { continue };
-                let v = if self.net.params.escape == Escape::HopClass {
+                let v = if self.net.params.virtual_output_queues {
+                    // The queue of the output it will take there.
+                    let key = self.net.routing.output_at(w, p.dst, self.net.routing.advance(w, p.hints));
+                    key.map_or(p.vc as usize, |k| k as usize % lay.dynamic)
+                } else if self.net.params.escape == Escape::HopClass {
                     lay.esc + self.net.routing.vc_class(r as u32, src, p.hints, o) as usize * self.net.params.class_vcs.max(1) as usize
                 } else if p.vc as usize >= lay.esc {
                     p.vc as usize

@@ -554,6 +554,9 @@ impl<W: Traffic> Engine<W> {
                 crate::config::FifoSelect::Direction => {
                     let port = if from_source && detour != 0 {
                         (detour - 1) as usize
+                    } else if from_source && self.net.params.virtual_output_queues {
+                        // The output it takes at its own router.
+                        self.net.routing.output_at(r as u32, dst, hints).unwrap_or(0) as usize
                     } else if from_source {
                         let dst_router = self.net.router_of(dst);
                         self.net.routing.escape_port(r as u32, dst_router, hints).unwrap_or(0) as usize

@@ -36,6 +36,19 @@ impl Router {
         }
     }
 
+    /// The virtual output queue packet `p` takes through output `o` of
+    /// router `r`: the dynamic VC of the output it will take at the next
+    /// router ([`crate::config::RouterParams::virtual_output_queues`]).
+    #[inline]
+    fn output_queue(env: &Env, r: usize, o: usize, p: &crate::packet::Packet) -> usize {
+        let routing = &env.net.routing;
+        let (next, _) = routing.neighbor(r as u32, o as u8).expect("a route follows links");
+        let key = routing
+            .output_at(next, p.dst, routing.advance(next, p.hints))
+            .expect("virtual output queues are refused on routings that do not name outputs");
+        key as usize % env.net.lay.dynamic
+    }
+
     #[inline]
     fn link_free(&self, r: usize, o: usize, t: u64, out_taken: u64, ports: usize) -> bool {
         out_taken & (1 << o) == 0 && self.outputs.out_free_at[r * ports + o] <= t
@@ -106,7 +119,13 @@ impl Router {
                     continue;
                 }
                 let mut any = false;
-                for d in 0..lay.dynamic {
+                let vcs = if env.net.params.virtual_output_queues {
+                    let v = Self::output_queue(env, r, o, &p);
+                    v..v + 1
+                } else {
+                    0..lay.dynamic
+                };
+                for d in vcs {
                     let tok = self.outputs.out_tokens[(r * lay.ports + o) * lay.vcs + d];
                     if tok < full {
                         continue;
@@ -187,6 +206,7 @@ impl Router {
                     let v = (first..first + k).max_by_key(|&v| (tokens(self, v), std::cmp::Reverse(v))).unwrap_or(first);
                     (v, full, chunks, false)
                 }
+                Escape::None if env.net.params.virtual_output_queues => (Self::output_queue(env, r, o, &p), full, chunks, false),
                 Escape::None => {
                     // Dimension order on the dynamic VCs, the most tokens first.
                     let d = (0..lay.dynamic)
