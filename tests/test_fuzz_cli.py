@@ -96,7 +96,7 @@ VALUES = st.one_of(
 )
 KEYS = {
     "network": ["shape", "wrap", "axis_names", "link_bandwidth", "generation", "groups", "taper", "colour"],
-    "router": ["escape", "dynamic_vcs", "vc_buffer", "paths", "class_vcs", "injection_fifos", "arbitration", "hop_latency_cycles"],
+    "router": ["escape", "dynamic_vcs", "vc_buffer", "paths", "class_vcs", "injection_fifos", "arbitration", "hop_latency_cycles", "virtual_output_queues"],
     "workload": ["load", "packet_bytes", "header_bytes", "message_bytes", "hops", "axis", "trace", "region_shape", "pattern"],
     "run": ["warmup", "seed", "sample_cycles", "deadlock_cycles", "audit_cycles"],
 }

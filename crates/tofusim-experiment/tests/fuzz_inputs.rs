@@ -54,7 +54,7 @@ const BAD_SYSTEMS: &[&str] = &["\"k:100000x100000x100000\"", "\"nosuch\"", "\"k:
 const ROUTER_KEYS: &[&str] = &[
     "escape", "dynamic_vcs", "priority_vc", "vc_buffer", "overhead_bytes", "hop_latency_cycles", "token_latency_cycles", "paths",
     "class_vcs", "arbitration", "slq_fraction", "network_priority", "output_selection", "injection_fifos", "priority_fifos",
-    "injection_fifo", "fifo_select",
+    "injection_fifo", "fifo_select", "virtual_output_queues",
 ];
 const WORKLOAD_KEYS: &[&str] = &[
     "pattern", "load", "packet_bytes", "header_bytes", "min_packet_bytes", "message_bytes", "packets_per_pair", "hops", "axis",
