@@ -424,6 +424,20 @@ impl DragonflyRouting {
         (0..self.groups).filter(|&g| g != gs && g != gd).map(|g| VALIANT | g as u8).collect()
     }
 
+    /// Every route state a packet from `src` to `dst` can start with in
+    /// this mode: the minimal one, and where the mode may route
+    /// non-minimally (Valiant, UGAL, adaptive) each of
+    /// [`Self::valiant_choices`].
+    pub fn initial_states(&self, src: u32, dst: u32) -> Vec<u8> {
+        let valiant = self.valiant_choices(src, dst);
+        match self.mode {
+            DragonflyMode::Minimal => vec![self.minimal_hints(src, dst)],
+            DragonflyMode::Valiant if !valiant.is_empty() => valiant,
+            DragonflyMode::Valiant => vec![self.minimal_hints(src, dst)],
+            _ => std::iter::once(self.minimal_hints(src, dst)).chain(valiant).collect(),
+        }
+    }
+
     /// Updates the route state at router `r` (Valiant: the intermediate
     /// group reached).
     #[inline]

@@ -299,6 +299,16 @@ impl FatTreeRouting {
         }
     }
 
+    /// Every route state [`Self::init`] can give a packet from leaf `src`
+    /// to node `dst_local` of leaf `dst`.
+    pub fn initial_states(&self, src: u32, dst: u32, dst_local: u32) -> Vec<u8> {
+        match self.mode {
+            FatTreeMode::Random if src != dst => (0..self.rand_routes).map(|x| x as u8).collect(),
+            FatTreeMode::Random => vec![0],
+            _ => vec![dst_local as u8],
+        }
+    }
+
     /// The route state never changes on a tree.
     #[inline]
     pub fn advance(&self, _r: u32, hints: u8) -> u8 {

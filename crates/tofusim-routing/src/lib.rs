@@ -7,6 +7,7 @@
 //! the selection (JSQ) and the virtual-channel policy (bubble, dateline
 //! pairs).
 
+pub mod deadlock;
 pub mod dragonfly;
 pub mod fattree;
 pub mod faults;
@@ -85,6 +86,27 @@ impl Routing {
             Self::Torus(t) => t.hints(src, dst, rng),
             Self::Dragonfly(d) => d.init(src, dst, rng),
             Self::FatTree(f) => f.init(src, dst, dst_local, rng),
+        }
+    }
+
+    /// Every route state [`Self::init`] can give a packet from router
+    /// `src` to node `dst_local` of router `dst` (the static deadlock
+    /// check follows each).
+    pub fn initial_states(&self, src: u32, dst: u32, dst_local: u32) -> Vec<u8> {
+        match self {
+            Self::Torus(t) => t.initial_states(src, dst),
+            Self::Dragonfly(d) => d.initial_states(src, dst),
+            Self::FatTree(f) => f.initial_states(src, dst, dst_local),
+        }
+    }
+
+    /// Whether the link out of port `p1` of router `r1` and the link out of
+    /// `p2` of `r2` are links of one ring in one direction (a torus axis's
+    /// line of routers): the unit a bubble keeps moving.
+    pub fn same_ring(&self, r1: u32, p1: u8, r2: u32, p2: u8) -> bool {
+        match self {
+            Self::Torus(t) => p1 == p2 && t.on_ring_of(r1, r2, p1),
+            Self::Dragonfly(_) | Self::FatTree(_) => false,
         }
     }
 

@@ -381,6 +381,27 @@ impl TorusRouting {
         }
     }
 
+    /// Whether routers `a` and `b` lie on one ring of the axis of port
+    /// `p`: their coordinates differ on that axis at most.
+    pub fn on_ring_of(&self, a: u32, b: u32, p: u8) -> bool {
+        let axis = self.port_axis[p as usize] as usize;
+        (0..self.axes.len()).all(|x| x == axis || self.coord(a, x) == self.coord(b, x))
+    }
+
+    /// Every route state [`Self::hints`] can draw from `src` to `dst`:
+    /// the shortest way, with each tied axis (exactly half a ring) either way.
+    pub fn initial_states(&self, src: u32, dst: u32) -> Vec<u8> {
+        let (base, tied) = (self.shortest_hints(src, dst), self.tied_axes(src, dst));
+        // Every subset of the tied axes' bits.
+        let mut out = vec![base];
+        let mut sub = tied;
+        while sub != 0 {
+            out.push(base ^ sub);
+            sub = (sub - 1) & tied;
+        }
+        out
+    }
+
     #[inline]
     pub fn straight(&self, in_port: u8) -> u8 {
         // A packet arriving on port q travels away from q's direction: it
