@@ -6,6 +6,7 @@
 //! validated → a built network for the layers below.
 
 pub mod build;
+pub mod check;
 pub mod collective;
 pub mod comm_model;
 pub mod error;
