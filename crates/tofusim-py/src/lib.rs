@@ -168,6 +168,40 @@ fn after_run(py: Python<'_>, raised: Option<PyErr>, keep_partial: bool, stopped_
     }
 }
 
+/// The static deadlock check (`tofusim check`) of the experiment in TOML
+/// `text`, or of the system named `system` (a preset, resized or not);
+/// `routing` sets `[routing] algorithm`. Returns the result as JSON.
+/// `progress(fraction)` is called per destination router; Ctrl-C stops it.
+#[pyfunction]
+#[pyo3(signature = (text=None, system=None, file=String::from("<string>"), routing=None, progress=None))]
+fn deadlock_check(
+    py: Python<'_>,
+    text: Option<String>,
+    system: Option<String>,
+    file: String,
+    routing: Option<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    use tofusim_experiment::check;
+    let text = match (text, system) {
+        (Some(t), None) => match &routing {
+            Some(r) => check::with_routing(&file, &t, r).map_err(config_err)?,
+            None => t,
+        },
+        (None, Some(s)) => check::system_text(&s, routing.as_deref()),
+        _ => return Err(TofusimConfigError::new_err("deadlock_check: give a system name or TOML text, not both")),
+    };
+    let raised = std::sync::Mutex::new(None);
+    let result = {
+        let mut report = reporter(&progress, &raised);
+        py.detach(|| check::check(&file, &text, &mut |done, total| report(done as f64 / total.max(1) as f64)))
+    };
+    if let Some(e) = raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    Ok(serde_json::to_string(&result.map_err(config_err)?).expect("results serialise"))
+}
+
 /// Runs estimated to take longer than this are announced before they start.
 const LONG_RUN_SECONDS: f64 = 60.0;
 /// Threads a run may split over (`--threads`).
@@ -1150,6 +1184,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topo_name, m)?)?;
     m.add_function(wrap_pyfunction!(topo_toml, m)?)?;
     m.add_function(wrap_pyfunction!(network_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(deadlock_check, m)?)?;
     m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(collective_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective, m)?)?;

@@ -13,6 +13,7 @@ import click
 
 from .. import ConfigError, __version__
 from .alloc import alloc
+from .check import check
 from .coll import coll
 from .map import map_
 from .replay import replay
@@ -41,6 +42,7 @@ cli.add_command(alloc)
 cli.add_command(trace)
 cli.add_command(replay)
 cli.add_command(sweep)
+cli.add_command(check)
 
 
 def main(argv: list[str] | None = None) -> int:
