@@ -7,7 +7,7 @@ PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip
 STAMP   := $(VENV)/.deps-installed
 CARGO   ?= cargo
-PYDEPS  := maturin click rich numpy matplotlib pandas pyarrow tomli-w pytest hypothesis mpi4py six
+PYDEPS  := maturin click rich numpy matplotlib pandas pyarrow tomli-w plotly pytest hypothesis mpi4py six playwright
 
 .PHONY: install demo test test-rust test-python bench docs clean core fuzz tracer
 
@@ -20,9 +20,13 @@ $(PY):
 # OTF2 (library, headers, tools, Python bindings) for recording and reading
 # MPI traces (issue 20); the bindings are Debian's, linked into the venv.
 # HPCC and LAMMPS: the real programs make test records and replays.
-DEBS    := openmpi-bin libopenmpi-dev libopen-trace-format2-dev otf2-tools python3-otf2 hpcc lammps
+# Chromium (and its WebDriver): the browser tests/test_report.py opens the
+# HTML reports in, headless, driven by Playwright with executable_path
+# /usr/bin/chromium (Playwright downloads no browser of its own).
+DEBS    := openmpi-bin libopenmpi-dev libopen-trace-format2-dev otf2-tools python3-otf2 hpcc lammps chromium chromium-driver
 OTF2PY  := /usr/lib/python3/dist-packages
-$(STAMP): $(PY) pyproject.toml
+# Again when the lists above change (the Makefile) or the package's dependencies do.
+$(STAMP): $(PY) pyproject.toml Makefile
 	dpkg -s $(DEBS) >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBS); }
 	site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); ln -sfn $(OTF2PY)/otf2 $$site/otf2; ln -sfn $(OTF2PY)/_otf2 $$site/_otf2
 	$(PIP) install -q --upgrade pip

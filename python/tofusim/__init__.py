@@ -17,7 +17,7 @@ __version__ = _core.version()
 
 __all__ = ["CollectiveResult", "ConfigError", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "coll",
            "collective", "collective_algorithms", "collective_schedule", "presets", "replay", "run", "run_file", "topo", "topo_file",
-           "topo_toml"]
+           "topo_toml", "write_report"]
 
 
 def _read_text(path: str | Path) -> str:
@@ -153,4 +153,4 @@ def replay(trace: str, system: str, **kw: Any) -> ReplayResult:
     return ReplayResult(_replay(trace, system, **kw))
 
 
-from .api import CollectiveResult, Experiment, ReplayResult, Result, RunResult, System  # noqa: E402 - after the functions they wrap
+from .api import CollectiveResult, Experiment, ReplayResult, Result, RunResult, System, write_report  # noqa: E402 - after the functions they wrap

@@ -197,3 +197,30 @@ class ReplayResult(Result):
 
     def to_pandas(self) -> Any:
         return self.per_rank_frame()
+
+
+def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
+    """Writes the interactive HTML report of ``run_dir`` — a directory
+    written by ``tofusim run``, ``coll``, ``replay``, ``sweep`` or
+    ``reproduce`` with ``--out`` — to ``out`` (default
+    ``run_dir/report.html``) and returns its path: ``tofusim report``
+    (docs/report.md). One self-contained file that opens offline: the
+    summary and setup, latency distribution, throughput over time,
+    link-utilisation heat maps laid out on the topology with a time slider
+    over the counter samples, the hottest links and stalled ports and, for
+    a collective, its schedule's progress animated over the network.
+
+    A section whose input the directory lacks is replaced by one line
+    naming the option that writes it; a directory that is not a tofusim
+    output directory raises :class:`ConfigError`.
+
+    >>> import tempfile
+    >>> try:
+    ...     write_report(tempfile.mkdtemp())
+    ... except ConfigError as e:
+    ...     print(str(e).split(": ", 1)[1][:30])
+    not a tofusim output directory
+    """
+    from .report import write_report as _write
+
+    return _write(run_dir, out)

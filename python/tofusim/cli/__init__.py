@@ -17,6 +17,7 @@ from .check import check
 from .coll import coll
 from .map import map_
 from .replay import replay
+from .report import report
 from .reproduce import reproduce
 from .rmatt import pattern, rmatt
 from .run import run
@@ -43,6 +44,7 @@ cli.add_command(trace)
 cli.add_command(replay)
 cli.add_command(sweep)
 cli.add_command(check)
+cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> int:

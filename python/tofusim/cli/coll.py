@@ -12,6 +12,7 @@ from rich.table import Table
 from .. import coll as run_coll
 from .. import collective_algorithms
 from ..units import parse_bytes
+from .report import report_option, require_out, write_into
 from .run import _LazyProgress
 
 OPERATIONS = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
@@ -31,7 +32,7 @@ def _list(as_json: bool) -> None:
     Console(width=None if sys.stdout.isatty() else 140).print(t)
 
 
-def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | None, as_json: bool, kw: dict) -> None:
+def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | None, as_json: bool, report: bool, kw: dict) -> None:
     from pathlib import Path
 
     import pandas as pd
@@ -54,6 +55,8 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
         plot_coll(rows, str(d / "coll.png"), f"{op} on {system} ({kw['model']})")
     except OSError as e:
         raise ConfigError(f"{d}: cannot write the sweep's results: {e.strerror}") from None
+    if report:
+        write_into(str(d))
     if as_json:
         click.echo(json.dumps({"rows": rows, "out": str(d)}))
         return
@@ -78,6 +81,29 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
         raise SystemExit(1)
 
 
+def _write(r: dict, out: str) -> None:
+    """result.json, and the counter samples and steps as Parquet (taken
+    out of the result: ``r`` keeps what --json prints)."""
+    from pathlib import Path
+
+    from .. import ConfigError
+    from ..report.files import write_samples, write_steps
+
+    d = Path(out)
+    run = dict(r.get("run") or {})
+    samples = run.pop("port_samples", [])
+    steps = r.pop("steps", None)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        if samples:
+            write_samples(samples, d / "port_samples.parquet")
+        if steps is not None:
+            write_steps(steps, d / "steps.parquet")
+        (d / "result.json").write_text(json.dumps({**r, "run": run} if r.get("run") else r, indent=1) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{out}: cannot write the collective's results: {e.strerror}") from None
+
+
 @click.command()
 @click.argument("op", required=False, metavar="[" + "|".join(OPERATIONS) + "]")
 @click.option("--algo", help="Algorithm (see --list).")
@@ -99,10 +125,12 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
               help="Packet engine: sample every port's counters every CYCLES (0: none); with --out written to port_samples.parquet.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Sweeps: runs at a time (processes).")
 @click.option("--out", "out", help="Directory for the results: a sweep's coll.csv, coll.parquet and coll.png (default coll-OP-SYSTEM); "
-                                   "one run's result.json and, with --counter-period, port_samples.parquet.")
+                                   "one run's result.json, on the packet engine steps.parquet (every step's finish cycle) and, "
+                                   "with --counter-period, port_samples.parquet.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@report_option
 def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, counter_period, jobs, out,
-         as_json) -> None:
+         as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
@@ -134,33 +162,22 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     if counter_period and not (out or as_json):
         raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet) or --json")
     if sweeping:
-        _sweep(op, algo, size, system, jobs, out, as_json, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
+        _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
         return
+    require_out(report, out)
     size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
     try:
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                      cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
-                     counter_cycles=counter_period)
+                     counter_cycles=counter_period, steps=bool(out) and model == "packet")
     finally:
         progress.close()
-    samples = (r.get("run") or {}).get("port_samples", []) if out else []
     if out:
-        from pathlib import Path
-
-        from .. import ConfigError
-        from ..report.files import write_samples
-
-        d = Path(out)
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-            if samples:
-                write_samples(samples, d / "port_samples.parquet")
-            (d / "result.json").write_text(json.dumps({**r, "run": {k: v for k, v in (r.get("run") or {}).items() if k != "port_samples"}}
-                                                       if r.get("run") else r, indent=1) + "\n", encoding="utf-8")
-        except OSError as e:
-            raise ConfigError(f"{out}: cannot write the collective's results: {e.strerror}") from None
+        _write(r, out)
+        if report:
+            write_into(out)
     if as_json:
         click.echo(json.dumps(r))
     else:

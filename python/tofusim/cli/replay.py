@@ -14,6 +14,7 @@ from .. import ConfigError, _core
 from ..trace import replay as run_replay
 from .rmatt import read_order
 from ..report.files import write_samples
+from .report import report_option, require_out, write_into
 from .run import _LazyProgress
 
 
@@ -39,10 +40,13 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--counter-period", "counter_period", type=int, default=0, show_default=True, metavar="CYCLES",
               help="Packet engine: sample every port's counters every CYCLES (0: none); with --out written to port_samples.parquet.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--out", "out", help="Directory for result.json and per_rank.csv (created).")
+@click.option("--out", "out", help="Directory for result.json and per_rank.csv (created); with --counter-period port_samples.parquet, "
+                                   "with --system recorded the fitted machine's system.toml.")
+@report_option
 def replay(trace: str, system: str, order_file: str | None, map_: str | None, model: str, coll: tuple[str, ...],
-           compute_scale: float, seed: int, counter_period: int, as_json: bool, out: str | None) -> None:
+           compute_scale: float, seed: int, counter_period: int, as_json: bool, out: str | None, report: bool) -> None:
     """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
+    require_out(report, out)
     if not (compute_scale >= 0.0) or compute_scale == float("inf"):
         raise click.UsageError(f"--compute-scale {compute_scale}: expected a finite factor >= 0")
     if order_file and map_:
@@ -72,13 +76,18 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
             samples = (r.get("run") or {}).pop("port_samples", [])
             if samples:
                 write_samples(samples, d / "port_samples.parquet")
-            (d / "result.json").write_text(json.dumps(r, indent=1) + "\n", encoding="utf-8")
+            machine = dict(r.get("machine") or {})
+            if "system_toml" in machine:
+                (d / "system.toml").write_text(machine.pop("system_toml"), encoding="utf-8")
+            (d / "result.json").write_text(json.dumps({**r, "machine": machine} if machine else r, indent=1) + "\n", encoding="utf-8")
             with open(d / "per_rank.csv", "w", newline="", encoding="utf-8") as f:
                 w = csv.DictWriter(f, fieldnames=list(r["per_rank"][0].keys()) if r["per_rank"] else ["rank"])
                 w.writeheader()
                 w.writerows(r["per_rank"])
         except OSError as e:
             raise ConfigError(f"{out}: cannot write the replay's results: {e.strerror}") from None
+        if report:
+            write_into(out)
     if as_json:
         click.echo(json.dumps(r))
         return

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..reproduce import CASES, run_case
+from .report import report_option, require_out, write_into
 
 
 def _criterion(m: dict) -> str:
@@ -62,7 +63,8 @@ def _draw(plots: list[dict], path: Path) -> None:
 @click.option("--scale", type=click.Choice(["reduced", "full"]), default="reduced", show_default=True, help="Reduced scale (under a minute) or the published scale.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Write CASE.json (and CASE.png for cases with curves) into this directory.")
-def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str | None) -> None:
+@report_option
+def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str | None, report: bool) -> None:
     """Reproduce a published figure (CASE, or `all`)."""
     if list_ or case is None:
         if as_json:
@@ -71,6 +73,7 @@ def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str
             for c in CASES.values():
                 click.echo(f"{c.id:28s} {c.title}")
         return
+    require_out(report, out)
     ids = list(CASES) if case == "all" else [case]
     for i in ids:
         if i not in CASES:
@@ -86,5 +89,7 @@ def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str
                 _draw(res["plots"], Path(out) / f"{i}.png")
         if not as_json:
             Console(width=None if sys.stdout.isatty() else 140).print(_table(res))
+    if report:
+        write_into(out)
     if as_json:
         click.echo(json.dumps(results[0] if len(results) == 1 else {"cases": results}))

@@ -13,7 +13,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .. import run_file
+from .. import ConfigError, Experiment, _read_text
+from .. import run as run_text
+from .report import report_option, require_out, write_into
 from ..units import parse_bytes
 
 
@@ -112,6 +114,37 @@ def _mpi_world() -> Any:
     return MPI.COMM_WORLD
 
 
+def _with_counter_period(experiment: str, counter_period: int | None) -> str:
+    """The experiment file's text, with run.counter_period set when
+    --counter-period is given (replacing its earlier name, counter_cycles)."""
+    text = _read_text(experiment)
+    if counter_period is None:
+        return text
+    if counter_period < 0:
+        raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
+    e = Experiment.from_toml(text, experiment)
+    if isinstance(e.tables.get("run"), dict):
+        e.tables["run"].pop("counter_cycles", None)
+    return e.set("run.counter_period", counter_period).toml()
+
+
+def _write(r: dict[str, Any], text: str, out: Path, model: str) -> None:
+    """The run's files in ``out``, and the experiment as run (experiment.toml)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "experiment.toml").write_text(text, encoding="utf-8")
+        if model == "flow":
+            (out / "results.json").write_text(json.dumps(r, indent=1))
+            click.echo(f"wrote results.json and experiment.toml to {out}", err=True)
+            return
+    except OSError as e:
+        raise ConfigError(f"{out}: cannot write the run's results: {e.strerror}") from None
+    from ..report.files import write_run
+
+    files = write_run(dict(r), out)
+    click.echo(f"wrote {len(files) + 1} files to {out}", err=True)
+
+
 @click.command()
 @click.argument("experiment", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
@@ -123,32 +156,33 @@ def _mpi_world() -> Any:
               help="packet: the packet engine. flow: the flow model (messages as flows sharing link bandwidth max-min fairly; open-loop patterns as a steady state).")
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Refuse the run if its estimated memory exceeds SIZE (e.g. 8GiB; default: the memory available now).")
-def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool, model: str, max_memory: str | None) -> None:
+@click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
+              help="Sample every port's counters every CYCLES (sets run.counter_period; 0: none); with --out written to port_samples.parquet.")
+@report_option
+def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool, model: str, max_memory: str | None,
+        counter_period: int | None, report: bool) -> None:
     """Run one simulation described by EXPERIMENT.toml (see docs/experiment.md).
 
     Exit code 1 when the run deadlocks or an invariant check fails (the
     result, with its "deadlock" or "invariant_error", is still printed).
     """
+    require_out(report, out)
+    text = _with_counter_period(experiment, counter_period)
     comm = _mpi_world() if mpi else None
     progress = _LazyProgress()
     try:
         limit = None if max_memory is None else int(parse_bytes(max_memory, "--max-memory"))
-        r = run_file(experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
+        r = run_text(text, experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
                      ports=out is not None, threads=threads, comm=comm, model=model, max_memory=limit, keep_partial=True,
                      notice=(lambda text: click.echo(f"tofusim: {experiment}: {text}", err=True)) if comm is None or comm.Get_rank() == 0 else None)
     finally:
         progress.close()
     if r is None:
         return  # an MPI process other than rank 0: rank 0 reports
-    if out and model == "flow":
-        Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "results.json").write_text(json.dumps(r, indent=1))
-        click.echo(f"wrote results.json to {out}", err=True)
-    elif out:
-        from ..report.files import write_run
-
-        files = write_run(dict(r), Path(out))
-        click.echo(f"wrote {len(files)} files to {out}", err=True)
+    if out:
+        _write(r, text, Path(out), model)
+        if report:
+            write_into(out)
     r.pop("ports", None)
     if as_json:
         click.echo(json.dumps(r))

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from .. import ConfigError
 from ..sweep import parse_axis, plot, run_sweep
+from .report import report_option, write_into
 
 
 @click.command()
@@ -24,8 +25,13 @@ from ..sweep import parse_axis, plot, run_sweep
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
 @click.option("--out", "out", help="Directory for sweep.csv, sweep.parquet and sweep.png (default: sweep-EXP next to the file).")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as one JSON object.")
-def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: str | None, as_json: bool) -> None:
-    """Run EXP.toml over a grid of values: a tidy table (CSV, Parquet), a plot, saturation marked."""
+@report_option
+def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: str | None, as_json: bool, report: bool) -> None:
+    """Run EXP.toml over a grid of values: a tidy table (CSV, Parquet), a plot, saturation marked.
+
+    Beside them: sweep.json (the file, the varied keys and their values)
+    and experiment.toml (the file swept); with --report, report.html.
+    """
     import pandas as pd
 
     axes = [parse_axis(v) for v in varies]
@@ -48,8 +54,14 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
         frame.to_csv(d / "sweep.csv", index=False)
         frame.to_parquet(d / "sweep.parquet", index=False)
         plot(rows, [a.key for a in axes], str(d / "sweep.png"), Path(experiment).name)
+        (d / "sweep.json").write_text(json.dumps({"experiment": experiment, "model": model, "jobs": jobs,
+                                                  "vary": [{"key": a.key, "values": list(a.values)} for a in axes]}, indent=1) + "\n",
+                                      encoding="utf-8")
+        (d / "experiment.toml").write_text(Path(experiment).read_text(encoding="utf-8"), encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"{d}: cannot write the sweep's results: {e.strerror}") from None
+    if report:
+        write_into(str(d))
     saturated = [r for r in rows if r["saturated"]]
     if as_json:
         click.echo(json.dumps({"rows": rows, "out": str(d), "saturated": len(saturated)}))

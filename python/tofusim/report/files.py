@@ -77,6 +77,25 @@ def write_samples(samples: list[dict[str, Any]], path: Path) -> None:
     frame.to_parquet(path, index=False)
 
 
+def write_steps(steps: dict[str, Any], path: Path) -> None:
+    """A collective's steps and their finish cycles (``tofusim.coll(...,
+    steps=True)``'s columns) as Parquet: the kinds by name, the peer and
+    finish cycle empty where there is none."""
+    import pandas as pd
+
+    kinds = steps["kinds"]
+    frame = pd.DataFrame({
+        "rank": pd.array(steps["rank"], dtype="uint32"),
+        "node": pd.array(steps["node"], dtype="uint32"),
+        "step": pd.array(steps["step"], dtype="uint32"),
+        "kind": pd.Categorical.from_codes(steps["kind"], categories=kinds),
+        "peer": pd.array(steps["peer"], dtype="UInt32"),
+        "bytes": pd.array(steps["bytes"], dtype="uint64"),
+        "finish_cycle": pd.array(steps["finish_cycle"], dtype="UInt64"),
+    })
+    frame.to_parquet(path, index=False)
+
+
 def plot_run(result: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib
 

@@ -40,7 +40,9 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     """Replays ``trace`` (an OTF2 archive's directory or anchor file) on ``system``.
 
     ``system`` is a preset (``k:4x6x4``) or ``recorded``: the model of the
-    machine the trace was recorded on (:mod:`tofusim.trace.machine`).
+    machine the trace was recorded on (:mod:`tofusim.trace.machine`),
+    described in the result's ``machine`` (its system file as
+    ``system_toml``).
 
     Returns the result: predicted ``time_seconds``, per-rank compute,
     point-to-point, collective and waiting seconds, and beside them the
@@ -59,5 +61,6 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     r = json.loads(_core.trace_replay(trace, system, model, order, float(compute_scale), int(seed), progress, True,
                                       system_toml, mpi, dict(algorithms or {}), int(counter_cycles)))
     if machine is not None:
-        r["machine"] = {k: v for k, v in machine.items() if k != "system_toml"}
+        # With its system file (system_toml): what the run was laid out on.
+        r["machine"] = dict(machine)
     return r

@@ -1,0 +1,44 @@
+"""``tofusim report``: the interactive HTML report of a run directory, and
+the ``--report`` option the commands that write one share."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from ..report import write_report
+
+#: The ``--report`` option of run, coll, sweep, reproduce and replay.
+report_option: Callable[[Any], Any] = click.option(
+    "--report", "report", is_flag=True,
+    help="Also write report.html into the --out directory: the interactive HTML report (tofusim report, docs/report.md).")
+
+
+def require_out(report: bool, out: str | None) -> None:
+    """Refuses ``--report`` without ``--out`` before anything runs."""
+    if report and not out:
+        raise click.UsageError("--report writes report.html into the --out directory: give --out DIR")
+
+
+def write_into(out: str) -> None:
+    """Writes the report of the directory ``out`` just written, and says where."""
+    path = write_report(out)
+    click.echo(f"wrote {path}", err=True)
+
+
+@click.command()
+@click.argument("run_dir", metavar="RUN_DIR")
+@click.option("--out", "out", metavar="FILE", help="The HTML file to write (default: RUN_DIR/report.html).")
+def report(run_dir: str, out: str | None) -> None:
+    """Write the interactive HTML report of RUN_DIR (one file, opens offline).
+
+    RUN_DIR is a directory written by tofusim run, coll, replay, sweep or
+    reproduce with --out. The report has the summary and setup, the latency
+    distribution and throughput over time, link-utilisation heat maps laid
+    out on the topology with a time slider over the counter samples, the
+    hottest links and stalled ports and, for a collective, its schedule's
+    progress animated over the network (docs/report.md).
+    """
+    path = write_report(run_dir, out)
+    click.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
