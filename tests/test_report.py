@@ -192,7 +192,8 @@ def test_a_torus_run_report_draws_offline_and_its_heat_map_follows_both_sliders(
         r.slide("heatmap", 1, k / 3)
         busiest.append(np.nanmax(r.drawn("heatmap")))
     assert max(busiest) == pytest.approx(top, abs=1e-3)
-    r.page.screenshot(path=str(shots / "report-torus.png"), full_page=True)
+    r.page.evaluate("window.scrollTo(0, 0)")
+    r.page.screenshot(path=str(shots / "report-overview.png"))
     r.clean()
 
 
@@ -242,6 +243,23 @@ def test_a_collectives_report_animates_its_schedule(browser, collective_dir, sho
     r.page.locator("#fig-animation .updatemenu-button").nth(1).click()
     assert np.nanmean(r.drawn("animation")) > 0
     r.clean()
+
+
+def test_counter_samples_agree_with_the_engines_own_time_series(torus_dir):
+    """The report's utilisation per interval, from the per-port counter
+    samples, averaged over the links, is the run's time series of link
+    utilisation (both every 1,000 cycles)."""
+    import json
+
+    import pandas as pd
+
+    from tofusim.report import activity
+
+    r = json.loads((torus_dir / "results.json").read_text())
+    end, mean, busiest = activity.over_time(pd.read_parquet(torus_dir / "port_samples.parquet"), r["warmup_cycles"])
+    series = {s["cycle"]: s["link_utilization"] for s in r["timeseries"]}
+    assert len(end) == 4 and all(series[int(c)] == pytest.approx(m, rel=1e-9) for c, m in zip(end, mean))
+    assert (busiest >= mean).all()
 
 
 def test_report_refuses_what_is_not_a_run_directory(tmp_path):
@@ -303,6 +321,19 @@ def test_sweep_collective_sweep_and_reproduction_reports(tmp_path):
     ok(tofusim_cli("reproduce", "k-mpi", "--out", str(tmp_path / "rp"), "--report"))
     page = (tmp_path / "rp" / "report.html").read_text()
     assert 'id="fig-case-0-plot-0"' in page and "k-mpi" in page
+
+
+def test_a_replay_report_has_its_ranks_and_links(tmp_path):
+    ok(tofusim_cli("trace", "synth", "--out", str(tmp_path / "trace"), "--ranks", "8", "--iterations", "3", "--halo-bytes", "4096"))
+    ok(tofusim_cli("replay", str(tmp_path / "trace"), "--system", "bgl:2x2x2", "--counter-period", "1000", "--out", str(tmp_path / "r"),
+                   "--report"))
+    page = (tmp_path / "r" / "report.html").read_text()
+    for fig in ("per-rank", "latency", "utilisation-over-time", "heatmap"):
+        assert f'id="fig-{fig}"' in page, fig
+    assert 'class="note"' not in page
+    ok(tofusim_cli("replay", str(tmp_path / "trace"), "--system", "bgl:2x2x2", "--model", "flow", "--out", str(tmp_path / "f"), "--report"))
+    page = (tmp_path / "f" / "report.html").read_text()
+    assert 'id="fig-per-rank"' in page and "replay with --model packet --counter-period CYCLES --out DIR" in page
 
 
 def test_layouts_place_every_link_where_the_topology_has_it():

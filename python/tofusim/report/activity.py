@@ -37,6 +37,8 @@ class Activity:
     #: Counter records naming a port the layout lacks (0 unless the run
     #: directory and this tofusim disagree).
     unmatched: int = 0
+    #: Sample cycles in the file (more than the intervals kept when merged).
+    samples: int = 0
 
     def utilisation(self) -> np.ndarray:
         """(intervals, links): busy share of each interval."""
@@ -47,22 +49,29 @@ class Activity:
 
 
 def busy_share(busy: np.ndarray, cycles: np.ndarray | int) -> np.ndarray:
-    """Busy cycles over a window's length, at most 1: the engine counts a
-    packet's whole wire time when it is granted the link, so a link still
-    sending at the window's end counts cycles past it."""
-    return np.minimum(busy / cycles, 1.0)
+    """Busy cycles over a window's length. Not capped at 1: the engine
+    counts a packet's whole wire time when the link is granted, so a link
+    sending across a window's end shows a little above 1 there and that
+    much less in the next window — as the engine's own link_utilization
+    counts it, which the mean over links then equals."""
+    return busy / cycles
 
 
-def from_samples(samples: pd.DataFrame, net: Network, start_cycle: int) -> Activity:
+def from_samples(samples: pd.DataFrame, net: Network, start_cycle: int, most: int) -> Activity:
     """Activity from cumulative counter samples counted from ``start_cycle``
-    (the warm-up's end)."""
+    (the warm-up's end), at no more than ``most`` sample cycles evenly
+    spread, the last among them: counters are cumulative, so leaving
+    samples out merges intervals and loses nothing but resolution (and a
+    long run's samples would not fit in memory as dense arrays)."""
     link = net.link_index(samples["router"].to_numpy(), samples["port"].astype(str).to_numpy())
     matched = link >= 0
-    cycles = np.sort(samples["cycle"].unique())
+    every = np.sort(samples["cycle"].unique())
     # A sample at the start itself holds nothing.
-    cycles = cycles[cycles > start_cycle]
-    row = np.searchsorted(cycles, samples["cycle"].to_numpy())
-    keep = matched & (samples["cycle"].to_numpy() > start_cycle)
+    every = every[every > start_cycle]
+    cycles = every if len(every) <= most else every[sorted({int(round(x)) for x in np.linspace(0, len(every) - 1, max(most, 1))})]
+    sample_cycle = samples["cycle"].to_numpy()
+    row = np.searchsorted(cycles, sample_cycle)
+    keep = matched & np.isin(sample_cycle, cycles)
     cum = {}
     for c in COUNTERS:
         a = np.zeros((len(cycles), len(net.links)))
@@ -72,7 +81,25 @@ def from_samples(samples: pd.DataFrame, net: Network, start_cycle: int) -> Activ
     intervals = {c: np.diff(a, axis=0, prepend=np.zeros((1, a.shape[1]))) for c, a in cum.items()}
     total = {c: a[-1] if len(a) else np.zeros(len(net.links)) for c, a in cum.items()}
     return Activity(starts=starts.astype(np.int64), ends=cycles.astype(np.int64), intervals=intervals, total=total,
-                    window_cycles=int(cycles[-1] - start_cycle) if len(cycles) else 0, unmatched=int((~matched).sum()))
+                    window_cycles=int(cycles[-1] - start_cycle) if len(cycles) else 0, unmatched=int((~matched).sum()),
+                    samples=len(every))
+
+
+def over_time(samples: pd.DataFrame, start_cycle: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per interval between two samples: its end cycle, the mean utilisation
+    of all sampled ports and the busiest one's (every sample, no dense array)."""
+    s = samples[samples["cycle"] > start_cycle][["cycle", "router", "port", "busy_cycles"]]
+    s = s.sort_values(["router", "port", "cycle"], kind="stable")
+    cycle = s["cycle"].to_numpy(dtype=np.int64)
+    busy = s["busy_cycles"].to_numpy(dtype=float)
+    first = np.ones(len(s), dtype=bool)
+    same = (s["router"].to_numpy()[1:] == s["router"].to_numpy()[:-1]) & (s["port"].astype(str).to_numpy()[1:] == s["port"].astype(str).to_numpy()[:-1])
+    first[1:] = ~same
+    length = np.where(first, cycle - start_cycle, cycle - np.roll(cycle, 1))
+    added = np.where(first, busy, busy - np.roll(busy, 1))
+    share = busy_share(added, np.maximum(length, 1))
+    frame = pd.DataFrame({"cycle": cycle, "share": share}).groupby("cycle")["share"]
+    return frame.mean().index.to_numpy(), frame.mean().to_numpy(), frame.max().to_numpy()
 
 
 def from_ports(ports: pd.DataFrame, net: Network, window_cycles: int) -> Activity:
@@ -87,25 +114,3 @@ def from_ports(ports: pd.DataFrame, net: Network, window_cycles: int) -> Activit
     return Activity(starts=np.zeros(0, dtype=np.int64), ends=np.zeros(0, dtype=np.int64),
                     intervals={c: np.zeros((0, len(net.links))) for c in COUNTERS}, total=total,
                     window_cycles=int(window_cycles), unmatched=int((~matched).sum()))
-
-
-def frames(activity: Activity, most: int) -> list[int]:
-    """At most ``most`` sample indices to show, evenly spread, the last
-    always among them (counters are cumulative, so merging intervals loses
-    nothing but resolution)."""
-    n = len(activity.ends)
-    if n <= most:
-        return list(range(n))
-    return sorted({int(round(x)) for x in np.linspace(0, n - 1, most)})
-
-
-def merged(activity: Activity, keep: list[int]) -> Activity:
-    """The activity with only the sample boundaries ``keep`` (intervals merged)."""
-    if len(keep) == len(activity.ends):
-        return activity
-    idx = np.asarray(keep)
-    cum = {c: np.cumsum(a, axis=0)[idx] for c, a in activity.intervals.items()}
-    starts = np.concatenate([[activity.starts[0]], activity.ends[idx][:-1]])
-    return Activity(starts=starts, ends=activity.ends[idx], intervals={c: np.diff(a, axis=0, prepend=np.zeros((1, a.shape[1])))
-                                                                       for c, a in cum.items()},
-                    total=activity.total, window_cycles=activity.window_cycles, unmatched=activity.unmatched)

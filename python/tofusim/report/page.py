@@ -34,6 +34,13 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; max
 """
 
 
+#: Plotly rejects the promise of an animation that another one interrupts
+#: (pause, or the slider moved during play) with no reason, by design, and
+#: its buttons and sliders leave that promise uncaught; such a rejection is
+#: not an error and would otherwise be logged as one.
+INTERRUPTED_ANIMATIONS = """window.addEventListener("unhandledrejection", function (e) { if (e.reason === undefined) e.preventDefault(); });"""
+
+
 @lru_cache(maxsize=1)
 def plotly_js() -> str:
     """plotly.min.js as the plotly package ships it (about 4.6 MB)."""
@@ -61,6 +68,6 @@ def render(title: str, subtitle: str, sections: list[Section]) -> str:
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{esc(title)}</title>'
-            f"<style>{STYLE}</style><script>{plotly_js()}</script></head><body>"
+            f"<style>{STYLE}</style><script>{INTERRUPTED_ANIMATIONS}</script><script>{plotly_js()}</script></head><body>"
             f"<header><h1>{esc(title)}</h1><p>{esc(subtitle)}; written {stamp} by tofusim {esc(__version__)}</p></header>"
             f"<nav>{nav}</nav><main>{''.join(parts)}</main></body></html>\n")

@@ -172,12 +172,7 @@ def latency(rd: RunDir, draw: Draw) -> Section:
     return Section("latency", title, text + draw(latency_figure(dist, lat), "latency"))
 
 
-def _utilisation_over_time(a: act.Activity) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    u = a.utilisation()
-    return a.ends, {"mean link utilisation": u.mean(axis=1), "busiest link's utilisation": u.max(axis=1)}
-
-
-def throughput(rd: RunDir, draw: Draw, activity: act.Activity | None) -> Section:
+def throughput(rd: RunDir, draw: Draw) -> Section:
     """Accepted load and link utilisation over the run (``tofusim run``'s
     time series), link utilisation per counter sample, and a collective's
     bytes received and ranks finished."""
@@ -190,10 +185,11 @@ def throughput(rd: RunDir, draw: Draw, activity: act.Activity | None) -> Section
                      "nodes' injection bandwidth) and the mean utilisation of all links.</p>")
         parts.append(draw(lines_figure(x, {"accepted load": [s["accepted_load"] for s in ts],
                                            "link utilisation": [s["link_utilization"] for s in ts]}, "cycle", "fraction"), "throughput"))
-    if activity is not None and len(activity.ends) > 1:
-        x, series = _utilisation_over_time(activity)
-        parts.append("<p>Per counter sample: the mean utilisation of all links and the busiest link's.</p>")
-        parts.append(draw(lines_figure(x, series, "cycle", "utilisation"), "utilisation-over-time"))
+    if rd.samples is not None and rd.samples["cycle"].nunique() > 2:
+        x, mean, most = act.over_time(rd.samples, _start_cycle(rd))
+        parts.append("<p>Per interval between counter samples: the mean utilisation of all links and the busiest link's.</p>")
+        parts.append(draw(lines_figure(x, {"mean link utilisation": mean, "busiest link's utilisation": most}, "cycle", "utilisation"),
+                          "utilisation-over-time"))
     if rd.kind == "collective" and rd.steps is not None and len(rd.steps):
         x, series = _collective_progress(rd.steps)
         parts.append("<p>The schedule's progress: bytes received by all ranks and ranks finished, as shares of their totals.</p>")
@@ -239,12 +235,17 @@ def network(rd: RunDir) -> Network:
     return network_of(system=rd.result.get("system"))
 
 
-def counters(rd: RunDir, net: Network) -> act.Activity | None:
-    """The link activity the directory's counters give: samples, or a run's final per-port counters."""
-    start = int(rd.result.get("warmup_cycles") or 0) if rd.kind == "run" else 0
+def _start_cycle(rd: RunDir) -> int:
+    """Where the counters start: a run's warm-up end; a collective's or replay's start."""
+    return int(rd.result.get("warmup_cycles") or 0) if rd.kind == "run" else 0
+
+
+def counters(rd: RunDir, net: Network, most: int) -> act.Activity | None:
+    """The link activity the directory's counters give: at most ``most``
+    samples, or a run's final per-port counters."""
     final = act.from_ports(rd.ports, net, int(rd.result.get("measured_cycles") or 0)) if rd.ports is not None and len(rd.ports) else None
     if rd.samples is not None and len(rd.samples):
-        sampled = act.from_samples(rd.samples, net, start)
+        sampled = act.from_samples(rd.samples, net, _start_cycle(rd), most)
         # The final counters cover the whole measured window; the last
         # sample may come before its end.
         return replace(sampled, total=final.total, window_cycles=final.window_cycles) if final is not None else sampled
@@ -262,26 +263,24 @@ def _cycle_label(start: int, end: int, cycle_ns: float) -> str:
     return f"cycles {start:,}–{end:,}{us}"
 
 
-def heatmap(rd: RunDir, draw: Draw, net: Network, a: act.Activity | None) -> Section:
+def heatmap(rd: RunDir, draw: Draw, net: Network, cm: CellMap, a: act.Activity | None) -> Section:
     """Link utilisation on the topology's layout, the whole window first,
     then one frame per (merged) counter interval."""
     title = "Link utilisation on the topology"
     if a is None:
         return Section("heatmap", title, note=f"No per-port counters in this directory: {_sample_option(rd.kind)}.")
-    cm = link_cells(net)
     cycle_ns = float(rd.result.get("cycle_ns") or (rd.result.get("run") or {}).get("cycle_ns") or 0.0)
-    keep = act.frames(a, max(1, min(MAX_FRAMES, MAX_FRAME_VALUES // max(cm.cells, 1) - 1)))
-    shown = act.merged(a, keep) if len(a.ends) else a
-    start = int(a.starts[0]) if len(a.starts) else int(rd.result.get("warmup_cycles") or 0)
+    start = _start_cycle(rd)
     frames = [(f"whole window, {_cycle_label(start, start + a.window_cycles, cycle_ns)}", cm.split(cm.reduce(a.total_utilisation())))]
-    u = shown.utilisation() if len(shown.ends) else np.zeros((0, len(net.links)))
-    frames += [(_cycle_label(int(s), int(e), cycle_ns), cm.split(cm.reduce(row))) for s, e, row in zip(shown.starts, shown.ends, u)]
+    u = a.utilisation() if len(a.ends) else np.zeros((0, len(net.links)))
+    frames += [(_cycle_label(int(s), int(e), cycle_ns), cm.split(cm.reduce(row))) for s, e, row in zip(a.starts, a.ends, u)]
     square = [p.title != "local links by router" for p in cm.panels]
     fig = cell_figure(cm.panels, cm.planes, cm.plane_title, frames, cm.hover(net.link_names()), value_name="utilisation",
                       time_title="time", square=square)
-    text = (f"<p>{esc(cm.legend)} Utilisation is the share of cycles a link was sending (packet overheads included). "
+    text = (f"<p>{esc(cm.legend)} Utilisation is the share of cycles a link was sending, packet overheads included (a packet's "
+            "wire time counts when the link is granted, so a link busy across an interval's end can show a little above 1 there). "
             f"The time slider's first step is the whole measured window, then each interval between counter samples"
-            + (f" ({len(a.ends):,} samples shown as {len(shown.ends):,} intervals)" if len(shown.ends) != len(a.ends) else "")
+            + (f" ({a.samples:,} samples shown as {len(a.ends):,} intervals)" if a.samples != len(a.ends) else "")
             + (", the plane slider chooses the plane." if len(cm.planes) > 1 else ".") + "</p>")
     notes = []
     if not len(a.ends):
@@ -421,12 +420,14 @@ def run_sections(rd: RunDir, draw: Draw) -> list[Section]:
         note = None
     except ConfigError as e:
         net, note = None, f"The network's layout is not available: {e}"
-    a = counters(rd, net) if net is not None else None
-    out.append(throughput(rd, draw, a))
+    cm = link_cells(net) if net is not None else None
+    # As many intervals as the heat map can carry (cells x frames).
+    a = counters(rd, net, max(1, min(MAX_FRAMES, MAX_FRAME_VALUES // max(cm.cells, 1) - 1))) if net is not None else None
+    out.append(throughput(rd, draw))
     if net is None:
         out.append(Section("heatmap", "Link utilisation on the topology", note=note))
     else:
-        out.append(heatmap(rd, draw, net, a))
+        out.append(heatmap(rd, draw, net, cm, a))
     out.append(hottest(rd, net, a))
     if rd.kind == "collective":
         out.append(progress(rd, draw, net) if net is not None else Section("progress", "The schedule's progress over the network", note=note))
