@@ -45,6 +45,9 @@ pub struct Experiment {
     /// The network's failed routers and links in the routing's terms
     /// (`None`: nothing failed).
     pub faults: Option<FaultMap>,
+    /// Errors on the links and their recovery (`[link_errors]`; `None`:
+    /// error-free links).
+    pub link_errors: Option<tofusim_packet::LinkErrors>,
 }
 
 /// Parses and validates an experiment file.
@@ -79,7 +82,11 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         // the run would never end.
         return Err(sec("run")?.error("cycles", "missing; an open-loop pattern needs the run's length in cycles (e.g. cycles = 100000)"));
     }
-    top.finish(&["network", "router", "routing", "workload", "run"])?;
+    let link_errors = match top.table("link_errors")? {
+        Some(le) => Some(crate::link_errors::parse(&le, &built.system.network.topology, &built.routing(router.escape), &router)?),
+        None => None,
+    };
+    top.finish(&["network", "router", "routing", "workload", "run", "link_errors"])?;
     let (mut router, mut mode) = (router, mode);
     if !built.system.network.faults.is_empty() && router.dynamic_vcs == 0 && matches!(built.system.network.topology, Topology::Torus(_) | Topology::Tofu(_)) {
         // A route around a failure may begin with a hop that leaves
@@ -94,7 +101,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         mode = RoutingMode::Deterministic;
     }
     let (workload, faults) = with_faults(file, &built, &router, workload)?;
-    Ok(Experiment { built, router, mode, run, workload, faults })
+    Ok(Experiment { built, router, mode, run, workload, faults, link_errors })
 }
 
 /// A fat-tree's `[routing] algorithm`: the up-port choice (default d-mod-k).
@@ -608,6 +615,9 @@ pub fn engine(exp: Experiment) -> Engine<Workload> {
     let mut e = Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, links, cycle_ns);
     if let Some(f) = exp.faults {
         e.set_faults(f, exp.built.system.network.faults.nodes.len());
+    }
+    if let Some(le) = exp.link_errors {
+        e.set_link_errors(le);
     }
     e
 }

@@ -15,6 +15,7 @@ pub mod flow_model;
 pub mod flow_run;
 pub mod generation;
 pub mod layout;
+pub mod link_errors;
 pub mod node_space;
 pub mod presets;
 pub mod replay;

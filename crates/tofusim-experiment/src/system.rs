@@ -773,7 +773,7 @@ fn node_ref(sec: &Section, key: &str, item: &toml::Value, topo: &Topology) -> Re
 
 /// A failed link: its two routers and, on a torus or Tofu, the port at the
 /// first.
-fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32, Option<u8>)> {
+pub(crate) fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32, Option<u8>)> {
     match topo {
         Topology::Torus(t) | Topology::Tofu(t) => {
             let node = sec.get("node").ok_or_else(|| {

@@ -106,6 +106,62 @@ pub enum FifoSelect {
     Direction,
 }
 
+/// How often a link corrupts a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorRate {
+    /// Probability that one transmission of a packet is corrupted.
+    PerPacket(f64),
+    /// Probability that one bit on the wire is flipped: a transmission of
+    /// `w` bytes is corrupted with probability 1 − (1 − p)^(8w).
+    PerBit(f64),
+}
+
+impl ErrorRate {
+    /// Probability that a transmission of `wire_bytes` is corrupted.
+    pub fn packet_probability(self, wire_bytes: u64) -> f64 {
+        match self {
+            Self::PerPacket(p) => p,
+            Self::PerBit(b) => -(8.0 * wire_bytes as f64 * (-b).ln_1p()).exp_m1(),
+        }
+    }
+}
+
+/// Error bursts on every link (a Gilbert–Elliott channel): a link leaves
+/// its good state after a transmission with probability
+/// 1 / `mean_gap_packets` and returns with probability
+/// 1 / `mean_burst_packets`; in a burst every transmission is corrupted
+/// with probability `error_rate`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Bursts {
+    pub error_rate: f64,
+    pub mean_burst_packets: f64,
+    pub mean_gap_packets: f64,
+}
+
+/// Link errors and the link-level recovery protocol of BG/L (DOMAIN.md
+/// §5.8): each packet checked by CRC on every link, a copy kept in the
+/// sender's retransmission FIFO until acknowledged, go-back-N from the
+/// corrupted packet after a time-out, a cumulative link CRC compared at
+/// the end of the run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkErrors {
+    pub rate: ErrorRate,
+    /// Per-link rates: (router, output port, rate).
+    pub links: Vec<(u32, u8, ErrorRate)>,
+    pub bursts: Option<Bursts>,
+    /// Cycles from the end of a corrupted packet's transmission until the
+    /// sender retransmits it (its acknowledgement did not come).
+    pub timeout_cycles: u64,
+    /// Packets a link's retransmission FIFO holds (sent, not yet
+    /// acknowledged): the go-back-N window. A full FIFO stops the link.
+    pub retransmission_fifo_packets: u32,
+    /// Probability that a corrupted packet passes the 24-bit packet CRC
+    /// (2⁻²⁴): it is accepted, and only the cumulative link CRC compared at
+    /// the end of the run shows it.
+    pub crc_escape_probability: f64,
+}
+
 /// The router and link parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RouterParams {

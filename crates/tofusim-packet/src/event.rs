@@ -20,12 +20,15 @@ pub(crate) enum EvKind {
     Release,
     /// Trace row `x` enters the send queue of node `router`.
     Trace,
-    /// Node `router`'s host interface is free again.
+    /// Node `router`'s host interface is free again (or, with link errors,
+    /// a link of its router that was stopped takes packets again).
     Wake,
+    /// The retransmission time-out of output `a` of router `router`.
+    LinkTimeout,
 }
 
 impl EvKind {
-    const ALL: [EvKind; 8] = [
+    const ALL: [EvKind; 9] = [
         Self::Arrive,
         Self::Done,
         Self::Token,
@@ -34,6 +37,7 @@ impl EvKind {
         Self::Release,
         Self::Trace,
         Self::Wake,
+        Self::LinkTimeout,
     ];
 
     /// The kind encoded as `kind as u8` (events crossing partitions).

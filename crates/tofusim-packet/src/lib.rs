@@ -37,7 +37,7 @@ pub mod traffic;
 mod wire;
 
 pub use config::{
-    Arbitration, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
+    Arbitration, Bursts, ErrorRate, Escape, FifoSelect, LinkErrors, PlantedFault, RouterParams, RoutingMode, RunParams,
 };
 pub use engine::{Engine, Progress, Split};
 pub use layout::{MAX_PORTS, MAX_QUEUES};
@@ -45,6 +45,7 @@ pub use layout::{MAX_PORTS, MAX_QUEUES};
 pub const MAX_VCS: usize = router::MAX_VCS;
 pub use partition::{PartitionPlan, MAX_PARTITIONS};
 pub use tofusim_des::sync::{LocalTransport, Transport};
-pub use result::RunResult;
+pub use result::{LinkErrorReport, RunResult};
+pub use router::link_protocol::LinkTally;
 pub use prefetch::line as prefetch_line;
 pub use traffic::{Incomplete, NewMessage, NewPacket, RunEnd, Traffic};

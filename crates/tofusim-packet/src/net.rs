@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tofusim_routing::{FaultMap, Routing};
 
-use crate::config::{RouterParams, RoutingMode, RunParams};
+use crate::config::{LinkErrors, RouterParams, RoutingMode, RunParams};
 use crate::layout::Layout;
 
 pub(crate) struct Net {
@@ -30,6 +30,8 @@ pub(crate) struct Net {
     pub directed_links: u64,
     /// Failed routers and links (`None`: a healthy network).
     pub faults: Option<Arc<FaultMap>>,
+    /// Link errors and their recovery (`None`: error-free links).
+    pub link_errors: Option<Arc<LinkErrors>>,
     /// Nodes that failed (they send and receive nothing: per-node figures
     /// count the others).
     pub failed_nodes: usize,

@@ -182,7 +182,24 @@ pub struct RunResult {
     pub port_samples: Vec<PortSample>,
     pub deadlock: Option<Deadlock>,
     pub invariant_error: Option<InvariantError>,
+    /// Link errors and their recovery (`None`: error-free links).
+    pub link_errors: Option<LinkErrorReport>,
     pub sim: SimInfo,
+}
+
+/// What the link protocol did over the run (every cycle, warm-up included).
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkErrorReport {
+    #[serde(flatten)]
+    pub tally: crate::router::link_protocol::LinkTally,
+    /// Retransmissions over all transmissions.
+    pub retransmitted_fraction: f64,
+    /// Links whose two ends' cumulative CRCs disagree at the end of the
+    /// run ("router port"): a corrupted packet passed the packet CRC there.
+    pub crc_mismatch_links: Vec<String>,
+    /// False when some link's CRCs disagree: data the run delivered may be
+    /// corrupt (the machine restarts from a checkpoint).
+    pub trustworthy: bool,
 }
 
 /// The process's peak resident memory (VmHWM), bytes (0 where /proc is missing).

@@ -91,6 +91,22 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
             depleted_cycles: c.depleted_cycles,
         })
         .collect();
+    let link_errors = e.router.outputs.link.as_ref().map(|lp| {
+        let me = e.mail.me;
+        let mut bad = lp.crc_mismatches(|l| e.mail.owner[l / lay.ports] == me);
+        bad.extend_from_slice(&lp.absorbed_mismatches);
+        bad.sort_unstable();
+        let t = lp.tally;
+        LinkErrorReport {
+            tally: t,
+            retransmitted_fraction: if t.transmissions > 0 { t.retransmissions as f64 / t.transmissions as f64 } else { 0.0 },
+            crc_mismatch_links: bad
+                .iter()
+                .map(|&l| format!("{} {}", e.net.routing.router_label(l / lay.ports as u32), e.net.routing.port_name((l % lay.ports as u32) as u8)))
+                .collect(),
+            trustworthy: bad.is_empty(),
+        }
+    });
     let offered = e.workload.offered_load();
     let sim_us = t_end as f64 * e.net.cycle_ns / 1000.0;
     RunResult {
@@ -133,6 +149,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         port_samples,
         deadlock,
         invariant_error: e.error.clone(),
+        link_errors,
         sim: SimInfo {
             cycles: t_end,
             events: e.stats.events,

@@ -176,6 +176,19 @@ impl<W: Traffic> Engine<W> {
         for &p in &transit_pkts {
             visit(p, &mut seen, &mut found, &mut twice, "in flight");
         }
+        // Packets in a retransmission FIFO awaiting a time-out: they keep
+        // the downstream buffer space they were granted.
+        let mut resending = vec![0u32; lay.routers * lay.ports * lay.vcs];
+        if let Some(lp) = &self.router.outputs.link {
+            for l in (0..lay.routers * lay.ports).filter(|&l| owned(l / lay.ports)) {
+                for pkt in lp.held(l) {
+                    if visit(pkt, &mut seen, &mut found, &mut twice, "awaiting retransmission") {
+                        let p = self.pool.get(pkt);
+                        resending[l * lay.vcs + p.vc as usize] += p.charged as u32;
+                    }
+                }
+            }
+        }
         part.found = found;
         if let Some((rank, d)) = twice {
             part.findings.push((0, rank, d));
@@ -218,7 +231,7 @@ impl<W: Traffic> Engine<W> {
                     let mut sums = [0u32; 4];
                     if mine_r {
                         sums[0] = self.router.outputs.out_tokens[oi] as u32;
-                        sums[1] = returning[oi];
+                        sums[1] = returning[oi] + resending[oi];
                     }
                     if mine_w {
                         sums[2] = in_transit[qi];
@@ -244,7 +257,7 @@ impl<W: Traffic> Engine<W> {
         let lay = self.net.lay;
         let (v, o, r) = (oi % lay.vcs, oi / lay.vcs % lay.ports, oi / lay.vcs / lay.ports);
         format!(
-            "link {} {} VC {}: {} tokens at the sender + {} returning + {} on the wire + {} in the buffer = {}, expected {}",
+            "link {} {} VC {}: {} tokens at the sender + {} returning or held for retransmission + {} on the wire + {} in the buffer = {}, expected {}",
             self.net.routing.router_label(r as u32),
             self.net.routing.port_name(o as u8),
             lay.vc_name(v),

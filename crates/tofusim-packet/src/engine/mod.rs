@@ -49,7 +49,7 @@ use actions::Action;
 use tofusim_des::TimeWheel;
 use tofusim_routing::{FaultMap, Routing, SourceRoute};
 
-use crate::config::{RouterParams, RoutingMode, RunParams};
+use crate::config::{LinkErrors, RouterParams, RoutingMode, RunParams};
 use crate::event::{Ev, EvKind};
 use crate::layout::{Layout, MAX_PORTS, MAX_QUEUES};
 use crate::mail::Mail;
@@ -152,6 +152,10 @@ impl<W: Traffic> Engine<W> {
         if let Some(f) = &self.net.faults {
             e.set_faults(FaultMap::clone(f), self.net.failed_nodes);
         }
+        if let Some(le) = &self.net.link_errors {
+            e.net.link_errors = Some(Arc::clone(le));
+            e.router = Router::new(&e.net, Ownership::of(&owner, me));
+        }
         e.assign(owner, me);
         e
     }
@@ -168,6 +172,14 @@ impl<W: Traffic> Engine<W> {
         }
         self.net.directed_links -= faults.failed_directed_links();
         self.net.faults = Some(Arc::new(faults));
+    }
+
+    /// Links corrupt packets and recover them (BG/L's link protocol,
+    /// [`crate::router`]'s `link_protocol`). Before the run.
+    pub fn set_link_errors(&mut self, errors: LinkErrors) {
+        assert!(self.stats.events == 0, "link errors are set before the run");
+        self.net.link_errors = Some(Arc::new(errors));
+        self.router = Router::new(&self.net, Ownership::whole());
     }
 
     /// Makes this engine, before it has run, partition `me` of `owner`:
@@ -297,6 +309,7 @@ impl<W: Traffic> Engine<W> {
             cycle_ns,
             directed_links,
             faults: None,
+            link_errors: None,
             failed_nodes: 0,
             prefetch: routers >= crate::net::PREFETCH_FROM_ROUTERS,
         };

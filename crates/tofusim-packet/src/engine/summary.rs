@@ -7,6 +7,7 @@
 use crate::traffic::Traffic;
 use super::Engine;
 use crate::result::{InvariantError, PartitionLoad};
+use crate::router::link_protocol::LinkTally;
 use crate::stats::{Histogram, PortCounters, SampleSums};
 use crate::wire::{Put, Reader};
 
@@ -22,6 +23,9 @@ pub(crate) struct Summary {
     error: Option<InvariantError>,
     /// The traffic's per-node state ([`Traffic::export_nodes`]).
     workload: Vec<u64>,
+    /// The link protocol's counts and the links whose CRCs disagree.
+    link_tally: [u64; LinkTally::FIELDS],
+    crc_mismatch: Vec<u32>,
     pub load: PartitionLoad,
 }
 
@@ -73,7 +77,13 @@ impl<W: Traffic> Engine<W> {
             let owned = |n: u32| self.owns_node(n);
             self.workload.export_nodes(&owned)
         };
+        let (link_tally, crc_mismatch) = match &self.router.outputs.link {
+            Some(lp) => (lp.tally.to_array(), lp.crc_mismatches(|l| self.owns((l / ports) as u32))),
+            None => ([0; LinkTally::FIELDS], Vec::new()),
+        };
         Summary {
+            link_tally,
+            crc_mismatch,
             counters,
             hist: self.stats.hist.clone(),
             samples: self.stats.samples.clone(),
@@ -106,6 +116,10 @@ impl<W: Traffic> Engine<W> {
             self.fail(e.cycle, e.kind, e.detail.clone());
         }
         self.workload.absorb_nodes(&s.workload);
+        if let Some(lp) = &mut self.router.outputs.link {
+            lp.tally.add(&s.link_tally);
+            lp.absorbed_mismatches.extend_from_slice(&s.crc_mismatch);
+        }
     }
 }
 
@@ -137,6 +151,9 @@ impl Summary {
         }
         buf.put_u64(self.workload.len() as u64);
         self.workload.iter().for_each(|&w| buf.put_u64(w));
+        self.link_tally.iter().for_each(|&x| buf.put_u64(x));
+        buf.put_u64(self.crc_mismatch.len() as u64);
+        self.crc_mismatch.iter().for_each(|&l| buf.put_u32(l));
         buf.put_u64(self.load.routers);
         buf.put_u64(self.load.events);
         buf.put_f64(self.load.busy_seconds);
@@ -154,7 +171,10 @@ impl Summary {
         tally.iter_mut().for_each(|x| *x = r.u64());
         let error = (r.u8() == 1).then(|| InvariantError::get(&mut r));
         let words: Vec<u64> = (0..r.u64()).map(|_| r.u64()).collect();
+        let mut link_tally = [0u64; LinkTally::FIELDS];
+        link_tally.iter_mut().for_each(|x| *x = r.u64());
+        let crc_mismatch = (0..r.u64()).map(|_| r.u32()).collect();
         let load = PartitionLoad { routers: r.u64(), events: r.u64(), busy_seconds: r.f64(), wait_seconds: r.f64() };
-        Summary { counters, hist, samples, snapshots, vc_hops, tally, error, workload: words, load }
+        Summary { counters, hist, samples, snapshots, vc_hops, tally, error, workload: words, link_tally, crc_mismatch, load }
     }
 }

@@ -13,8 +13,8 @@
 //!   network over injection, SLQ or random);
 //! - [`output_unit`]: link serialisation and downstream tokens, the
 //!   reception path, and where a winner's events go (the next router, the
-//!   node, another partition's mail). The link protocol (error recovery)
-//!   will sit here.
+//!   node, another partition's mail), with the link protocol
+//!   ([`link_protocol`]: errors, retransmission FIFO, go-back-N, link CRC).
 //!
 //! The order of the stages is written once, in [`Router::arbitrate`], run
 //! once per cycle at every router something happened to (DOMAIN.md §5.6):
@@ -42,6 +42,7 @@
 //! with its parameters ([`crate::config::RouterParams`]).
 
 pub(crate) mod input_unit;
+pub(crate) mod link_protocol;
 pub(crate) mod output_unit;
 pub(crate) mod route;
 mod select;

@@ -2,9 +2,12 @@
 //! wire time at the port's rate), the downstream VC's tokens, the
 //! reception path of each input, and where a granted packet's events go —
 //! the next router's input (or another partition's mail), the node's
-//! reception FIFO, the host interface. The link-level protocol (error
-//! recovery, retransmission) will hook in here.
+//! reception FIFO, the host interface — and, where links make errors, the
+//! link-level protocol ([`super::link_protocol`]) between the crossbar and
+//! the wire: a transmission the receiver does not accept schedules no
+//! arrival, and a time-out sends the link's held packets again.
 
+use super::link_protocol::{Fate, LinkProtocol};
 use super::switch::Request;
 use super::{Env, Router};
 use crate::config::PlantedFault;
@@ -25,6 +28,8 @@ pub(crate) struct OutputUnits {
     /// (`u64::MAX`: not depleted), and when tokens last came back.
     pub depleted_since: Vec<u64>,
     pub token_at: Vec<u64>,
+    /// The link protocol, where links make errors.
+    pub link: Option<Box<LinkProtocol>>,
 }
 
 impl OutputUnits {
@@ -47,6 +52,10 @@ impl OutputUnits {
             recv_free_at: vec![0; lay.routers * lay.ports],
             depleted_since: own.filled(lay.routers, lay.ports, u64::MAX),
             token_at: own.filled(lay.routers, lay.ports, u64::MAX),
+            link: net.link_errors.as_ref().map(|cfg| {
+                let ack_delay = net.params.hop_latency_cycles as u64 + net.params.token_latency_cycles as u64;
+                Box::new(LinkProtocol::new(cfg.clone(), lay.routers, lay.ports, net.run.seed, ack_delay))
+            }),
         }
     }
 
@@ -145,14 +154,97 @@ impl Router {
                 }
             }
         }
+        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, pkt, false, false, env) {
+            return;
+        }
+        Self::send_on(t, w, i, req.vc, pkt, env);
+    }
+
+    /// The header of `pkt` reaches input `i` (VC `vc`) of router `w` a
+    /// hop after `t`.
+    fn send_on(t: u64, w: u32, i: u8, vc: u8, pkt: u32, env: &mut Env) {
         let at = t + env.net.params.hop_latency_cycles as u64;
-        let ev = Ev { kind: EvKind::Arrive, a: i as u16, b: req.vc, router: w, x: pkt };
+        let ev = Ev { kind: EvKind::Arrive, a: i as u16, b: vc, router: w, x: pkt };
         if env.mail.owns(w) {
             env.wheel.schedule(at, ev);
         } else {
             // The packet moves to the partition of the next router.
             env.mail.arrive(at, ev, pkt, env.pool);
         }
+    }
+
+    /// The link protocol's part of a transmission of `pkt` on output `o`
+    /// of router `r` from `start` for `wire` cycles: whether the receiver
+    /// accepts it (its arrival is then the caller's to schedule). A caught
+    /// corruption schedules the link's time-out; a full retransmission
+    /// FIFO stops the link until an acknowledgement (a wake-up then) or
+    /// the time-out.
+    #[allow(clippy::too_many_arguments)]
+    fn transmit(&mut self, r: usize, o: usize, start: u64, wire: u64, pkt: u32, resent: bool, behind: bool, env: &mut Env) -> bool {
+        let lay = &env.net.lay;
+        let l = r * lay.ports + o;
+        let lp = self.outputs.link.as_mut().expect("called with a link protocol");
+        let fate = lp.transmit(l, start, wire, pkt, env.pool.get(pkt).checksum, resent, behind);
+        if let Fate::Corrupted(due) = fate {
+            env.wheel.schedule(due, Ev { kind: EvKind::LinkTimeout, a: o as u16, b: 0, router: r as u32, x: 0 });
+        }
+        if !resent {
+            if let Some(until) = lp.window_full(l, start + wire) {
+                self.outputs.out_free_at[l] = self.outputs.out_free_at[l].max(until);
+                if until != u64::MAX {
+                    // Arbitration resumes when the acknowledgement frees a slot.
+                    env.wheel.schedule(until, Ev { kind: EvKind::Wake, a: 0, b: 0, router: (r * lay.npr) as u32, x: 0 });
+                }
+            }
+        }
+        fate == Fate::Accepted
+    }
+
+    /// The time-out of output `o` of router `r`: go-back-N — the packets
+    /// held since the corrupted one are sent again, in order, back to back
+    /// before any new packet; those behind a packet corrupted again stay
+    /// held (its own time-out is then due). The link takes new packets
+    /// when the pass ends.
+    pub(crate) fn link_timeout(&mut self, r: usize, o: usize, t: u64, env: &mut Env) {
+        let lay = &env.net.lay;
+        let l = r * lay.ports + o;
+        let (w, i) = env.net.routing.neighbor(r as u32, o as u8).expect("a link with held packets is connected");
+        let lp = self.outputs.link.as_mut().expect("time-outs come from the link protocol");
+        let held = lp.take_resend(l);
+        let mut start = t.max(lp.tx_end[l]);
+        let mut failed: std::collections::VecDeque<u32> = Default::default();
+        for pkt in held {
+            let (bytes, vc) = {
+                let p = env.pool.get(pkt);
+                (p.bytes, p.vc)
+            };
+            let wire = env.net.port_wire_cycles(bytes, o);
+            let accepted = self.transmit(r, o, start, wire, pkt, true, !failed.is_empty(), env);
+            if accepted {
+                Self::send_on(start, w, i, vc, pkt, env);
+            } else {
+                failed.push_back(pkt);
+            }
+            let c = &mut env.stats.counters[l];
+            if start >= env.net.run.warmup {
+                c.bytes += bytes as u64;
+                c.packets += 1;
+                c.busy_cycles += wire;
+                env.stats.busy_measured += wire;
+            }
+            env.stats.win_busy += wire;
+            start += wire;
+        }
+        let lp = self.outputs.link.as_mut().expect("checked");
+        lp.put_back(l, failed);
+        // New packets wait for the pass (and, if it left the FIFO full, for
+        // an acknowledgement or the next time-out).
+        let until = lp.window_full(l, start).unwrap_or(start).max(start);
+        self.outputs.out_free_at[l] = until;
+        if until != u64::MAX && until > t {
+            env.wheel.schedule(until, Ev { kind: EvKind::Wake, a: 0, b: 0, router: (r * lay.npr) as u32, x: 0 });
+        }
+        env.stats.last_progress = t;
     }
 
     pub(super) fn grant_eject(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
