@@ -48,6 +48,8 @@ class Network:
     levels: int
     routers: pd.DataFrame
     links: pd.DataFrame
+    #: Routers that failed with their node (``network.faults``).
+    failed_routers: list[int] = field(default_factory=list)
 
     @classmethod
     def of_system(cls, name: str) -> Network:
@@ -71,7 +73,7 @@ class Network:
         links["neighbor_label"] = routers["label"].to_numpy()[links["neighbor"].to_numpy()] if len(links) else []
         return cls(kind=d["kind"], system=d["system"], axes=d["axes"], shape=d["shape"], nodes=int(d["nodes"]),
                    nodes_per_router=int(d["nodes_per_router"]), groups=int(d["groups"]), levels=int(d["levels"]),
-                   routers=routers, links=links)
+                   routers=routers, links=links, failed_routers=list(d["failed_routers"]))
 
     def link_index(self, router: np.ndarray, port: np.ndarray) -> np.ndarray:
         """The row in :attr:`links` of each (router, port name) counter
@@ -80,8 +82,12 @@ class Network:
         return key.get_indexer(pd.MultiIndex.from_arrays([np.asarray(router), np.asarray(port, dtype=object)]))
 
     def link_names(self) -> list[str]:
-        """``(1,2,0) x+ → (2,2,0)`` for every link."""
-        return [f"{a} {p} → {b}" for a, p, b in zip(self.links["router_label"], self.links["label"], self.links["neighbor_label"])]
+        """``(1,2,0) x+ → (2,2,0)`` for every link, ``(failed)`` after a
+        link that starts or ends at a failed router."""
+        failed = set(self.failed_routers)
+        return [f"{a} {p} → {b}" + (" (failed)" if r in failed or w in failed else "")
+                for a, p, b, r, w in zip(self.links["router_label"], self.links["label"], self.links["neighbor_label"],
+                                         self.links["router"], self.links["neighbor"])]
 
 
 @dataclass
