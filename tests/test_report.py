@@ -266,6 +266,10 @@ def test_report_refuses_what_is_not_a_run_directory(tmp_path):
     for target, expected in ((tmp_path / "nope", "no such directory"), (tmp_path, "not a tofusim output directory")):
         p = tofusim_cli("report", str(target))
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and expected in p.stderr, p.stderr
+        # One validation layer: the API raises the same message.
+        with pytest.raises(tofusim.ConfigError) as e:
+            tofusim.write_report(target)
+        assert p.stderr.strip() == f"tofusim: error: {e.value}"
     (tmp_path / "results.json").write_text("{not json")
     p = tofusim_cli("report", str(tmp_path))
     assert p.returncode == 2 and "results.json" in p.stderr and p.stderr.count("\n") == 1, p.stderr

@@ -70,17 +70,33 @@ def frame_table(frame: pd.DataFrame, formats: dict[str, str]) -> str:
 
 # ---------------------------------------------------------------- summary
 
-def _run_facts(r: dict[str, Any]) -> list[tuple[str, Any]]:
+def _tables(experiment: str | None) -> dict[str, Any]:
+    """The experiment file's tables ({} when there is none or it does not parse)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(experiment) if experiment else {}
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _keys(table: Any) -> str | None:
+    """``pattern = uniform, load = 0.2``: a table as the file wrote it."""
+    return ", ".join(f"{k} = {v}" for k, v in table.items()) if isinstance(table, dict) and table else None
+
+
+def _run_facts(r: dict[str, Any], experiment: str | None) -> list[tuple[str, Any]]:
     from ..checks import run_warnings
 
     lat, setup, sim = r.get("latency") or {}, r.get("setup") or {}, r.get("sim") or {}
     cycle_ns = r.get("cycle_ns") or 0
+    tables = _tables(experiment)
     workload = setup.get("workload")
     rows = [
         ("system", setup.get("system")),
         ("nodes", f"{setup['nodes']:,}" if "nodes" in setup else None),
-        ("routing", setup.get("routing")),
-        ("workload", json.dumps(workload) if workload is not None else None),
+        ("routing", _keys(tables.get("routing")) or setup.get("routing")),
+        ("workload", _keys(tables.get("workload")) or (json.dumps(workload) if workload is not None else None)),
         ("model", r.get("model", "packet")),
         ("complete", r.get("complete")),
         ("simulated cycles", f"{sim.get('cycles', 0):,} ({sim.get('cycles', 0) * cycle_ns / 1000:,.1f} µs at {cycle_ns:.3g} ns/cycle)"),
@@ -103,7 +119,7 @@ def _run_facts(r: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-def _collective_facts(r: dict[str, Any]) -> list[tuple[str, Any]]:
+def _collective_facts(r: dict[str, Any], _: str | None) -> list[tuple[str, Any]]:
     run = r.get("run") or {}
     rows = [
         ("operation / algorithm", f"{r['op']} / {r['algo']}"),
@@ -129,7 +145,7 @@ def _collective_facts(r: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-def _replay_facts(r: dict[str, Any]) -> list[tuple[str, Any]]:
+def _replay_facts(r: dict[str, Any], _: str | None) -> list[tuple[str, Any]]:
     measured = r.get("measured_seconds") or 0
     return [
         ("trace", r.get("trace")),
@@ -147,7 +163,7 @@ def _replay_facts(r: dict[str, Any]) -> list[tuple[str, Any]]:
 def summary(rd: RunDir) -> Section:
     """The run's main figures, its setup as run and the experiment file."""
     r = dict(rd.result)
-    facts = {"run": _run_facts, "collective": _collective_facts, "replay": _replay_facts}[rd.kind](r)
+    facts = {"run": _run_facts, "collective": _collective_facts, "replay": _replay_facts}[rd.kind](r, rd.experiment)
     body = facts_table(facts)
     setup = r.get("setup")
     if setup is not None:
