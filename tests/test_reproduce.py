@@ -159,3 +159,15 @@ def test_rmatt_improves_cg_over_the_default_order():
     assert hb("RMATT hop-bytes") < hb("x-y (default)") < hb("random")
     assert t("RMATT hop-bytes") < t("x-y (default)") < t("random")
     assert all(m["published"] is None for m in j["metrics"])
+
+
+def test_link_errors_cost_throughput_and_latency_only_at_high_bit_error_rates():
+    j = case("bgl-link-errors")
+    clean, worst = measured(j, "no errors: saturation throughput"), measured(j, "BER 1e-05: saturation throughput")
+    # Negligible at 1e-8 (2e-5 per packet), a few per cent at 1e-5 (2% per packet).
+    assert abs(measured(j, "BER 1e-08: saturation throughput") - clean) < 0.01 * clean
+    assert 0.85 * clean < worst < 0.99 * clean
+    assert measured(j, "BER 1e-05: mean latency at load 0.1") > 1.1 * measured(j, "no errors: mean latency at load 0.1")
+    shares = [measured(j, f"BER {b}: retransmitted share") for b in ("1e-07", "1e-06", "1e-05")]
+    assert shares[0] < shares[1] < shares[2]
+    assert measured(j, "all-to-all of 4096 B at 1e-4 per packet (seed 1): packets lost") == 0

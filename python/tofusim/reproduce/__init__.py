@@ -18,13 +18,14 @@ from .bgl import CASES as BGL_CASES
 from .bgl_bubble import CASES as BUBBLE_CASES
 from .bgl_fill import CASES as FILL_CASES
 from .bgl_hot import CASES as HOT_CASES
+from .bgl_link_errors import CASES as LINK_ERROR_CASES
 from .case import Case
 from .rmatt import CASES as RMATT_CASES
 from .tofu import CASES as TOFU_CASES
 from .topology import CASES as TOPOLOGY_CASES
 
 
-CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *TOFU_CASES, *RMATT_CASES, *ARIES_CASES, *TOPOLOGY_CASES]}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *LINK_ERROR_CASES, *TOFU_CASES, *RMATT_CASES, *ARIES_CASES, *TOPOLOGY_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False,
