@@ -186,8 +186,8 @@ def torus_links(net: Network) -> CellMap:
     ax0, ax1 = 0, (1 if len(net.axes) > 1 else None)
     l0, l1 = net.shape[0], (net.shape[1] if ax1 is not None else 1)
     planes, plane_of = _plane_labels(net, list(range(2, len(net.axes))))
-    panel = Panel("links", rows=2 * l1, cols=2 * l0, x_title=net.axes[0], y_title=net.axes[1] if ax1 is not None else "",
-                  x_ticks=_coord_ticks(l0, net.axes[0], 2), y_ticks=_coord_ticks(l1, net.axes[1], 2) if ax1 is not None else ([], []))
+    panel = Panel("links", rows=2 * l1 if ax1 is not None else 1, cols=2 * l0, x_title=net.axes[0], y_title=net.axes[1] if ax1 is not None else "",
+                  x_ticks=_coord_ticks(l0, net.axes[0], 2), y_ticks=_coord_ticks(l1, net.axes[1], 2) if ax1 is not None else ([0.0], [""]))
     cm = CellMap([panel], planes, ",".join(net.axes[2:]), np.full(len(net.links), -1), "")
     r = net.links["router"].to_numpy()
     w = net.links["neighbor"].to_numpy()
@@ -207,9 +207,9 @@ def torus_links(net: Network) -> CellMap:
         else:
             row, col = 2 * c1[here], 2 * c0[here]
         cm.cell[i] = cm.cell_id(0, plane_of[here], row, col)
-    out = ", ".join(net.axes[2:]) or "none"
-    cm.legend = (f"Each node is a cell on even rows and columns; the cell between two neighbours is the link between them "
-                 f"(the busier of its two directions); a node's own cell is its busiest link out of the plane ({out}).")
+    out = ", ".join(net.axes[2:])
+    cm.legend = ("Each node is a cell on even rows and columns; the cell between two neighbours is the link between them "
+                 "(the busier of its two directions)" + (f"; a node's own cell is its busiest link out of the plane ({out})." if out else "."))
     return cm
 
 
@@ -309,7 +309,7 @@ def node_cells(net: Network) -> CellMap:
         c0 = net.routers[net.axes[0]].to_numpy()
         c1 = net.routers[net.axes[1]].to_numpy() if len(net.axes) > 1 else np.zeros(len(net.routers), dtype=int)
         panel = Panel("nodes", rows=l1, cols=l0, x_title=net.axes[0], y_title=net.axes[1] if len(net.axes) > 1 else "",
-                      x_ticks=_coord_ticks(l0, net.axes[0], 1), y_ticks=_coord_ticks(l1, net.axes[1], 1) if len(net.axes) > 1 else ([], []))
+                      x_ticks=_coord_ticks(l0, net.axes[0], 1), y_ticks=_coord_ticks(l1, net.axes[1], 1) if len(net.axes) > 1 else ([0.0], [""]))
         cm = CellMap([panel], planes, ",".join(net.axes[2:]), np.zeros(0, dtype=int), "Each cell is a node.")
         cm.cell = cm.cell_id(0, plane_of[router], c1[router], c0[router])
         return cm
