@@ -133,6 +133,32 @@ def test_trinaryx3_beats_ring_and_recursive_doubling():
     assert measured(j, "Trinaryx3 allreduce bandwidth at 16 MiB") > 0.85 * 7.1
 
 
+def test_trinaryx3_segment_follows_the_pipeline_depth():
+    # s* = sqrt(S alpha / ((H - 1) beta)) in whole 1,920-byte packets: the
+    # deeper the trees, the shorter the segment (docs/model.md).
+    j = case("k-trinaryx3")
+    segs = j["setup"]["segments"]
+    top = segs[str(16 << 20)]
+    assert top["stages"] == 18 and top["segment_bytes"] == 19 * 1920
+    assert all(s["segment_bytes"] % 1920 == 0 for s in segs.values())
+    deep = __import__("json").loads(__import__("tofusim")._core.trinaryx3_segment("k:4x6x4", 16 << 20))
+    assert deep["stages"] == 64 and deep["segment_bytes"] == 10 * 1920
+
+
+def test_hardware_barrier_gates_along_the_axes():
+    # Wiring the gates along the torus axes keeps every signal on one axis
+    # line: faster than the rank-order wiring at every size above one node
+    # group, and growing less; not flat (docs/validation.md: the diameter's
+    # hops and log2(p) gate delays remain).
+    j = case("k-barrier")
+    sizes = [m["name"].split(" nodes")[0] for m in j["metrics"] if m["name"].endswith("nodes: hardware barrier")]
+    for n in sizes:
+        assert measured(j, f"{n} nodes: hardware barrier") <= measured(j, f"{n} nodes: gates over the rank order")
+    assert measured(j, f"{sizes[-1]} nodes: hardware barrier") < 0.75 * measured(j, f"{sizes[-1]} nodes: gates over the rank order")
+    growth = measured(j, f"hardware barrier, {sizes[-1]} / {sizes[0]} nodes")
+    assert growth < measured(j, f"hardware barrier over the rank order, {sizes[-1]} / {sizes[0]} nodes")
+
+
 def test_hardware_barrier_beats_software_at_every_size():
     # The source's "practically flat" hardware curve is not reproduced (see
     # docs/validation.md): both grow with the rounds' network distance.

@@ -307,17 +307,93 @@ mod tests {
 /// node's BCH is signalled, µs.
 pub fn across_nodes(p: u32, hw: &BarrierHardware, latency_ns: impl Fn(u32, u32) -> f64) -> f64 {
     let n = p as usize;
+    let rounds: Vec<Vec<u32>> = (0..)
+        .map(|r| 1usize << r)
+        .take_while(|&d| d < n)
+        .map(|d| (0..n).map(|i| ((i + n - d) % n) as u32).collect())
+        .collect();
+    run_rounds(n, &rounds, hw, latency_ns)
+}
+
+/// How the gates of a barrier across the nodes of a torus-shaped
+/// communicator are wired: one BG per round per node, each firing on its
+/// own previous signal and one partner's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateGraph {
+    /// Dissemination over the rank order: partner i − 2^r, ⌈log2 p⌉ rounds
+    /// (partners 2^r ranks apart can be many hops apart).
+    RankOrder,
+    /// Dissemination along the torus axes, one axis after the other:
+    /// partner 2^r steps back along the axis, ⌈log2 L⌉ rounds per axis, so
+    /// every signal stays on one axis line of the torus and crosses
+    /// min(2^r, L − 2^r) hops.
+    Axes,
+    /// Gates chained along the torus axes, every round between neighbours:
+    /// partner one step back along the axis, L − 1 rounds per axis.
+    AxisNeighbours,
+}
+
+/// The partner of each rank in each round of `graph` on `grid`.
+pub fn gate_rounds(grid: &crate::tree::Grid, graph: GateGraph) -> Vec<Vec<u32>> {
+    let p = grid.ranks();
+    match graph {
+        GateGraph::RankOrder => (0..)
+            .map(|r| 1u32 << r)
+            .take_while(|&d| d < p)
+            .map(|d| (0..p).map(|i| (i + p - d) % p).collect())
+            .collect(),
+        GateGraph::Axes | GateGraph::AxisNeighbours => {
+            let mut rounds = Vec::new();
+            for axis in 0..3 {
+                let l = grid.lengths[axis];
+                let steps: Vec<u32> = if graph == GateGraph::Axes {
+                    (0..).map(|r| 1u32 << r).take_while(|&d| d < l).collect()
+                } else {
+                    vec![1; l as usize - 1]
+                };
+                for d in steps {
+                    rounds.push((0..p).map(|i| grid.shift(i, axis, -(d as i64))).collect());
+                }
+            }
+            rounds
+        }
+    }
+}
+
+/// A barrier across the ranks of `grid` through the gates wired as
+/// `graph`; as [`across_nodes`], µs. Every rank hears from every rank: a
+/// round along an axis widens what a rank has heard along that axis
+/// (1, 2, 4, … consecutive positions, or one more per neighbour round),
+/// and the axes compose.
+pub fn across_torus(
+    grid: &crate::tree::Grid,
+    graph: GateGraph,
+    hw: &BarrierHardware,
+    latency_ns: impl Fn(u32, u32) -> f64,
+) -> f64 {
+    run_rounds(grid.ranks() as usize, &gate_rounds(grid, graph), hw, latency_ns)
+}
+
+/// Each rank's BCH starts at `bch_ns`; in each round its BG fires `bg_ns`
+/// after both its own previous signal and its partner's (plus the
+/// partner's signal's network latency). A lone node passes a start and an
+/// end BG.
+fn run_rounds(
+    n: usize,
+    rounds: &[Vec<u32>],
+    hw: &BarrierHardware,
+    latency_ns: impl Fn(u32, u32) -> f64,
+) -> f64 {
     let mut t = vec![hw.bch_ns; n];
-    let mut dist = 1usize;
-    while dist < n {
+    for partners in rounds {
         let prev = t.clone();
         for i in 0..n {
-            let from = (i + n - dist) % n;
+            let from = partners[i] as usize;
             t[i] = prev[i].max(prev[from] + latency_ns(from as u32, i as u32)) + hw.bg_ns;
         }
-        dist *= 2;
     }
-    if n == 1 {
+    if rounds.is_empty() {
         t[0] += 2.0 * hw.bg_ns;
     }
     t.into_iter().fold(0.0, f64::max) / 1000.0
@@ -326,6 +402,53 @@ pub fn across_nodes(p: u32, hw: &BarrierHardware, latency_ns: impl Fn(u32, u32) 
 #[cfg(test)]
 mod across {
     use super::*;
+
+    use crate::tree::Grid;
+
+    /// Every rank has heard from every rank after the rounds (the causal
+    /// closure of the gate graph is complete).
+    fn complete(grid: &Grid, graph: GateGraph) -> bool {
+        let p = grid.ranks() as usize;
+        let mut heard: Vec<Vec<bool>> = (0..p).map(|i| (0..p).map(|j| i == j).collect()).collect();
+        for partners in gate_rounds(grid, graph) {
+            let prev = heard.clone();
+            for i in 0..p {
+                let from = partners[i] as usize;
+                for j in 0..p {
+                    heard[i][j] = prev[i][j] || prev[from][j];
+                }
+            }
+        }
+        heard.iter().all(|h| h.iter().all(|&b| b))
+    }
+
+    #[test]
+    fn every_gate_graph_is_a_barrier() {
+        for l in [[2, 3, 2], [4, 3, 4], [5, 1, 3], [3, 7, 5], [8, 6, 4], [1, 1, 1]] {
+            let g = Grid::new(l);
+            for graph in [GateGraph::RankOrder, GateGraph::Axes, GateGraph::AxisNeighbours] {
+                assert!(complete(&g, graph), "{graph:?} on {l:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn axis_rounds_stay_on_axis_lines() {
+        // Along the axes a signal crosses min(2^r, L - 2^r) hops; over the
+        // rank order partners 2^r ranks apart leave the line (x fastest).
+        let g = Grid::new([16, 24, 24]);
+        let max_hops = |graph| -> Vec<u32> {
+            gate_rounds(&g, graph)
+                .iter()
+                .map(|p| (0..g.ranks()).map(|i| g.hops(p[i as usize], i)).max().unwrap())
+                .collect()
+        };
+        assert_eq!(max_hops(GateGraph::Axes), vec![1, 2, 4, 8, 1, 2, 4, 8, 8, 1, 2, 4, 8, 8]);
+        assert!(max_hops(GateGraph::AxisNeighbours).iter().all(|&h| h == 1));
+        let rank_order: u32 = max_hops(GateGraph::RankOrder).iter().sum();
+        let axes: u32 = max_hops(GateGraph::Axes).iter().sum();
+        assert!(rank_order > axes, "{rank_order} vs {axes}");
+    }
 
     #[test]
     fn grows_with_rounds_only() {

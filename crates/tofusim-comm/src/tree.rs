@@ -174,6 +174,34 @@ pub fn trinary_trees(grid: &Grid, root: Rank) -> [Tree; 3] {
     parents.map(|p| Tree::from_parents(root, p))
 }
 
+/// Pipeline stages a segment crosses in a tree algorithm: the deepest of
+/// the three trees, once per phase (Trinaryx3: up, then down: 2 phases).
+pub fn trinary_stages(grid: &Grid, root: Rank, phases: u32) -> u32 {
+    phases * trinary_trees(grid, root).iter().map(Tree::depth).max().unwrap_or(0)
+}
+
+/// The segment of a pipelined tree (DOMAIN.md §3.2's α-β model): `part_bytes`
+/// cut into n = S/s segments crosses `stages` stages of α + β·s each, so
+/// T(s) = (S/s + H − 1)(α + β·s), least at s* = √(S·α / ((H − 1)·β)).
+/// α (`alpha_ns`) is a message's fixed cost per stage, β (`ns_per_byte`)
+/// the time per byte of one put; the result is rounded to whole packets of
+/// `packet_payload_bytes` (at least one, at most the part).
+pub fn pipeline_segment_bytes(
+    part_bytes: u64,
+    stages: u32,
+    alpha_ns: f64,
+    ns_per_byte: f64,
+    packet_payload_bytes: u64,
+) -> u64 {
+    let granule = packet_payload_bytes.max(1);
+    if stages <= 1 || part_bytes <= granule {
+        return part_bytes.max(1);
+    }
+    let s = (part_bytes as f64 * alpha_ns / ((stages - 1) as f64 * ns_per_byte)).sqrt();
+    let packets = (s / granule as f64).round().max(1.0) as u64;
+    (packets * granule).min(part_bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +290,69 @@ mod tests {
         for t in trinary_trees(&g, 0) {
             assert!(t.depth() <= 8 * 3 - 2);
         }
+    }
+
+    /// The depth bound of the construction on every tested shape and root:
+    /// at most Lx + Ly + Lz − 2 arcs (parents sit on the minus side), and
+    /// never below the lower bound every edge-disjoint triple with ≤ 3
+    /// children at the root obeys: the root has one child per tree, so a
+    /// tree is at least 1 + the diameter deep.
+    #[test]
+    fn depth_bounds() {
+        for l in [[3, 3, 3], [4, 3, 4], [6, 9, 6], [8, 18, 8], [3, 7, 5], [24, 18, 16]] {
+            let g = Grid::new(l);
+            let diameter: u32 = l.iter().map(|&x| x / 2).sum();
+            for root in [0, g.ranks() / 3, g.ranks() - 1] {
+                let trees = trinary_trees(&g, root);
+                for t in &trees {
+                    assert_eq!(t.children[root as usize].len(), 1, "one child of the root per tree");
+                    let d = t.depth();
+                    assert!(d <= l.iter().sum::<u32>() - 2, "{l:?}: depth {d}");
+                    assert!(d > diameter, "{l:?}: depth {d} vs diameter {diameter}");
+                }
+                assert_eq!(trinary_stages(&g, root, 2), 2 * trees.iter().map(Tree::depth).max().unwrap());
+            }
+        }
+    }
+
+    /// Every edge-disjoint triple with at most three children at the root
+    /// orients the torus with in-degree 3 (one parent per tree) and
+    /// out-degree 3 at almost every node, so the potential "distance from
+    /// the root" rises along as many arcs as it falls: about half of all
+    /// tree arcs lead a child away from the root. Checked on ours.
+    #[test]
+    fn half_the_arcs_point_inward() {
+        let g = Grid::new([8, 18, 8]);
+        let trees = trinary_trees(&g, 0);
+        let (mut up, mut down) = (0i64, 0i64);
+        for t in &trees {
+            for r in 0..g.ranks() {
+                if let Some(p) = t.parent[r as usize] {
+                    match g.hops(0, r).cmp(&g.hops(0, p)) {
+                        std::cmp::Ordering::Greater => up += 1,
+                        std::cmp::Ordering::Less => down += 1,
+                        std::cmp::Ordering::Equal => {}
+                    }
+                }
+            }
+        }
+        // Σ over arcs of (d(child) − d(parent)) = Σ_v d(v)·(in − out) = 3
+        // (the root's three neighbours that are not its children).
+        assert_eq!(up - down, 3);
+    }
+
+    #[test]
+    fn pipeline_segment_follows_the_depth() {
+        // K: α = 395 + 395 + 100 ns, β = 1 / 4.76 GB/s, 1,920-byte packets.
+        let (alpha, beta) = (890.0, 1.0 / 4.762);
+        let part = (16u64 << 20) / 3;
+        let shallow = pipeline_segment_bytes(part, 18, alpha, beta, 1920);
+        let deep = pipeline_segment_bytes(part, 64, alpha, beta, 1920);
+        assert!(shallow > deep && shallow % 1920 == 0 && deep % 1920 == 0);
+        // s* = sqrt(S α / ((H − 1) β)): 37.3 KB for 18 stages, 19.4 KB for 64.
+        assert_eq!(shallow, 19 * 1920);
+        assert_eq!(deep, 10 * 1920);
+        assert_eq!(pipeline_segment_bytes(1000, 64, alpha, beta, 1920), 1000);
+        assert_eq!(pipeline_segment_bytes(part, 1, alpha, beta, 1920), part);
     }
 }

@@ -645,17 +645,72 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
     Ok(r)
 }
 
+/// The pipelining segment of Trinaryx3 on a system, derived from its
+/// pipeline depth and the system's model (not fitted to any figure): see
+/// [`tofusim_comm::tree::pipeline_segment_bytes`].
+#[derive(Clone, Debug, Serialize)]
+pub struct PipelineSegment {
+    pub segment_bytes: u64,
+    /// Stages a segment crosses: the deepest tree up, then down.
+    pub stages: u32,
+    /// Fixed cost of one message on a stage: send and receive host costs
+    /// plus one hop, ns.
+    pub alpha_ns: f64,
+    /// Time per byte of one put on one TNI (the packet format's payload
+    /// share of the link), ns.
+    pub ns_per_byte: f64,
+    /// Bytes each tree carries (a third of the vector).
+    pub part_bytes: u64,
+}
+
+/// [`PipelineSegment`] of a Trinaryx3 allreduce of `size_bytes` on
+/// `system_name` (its communicator's torus, rooted at rank 0).
+pub fn trinaryx3_segment(system_name: &str, size_bytes: u64) -> Result<PipelineSegment> {
+    let Setup { built, grid, .. } = setup(system_name)?;
+    let bad = |why: String| ConfigError::new("<command line>", "system", why);
+    let g = grid.ok_or_else(|| bad("trinaryx3 needs a torus-shaped communicator".into()))?;
+    if let Some(why) = tofusim_comm::tree::trinary_unsupported(&g) {
+        return Err(bad(why));
+    }
+    let model = &built.model;
+    let modes = Modes::default();
+    let alpha_ns = model.side_ns(crate::comm_model::Side::Send, &modes)
+        + model.side_ns(crate::comm_model::Side::Receive, &modes)
+        + model.router.hop_latency_cycles as f64 * model.cycle_ns();
+    let payload = (model.packet_bytes - model.header_bytes) as f64;
+    let wire = (model.packet_bytes + model.router.overhead_bytes) as f64;
+    let ns_per_byte = wire / payload * model.cycle_ns();
+    let stages = tofusim_comm::tree::trinary_stages(&g, 0, 2);
+    let part_bytes = size_bytes.div_ceil(3);
+    let segment_bytes = tofusim_comm::tree::pipeline_segment_bytes(
+        part_bytes,
+        stages,
+        alpha_ns,
+        ns_per_byte,
+        (model.packet_bytes - model.header_bytes) as u64,
+    );
+    Ok(PipelineSegment { segment_bytes, stages, alpha_ns, ns_per_byte, part_bytes })
+}
+
 /// The hardware barrier across every node of `system_name` (one BCH per
 /// node, dissemination through the barrier gates): µs. A barrier signal
 /// crosses the network as one 32-byte packet: the hop latency per hop plus
 /// its wire time. With `payload_bytes` > 0 it is the barrier interface's
 /// small allreduce: each signal carries the operand and each gate combines
 /// it (in its BG delay, [MEM]).
-pub fn hardware_barrier_us(system_name: &str, payload_bytes: u32) -> Result<f64> {
+///
+/// `graph` wires the gates ([`tofusim_comm::barrier_hw::GateGraph`]): over
+/// the rank order, or along the communicator's torus axes (a system
+/// without a torus-shaped communicator takes the rank order).
+pub fn hardware_barrier_us(
+    system_name: &str,
+    payload_bytes: u32,
+    graph: tofusim_comm::barrier_hw::GateGraph,
+) -> Result<f64> {
     let Setup {
         built: crate::build::Built { nodes: t, model, .. },
         node_of_rank,
-        ..
+        grid,
     } = setup(system_name)?;
     let hw = if model.generation == "tofud" {
         tofusim_comm::barrier_hw::BarrierHardware::tofud()
@@ -666,15 +721,16 @@ pub fn hardware_barrier_us(system_name: &str, payload_bytes: u32) -> Result<f64>
     let hop_ns = model.router.hop_latency_cycles as f64 * cycle;
     let wire_ns =
         ((32 + payload_bytes).div_ceil(32) * 32 + model.router.overhead_bytes) as f64 * cycle;
-    Ok(tofusim_comm::barrier_hw::across_nodes(
-        node_of_rank.len() as u32,
-        &hw,
-        |a, b| {
-            let hops = t.distance(
-                tofusim_topology::NodeId(node_of_rank[a as usize]),
-                tofusim_topology::NodeId(node_of_rank[b as usize]),
-            );
-            hops as f64 * hop_ns + wire_ns
-        },
-    ))
+    let latency = |a: u32, b: u32| {
+        let hops = t.distance(
+            tofusim_topology::NodeId(node_of_rank[a as usize]),
+            tofusim_topology::NodeId(node_of_rank[b as usize]),
+        );
+        hops as f64 * hop_ns + wire_ns
+    };
+    use tofusim_comm::barrier_hw::{across_nodes, across_torus, GateGraph};
+    Ok(match (graph, grid) {
+        (GateGraph::RankOrder, _) | (_, None) => across_nodes(node_of_rank.len() as u32, &hw, latency),
+        (graph, Some(g)) => across_torus(&g, graph, &hw, latency),
+    })
 }

@@ -819,12 +819,33 @@ fn dragonfly_hop_pairs(system: String) -> PyResult<Vec<(u32, u32, u32)>> {
     Ok(out)
 }
 
-/// The Tofu hardware barrier (or, with `payload_bytes`, the barrier
-/// interface's small allreduce) across every node of `system`, µs.
+/// The Trinaryx3 segment derived from the pipeline depth on `system` for a
+/// vector of `size_bytes` (JSON: segment_bytes, stages, alpha_ns,
+/// ns_per_byte, part_bytes).
 #[pyfunction]
-#[pyo3(signature = (system, payload_bytes=0))]
-fn hardware_barrier_us(py: Python<'_>, system: String, payload_bytes: u32) -> PyResult<f64> {
-    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system, payload_bytes))
+fn trinaryx3_segment(py: Python<'_>, system: String, size_bytes: u64) -> PyResult<String> {
+    let r = py.detach(|| tofusim_experiment::collective::trinaryx3_segment(&system, size_bytes)).map_err(config_err)?;
+    Ok(serde_json::to_string(&r).expect("plain numbers serialise"))
+}
+
+/// The Tofu hardware barrier (or, with `payload_bytes`, the barrier
+/// interface's small allreduce) across every node of `system`, µs; `graph`
+/// wires the gates: `axes` (default), `axis-neighbours` or `rank-order`.
+#[pyfunction]
+#[pyo3(signature = (system, payload_bytes=0, graph="axes"))]
+fn hardware_barrier_us(py: Python<'_>, system: String, payload_bytes: u32, graph: &str) -> PyResult<f64> {
+    use tofusim_comm::barrier_hw::GateGraph;
+    let graph = match graph {
+        "axes" => GateGraph::Axes,
+        "axis-neighbours" => GateGraph::AxisNeighbours,
+        "rank-order" => GateGraph::RankOrder,
+        other => {
+            return Err(TofusimConfigError::new_err(format!(
+                "<command line>: graph: expected axes, axis-neighbours or rank-order, found {other}"
+            )))
+        }
+    };
+    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system, payload_bytes, graph))
         .map_err(config_err)
 }
 
@@ -1200,6 +1221,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(barrier_plans, m)?)?;
     m.add_function(wrap_pyfunction!(comm_model, m)?)?;
     m.add_function(wrap_pyfunction!(hardware_barrier_us, m)?)?;
+    m.add_function(wrap_pyfunction!(trinaryx3_segment, m)?)?;
     m.add_function(wrap_pyfunction!(run_mpi_pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(mpi_memory, m)?)?;
     m.add_function(wrap_pyfunction!(run_rdma, m)?)?;

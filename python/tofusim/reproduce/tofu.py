@@ -102,11 +102,14 @@ def injection(scale: str) -> dict[str, Any]:
     return {"metrics": rows, "setup": {"message_bytes_per_tni": size, "system": "k:2x1x2 (48 nodes, communicator 4x3x4)"}, "plots": [plot]}
 
 
-#: Pipelining segment of Trinaryx3 in the C1 case: the best of 4, 8, 16, 32
-#: and 64 KiB at 16 MiB on k:2x1x2 and k:3x3x3 (docs/validation.md, C1).
-#: Smaller segments pay the per-message host overhead more often; larger
-#: ones lengthen the pipeline's fill over the trees' depth.
-SEGMENT_BYTES = 16 << 10
+def _segment(system: str, size: int) -> dict[str, Any]:
+    """Trinaryx3's pipelining segment, derived from the pipeline depth (not
+    fitted): a third of the vector in segments of s bytes crosses H stages
+    (the deepest tree up, then down) of alpha + beta*s each, so
+    T(s) = (S/s + H - 1)(alpha + beta*s) is least at s* = sqrt(S alpha / ((H-1) beta)),
+    rounded to whole packets. alpha: the model's send and receive host costs
+    plus one hop; beta: one put's time per byte (docs/model.md)."""
+    return json.loads(_core.trinaryx3_segment(system, size))
 
 
 def trinaryx3(scale: str) -> dict[str, Any]:
@@ -117,16 +120,19 @@ def trinaryx3(scale: str) -> dict[str, Any]:
     else:
         system, sizes = "k:2x1x2", [1 << 20, 4 << 20, 16 << 20]
     curves: dict[str, list[tuple[float, float]]] = {}
+    segments = {n: _segment(system, n) for n in sizes}
     for algo in ("trinaryx3", "ring", "recursive-doubling"):
         curves[algo] = []
         for n in sizes:
-            r = run_coll("allreduce", algo, n, system, segment_bytes=SEGMENT_BYTES)
+            r = run_coll("allreduce", algo, n, system, segment_bytes=segments[n]["segment_bytes"])
             curves[algo].append((n, r["bandwidth_Bps"] / 1e9))
     top = {a: c[-1][1] for a, c in curves.items()}
     model = json.loads(_core.comm_model(system))
     bound = 3 * model["link_Bps"] / 2 / 1e9
-    why = ("pipeline fill: the reconstructed trees are Lx+Ly+Lz-2 deep (about twice the torus diameter), and a segment "
-           "is reduced up and broadcast down one after the other; the steady-state bound of the schedule is 7.14 GB/s")
+    seg = segments[sizes[-1]]
+    why = (f"pipeline fill: the reconstructed trees are Lx+Ly+Lz-2 deep (about twice the torus diameter; {seg['stages']} "
+           "stages up and down here), and a segment is reduced up and broadcast down one after the other; the "
+           "steady-state bound of the schedule is 7.14 GB/s")
     rows = [
         metric(f"Trinaryx3 allreduce bandwidth at {sizes[-1] >> 20} MiB", "GB/s", top["trinaryx3"], 7.1, 0.1, known_difference=why),
         metric("Trinaryx3 / ring", "ratio", top["trinaryx3"] / top["ring"], 5.0, 0.3, known_difference=why),
@@ -135,9 +141,11 @@ def trinaryx3(scale: str) -> dict[str, Any]:
                "fold-out: at most 4.76/7 = 0.68 GB/s on 48 ranks; the published curve (about 1.4 GB/s) is closer to a "
                "halving-doubling variant"),
         metric("bound: 3 links x link rate / 2 phases", "GB/s", bound, 7.5, 0.01),
+        metric(f"segment at {sizes[-1] >> 20} MiB (from {seg['stages']} pipeline stages)", "bytes", seg["segment_bytes"], None, None),
     ]
     plot = {"title": f"C1: allreduce bandwidth on {system}", "x": "message bytes", "y": "GB/s", "curves": curves}
-    return {"metrics": rows, "setup": {"system": system, "sizes_bytes": sizes, "segment_bytes": SEGMENT_BYTES}, "plots": [plot]}
+    setup = {"system": system, "sizes_bytes": sizes, "segments": {str(n): segments[n] for n in sizes}}
+    return {"metrics": rows, "setup": setup, "plots": [plot]}
 
 
 def tofud_barrier(scale: str) -> dict[str, Any]:
@@ -172,34 +180,47 @@ CASES = [
 
 
 def k_barrier(scale: str) -> dict[str, Any]:
-    """Hardware (barrier gates) vs software (dissemination over put messages) barrier."""
+    """Hardware (barrier gates) vs software (dissemination over put messages)
+    barrier. The gates are wired along the communicator's torus axes
+    (dissemination along each axis line, so a signal crosses at most
+    min(2^r, L - 2^r) hops); the rank-order wiring (partners 2^r ranks apart)
+    and the all-neighbour chains (L - 1 one-hop rounds per axis) are the
+    alternatives measured beside it."""
     from . import metric
 
     systems = ["k:1x1x1", "k:2x1x2", "k:2x2x4", "k:4x4x4"]
     if scale == "full":
         systems.append("k:8x8x12")  # 9,216 nodes
-    hw, sw, hw_ar, sw_ar = [], [], [], []
+    hw, rank_order, neighbours, sw, hw_ar, sw_ar = [], [], [], [], [], []
     for s in systems:
         r = run_coll("barrier", "dissemination", 0, s)
         p = r["processes"]
         hw.append((p, _core.hardware_barrier_us(s)))
+        rank_order.append((p, _core.hardware_barrier_us(s, 0, "rank-order")))
+        neighbours.append((p, _core.hardware_barrier_us(s, 0, "axis-neighbours")))
         sw.append((p, r["time_seconds"] * 1e6))
         # Small (8-byte) allreduce: the barrier interface vs recursive doubling.
         hw_ar.append((p, _core.hardware_barrier_us(s, 8)))
         sw_ar.append((p, run_coll("allreduce", "recursive-doubling", 8, s)["time_seconds"] * 1e6))
     rows = [
         metric(f"hardware barrier, {hw[-1][0]} / {hw[0][0]} nodes", "ratio", hw[-1][1] / hw[0][1], None, None),
+        metric(f"hardware barrier over the rank order, {hw[-1][0]} / {hw[0][0]} nodes", "ratio",
+               rank_order[-1][1] / rank_order[0][1], None, None),
         metric(f"software barrier, {sw[-1][0]} / {sw[0][0]} nodes", "ratio", sw[-1][1] / sw[0][1], None, None),
         metric(f"software / hardware at {hw[-1][0]} nodes", "ratio", sw[-1][1] / hw[-1][1], None, None),
     ]
-    for (p, h), (_, s_), (_, ha), (_, sa) in zip(hw, sw, hw_ar, sw_ar):
+    for (p, h), (_, ro), (_, nb), (_, s_), (_, ha), (_, sa) in zip(hw, rank_order, neighbours, sw, hw_ar, sw_ar):
         rows.append(metric(f"{p} nodes: hardware barrier", "us", h, None, None))
+        rows.append(metric(f"{p} nodes: gates over the rank order (hardware barrier)", "us", ro, None, None))
+        rows.append(metric(f"{p} nodes: gates in neighbour rounds only (hardware barrier)", "us", nb, None, None))
         rows.append(metric(f"{p} nodes: software dissemination barrier", "us", s_, None, None))
         rows.append(metric(f"{p} nodes: hardware 8-byte allreduce", "us", ha, None, None))
         rows.append(metric(f"{p} nodes: software 8-byte allreduce (recursive doubling)", "us", sa, None, None))
     plot = {"title": "K computer barrier and 8-byte allreduce: barrier gates vs software", "x": "nodes", "y": "us",
-            "curves": {"hardware barrier": hw, "software barrier": sw, "hardware allreduce": hw_ar, "software allreduce": sw_ar}}
-    return {"metrics": rows, "setup": {"systems": systems}, "plots": [plot]}
+            "curves": {"hardware barrier (gates along the axes)": hw, "hardware barrier (rank order)": rank_order,
+                       "hardware barrier (neighbour rounds)": neighbours, "software barrier": sw,
+                       "hardware allreduce": hw_ar, "software allreduce": sw_ar}}
+    return {"metrics": rows, "setup": {"systems": systems, "gate_graph": "axes"}, "plots": [plot]}
 
 
 CASES.append(_C("k-barrier", "Hardware barrier and small allreduce (barrier gates) vs software algorithms as the node count grows", k_barrier))
