@@ -372,7 +372,12 @@ pub fn across_torus(
     hw: &BarrierHardware,
     latency_ns: impl Fn(u32, u32) -> f64,
 ) -> f64 {
-    run_rounds(grid.ranks() as usize, &gate_rounds(grid, graph), hw, latency_ns)
+    run_rounds(
+        grid.ranks() as usize,
+        &gate_rounds(grid, graph),
+        hw,
+        latency_ns,
+    )
 }
 
 /// Each rank's BCH starts at `bch_ns`; in each round its BG fires `bg_ns`
@@ -424,9 +429,20 @@ mod across {
 
     #[test]
     fn every_gate_graph_is_a_barrier() {
-        for l in [[2, 3, 2], [4, 3, 4], [5, 1, 3], [3, 7, 5], [8, 6, 4], [1, 1, 1]] {
+        for l in [
+            [2, 3, 2],
+            [4, 3, 4],
+            [5, 1, 3],
+            [3, 7, 5],
+            [8, 6, 4],
+            [1, 1, 1],
+        ] {
             let g = Grid::new(l);
-            for graph in [GateGraph::RankOrder, GateGraph::Axes, GateGraph::AxisNeighbours] {
+            for graph in [
+                GateGraph::RankOrder,
+                GateGraph::Axes,
+                GateGraph::AxisNeighbours,
+            ] {
                 assert!(complete(&g, graph), "{graph:?} on {l:?}");
             }
         }
@@ -440,10 +456,18 @@ mod across {
         let max_hops = |graph| -> Vec<u32> {
             gate_rounds(&g, graph)
                 .iter()
-                .map(|p| (0..g.ranks()).map(|i| g.hops(p[i as usize], i)).max().unwrap())
+                .map(|p| {
+                    (0..g.ranks())
+                        .map(|i| g.hops(p[i as usize], i))
+                        .max()
+                        .unwrap()
+                })
                 .collect()
         };
-        assert_eq!(max_hops(GateGraph::Axes), vec![1, 2, 4, 8, 1, 2, 4, 8, 8, 1, 2, 4, 8, 8]);
+        assert_eq!(
+            max_hops(GateGraph::Axes),
+            vec![1, 2, 4, 8, 1, 2, 4, 8, 8, 1, 2, 4, 8, 8]
+        );
         assert!(max_hops(GateGraph::AxisNeighbours).iter().all(|&h| h == 1));
         let rank_order: u32 = max_hops(GateGraph::RankOrder).iter().sum();
         let axes: u32 = max_hops(GateGraph::Axes).iter().sum();

@@ -177,7 +177,12 @@ pub fn trinary_trees(grid: &Grid, root: Rank) -> [Tree; 3] {
 /// Pipeline stages a segment crosses in a tree algorithm: the deepest of
 /// the three trees, once per phase (Trinaryx3: up, then down: 2 phases).
 pub fn trinary_stages(grid: &Grid, root: Rank, phases: u32) -> u32 {
-    phases * trinary_trees(grid, root).iter().map(Tree::depth).max().unwrap_or(0)
+    phases
+        * trinary_trees(grid, root)
+            .iter()
+            .map(Tree::depth)
+            .max()
+            .unwrap_or(0)
 }
 
 /// The segment of a pipelined tree (DOMAIN.md §3.2's α-β model): `part_bytes`
@@ -246,7 +251,10 @@ mod tests {
         }
         for r in 0..g.ranks() as usize {
             let total: usize = trees.iter().map(|t| t.children[r].len()).sum();
-            assert!(total <= 3, "rank {r} has {total} children over the three trees");
+            assert!(
+                total <= 3,
+                "rank {r} has {total} children over the three trees"
+            );
         }
         for a in 0..3 {
             for b in a + 1..3 {
@@ -299,18 +307,32 @@ mod tests {
     /// tree is at least 1 + the diameter deep.
     #[test]
     fn depth_bounds() {
-        for l in [[3, 3, 3], [4, 3, 4], [6, 9, 6], [8, 18, 8], [3, 7, 5], [24, 18, 16]] {
+        for l in [
+            [3, 3, 3],
+            [4, 3, 4],
+            [6, 9, 6],
+            [8, 18, 8],
+            [3, 7, 5],
+            [24, 18, 16],
+        ] {
             let g = Grid::new(l);
             let diameter: u32 = l.iter().map(|&x| x / 2).sum();
             for root in [0, g.ranks() / 3, g.ranks() - 1] {
                 let trees = trinary_trees(&g, root);
                 for t in &trees {
-                    assert_eq!(t.children[root as usize].len(), 1, "one child of the root per tree");
+                    assert_eq!(
+                        t.children[root as usize].len(),
+                        1,
+                        "one child of the root per tree"
+                    );
                     let d = t.depth();
                     assert!(d <= l.iter().sum::<u32>() - 2, "{l:?}: depth {d}");
                     assert!(d > diameter, "{l:?}: depth {d} vs diameter {diameter}");
                 }
-                assert_eq!(trinary_stages(&g, root, 2), 2 * trees.iter().map(Tree::depth).max().unwrap());
+                assert_eq!(
+                    trinary_stages(&g, root, 2),
+                    2 * trees.iter().map(Tree::depth).max().unwrap()
+                );
             }
         }
     }
