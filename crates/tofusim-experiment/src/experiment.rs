@@ -83,7 +83,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         return Err(sec("run")?.error("cycles", "missing; an open-loop pattern needs the run's length in cycles (e.g. cycles = 100000)"));
     }
     let link_errors = match top.table("link_errors")? {
-        Some(le) => Some(crate::link_errors::parse(&le, &built.system.network.topology, &built.routing(router.escape), &router)?),
+        Some(le) => Some(crate::link_errors::parse(&le, &built, &built.routing(router.escape), &router)?),
         None => None,
     };
     top.finish(&["network", "router", "routing", "workload", "run", "link_errors"])?;

@@ -14,11 +14,13 @@
 //! links = [{ node = [0, 0, 0], port = "x+", packet_error_rate = 0.01 }]
 //! ```
 
-use tofusim_packet::{Bursts, ErrorRate, LinkErrors, RouterParams};
+use tofusim_packet::{Bursts, ErrorRate, LinkErrors, RouterParams, Slicing};
 use tofusim_routing::Routing;
 use tofusim_topology::Topology;
 
+use crate::build::Built;
 use crate::error::Result;
+use crate::generation::Generation;
 use crate::section::Section;
 
 /// The 24-bit packet CRC misses a corruption with probability 2⁻²⁴.
@@ -38,9 +40,83 @@ fn error_rate(sec: &Section, required: bool) -> Result<Option<ErrorRate>> {
     }
 }
 
-/// Parses `[link_errors]` for a network with `routing` and router `p`.
-pub fn parse(sec: &Section, topology: &Topology, routing: &Routing, p: &RouterParams) -> Result<LinkErrors> {
-    let rate = error_rate(sec, true)?.expect("required");
+/// Lanes per link of a generation (DOMAIN.md §1.2), for packet slicing.
+fn lanes_of(g: Generation) -> Option<u8> {
+    match g {
+        Generation::Tofu1 => Some(8),
+        Generation::Tofu2 => Some(4),
+        Generation::Tofud => Some(2),
+        _ => None,
+    }
+}
+
+/// The packet-slicing keys (TofuD): `packet_slicing = "dynamic" | "split"`
+/// with per-lane bit error rates; `None` without `packet_slicing`.
+fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
+    let keys = ["lanes", "lane_bit_error_rates", "monitor_packets", "duplicate_above", "split_below"];
+    let Some(mode) = sec.choice("packet_slicing", &["dynamic", "split"])? else {
+        if let Some(k) = keys.iter().find(|k| sec.has(k)) {
+            return Err(sec.error(k, "applies with packet_slicing = \"dynamic\" or \"split\""));
+        }
+        return Ok(None);
+    };
+    let lanes = match (sec.int("lanes", 1, 16)?, lanes_of(built.system.generation)) {
+        (Some(n), _) => n as u8,
+        (None, Some(n)) => n,
+        (None, None) => return Err(sec.error("lanes", "missing; expected the lanes per link (the system's generation does not say: Tofu1 8, Tofu2 4, TofuD 2)")),
+    };
+    for k in ["packet_error_rate", "links", "burst_error_rate"] {
+        if sec.has(k) {
+            return Err(sec.error(k, "with packet_slicing the errors are per lane: give bit_error_rate (every lane) or lane_bit_error_rates"));
+        }
+    }
+    let every = sec.float("bit_error_rate", 0.0, 1e-2)?;
+    let rates = match sec.get("lane_bit_error_rates") {
+        Some(toml::Value::Array(items)) => {
+            if every.is_some() {
+                return Err(sec.error("lane_bit_error_rates", "give bit_error_rate or lane_bit_error_rates, not both"));
+            }
+            let v: Option<Vec<f64>> = items.iter().map(|x| x.as_float().or_else(|| x.as_integer().map(|i| i as f64)).filter(|r| (0.0..=1e-2).contains(r))).collect();
+            match v {
+                Some(v) if v.len() == lanes as usize => v,
+                _ => return Err(sec.error("lane_bit_error_rates", format!("expected {lanes} bit error rates (one per lane), each from 0 to 0.01"))),
+            }
+        }
+        Some(_) => return Err(sec.error("lane_bit_error_rates", format!("expected a list of {lanes} bit error rates"))),
+        None => match every {
+            Some(b) => vec![b; lanes as usize],
+            None => return Err(sec.error("bit_error_rate", "missing; with packet_slicing give bit_error_rate (every lane) or lane_bit_error_rates")),
+        },
+    };
+    // [MEM] thresholds (the source gives none): duplicating costs half the
+    // link (two lanes), retransmission about (1 - p) / (1 + 3p) of it at p
+    // errors per slice (a time-out and the packets behind, a few packet
+    // times), equal near p = 0.2; back to split an order of magnitude lower.
+    let duplicate_above = sec.float("duplicate_above", 0.0, 1.0)?.unwrap_or(0.2);
+    let split_below = sec.float("split_below", 0.0, 1.0)?.unwrap_or(duplicate_above / 10.0);
+    if split_below > duplicate_above {
+        return Err(sec.error("split_below", format!("expected at most duplicate_above ({duplicate_above}): a link returns to split mode below it")));
+    }
+    Ok(Some(Slicing {
+        lanes,
+        header_bytes: built.model.header_bytes,
+        lane_bit_error_rates: rates,
+        dynamic: mode == "dynamic",
+        monitor_packets: sec.int("monitor_packets", 1, 1 << 30)?.map_or(100, |n| n as u32),
+        duplicate_above,
+        split_below,
+    }))
+}
+
+/// Parses `[link_errors]` for the network `built`, with `routing` and router `p`.
+pub fn parse(sec: &Section, built: &Built, routing: &Routing, p: &RouterParams) -> Result<LinkErrors> {
+    let topology = &built.system.network.topology;
+    let slicing = slicing(sec, built)?;
+    let rate = match &slicing {
+        // Unused: every lane has its rate.
+        Some(_) => ErrorRate::PerBit(0.0),
+        None => error_rate(sec, true)?.expect("required"),
+    };
     // A full packet's round trip: its wire time, the hop there and the
     // acknowledgement's way back with the token return.
     let wire = (p.max_packet_bytes + p.overhead_bytes) as u64;
@@ -101,6 +177,12 @@ pub fn parse(sec: &Section, topology: &Topology, routing: &Routing, p: &RouterPa
         "mean_burst_packets",
         "mean_gap_packets",
         "links",
+        "packet_slicing",
+        "lanes",
+        "lane_bit_error_rates",
+        "monitor_packets",
+        "duplicate_above",
+        "split_below",
     ])?;
-    Ok(LinkErrors { rate, links, bursts, timeout_cycles, retransmission_fifo_packets, crc_escape_probability })
+    Ok(LinkErrors { rate, links, bursts, timeout_cycles, retransmission_fifo_packets, crc_escape_probability, slicing })
 }

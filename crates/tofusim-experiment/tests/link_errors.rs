@@ -102,3 +102,53 @@ fn wrong_link_error_tables_are_refused_naming_the_key() {
         assert_eq!(e.key, key, "{table}: {e}");
     }
 }
+
+fn tofud(slicing: &str) -> String {
+    format!(
+        "[network]\nsystem = \"fugaku:2x3x2\"\n[workload]\npattern = \"uniform\"\nload = 1.0\n[run]\ncycles = 800000\nwarmup = 80000\naudit_cycles = 20000\n{slicing}"
+    )
+}
+
+#[test]
+fn tofud_slices_packets_over_its_lanes_and_duplicates_them_when_a_lane_goes_bad() {
+    let plain = run(&tofud(""));
+    // Split, error-free: each of the 2 slices carries the 64-byte header.
+    let split0 = run(&tofud("[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 0\n"));
+    assert!(split0.accepted_load < plain.accepted_load && split0.accepted_load > 0.95 * plain.accepted_load);
+    // One lane bad: at 1e-4 per bit a 1 KiB slice fails more often than not.
+    let bad = "lane_bit_error_rates = [1e-10, 1e-4]\n";
+    let split = run(&tofud(&format!("[link_errors]\npacket_slicing = \"split\"\n{bad}")));
+    // A short monitoring window, so the links switch early in a short run.
+    let dynamic = run(&tofud(&format!("[link_errors]\npacket_slicing = \"dynamic\"\nmonitor_packets = 30\n{bad}")));
+    for r in [&split0, &split, &dynamic] {
+        assert!(r.invariant_error.is_none() && r.deadlock.is_none(), "{:?}", r.invariant_error);
+    }
+    let (s, d) = (split.link_errors.as_ref().unwrap(), dynamic.link_errors.as_ref().unwrap());
+    assert_eq!((s.tally.duplicate_transmissions, s.tally.mode_switches), (0, 0));
+    assert!(d.tally.mode_switches > 0 && d.tally.duplicate_transmissions > d.tally.transmissions / 2, "{d:?}");
+    // Duplicate mode carries about half the link; retransmission alone far less.
+    assert!(dynamic.accepted_load > 2.0 * split.accepted_load, "{} vs {}", dynamic.accepted_load, split.accepted_load);
+    // A mildly bad lane stays split: the same run as plain retransmission.
+    let mild = "lane_bit_error_rates = [1e-10, 1e-6]\n";
+    let a = run(&tofud(&format!("[link_errors]\npacket_slicing = \"split\"\n{mild}")));
+    let b = run(&tofud(&format!("[link_errors]\npacket_slicing = \"dynamic\"\n{mild}")));
+    assert_eq!(a.accepted_load, b.accepted_load);
+}
+
+#[test]
+fn slicing_keys_are_refused_where_they_cannot_apply() {
+    let cases = [
+        ("packet_slicing = \"split\"\npacket_error_rate = 0.1\n", "link_errors.packet_error_rate"),
+        ("packet_slicing = \"split\"\nlane_bit_error_rates = [1e-9]\n", "link_errors.lane_bit_error_rates"),
+        ("packet_slicing = \"dynamic\"\n", "link_errors.bit_error_rate"),
+        ("bit_error_rate = 1e-9\nlanes = 2\n", "link_errors.lanes"),
+        ("packet_slicing = \"dynamic\"\nbit_error_rate = 1e-9\nsplit_below = 0.5\nduplicate_above = 0.1\n", "link_errors.split_below"),
+    ];
+    for (table, key) in cases {
+        let e = experiment::parse("<test>", &tofud(&format!("[link_errors]\n{table}"))).err().unwrap_or_else(|| panic!("{table}: accepted"));
+        assert_eq!(e.key, key, "{table}: {e}");
+    }
+    // BG/L has no lanes to name: slicing needs `lanes` there.
+    let e = experiment::parse("<test>", &exp(ALLTOALL, "", "[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n")).err().expect("refused");
+    assert_eq!(e.key, "link_errors.lanes");
+}

@@ -139,6 +139,31 @@ pub struct Bursts {
     pub mean_gap_packets: f64,
 }
 
+/// TofuD's dynamic packet slicing (DOMAIN.md §1.2): a link's lanes are
+/// separate physical layers. In *split* mode a packet is sliced over the
+/// lanes, each slice carrying a copy of the routing header (so virtual
+/// cut-through still works); in *duplicate* mode every lane carries the
+/// whole packet and the receiver takes a good copy. The link monitors each
+/// lane's error rate and goes to duplicate mode when one passes
+/// `duplicate_above`, back to split when all fall below `split_below`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Slicing {
+    pub lanes: u8,
+    /// Bytes of the routing header every slice carries a copy of.
+    pub header_bytes: u32,
+    /// Each lane's bit error rate.
+    pub lane_bit_error_rates: Vec<f64>,
+    /// Whether the link switches to duplicate mode (TofuD) or stays split
+    /// (retransmission only).
+    pub dynamic: bool,
+    /// Transmissions per monitoring window of the lanes' error rates.
+    pub monitor_packets: u32,
+    /// Errors per slice above which a lane sends the link to duplicate mode.
+    pub duplicate_above: f64,
+    /// Errors per slice below which (every lane) the link returns to split mode.
+    pub split_below: f64,
+}
+
 /// Link errors and the link-level recovery protocol of BG/L (DOMAIN.md
 /// §5.8): each packet checked by CRC on every link, a copy kept in the
 /// sender's retransmission FIFO until acknowledged, go-back-N from the
@@ -160,6 +185,8 @@ pub struct LinkErrors {
     /// (2⁻²⁴): it is accepted, and only the cumulative link CRC compared at
     /// the end of the run shows it.
     pub crc_escape_probability: f64,
+    /// TofuD's per-lane packet slicing (`None`: a link is one channel).
+    pub slicing: Option<Slicing>,
 }
 
 /// The router and link parameters.

@@ -37,7 +37,7 @@ pub mod traffic;
 mod wire;
 
 pub use config::{
-    Arbitration, Bursts, ErrorRate, Escape, FifoSelect, LinkErrors, PlantedFault, RouterParams, RoutingMode, RunParams,
+    Arbitration, Bursts, ErrorRate, Escape, FifoSelect, LinkErrors, PlantedFault, Slicing, RouterParams, RoutingMode, RunParams,
 };
 pub use engine::{Engine, Progress, Split};
 pub use layout::{MAX_PORTS, MAX_QUEUES};

@@ -48,13 +48,27 @@ pub struct LinkTally {
     pub timeouts: u64,
     /// Times a full retransmission FIFO stopped a link.
     pub window_stalls: u64,
+    /// Packet slicing: transmissions in duplicate mode, and the switches
+    /// between the modes (either way).
+    pub duplicate_transmissions: u64,
+    pub mode_switches: u64,
 }
 
 impl LinkTally {
-    pub const FIELDS: usize = 7;
+    pub const FIELDS: usize = 9;
 
     pub fn to_array(self) -> [u64; Self::FIELDS] {
-        [self.transmissions, self.corrupted, self.crc_escapes, self.discarded, self.retransmissions, self.timeouts, self.window_stalls]
+        [
+            self.transmissions,
+            self.corrupted,
+            self.crc_escapes,
+            self.discarded,
+            self.retransmissions,
+            self.timeouts,
+            self.window_stalls,
+            self.duplicate_transmissions,
+            self.mode_switches,
+        ]
     }
 
     pub fn add(&mut self, a: &[u64; Self::FIELDS]) {
@@ -66,6 +80,8 @@ impl LinkTally {
             &mut self.retransmissions,
             &mut self.timeouts,
             &mut self.window_stalls,
+            &mut self.duplicate_transmissions,
+            &mut self.mode_switches,
         ];
         for (x, y) in f.into_iter().zip(a) {
             *x += y;
@@ -106,6 +122,11 @@ pub(crate) struct LinkProtocol {
     pub tally: LinkTally,
     /// Mismatched links reported by the other partitions of a split run.
     pub absorbed_mismatches: Vec<u32>,
+    /// Packet slicing: per link, duplicate mode; per link and lane, slice
+    /// errors in the current monitoring window; per link, its transmissions.
+    duplicate: Vec<bool>,
+    lane_errors: Vec<u32>,
+    window_tx: Vec<u32>,
 }
 
 impl LinkProtocol {
@@ -114,6 +135,7 @@ impl LinkProtocol {
     /// after a packet's tail.
     pub fn new(cfg: Arc<LinkErrors>, routers: usize, ports: usize, seed: u64, ack_delay: u64) -> Self {
         let links = routers * ports;
+        let cfg_lanes = cfg.slicing.as_ref().map_or(0, |s| s.lanes as usize);
         let mut rate = vec![cfg.rate; links];
         for &(r, p, x) in &cfg.links {
             rate[r as usize * ports + p as usize] = x;
@@ -135,12 +157,70 @@ impl LinkProtocol {
             ack_delay,
             tally: LinkTally::default(),
             absorbed_mismatches: Vec::new(),
+            duplicate: vec![false; links],
+            lane_errors: vec![0; links * cfg_lanes],
+            window_tx: vec![0; links],
+        }
+    }
+
+    /// Cycles a transmission of `wire` cycles unsliced takes on link `l`:
+    /// split, the extra header copies ((lanes − 1) × header); duplicated,
+    /// every lane carries the whole packet at its share of the link rate.
+    pub fn wire_cycles(&self, l: usize, wire: u64) -> u64 {
+        match &self.cfg.slicing {
+            None => wire,
+            Some(s) if self.duplicate[l] => wire * s.lanes as u64,
+            Some(s) => wire + (s.lanes as u64 - 1) * s.header_bytes as u64,
+        }
+    }
+
+    /// Whether a sliced transmission of `wire` cycles (as sent, see
+    /// [`Self::wire_cycles`]) on link `l` is corrupted: split, if any
+    /// lane's slice is; duplicated, if every lane's copy is. Each lane's
+    /// errors are counted for the monitor, which switches the mode at the
+    /// end of its window.
+    fn sliced_corrupts(&mut self, l: usize, wire: u64) -> bool {
+        let s = self.cfg.slicing.as_ref().expect("sliced links");
+        let lanes = s.lanes as usize;
+        let dup = self.duplicate[l];
+        // Bytes each lane carries: a whole copy, or its slice with the header.
+        // (split: wire = W + (lanes - 1) header, a slice (W - header) /
+        // lanes + header = wire / lanes; duplicated: wire = W lanes.)
+        let lane_bytes = wire / lanes as u64;
+        let (mut any, mut all) = (false, true);
+        for k in 0..lanes {
+            let p = ErrorRate::PerBit(s.lane_bit_error_rates[k]).packet_probability(lane_bytes);
+            let bad = p > 0.0 && self.rng[l].random_bool(p.min(1.0));
+            self.lane_errors[l * lanes + k] += bad as u32;
+            any |= bad;
+            all &= bad;
+        }
+        self.tally.duplicate_transmissions += dup as u64;
+        self.window_tx[l] += 1;
+        if self.window_tx[l] >= s.monitor_packets {
+            let n = self.window_tx[l] as f64;
+            let worst = (0..lanes).map(|k| self.lane_errors[l * lanes + k]).max().unwrap_or(0) as f64 / n;
+            let switch = if dup { worst < s.split_below } else { s.dynamic && worst > s.duplicate_above };
+            if switch {
+                self.duplicate[l] = !dup;
+                self.tally.mode_switches += 1;
+            }
+            self.window_tx[l] = 0;
+            self.lane_errors[l * lanes..(l + 1) * lanes].iter_mut().for_each(|e| *e = 0);
+        }
+        if dup {
+            all
+        } else {
+            any
         }
     }
 
     /// Whether the transmission of `wire_bytes` on link `l` is corrupted
     /// (the burst state moves first).
     fn corrupts(&mut self, l: usize, wire_bytes: u64) -> bool {
+        if self.cfg.slicing.is_some() {
+            return self.sliced_corrupts(l, wire_bytes);
+        }
         let rng = &mut self.rng[l];
         let p = match self.cfg.bursts {
             Some(b) => {
@@ -266,6 +346,7 @@ mod tests {
             timeout_cycles: 1000,
             retransmission_fifo_packets: fifo,
             crc_escape_probability: 0.0,
+            slicing: None,
         };
         LinkProtocol::new(Arc::new(cfg), 1, 1, 7, 50)
     }

@@ -76,7 +76,11 @@ impl Router {
         let o = req.out as usize;
         let oi = r * lay.ports + o;
         let p = *env.pool.get(pkt);
-        let wire = env.net.port_wire_cycles(p.bytes, o);
+        let mut wire = env.net.port_wire_cycles(p.bytes, o);
+        if let Some(lp) = &self.outputs.link {
+            // Sliced over lanes (header copies) or duplicated.
+            wire = lp.wire_cycles(oi, wire);
+        }
         self.outputs.out_free_at[oi] = t + wire;
         self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
         if req.unit as usize >= lay.ports {
@@ -218,7 +222,7 @@ impl Router {
                 let p = env.pool.get(pkt);
                 (p.bytes, p.vc)
             };
-            let wire = env.net.port_wire_cycles(bytes, o);
+            let wire = self.outputs.link.as_ref().expect("checked").wire_cycles(l, env.net.port_wire_cycles(bytes, o));
             let accepted = self.transmit(r, o, start, wire, pkt, true, !failed.is_empty(), env);
             if accepted {
                 Self::send_on(start, w, i, vc, pkt, env);
