@@ -197,3 +197,16 @@ def test_link_errors_cost_throughput_and_latency_only_at_high_bit_error_rates():
     shares = [measured(j, f"BER {b}: retransmitted share") for b in ("1e-07", "1e-06", "1e-05")]
     assert shares[0] < shares[1] < shares[2]
     assert measured(j, "all-to-all of 4096 B at 1e-4 per packet (seed 1): packets lost") == 0
+
+
+def test_tofud_duplicates_only_when_a_lane_is_bad_enough():
+    j = case("tofud-packet-slicing")
+    m = lambda ber, mode: measured(j, f"bad lane at {ber}: {mode}")  # noqa: E731
+    # A mildly bad lane: dynamic stays split, duplicating would halve the link.
+    assert m("1e-06", "dynamic") == m("1e-06", "split") > 1.5 * m("1e-06", "duplicate")
+    # A very bad lane: retransmission alone collapses; duplicating holds about half.
+    assert m("0.0001", "duplicate") > 3 * m("0.0001", "split")
+    assert m("0.0001", "dynamic") > m("0.0001", "split")
+    # The header copy costs a few per cent without errors.
+    clean, sliced = measured(j, "error-free, unsliced"), measured(j, "error-free, split")
+    assert 0.95 * clean < sliced < clean

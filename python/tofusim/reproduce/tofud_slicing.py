@@ -1,0 +1,67 @@
+"""TofuD's dynamic packet slicing against plain retransmission (DOMAIN.md
+§1.2, [S:000]): one lane of every link goes bad; the link either keeps
+slicing packets over both lanes and retransmits what fails (``split``),
+sends every packet whole on both lanes (``duplicate``), or switches
+between the two as it monitors each lane's errors (``dynamic``, TofuD).
+
+The source describes the mechanism and publishes no figure of its
+effect: every value here is measured on the engine (the monitor's
+thresholds are [MEM] settings, docs/model.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import run as run_experiment
+from .case import case_maker
+
+_C = case_maker("[S:000] Ajima et al., The Tofu Interconnect D (IEEE Cluster 2018): packet slicing, split and duplicate modes")
+
+#: The bad lane's bit error rate; the good lane stays at 1e-10.
+BAD_LANE = (1e-6, 1e-5, 1e-4)
+MODES = {
+    "split (retransmission only)": 'packet_slicing = "split"',
+    "duplicate (always)": 'packet_slicing = "dynamic"\nduplicate_above = 0\nsplit_below = 0\nmonitor_packets = 1',
+    "dynamic (TofuD)": 'packet_slicing = "dynamic"',
+}
+
+
+def _run(shape: str, cycles: int, errors: str) -> dict[str, Any]:
+    table = f"[link_errors]\n{errors}\n" if errors else ""
+    r = run_experiment(
+        f'[network]\nsystem = "fugaku:{shape}"\n[workload]\npattern = "uniform"\nload = 1.0\n'
+        f"[run]\ncycles = {cycles}\nwarmup = {cycles // 10}\naudit_cycles = 20000\nseed = 5\n{table}",
+        "<reproduce>",
+    )
+    if r.get("invariant_error") or r.get("deadlock"):
+        raise RuntimeError(f"{errors!r}: {r.get('invariant_error') or r.get('deadlock')}")
+    return r
+
+
+def packet_slicing(scale: str) -> dict[str, Any]:
+    from . import metric
+
+    full = scale == "full"
+    shape, cycles = ("4x6x4", 4_000_000) if full else ("2x3x2", 800_000)
+    clean = _run(shape, cycles, "")["accepted_load"]
+    rows = [metric("error-free, unsliced: saturation throughput", "fraction of injection", clean, None, None)]
+    sliced = _run(shape, cycles, 'packet_slicing = "split"\nbit_error_rate = 0')["accepted_load"]
+    rows.append(metric("error-free, split over 2 lanes (a header copy per slice)", "fraction of injection", sliced, None, None))
+    curves: dict[str, list[list[float]]] = {m: [] for m in MODES}
+    setup: dict[str, Any] = {"system": f"fugaku:{shape}", "traffic": "uniform random at full load", "good_lane_ber": 1e-10,
+                             "bad_lane_ber": list(BAD_LANE), "cycles": cycles}
+    for ber in BAD_LANE:
+        for mode, keys in MODES.items():
+            r = _run(shape, cycles, f"{keys}\nlane_bit_error_rates = [1e-10, {ber!r}]")
+            le = r["link_errors"]
+            rows.append(metric(f"bad lane at {ber:g}: {mode}", "fraction of injection", r["accepted_load"], None, None))
+            curves[mode].append([math.log10(ber), r["accepted_load"]])
+            setup[f"{ber:g} {mode}"] = {k: le[k] for k in ("corrupted", "retransmissions", "duplicate_transmissions", "mode_switches")}
+    return {"metrics": rows, "setup": setup,
+            "plots": [{"title": f"TofuD fugaku:{shape}: one bad lane per link, uniform traffic at full load",
+                       "x": "log10 bit error rate of the bad lane", "y": "accepted load", "curves": curves}]}
+
+
+CASES = [_C("tofud-packet-slicing", "TofuD packet slicing: split vs duplicate vs dynamic mode with one bad lane per link", packet_slicing)]
