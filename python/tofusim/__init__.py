@@ -124,7 +124,9 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     samples every port's counters that often (packet engine,
     ``run.port_samples``); ``steps`` keeps every step's finish cycle
     (packet engine, the ``steps`` columns: rank, node, step, kind, peer,
-    bytes, finish_cycle) — what ``tofusim report`` animates.
+    bytes, finish_cycle) — what ``tofusim report`` animates; a schedule of
+    more than 4 million steps keeps none and says how many it had
+    (``steps_omitted``).
     """
     spec = {
         "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),

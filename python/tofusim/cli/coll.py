@@ -93,6 +93,9 @@ def _write(r: dict, out: str) -> None:
     run = dict(r.get("run") or {})
     samples = run.pop("port_samples", [])
     steps = r.pop("steps", None)
+    if r.get("steps_omitted"):
+        click.echo(f"tofusim: note: {r['steps_omitted']:,} steps are more than the collective keeps finish cycles of: "
+                   "no steps.parquet (the report's animation of the schedule needs it)", err=True)
     try:
         d.mkdir(parents=True, exist_ok=True)
         if samples:

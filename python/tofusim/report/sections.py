@@ -213,7 +213,8 @@ def throughput(rd: RunDir, draw: Draw) -> Section:
     if not parts:
         how = {"run": "give the run a length with warm-up and measured cycles (its time series), or set run.counter_period "
                       "(or --counter-period CYCLES) for counter samples",
-               "collective": "run tofusim coll with --out DIR on the packet engine (steps.parquet) or with --counter-period CYCLES",
+               "collective": "run tofusim coll with --counter-period CYCLES --out DIR"
+                             + ("" if rd.result.get("steps_omitted") else " (or on the packet engine with --out DIR alone, for its steps.parquet)"),
                "replay": "run tofusim replay with --counter-period CYCLES --out DIR"}[rd.kind]
         return Section("throughput", title, note=f"Nothing over time in this directory: {how}.")
     return Section("throughput", title, "".join(parts))
@@ -352,6 +353,9 @@ def progress(rd: RunDir, draw: Draw, net: Network) -> Section:
     its bytes received and of its steps finished, frame by frame."""
     title = "The schedule's progress over the network"
     r = rd.result
+    if r.get("steps_omitted"):
+        return Section("progress", title, note=f"The schedule has {r['steps_omitted']:,} steps, more than tofusim coll keeps the "
+                                               "finish cycles of: a smaller system or message count animates.")
     if rd.steps is None or not len(rd.steps):
         return Section("progress", title, note="No step times in this directory: run tofusim coll with --out DIR (packet engine), "
                                                "which writes every step's finish cycle to steps.parquet.")
