@@ -313,9 +313,8 @@ impl LinkProtocol {
         (0..self.crc_sent.len()).filter(|&l| own(l) && self.crc_sent[l] != self.crc_accepted[l]).map(|l| l as u32).collect()
     }
 
-    /// Chunks of downstream buffer held by packets awaiting
-    /// retransmission on link `l` (for the token audit), given each
-    /// packet's charge.
+    /// The packets awaiting retransmission on link `l` (the audit finds
+    /// them here and counts the downstream buffer space they keep).
     pub fn held(&self, l: usize) -> impl Iterator<Item = u32> + '_ {
         self.resend[l].iter().copied()
     }
