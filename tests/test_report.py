@@ -173,6 +173,15 @@ def test_a_torus_run_report_draws_offline_and_its_heat_map_follows_both_sliders(
     assert np.array(traces[0]["z"], dtype=float).shape == (8, 8)
     whole = r.drawn("heatmap")
     assert r.current("heatmap", 0).startswith("time: whole window")
+    # Hovering the cell between nodes (0,0,0) and (1,0,0) names the link's two directions.
+    image = r.page.locator("#fig-heatmap .heatmaplayer image").first
+    image.scroll_into_view_if_needed()
+    box = image.bounding_box()
+    r.page.mouse.move(box["x"] + box["width"] * 1.5 / 8, box["y"] + box["height"] * 7.5 / 8)
+    r.page.wait_for_selector("#fig-heatmap .hovertext")
+    hover = r.page.locator("#fig-heatmap .hovertext").first.text_content()
+    assert "(0,0,0) x+ → (1,0,0)" in hover and "(1,0,0) x- → (0,0,0)" in hover and "utilisation" in hover
+    r.page.mouse.move(0, 0)
     r.shoot("section#heatmap", shots / "report-torus-heatmap.png")
     before = r.page.locator("#fig-heatmap .heatmaplayer").screenshot()
     r.slide("heatmap", 0, 1.0)
