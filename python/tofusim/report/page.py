@@ -28,6 +28,7 @@ table.facts th { text-align: left; padding: 3px 16px 3px 0; color: #555; font-we
 table.facts td { padding: 3px 0; }
 table.data th { background: #f1f3f5; padding: 4px 10px; text-align: right; border-bottom: 1px solid #ccc; }
 table.data td { padding: 3px 10px; text-align: right; border-bottom: 1px solid #eee; font-variant-numeric: tabular-nums; }
+div.scroll { overflow-x: auto; max-width: 100%; }
 details { margin: 8px 0; }
 summary { cursor: pointer; color: #1f5f9f; }
 pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 12px; max-height: 420px; }

@@ -60,12 +60,18 @@ def details(summary: str, text: str) -> str:
 
 
 def frame_table(frame: pd.DataFrame, formats: dict[str, str]) -> str:
-    """A data frame as an HTML table, numbers formatted per column."""
+    """A data frame as an HTML table (scrolling sideways when wide), numbers
+    formatted per column, nothing where a value is missing."""
+    def cell(v: Any, fmt: str | None) -> str:
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return ""
+        return format(v, fmt) if fmt else str(v)
+
     shown = frame.copy()
-    for col, fmt in formats.items():
-        if col in shown:
-            shown[col] = [("" if v is None or (isinstance(v, float) and np.isnan(v)) else format(v, fmt)) for v in shown[col]]
-    return shown.to_html(index=False, classes="data", border=0, escape=True)
+    for col in shown.columns:
+        shown[col] = [cell(v, formats.get(col)) for v in shown[col]]
+    return f'<div class="scroll">{shown.to_html(index=False, classes="data", border=0, escape=True)}</div>'
+
 
 
 # ---------------------------------------------------------------- summary
