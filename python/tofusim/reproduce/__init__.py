@@ -30,10 +30,12 @@ CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASE
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False,
-           known_difference: str | None = None) -> dict[str, Any]:
+           known_difference: str | None = None, unpublished: bool = False) -> dict[str, Any]:
     """A metric row; ``within`` compares with the tolerance (relative), or as a lower bound.
 
-    ``known_difference`` explains a figure the model does not reproduce (see
+    ``unpublished`` marks a figure no source publishes (the model's own
+    result, e.g. the cost of link errors), as opposed to one held back for a
+    blind check. ``known_difference`` explains a figure the model does not reproduce (see
     docs/validation.md); the row still reports ``within`` honestly.
     """
     if published is None or tolerance is None:
@@ -44,6 +46,8 @@ def metric(name: str, unit: str, measured: float, published: float | None, toler
         within = abs(measured - published) <= tolerance * abs(published)
     row = {"name": name, "unit": unit, "measured": measured, "published": published, "tolerance": tolerance, "within": within,
            "lower_bound": lower_bound}
+    if unpublished:
+        row["unpublished"] = True
     if known_difference:
         row["known_difference"] = known_difference
     return row

@@ -48,7 +48,7 @@ def packet_slicing(scale: str) -> dict[str, Any]:
     clean = _run(shape, cycles, "")["accepted_load"]
     rows = [metric("error-free, unsliced: saturation throughput", "fraction of injection", clean, None, None)]
     sliced = _run(shape, cycles, 'packet_slicing = "split"\nbit_error_rate = 0')["accepted_load"]
-    rows.append(metric("error-free, split over 2 lanes (a header copy per slice)", "fraction of injection", sliced, None, None))
+    rows.append(metric("error-free, split over 2 lanes (a header copy per slice)", "fraction of injection", sliced, None, None, unpublished=True))
     curves: dict[str, list[list[float]]] = {m: [] for m in MODES}
     setup: dict[str, Any] = {"system": f"fugaku:{shape}", "traffic": "uniform random at full load", "good_lane_ber": 1e-10,
                              "bad_lane_ber": list(BAD_LANE), "cycles": cycles}
@@ -56,7 +56,7 @@ def packet_slicing(scale: str) -> dict[str, Any]:
         for mode, keys in MODES.items():
             r = _run(shape, cycles, f"{keys}\nlane_bit_error_rates = [1e-10, {ber!r}]")
             le = r["link_errors"]
-            rows.append(metric(f"bad lane at {ber:g}: {mode}", "fraction of injection", r["accepted_load"], None, None))
+            rows.append(metric(f"bad lane at {ber:g}: {mode}", "fraction of injection", r["accepted_load"], None, None, unpublished=True))
             curves[mode].append([math.log10(ber), r["accepted_load"]])
             setup[f"{ber:g} {mode}"] = {k: le[k] for k in ("corrupted", "retransmissions", "duplicate_transmissions", "mode_switches")}
     return {"metrics": rows, "setup": setup,
