@@ -164,3 +164,18 @@ fn deadlocks_and_planted_faults_are_reported_identically() {
         assert!(r.invariant_error.is_some(), "{fault} not caught");
     }
 }
+
+#[test]
+fn link_errors_and_packet_slicing_split_identically_on_threads_and_processes() {
+    let r = check_identical(
+        "link errors",
+        "[network]\nsystem = \"bgl:4x4x4\"\n[routing]\nalgorithm = \"adaptive\"\n[workload]\npattern = \"uniform\"\nload = 1.0\n[run]\ncycles = 20000\nwarmup = 2000\naudit_cycles = 2500\nseed = 3\n[link_errors]\npacket_error_rate = 0.05\ncrc_escape_probability = 0.01\nburst_error_rate = 0.5\nmean_burst_packets = 5\nmean_gap_packets = 300\n",
+    );
+    let le = r.link_errors.expect("reported");
+    assert!(le.tally.retransmissions > 0 && le.tally.timeouts > 0);
+    let r = check_identical(
+        "slicing",
+        "[network]\nsystem = \"fugaku:2x3x2\"\n[workload]\npattern = \"uniform\"\nload = 1.0\n[run]\ncycles = 60000\naudit_cycles = 5000\n[link_errors]\npacket_slicing = \"dynamic\"\nmonitor_packets = 10\nlane_bit_error_rates = [1e-10, 3e-5]\n",
+    );
+    assert!(r.link_errors.expect("reported").tally.mode_switches > 0);
+}
