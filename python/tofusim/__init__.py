@@ -15,7 +15,7 @@ from ._core import ConfigError
 
 __version__ = _core.version()
 
-__all__ = ["CollectiveResult", "ConfigError", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "coll",
+__all__ = ["CollectiveResult", "ConfigError", "CounterSamples", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "coll",
            "collective", "collective_algorithms", "collective_schedule", "presets", "replay", "run", "run_file", "topo", "topo_file",
            "topo_toml", "write_report"]
 
@@ -80,9 +80,10 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
     """
     if isinstance(text, Experiment):
         text, file = text.toml(), text.file
+    columns: dict[str, Any] = {}
     out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory,
-                               keep_partial, notice)
-    return None if out is None else RunResult(json.loads(out))
+                               keep_partial, notice, columns)
+    return None if out is None else RunResult(json.loads(out), samples=CounterSamples(columns))
 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
@@ -113,7 +114,7 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
 def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
-         counter_cycles: int = 0, steps: bool = False) -> dict[str, Any]:
+         counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None) -> dict[str, Any]:
     """Runs one collective over every node of ``system``.
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
@@ -121,8 +122,10 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     ``packet`` (the packet engine), ``flow`` (the flow model: event by
     event, or in lockstep rounds when the schedule is too large to list),
     ``flow-events`` or ``flow-rounds`` to choose. ``counter_cycles``
-    samples every port's counters that often (packet engine,
-    ``run.port_samples``); ``steps`` keeps every step's finish cycle
+    samples every port's and VC's counters that often (packet engine;
+    the result's ``run.counter_samples`` counts them, and their columns go
+    into the dict ``samples`` if given: see
+    :class:`tofusim.samples.CounterSamples`); ``steps`` keeps every step's finish cycle
     (packet engine, the ``steps`` columns: rank, node, step, kind, peer,
     bytes, finish_cycle) — what ``tofusim report`` animates; a schedule of
     more than 4 million steps keeps none and says how many it had
@@ -134,7 +137,7 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
         "model": model, "counter_cycles": int(counter_cycles), "steps": bool(steps),
     }
-    return json.loads(_core.run_collective(json.dumps(spec), progress, keep_partial))
+    return json.loads(_core.run_collective(json.dumps(spec), progress, keep_partial, samples))
 
 
 def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root: int = 0,
@@ -144,15 +147,19 @@ def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root
 
 
 def collective(op: str, algo: str, size_bytes: int, system: str, **kw: Any) -> CollectiveResult:
-    """One collective over every node of ``system`` (see :func:`coll`), as a :class:`CollectiveResult`."""
-    return CollectiveResult(coll(op, algo, size_bytes, system, **kw))
+    """One collective over every node of ``system`` (see :func:`coll`), as a :class:`CollectiveResult`
+    (its counter samples, with ``counter_cycles``, as ``.samples``)."""
+    columns: dict[str, Any] = {}
+    return CollectiveResult(coll(op, algo, size_bytes, system, samples=columns, **kw), samples=CounterSamples(columns))
 
 
 def replay(trace: str, system: str, **kw: Any) -> ReplayResult:
     """Replays an OTF2 trace on ``system`` (see :func:`tofusim.trace.replay`), as a :class:`ReplayResult`."""
     from .trace import replay as _replay
 
-    return ReplayResult(_replay(trace, system, **kw))
+    columns: dict[str, Any] = {}
+    return ReplayResult(_replay(trace, system, samples=columns, **kw), samples=CounterSamples(columns))
 
 
 from .api import CollectiveResult, Experiment, ReplayResult, Result, RunResult, System, write_report  # noqa: E402 - after the functions they wrap
+from .samples import CounterSamples  # noqa: E402

@@ -2,19 +2,24 @@
 results with attributes and data frames. The command line is built on the
 same calls; docs/python.md has examples (run by ``make test``).
 
-Results are dicts (the JSON the command line prints, so existing code
-keeps working) whose keys are also attributes, with ``to_pandas`` views
-of their tables.
+Results are typed classes (:class:`RunResult`, :class:`CollectiveResult`,
+:class:`ReplayResult`): their figures as typed attributes, their tables
+as :class:`Table` objects with ``to_arrow()`` and ``to_pandas()``, their
+counter samples as :class:`tofusim.samples.CounterSamples`. They are
+still the JSON objects the command line prints underneath (dicts), so
+code that reads the keys keeps working.
 """
 
 from __future__ import annotations
 
 import copy
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import ConfigError
+from .samples import CounterSamples
 
 
 class System:
@@ -133,17 +138,87 @@ class Experiment:
         return f"Experiment({self.file}: {', '.join(self.tables)})"
 
 
+class Table:
+    """One table of a result: an Arrow table with ``to_arrow()`` and
+    ``to_pandas()``, made when asked for (the result keeps the rows it was
+    given, or the core's columns for counter samples).
+
+    >>> t = Table.from_rows([{"cycle": 1000, "link_utilization": 0.5}])
+    >>> t.columns, len(t)
+    (['cycle', 'link_utilization'], 1)
+    >>> t.to_pandas()["link_utilization"].iloc[0]
+    0.5
+    """
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, Any]], columns: list[str] | None = None) -> Table:
+        import pyarrow as pa
+
+        if not rows:
+            return cls(pa.table({c: pa.array([], pa.null()) for c in (columns or [])}))
+        return cls(pa.Table.from_pylist(rows))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._table.column_names)
+
+    def __len__(self) -> int:
+        return int(self._table.num_rows)
+
+    def to_arrow(self) -> Any:
+        """The ``pyarrow.Table``."""
+        return self._table
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` (dictionary columns become categories)."""
+        return self._table.to_pandas()
+
+    def __repr__(self) -> str:
+        return f"Table({len(self):,} rows: {', '.join(self.columns)})"
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Packet latency, cycles: count, mean, median, 99th percentile and maximum."""
+
+    count: int
+    mean: float
+    p50: float
+    p99: float
+    max: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Latency:
+        d = d or {}
+        return cls(int(d.get("count", 0)), float(d.get("mean", 0.0)), float(d.get("p50", 0.0)), float(d.get("p99", 0.0)), float(d.get("max", 0.0)))
+
+
 def _frame(rows: list[dict[str, Any]] | dict[str, list[Any]]) -> Any:
     import pandas as pd
 
     return pd.DataFrame(rows)
 
 
+def _histogram(dist: list[Any]) -> Table:
+    return Table.from_rows([{"latency_cycles": float(b), "packets": int(n)} for b, n in dist], ["latency_cycles", "packets"])
+
+
 class Result(dict):
-    """A result: the JSON object the command line prints, with its keys also
-    readable as attributes (``r.accepted_load``). A key that is also a dict
-    method's name (``items``, ``keys``, ``values``, ``get``, ``copy``, ...)
-    is read with ``r["items"]``; table views are ``*_frame()`` methods."""
+    """A result: the JSON object the command line prints (kept as a dict,
+    so code that reads its keys keeps working), with typed attributes for
+    its figures, its tables as :class:`Table` (``to_arrow()``,
+    ``to_pandas()``) and its counter samples as :attr:`samples`. Other
+    keys are readable as attributes too (``r.vc_traffic``); a key that is
+    also a dict method's name (``items``, ``keys``, ...) is read with
+    ``r["items"]``."""
+
+    def __init__(self, data: dict[str, Any], samples: CounterSamples | None = None) -> None:
+        super().__init__(data)
+        #: Port and VC counter samples (empty unless the run sampled: ``run.counter_period``, ``counter_cycles=``).
+        self.samples: CounterSamples = samples if samples is not None else CounterSamples(None)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -151,24 +226,90 @@ class Result(dict):
         except KeyError:
             raise AttributeError(f"{type(self).__name__} has no {name!r}; keys: {', '.join(sorted(self))}") from None
 
+    def port_samples(self) -> Table:
+        """Per port and sample: cycle, router, port, bytes, packets, busy, idle and depleted cycles (cumulative)."""
+        return Table(self.samples.ports)
+
+    def vc_samples(self) -> Table:
+        """Per port, downstream VC and sample: cycle, router, port, vc, bytes, packets (cumulative), held_chunks."""
+        return Table(self.samples.vcs)
+
 
 class RunResult(Result):
     """``tofusim.run``'s result."""
 
+    @property
+    def complete(self) -> bool:
+        return bool(self["complete"])
+
+    @property
+    def accepted_load(self) -> float:
+        """Delivered bytes over the nodes' injection capacity in the measured window."""
+        return float(self["accepted_load"])
+
+    @property
+    def offered_load(self) -> float | None:
+        return self.get("offered_load")
+
+    @property
+    def link_utilization(self) -> float:
+        """Mean busy fraction of all links, overheads included."""
+        return float(self["link_utilization"])
+
+    @property
+    def payload_utilization(self) -> float:
+        return float(self.get("payload_utilization", 0.0))
+
+    @property
+    def packets_injected(self) -> int:
+        return int(self.get("packets_injected", 0))
+
+    @property
+    def packets_delivered(self) -> int:
+        return int(self.get("packets_delivered", 0))
+
+    @property
+    def completion_cycles(self) -> int | None:
+        return self.get("completion_cycles")
+
+    @property
+    def cycle_ns(self) -> float:
+        return float(self.get("cycle_ns", 0.0))
+
+    @property
+    def latency_cycles(self) -> Latency:
+        """The ``latency`` summary as a :class:`Latency` (``r.latency`` is the JSON's dict)."""
+        return Latency.from_dict(self.get("latency"))
+
+    def timeseries(self) -> Table:
+        """One row per time-series window: cycle, accepted_load, link_utilization, packets_delivered, token_returns,
+        unblocking_probability, and each VC class's mean buffer fill (``fill_NAME``)."""
+        names = sorted(self.get("vc_occupancy") or {})
+        rows = []
+        for s in self.get("timeseries", []):
+            row = {k: v for k, v in s.items() if k != "vc_fill"}
+            row.update({f"fill_{n}": f for n, f in zip(names, s.get("vc_fill", []))})
+            rows.append(row)
+        return Table.from_rows(rows, ["cycle", "accepted_load", "link_utilization"])
+
     def timeseries_frame(self) -> Any:
-        """Samples over the run (one row per sample): a pandas DataFrame."""
+        """:meth:`timeseries` as a pandas DataFrame, without the VC fills."""
         rows = [{k: v for k, v in s.items() if k != "vc_fill"} for s in self.get("timeseries", [])]
         return _frame(rows)
 
-    def latency_histogram(self) -> Any:
-        """Packets by latency bin (lower bound in cycles, count)."""
-        return _frame([{"latency_cycles": b, "packets": n} for b, n in self.get("latency_distribution", [])])
+    def latency_histogram(self) -> Table:
+        """Packets by latency bin: the bin's lower bound in cycles, and its packets."""
+        return _histogram(self.get("latency_distribution", []))
 
-    def ports_frame(self) -> Any:
-        """Per-port counters (the run must keep them: ``ports=True``)."""
+    def port_counters(self) -> Table:
+        """Final per-port counters (the run must keep them: ``ports=True``)."""
         if not self.get("ports"):
             raise ConfigError("the run kept no per-port counters: run it with ports=True")
-        return _frame(self["ports"])
+        return Table.from_rows(self["ports"])
+
+    def ports_frame(self) -> Any:
+        """:meth:`port_counters` as a pandas DataFrame."""
+        return self.port_counters().to_pandas()
 
     def to_pandas(self) -> Any:
         """The run's scalar figures as a one-row DataFrame."""
@@ -181,6 +322,48 @@ class RunResult(Result):
 class CollectiveResult(Result):
     """``tofusim.collective``'s result."""
 
+    @property
+    def time_seconds(self) -> float:
+        return float(self["time_seconds"])
+
+    @property
+    def processes(self) -> int:
+        return int(self["processes"])
+
+    @property
+    def verified(self) -> bool | None:
+        return self.get("verified")
+
+    def latency_histogram(self) -> Table:
+        """The collective's packets by latency (packet engine; empty on the flow model)."""
+        return _histogram((self.get("run") or {}).get("latency_distribution", []))
+
+    def steps(self) -> Table:
+        """Every step of the schedule and when it finished: rank, node, step, kind, peer, bytes, finish_cycle
+        (packet engine, run with ``steps=True``)."""
+        st = self.get("steps")
+        if not st:
+            raise ConfigError("the collective kept no step times: run it with steps=True (packet engine)")
+        import pyarrow as pa
+
+        kind = pa.DictionaryArray.from_arrays(pa.array(st["kind"], pa.int16()), pa.array(st["kinds"], pa.string()))
+        cols = {k: pa.array(st[k]) for k in ("rank", "node", "step")}
+        return Table(pa.table({**cols, "kind": kind, "peer": pa.array(st["peer"]), "bytes": pa.array(st["bytes"]),
+                               "finish_cycle": pa.array(st["finish_cycle"])}))
+
+    def per_rank(self) -> Table:
+        """Per rank: its node, steps, bytes sent and the cycle its last step finished (from :meth:`steps`)."""
+        import pyarrow.compute as pc
+
+        t = self.steps().to_arrow()
+        sent = t.filter(pc.equal(t["kind"].cast("string"), "send"))
+        ends = t.group_by("rank").aggregate([("node", "min"), ("step", "count"), ("finish_cycle", "max")])
+        bytes_sent = {r: b for r, b in zip(*sent.group_by("rank").aggregate([("bytes", "sum")]).select(["rank", "bytes_sum"]).to_pydict().values())}
+        ends = ends.rename_columns(["rank", "node", "steps", "end_cycle"]).sort_by("rank")
+        import pyarrow as pa
+
+        return Table(ends.append_column("bytes_sent", pa.array([int(bytes_sent.get(r, 0)) for r in ends["rank"].to_pylist()], pa.uint64())))
+
     def to_pandas(self) -> Any:
         return _frame([{k: v for k, v in self.items() if isinstance(v, (int, float, str, bool)) or v is None}])
 
@@ -188,12 +371,28 @@ class CollectiveResult(Result):
 class ReplayResult(Result):
     """``tofusim.replay``'s result."""
 
-    def per_rank_frame(self) -> Any:
+    @property
+    def time_seconds(self) -> float:
+        """The predicted time of the program."""
+        return float(self["time_seconds"])
+
+    @property
+    def measured_seconds(self) -> float:
+        """The trace's own time."""
+        return float(self.get("measured_seconds", 0.0))
+
+    def per_rank(self) -> Table:
         """Per rank: node, end, compute, point-to-point, collective and waiting seconds."""
-        return _frame(self["per_rank"])
+        return Table.from_rows(self["per_rank"])
+
+    def per_rank_frame(self) -> Any:
+        return self.per_rank().to_pandas()
+
+    def busiest_links(self) -> Table:
+        return Table.from_rows(self.get("busiest_links") or [])
 
     def busiest_links_frame(self) -> Any:
-        return _frame(self["busiest_links"])
+        return self.busiest_links().to_pandas()
 
     def to_pandas(self) -> Any:
         return self.per_rank_frame()

@@ -228,10 +228,10 @@ pub struct RunSummary {
     pub latency: tofusim_packet::stats::LatencySummary,
     /// Packets by latency: (bin's lower bound in cycles, packets).
     pub latency_distribution: Vec<(f64, u64)>,
-    /// Per-port counter samples every `counter_cycles` of the run (none
-    /// unless asked: `--counter-period`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub port_samples: Vec<tofusim_packet::result::PortSample>,
+    /// Per-port and per-VC counter samples every `counter_cycles` of the
+    /// run (none unless asked: `--counter-period`); in JSON their count.
+    #[serde(skip_serializing_if = "tofusim_packet::result::CounterSamples::is_empty")]
+    pub counter_samples: tofusim_packet::result::CounterSamples,
 }
 
 fn err(key: &str, message: impl Into<String>) -> ConfigError {
@@ -355,7 +355,7 @@ pub fn run_inspecting<T>(
 }
 
 /// [`run_inspecting`] with the per-port counters sampled every
-/// `counter_cycles` (0: none) into the run summary's `port_samples`.
+/// `counter_cycles` (0: none) into the run summary's `counter_samples`.
 pub fn run_sampled<T>(
     setup: Setup,
     s: tofusim_comm::Schedule,
@@ -406,7 +406,7 @@ pub fn run_sampled<T>(
             wall_seconds: r.sim.wall_seconds,
             latency: r.latency,
             latency_distribution: r.latency_distribution,
-            port_samples: r.port_samples,
+            counter_samples: r.counter_samples,
         },
     }, seen))
 }

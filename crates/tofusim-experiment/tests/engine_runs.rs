@@ -191,17 +191,56 @@ fn line_and_plane_fill_deliver_every_broadcast_once() {
 #[test]
 fn port_counters_are_sampled_at_the_period() {
     let r = run("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.2\n[run]\ncycles = 10000\ncounter_cycles = 2500\n");
-    let cycles: std::collections::BTreeSet<u64> = r.port_samples.iter().map(|s| s.cycle).collect();
-    assert_eq!(
-        cycles.into_iter().collect::<Vec<_>>(),
-        vec![2500, 5000, 7500]
-    );
-    assert_eq!(r.port_samples.len(), 3 * 64 * 6);
-    for s in &r.port_samples {
-        assert!(
-            s.busy_cycles + s.idle_cycles >= s.cycle - 300
-                && s.busy_cycles + s.idle_cycles <= s.cycle + 300,
-            "{s:?}"
-        );
+    let s = &r.counter_samples;
+    let cycles: std::collections::BTreeSet<u64> = s.ports.cycle.iter().copied().collect();
+    assert_eq!(cycles.into_iter().collect::<Vec<_>>(), vec![2500, 5000, 7500]);
+    assert_eq!((s.samples, s.period_cycles, s.requested_period_cycles), (3, 2500, 2500));
+    assert_eq!(s.ports.cycle.len(), 3 * 64 * 6);
+    for i in 0..s.ports.cycle.len() {
+        let (busy, idle, cycle) = (s.ports.busy_cycles[i], s.ports.idle_cycles[i], s.ports.cycle[i]);
+        assert!(busy + idle >= cycle - 300 && busy + idle <= cycle + 300, "row {i}: {busy} + {idle} at {cycle}");
     }
+}
+
+/// Each port's VC rows add up to its own counters, and a buffer holds no
+/// more than its capacity.
+#[test]
+fn vc_samples_split_the_port_counters() {
+    let r = run("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.5\n[run]\ncycles = 8000\nwarmup = 1000\ncounter_cycles = 2000\n");
+    let s = &r.counter_samples;
+    let vcs = s.vc_names.len();
+    assert!(vcs >= 2 && s.vc_buffer_chunks > 0);
+    assert_eq!(s.vcs.cycle.len(), s.ports.cycle.len() * vcs);
+    let mut held = 0;
+    for (i, _) in s.ports.cycle.iter().enumerate() {
+        let rows = i * vcs..(i + 1) * vcs;
+        for j in rows.clone() {
+            assert_eq!((s.vcs.cycle[j], s.vcs.router[j], s.vcs.port[j]), (s.ports.cycle[i], s.ports.router[i], s.ports.port[i]));
+            assert!(s.vcs.held_chunks[j] <= s.vc_buffer_chunks);
+            held += s.vcs.held_chunks[j];
+        }
+        assert_eq!(s.vcs.bytes[rows.clone()].iter().sum::<u64>(), s.ports.bytes[i], "port row {i}");
+        assert_eq!(s.vcs.packets[rows].iter().sum::<u64>(), s.ports.packets[i], "port row {i}");
+    }
+    assert!(held > 0, "at half load some buffer holds a packet at a sample");
+    assert!(s.ports.bytes.iter().sum::<u64>() > 0);
+}
+
+/// A run longer than its sample budget doubles its period and keeps every
+/// other sample, evenly spaced.
+#[test]
+fn a_long_run_coarsens_its_samples() {
+    // BG/L: two dynamic VCs, the escape (bubble) VC and the priority VC.
+    let limit = tofusim_packet::stats::counter_sample_limit(64 * 6, 4);
+    let period = 10;
+    let cycles = period * (2 * limit + 40);
+    let r = run(&format!("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.05\n[run]\ncycles = {cycles}\ncounter_cycles = {period}\n"));
+    let s = &r.counter_samples;
+    assert_eq!(s.vc_names.len(), 4);
+    assert!(s.period_cycles >= 2 * period && s.samples <= limit + 1, "{} samples every {}", s.samples, s.period_cycles);
+    let cycles: std::collections::BTreeSet<u64> = s.ports.cycle.iter().copied().collect();
+    assert_eq!(cycles.len() as u64, s.samples);
+    assert!(cycles.iter().all(|c| c % s.period_cycles == 0));
+    let v: Vec<u64> = cycles.into_iter().collect();
+    assert!(v.windows(2).all(|w| w[1] - w[0] == s.period_cycles), "evenly spaced");
 }

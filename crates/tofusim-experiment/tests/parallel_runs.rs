@@ -1,7 +1,8 @@
 //! Split runs are bit-identical to unsplit ones: the same experiment on 1,
 //! 2 and 3 threads, and on 2 emulated processes (the MPI code path with
 //! channels instead of MPI) of 1 and 2 threads each, gives the same result
-//! JSON — every statistic, the time series, the per-port counters, the
+//! JSON — every statistic, the time series, the per-port counters (and
+//! the port and VC counter samples, compared column by column), the
 //! deadlock report — but for the simulator's own wall time and partition
 //! loads.
 
@@ -85,6 +86,7 @@ fn check_identical(name: &str, text: &str) -> tofusim_packet::RunResult {
     for threads in [2, 3] {
         let r = run_split(text, Split::threads(threads)).expect("result");
         assert_same(&canonical(&r), &want, &format!("{name}: {threads} threads differ from one"));
+        assert!(r.counter_samples == one.counter_samples, "{name}: {threads} threads' counter samples differ from one");
         let p = r.sim.partitions.as_ref().expect("a split run reports its partitions");
         assert_eq!(p.partitions.len(), threads);
         assert_eq!(p.partitions.iter().map(|l| l.events).sum::<u64>(), one.sim.events);
@@ -92,6 +94,7 @@ fn check_identical(name: &str, text: &str) -> tofusim_packet::RunResult {
     for (procs, threads) in [(2, 1), (2, 2)] {
         let r = run_processes(text, procs, threads);
         assert_same(&canonical(&r), &want, &format!("{name}: {procs} processes × {threads} threads differ from one"));
+        assert!(r.counter_samples == one.counter_samples, "{name}: {procs} processes × {threads} threads' counter samples differ from one");
         assert_eq!(r.sim.partitions.as_ref().map(|p| p.processes), Some(procs));
     }
     one

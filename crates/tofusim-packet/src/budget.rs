@@ -96,13 +96,17 @@ pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packe
     let router_state = mul(routers, per_router);
     let nodes_bytes = mul(nodes, 8 + 8 + 4 + mul(lanes, 4 + 4 + 8 + 8 + 1));
     let samples = run.cycles.map_or(0, |c| c / run.sample_cycles.max(1) + 1);
-    // Per-port counter snapshots every `counter_cycles`: kept during the
-    // run and copied into the result.
+    // Per-port and per-VC counter snapshots every `counter_cycles`: kept
+    // during the run (at most `counter_sample_limit` samples, the period
+    // doubling past it) and copied into the result's columns. A finite
+    // workload's length is not known here: its samples are not counted.
+    let limit = crate::stats::counter_sample_limit(mul(routers, ports), vcs);
     let snapshots = match (run.cycles, run.counter_cycles) {
-        (Some(c), every) if every > 0 => c / every + 1,
+        (Some(c), every) if every > 0 => (c / every + 1).min(limit),
         _ => 0,
     };
-    let snapshot_bytes = mul(mul(snapshots, mul(routers, ports)), 2 * (std::mem::size_of::<PortCounters>() as u64 + 16));
+    let vc_row_bytes = std::mem::size_of::<crate::stats::VcSnapshot>() as u64 + 40;
+    let snapshot_bytes = mul(mul(snapshots, mul(routers, ports)), 2 * (std::mem::size_of::<PortCounters>() as u64 + 16) + mul(vcs, vc_row_bytes));
     let statistics = mul(mul(routers, ports), std::mem::size_of::<PortCounters>() as u64)
         .saturating_add(snapshot_bytes)
         .saturating_add(mul(samples, (std::mem::size_of::<crate::stats::Sample>() as u64) + 8 * vcs));

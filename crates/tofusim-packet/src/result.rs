@@ -123,17 +123,76 @@ pub struct PortRecord {
     pub idle_cycles: u64,
 }
 
-/// PA counters of one port at one cycle (cumulative since the warm-up).
-#[derive(Clone, Debug, Serialize)]
-pub struct PortSample {
-    pub cycle: u64,
-    pub router: u32,
-    pub port: String,
-    pub bytes: u64,
-    pub packets: u64,
-    pub busy_cycles: u64,
-    pub idle_cycles: u64,
-    pub depleted_cycles: u64,
+/// The counter samples of a run, as columns (one row per port, or per
+/// port and VC, per sample; cumulative since the warm-up). They are not in
+/// the result's JSON, which has only their count and period: a run on a
+/// few thousand ports samples millions of rows, so the front end writes
+/// them to Parquet (`port_samples.parquet`, `vc_samples.parquet`) from
+/// these columns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CounterSamples {
+    /// The period asked for (`run.counter_period`), and the one the
+    /// samples kept have: twice it for every halving of a long run's
+    /// samples ([`crate::stats::MAX_COUNTER_ROWS`]).
+    pub requested_period_cycles: u64,
+    pub period_cycles: u64,
+    /// Distinct sample cycles.
+    pub samples: u64,
+    /// Port names by port index, VC names by VC index, and a VC buffer's
+    /// capacity in chunks (what `held_chunks` is out of).
+    pub port_names: Vec<String>,
+    pub vc_names: Vec<String>,
+    pub vc_buffer_chunks: u32,
+    pub ports: PortSampleColumns,
+    pub vcs: VcSampleColumns,
+}
+
+/// Per port and sample: the PA counters (see [`PortCounters`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PortSampleColumns {
+    pub cycle: Vec<u64>,
+    pub router: Vec<u32>,
+    /// Index into [`CounterSamples::port_names`].
+    pub port: Vec<u8>,
+    pub bytes: Vec<u64>,
+    pub packets: Vec<u64>,
+    pub busy_cycles: Vec<u64>,
+    pub idle_cycles: Vec<u64>,
+    pub depleted_cycles: Vec<u64>,
+}
+
+/// Per port, downstream VC and sample: the packets and bytes sent into
+/// that VC, and the chunks its buffer holds as the sender's tokens see it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VcSampleColumns {
+    pub cycle: Vec<u64>,
+    pub router: Vec<u32>,
+    pub port: Vec<u8>,
+    /// Index into [`CounterSamples::vc_names`].
+    pub vc: Vec<u8>,
+    pub bytes: Vec<u64>,
+    pub packets: Vec<u64>,
+    pub held_chunks: Vec<u32>,
+}
+
+impl CounterSamples {
+    pub fn is_empty(&self) -> bool {
+        self.ports.cycle.is_empty()
+    }
+}
+
+/// In JSON, what was sampled and how much: the rows are in the columns.
+impl Serialize for CounterSamples {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("requested_period_cycles", &self.requested_period_cycles)?;
+        m.serialize_entry("period_cycles", &self.period_cycles)?;
+        m.serialize_entry("samples", &self.samples)?;
+        m.serialize_entry("port_rows", &self.ports.cycle.len())?;
+        m.serialize_entry("vc_rows", &self.vcs.cycle.len())?;
+        m.end()
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -178,8 +237,8 @@ pub struct RunResult {
     /// rounds, broadcast results…
     #[serde(flatten)]
     pub traffic: serde_json::Map<String, serde_json::Value>,
-    /// PA counter snapshots every `run.counter_cycles` (empty when 0).
-    pub port_samples: Vec<PortSample>,
+    /// PA counter and per-VC samples every `run.counter_period` (none when 0).
+    pub counter_samples: CounterSamples,
     pub deadlock: Option<Deadlock>,
     pub invariant_error: Option<InvariantError>,
     /// Link errors and their recovery (`None`: error-free links).

@@ -242,6 +242,59 @@ impl PortCounters {
     }
 }
 
+/// Per output port and downstream VC: what went through that VC of the
+/// next router's input (the port's counters split by VC), kept only when
+/// the run samples its counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Zeroable)]
+pub struct VcCounters {
+    pub bytes: u64,
+    pub packets: u64,
+}
+
+/// One VC's counters at a sample: `index` is (router·ports + port)·vcs +
+/// VC; `held_chunks` the chunks its downstream buffer holds as the sender
+/// sees it then (its buffer's capacity less the tokens it has: packets in
+/// the buffer, on the wire, and tokens on their way back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct VcSnapshot {
+    pub cycle: u64,
+    pub index: u32,
+    pub held_chunks: u32,
+    pub counters: VcCounters,
+}
+
+impl VcSnapshot {
+    pub(crate) fn put(&self, buf: &mut Vec<u8>) {
+        buf.put_u64(self.cycle);
+        buf.put_u32(self.index);
+        buf.put_u32(self.held_chunks);
+        buf.put_u64(self.counters.bytes);
+        buf.put_u64(self.counters.packets);
+    }
+
+    pub(crate) fn get(r: &mut Reader) -> Self {
+        VcSnapshot { cycle: r.u64(), index: r.u32(), held_chunks: r.u32(), counters: VcCounters { bytes: r.u64(), packets: r.u64() } }
+    }
+}
+
+/// Counter rows (port rows plus VC rows) a run keeps at most: past it
+/// the sampling period doubles and every other sample is dropped, so a
+/// long run on a large machine keeps about this many rows (~150 MB at
+/// most) with fewer, evenly spaced samples. The counters are cumulative,
+/// so a dropped sample loses only time resolution.
+pub const MAX_COUNTER_ROWS: u64 = 1 << 22;
+/// ... but never fewer samples than this before coarsening (a report's
+/// time slider needs some; the largest machines go past the row budget).
+pub const MIN_COUNTER_SAMPLES: u64 = 16;
+
+/// The samples a run keeps before its period doubles, for `ports`
+/// connected ports with `vcs` VCs each: the same in every partition (it
+/// depends on the whole network), so all of them coarsen at the same
+/// sample.
+pub fn counter_sample_limit(ports: u64, vcs: u64) -> u64 {
+    (MAX_COUNTER_ROWS / ports.saturating_mul(1 + vcs).max(1)).max(MIN_COUNTER_SAMPLES)
+}
+
 /// What a run measures, owned apart from the hardware state: PA counters,
 /// latencies, time series, and the tallies every partition sums at the end.
 pub(crate) struct Stats {
@@ -254,6 +307,16 @@ pub(crate) struct Stats {
     pub next_counter: u64,
     /// Per-port counter snapshots `(cycle, router·ports + port, counters)`.
     pub counter_snapshots: Vec<(u64, u32, PortCounters)>,
+    /// Per (router·ports + port)·vcs + VC, counted only when the run
+    /// samples (`counter_period` > 0): one more store per hop otherwise
+    /// spent for nothing.
+    pub vc_counters: Vec<VcCounters>,
+    pub vc_snapshots: Vec<VcSnapshot>,
+    /// The sampling period now (it doubles when a run has taken
+    /// `counter_limit` samples), and the cycles of the samples kept.
+    pub counter_period: u64,
+    pub counter_limit: u64,
+    pub counter_cycles_taken: Vec<u64>,
     /// Packet-hops per VC in the measured window.
     pub vc_hops: Vec<u64>,
     pub created: u64,
@@ -285,7 +348,7 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    pub fn new(ports: usize, vcs: usize, sample_cycles: u64, counter_cycles: u64) -> Self {
+    pub fn new(ports: usize, vcs: usize, sample_cycles: u64, counter_cycles: u64, counter_limit: u64) -> Self {
         Stats {
             // Zeroed pages: a partition's other routers' counters take no
             // memory (see `partition::Ownership`).
@@ -295,6 +358,11 @@ impl Stats {
             next_sample: sample_cycles.max(1),
             next_counter: if counter_cycles > 0 { counter_cycles } else { u64::MAX },
             counter_snapshots: Vec::new(),
+            vc_counters: if counter_cycles > 0 { bytemuck::zeroed_vec(ports * vcs) } else { Vec::new() },
+            vc_snapshots: Vec::new(),
+            counter_period: counter_cycles,
+            counter_limit: counter_limit.max(2),
+            counter_cycles_taken: Vec::new(),
             vc_hops: vec![0; vcs],
             created: 0,
             rerouted: 0,
@@ -315,5 +383,66 @@ impl Stats {
             events: 0,
             last_delivery: None,
         }
+    }
+
+    /// Whether per-VC counters are kept (the run samples its counters).
+    #[inline]
+    pub fn samples_vcs(&self) -> bool {
+        !self.vc_counters.is_empty()
+    }
+
+    /// After a sample at `at`: past the limit, doubles the period and keeps
+    /// the samples at its multiples (every other one; all samples fall on
+    /// multiples of the period), and moves the next sample onto one.
+    pub fn coarsen_counters(&mut self) {
+        if (self.counter_cycles_taken.len() as u64) <= self.counter_limit {
+            return;
+        }
+        let old = self.counter_period;
+        let period = old * 2;
+        self.counter_period = period;
+        self.counter_cycles_taken.retain(|c| c % period == 0);
+        self.counter_snapshots.retain(|s| s.0 % period == 0);
+        self.vc_snapshots.retain(|s| s.cycle % period == 0);
+        if self.next_counter != u64::MAX && self.next_counter % period != 0 {
+            self.next_counter += old;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coarsening_keeps_every_other_sample_and_the_next_on_the_new_period() {
+        let mut s = Stats::new(2, 2, 1000, 100, 4);
+        for k in 1..=5u64 {
+            let at = k * 100;
+            s.counter_snapshots.push((at, 0, PortCounters { bytes: at, ..Default::default() }));
+            s.vc_snapshots.push(VcSnapshot { cycle: at, index: 1, held_chunks: 0, counters: VcCounters { bytes: at, packets: 1 } });
+            s.counter_cycles_taken.push(at);
+            s.next_counter = at + s.counter_period;
+            s.coarsen_counters();
+        }
+        assert_eq!(s.counter_period, 200);
+        assert_eq!(s.counter_cycles_taken, vec![200, 400]);
+        assert_eq!(s.counter_snapshots.iter().map(|x| x.0).collect::<Vec<_>>(), vec![200, 400]);
+        assert_eq!(s.vc_snapshots.iter().map(|x| x.cycle).collect::<Vec<_>>(), vec![200, 400]);
+        assert_eq!(s.next_counter, 600);
+    }
+
+    #[test]
+    fn the_sample_limit_follows_the_network_and_has_a_floor() {
+        assert_eq!(counter_sample_limit(3072, 4), MAX_COUNTER_ROWS / (3072 * 5));
+        assert_eq!(counter_sample_limit(1 << 22, 4), MIN_COUNTER_SAMPLES);
+    }
+
+    #[test]
+    fn vc_snapshots_cross_the_wire_unchanged() {
+        let v = VcSnapshot { cycle: 7, index: 3, held_chunks: 9, counters: VcCounters { bytes: 256, packets: 1 } };
+        let mut buf = Vec::new();
+        v.put(&mut buf);
+        assert_eq!(VcSnapshot::get(&mut Reader::new(&buf)), v);
     }
 }

@@ -220,7 +220,7 @@ const MAX_ITERATIONS: i64 = 1_000_000_000_000;
 /// `model = "flow"` runs the workload on the flow model instead (one
 /// thread; see `tofusim_experiment::flow_run`).
 #[pyfunction]
-#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false, notice=None))]
+#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false, notice=None, samples=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_experiment(
     py: Python<'_>,
@@ -234,6 +234,7 @@ fn run_experiment(
     max_memory: Option<u64>,
     keep_partial: bool,
     notice: Option<Py<PyAny>>,
+    samples: Option<Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<Option<String>> {
     let mut exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     if !matches!(model, "packet" | "flow") {
@@ -314,11 +315,51 @@ fn run_experiment(
     if !ports {
         result.ports.clear();
     }
+    if let Some(d) = &samples {
+        put_counter_samples(py, d, &result.counter_samples)?;
+    }
     let mut v = serde_json::to_value(&result).expect("results serialise");
     v["setup"] = setup;
     v["sim"]["estimated_memory_bytes"] = footprint.total().into();
     v["sim"]["estimated_packet_hops"] = work.packet_hops.into();
     Ok(Some(v.to_string()))
+}
+
+/// Fills `into` with a run's counter samples as columns of little-endian
+/// bytes — `{"ports": {column: (dtype, bytes)}, "vcs": {...}, "port_names",
+/// "vc_names", "vc_buffer_chunks", "period_cycles"}` — which the front end
+/// turns into Arrow arrays without a Python object per row (the result's
+/// JSON has only their count).
+fn put_counter_samples(py: Python<'_>, into: &Bound<'_, pyo3::types::PyDict>, c: &tofusim_packet::result::CounterSamples) -> PyResult<()> {
+    use pyo3::types::{PyBytes, PyDict};
+    fn col<'py, T: Copy>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, dtype: &str, v: &[T], le: impl Fn(T) -> Vec<u8>) -> PyResult<()> {
+        let bytes: Vec<u8> = v.iter().flat_map(|&x| le(x)).collect();
+        d.set_item(name, (dtype, PyBytes::new(py, &bytes)))
+    }
+    let p = PyDict::new(py);
+    col(py, &p, "cycle", "<u8", &c.ports.cycle, |x| x.to_le_bytes().to_vec())?;
+    col(py, &p, "router", "<u4", &c.ports.router, |x| x.to_le_bytes().to_vec())?;
+    col(py, &p, "port", "u1", &c.ports.port, |x| vec![x])?;
+    col(py, &p, "bytes", "<u8", &c.ports.bytes, |x| x.to_le_bytes().to_vec())?;
+    col(py, &p, "packets", "<u8", &c.ports.packets, |x| x.to_le_bytes().to_vec())?;
+    col(py, &p, "busy_cycles", "<u8", &c.ports.busy_cycles, |x| x.to_le_bytes().to_vec())?;
+    col(py, &p, "idle_cycles", "<u8", &c.ports.idle_cycles, |x| x.to_le_bytes().to_vec())?;
+    col(py, &p, "depleted_cycles", "<u8", &c.ports.depleted_cycles, |x| x.to_le_bytes().to_vec())?;
+    let v = PyDict::new(py);
+    col(py, &v, "cycle", "<u8", &c.vcs.cycle, |x| x.to_le_bytes().to_vec())?;
+    col(py, &v, "router", "<u4", &c.vcs.router, |x| x.to_le_bytes().to_vec())?;
+    col(py, &v, "port", "u1", &c.vcs.port, |x| vec![x])?;
+    col(py, &v, "vc", "u1", &c.vcs.vc, |x| vec![x])?;
+    col(py, &v, "bytes", "<u8", &c.vcs.bytes, |x| x.to_le_bytes().to_vec())?;
+    col(py, &v, "packets", "<u8", &c.vcs.packets, |x| x.to_le_bytes().to_vec())?;
+    col(py, &v, "held_chunks", "<u4", &c.vcs.held_chunks, |x| x.to_le_bytes().to_vec())?;
+    into.set_item("ports", p)?;
+    into.set_item("vcs", v)?;
+    into.set_item("port_names", c.port_names.clone())?;
+    into.set_item("vc_names", c.vc_names.clone())?;
+    into.set_item("vc_buffer_chunks", c.vc_buffer_chunks)?;
+    into.set_item("period_cycles", c.period_cycles)?;
+    Ok(())
 }
 
 /// The collective algorithms per operation, as JSON
@@ -391,8 +432,8 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
 /// segment_bytes, tnis, descriptor, cache_injection, cmg, verify, seed) on
 /// the packet engine; returns the result as JSON.
 #[pyfunction]
-#[pyo3(signature = (spec, progress=None, keep_partial=false))]
-fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool) -> PyResult<String> {
+#[pyo3(signature = (spec, progress=None, keep_partial=false, samples=None))]
+fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool, samples: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<String> {
     let spec = collective_spec(&spec)?;
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
@@ -402,6 +443,9 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, kee
     let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let r = r.map_err(config_err)?;
+    if let (Some(d), Some(run)) = (&samples, &r.run) {
+        put_counter_samples(py, d, &run.counter_samples)?;
+    }
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
 
@@ -494,7 +538,7 @@ fn trace_comm_list(py: Python<'_>, path: String, collectives: bool) -> PyResult<
 /// maps an operation to the algorithm to use instead of the default. The
 /// result adds the trace's measured time and what the conversion noticed.
 #[pyfunction]
-#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0))]
+#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0, samples=None))]
 #[allow(clippy::too_many_arguments)]
 fn trace_replay(
     py: Python<'_>,
@@ -510,6 +554,7 @@ fn trace_replay(
     mpi: Option<String>,
     algorithms: Option<std::collections::BTreeMap<String, String>>,
     counter_cycles: u64,
+    samples: Option<Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<String> {
     let model = replay_model(model)?;
     let mpi = mpi_overrides(mpi)?;
@@ -526,6 +571,9 @@ fn trace_replay(
     let stopped = r.as_ref().is_ok_and(|r| r.3.run.as_ref().is_some_and(|x| x.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let (trace, measured_ns, notes, r) = r.map_err(TofusimConfigError::new_err)?;
+    if let (Some(d), Some(run)) = (&samples, &r.run) {
+        put_counter_samples(py, d, &run.counter_samples)?;
+    }
     let mut v = serde_json::to_value(&r).expect("results serialise");
     let o = v.as_object_mut().expect("an object");
     o.insert("trace".into(), trace.into());

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from .. import coll as run_coll
 from .. import collective_algorithms
+from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
 from ..units import parse_bytes
 from .report import report_option, require_out, write_into
 from .run import _LazyProgress
@@ -81,25 +82,27 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
         raise SystemExit(1)
 
 
-def _write(r: dict, out: str) -> None:
-    """result.json, and the counter samples and steps as Parquet (taken
-    out of the result: ``r`` keeps what --json prints)."""
+def _write(r: dict, out: str, samples: CounterSamples) -> None:
+    """result.json, and the counter samples and steps as Parquet (the steps
+    taken out of the result: ``r`` keeps what --json prints, which names
+    the sample files)."""
     from pathlib import Path
 
     from .. import ConfigError
-    from ..report.files import write_samples, write_steps
+    from ..report.files import write_steps
 
     d = Path(out)
     run = dict(r.get("run") or {})
-    samples = run.pop("port_samples", [])
     steps = r.pop("steps", None)
     if r.get("steps_omitted"):
         click.echo(f"tofusim: note: {r['steps_omitted']:,} steps are more than the collective keeps finish cycles of: "
                    "no steps.parquet (the report's animation of the schedule needs it)", err=True)
     try:
         d.mkdir(parents=True, exist_ok=True)
-        if samples:
-            write_samples(samples, d / "port_samples.parquet")
+        files = samples.write(d)
+        if files:
+            run["counter_samples"] = {**run.get("counter_samples", {}), "files": [f.name for f in files]}
+            r["run"] = run
         if steps is not None:
             write_steps(steps, d / "steps.parquet")
         (d / "result.json").write_text(json.dumps({**r, "run": run} if r.get("run") else r, indent=1) + "\n", encoding="utf-8")
@@ -124,12 +127,13 @@ def _write(r: dict, out: str) -> None:
               help="packet: every packet on the packet engine. flow: the flow model (max-min fair bandwidth sharing) on the schedule's messages, "
                    "or, when the schedule is too large to list (full machines), on the algorithm's lockstep rounds; flow-events / flow-rounds choose.")
 @click.option("--list", "list_", is_flag=True, help="List the algorithms of every operation.")
-@click.option("--counter-period", "counter_period", type=int, default=0, show_default=True, metavar="CYCLES",
-              help="Packet engine: sample every port's counters every CYCLES (0: none); with --out written to port_samples.parquet.")
+@click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
+              help="Packet engine: sample every port's and VC's counters every CYCLES (0: none) into --out DIR's port_samples.parquet "
+                   f"and vc_samples.parquet [default with --out: {DEFAULT_COUNTER_PERIOD}].")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Sweeps: runs at a time (processes).")
 @click.option("--out", "out", help="Directory for the results: a sweep's coll.csv, coll.parquet and coll.png (default coll-OP-SYSTEM); "
                                    "one run's result.json, on the packet engine steps.parquet (every step's finish cycle) and, "
-                                   "with --counter-period, port_samples.parquet.")
+                                   "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
 def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, counter_period, jobs, out,
@@ -153,17 +157,21 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     if not system:
         raise click.UsageError("missing --system (e.g. k:4x4x4)")
     segment_bytes = parse_bytes(segment, "--segment")
+    sweeping = bool(algo) and ("," in algo or ":" in size)
+    if counter_period is None:
+        # One packet run with --out samples by default (a report's heat maps move over the samples).
+        counter_period = DEFAULT_COUNTER_PERIOD if out and model == "packet" and not sweeping else 0
+    elif counter_period and not out:
+        raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet, vc_samples.parquet); "
+                               "without it there is nowhere to write them")
     if counter_period < 0:
         raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
     if counter_period and model != "packet":
         raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
-    sweeping = bool(algo) and ("," in algo or ":" in size)
     if sweeping and counter_period:
         raise click.UsageError("--counter-period samples one run: give one algorithm and one size")
     if not sweeping and jobs != 1:
         raise click.UsageError("--jobs runs the points of a sweep (several --algo or a --size range) at once")
-    if counter_period and not (out or as_json):
-        raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet) or --json")
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
@@ -171,14 +179,15 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     require_out(report, out)
     size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
+    columns: dict = {}
     try:
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                      cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
-                     counter_cycles=counter_period, steps=bool(out) and model == "packet")
+                     counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns)
     finally:
         progress.close()
     if out:
-        _write(r, out)
+        _write(r, out, CounterSamples(columns))
         if report:
             write_into(out)
     if as_json:

@@ -13,7 +13,7 @@ from rich.table import Table
 from .. import ConfigError, _core
 from ..trace import replay as run_replay
 from .rmatt import read_order
-from ..report.files import write_samples
+from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
 from .report import report_option, require_out, write_into
 from .run import _LazyProgress
 
@@ -37,8 +37,9 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
 @click.option("--compute-scale", type=float, default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
 @click.option("--seed", default=1, show_default=True)
-@click.option("--counter-period", "counter_period", type=int, default=0, show_default=True, metavar="CYCLES",
-              help="Packet engine: sample every port's counters every CYCLES (0: none); with --out written to port_samples.parquet.")
+@click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
+              help="Packet engine: sample every port's and VC's counters every CYCLES (0: none) into --out DIR's port_samples.parquet "
+                   f"and vc_samples.parquet [default with --out: {DEFAULT_COUNTER_PERIOD}].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--out", "out", help="Directory for result.json and per_rank.csv (created); with --counter-period port_samples.parquet, "
                                    "with --system recorded the fitted machine's system.toml.")
@@ -58,24 +59,30 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
             raise click.UsageError(f"--map {map_!r}: expected virtual:SHAPE, e.g. virtual:4x6x4")
         order = json.loads(_core.map_virtual(system, shape, None, None, "faults", True))["node_of_rank"]
     progress = _LazyProgress()
+    columns: dict = {}
     try:
+        if counter_period is None:
+            # A packet replay with --out samples by default (the report's heat maps move over the samples).
+            counter_period = DEFAULT_COUNTER_PERIOD if out and model == "packet" else 0
+        elif counter_period and not out:
+            raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet, vc_samples.parquet); "
+                                   "without it there is nowhere to write them")
         if counter_period < 0:
             raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
         if counter_period and model != "packet":
             raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
-        if counter_period and not (out or as_json):
-            raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet) or --json")
         r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
-                       algorithms=_algorithms(coll), seed=seed, progress=progress, counter_cycles=counter_period)
+                       algorithms=_algorithms(coll), seed=seed, progress=progress, counter_cycles=counter_period,
+                       samples=columns)
     finally:
         progress.close()
     if out:
         d = Path(out)
         try:
             d.mkdir(parents=True, exist_ok=True)
-            samples = (r.get("run") or {}).pop("port_samples", [])
-            if samples:
-                write_samples(samples, d / "port_samples.parquet")
+            files = CounterSamples(columns).write(d)
+            if files:
+                r["run"] = {**r["run"], "counter_samples": {**r["run"].get("counter_samples", {}), "files": [f.name for f in files]}}
             machine = dict(r.get("machine") or {})
             if "system_toml" in machine:
                 (d / "system.toml").write_text(machine.pop("system_toml"), encoding="utf-8")

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from .. import ConfigError, Experiment, _read_text
 from .. import run as run_text
+from ..samples import DEFAULT_COUNTER_PERIOD
 from .report import report_option, require_out, write_into
 from ..units import parse_bytes
 
@@ -114,14 +115,27 @@ def _mpi_world() -> Any:
     return MPI.COMM_WORLD
 
 
-def _with_counter_period(experiment: str, counter_period: int | None) -> str:
+def _with_counter_period(experiment: str, counter_period: int | None, out: str | None, model: str) -> str:
     """The experiment file's text, with run.counter_period set when
-    --counter-period is given (replacing its earlier name, counter_cycles)."""
+    --counter-period is given (replacing its earlier name, counter_cycles)
+    or, for a packet run with --out whose file sets neither, to the default
+    period: a directory always has the samples a report's heat maps move
+    over. Without --out the samples would have nowhere to go (the JSON has
+    only their count), so --counter-period is refused there."""
     text = _read_text(experiment)
     if counter_period is None:
-        return text
+        if out is None or model != "packet":
+            return text
+        e = Experiment.from_toml(text, experiment)
+        run = e.tables.get("run")
+        if isinstance(run, dict) and ("counter_period" in run or "counter_cycles" in run):
+            return text
+        return e.set("run.counter_period", DEFAULT_COUNTER_PERIOD).toml()
     if counter_period < 0:
         raise click.UsageError(f"--counter-period {counter_period}: expected cycles >= 0")
+    if out is None:
+        raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet, vc_samples.parquet); "
+                               "without it there is nowhere to write them")
     e = Experiment.from_toml(text, experiment)
     if isinstance(e.tables.get("run"), dict):
         e.tables["run"].pop("counter_cycles", None)
@@ -141,7 +155,7 @@ def _write(r: dict[str, Any], text: str, out: Path, model: str) -> None:
         raise ConfigError(f"{out}: cannot write the run's results: {e.strerror}") from None
     from ..report.files import write_run
 
-    files = write_run(dict(r), out)
+    files = write_run(r, out, r.samples)
     click.echo(f"wrote {len(files) + 1} files to {out}", err=True)
 
 
@@ -157,7 +171,8 @@ def _write(r: dict[str, Any], text: str, out: Path, model: str) -> None:
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Refuse the run if its estimated memory exceeds SIZE (e.g. 8GiB; default: the memory available now).")
 @click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
-              help="Sample every port's counters every CYCLES (sets run.counter_period; 0: none); with --out written to port_samples.parquet.")
+              help="Sample every port's and VC's counters every CYCLES (sets run.counter_period; 0: none) into --out DIR's "
+                   f"port_samples.parquet and vc_samples.parquet [default with --out: the file's, else {DEFAULT_COUNTER_PERIOD}].")
 @report_option
 def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool, model: str, max_memory: str | None,
         counter_period: int | None, report: bool) -> None:
@@ -167,7 +182,7 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     result, with its "deadlock" or "invariant_error", is still printed).
     """
     require_out(report, out)
-    text = _with_counter_period(experiment, counter_period)
+    text = _with_counter_period(experiment, counter_period, out, model)
     comm = _mpi_world() if mpi else None
     progress = _LazyProgress()
     try:

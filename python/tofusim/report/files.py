@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import Any
 
 
-def write_run(result: dict[str, Any], out: Path) -> list[Path]:
-    """results.json, timeseries.csv, ports.csv, port_samples.csv (and .parquet, compact), latency.csv and PNG
-    plots. Returns the files."""
+def write_run(result: dict[str, Any], out: Path, samples: Any = None) -> list[Path]:
+    """results.json, timeseries.csv, ports.csv, port_samples.parquet and vc_samples.parquet (the counter
+    samples, ``samples``: a :class:`tofusim.samples.CounterSamples`; the JSON names the files), latency.csv
+    and PNG plots. Returns the files."""
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    sampled = samples.write(out) if samples else []
+    if sampled:
+        result["counter_samples"] = {**result.get("counter_samples", {}), "files": [p.name for p in sampled]}
+    written = list(sampled)
     ports = result.pop("ports", [])
-    port_samples = result.pop("port_samples", [])
     p = out / "results.json"
     p.write_text(json.dumps(result, indent=2) + "\n")
     written.append(p)
@@ -38,17 +41,6 @@ def write_run(result: dict[str, Any], out: Path) -> list[Path]:
             for r in ports:
                 w.writerow([r["router"], r["port"], r["bytes"], r["packets"], r["busy_cycles"], r["idle_cycles"], r["depleted_cycles"]])
         written.append(p)
-    if port_samples:
-        p = out / "port_samples.csv"
-        with p.open("w", newline="") as f:
-            w = csv.writer(f)
-            cols = ["cycle", "router", "port", "bytes", "packets", "busy_cycles", "idle_cycles", "depleted_cycles"]
-            w.writerow(cols)
-            w.writerows([s[c] for c in cols] for s in port_samples)
-        written.append(p)
-        p = out / "port_samples.parquet"
-        write_samples(port_samples, p)
-        written.append(p)
     dist = result.get("latency_distribution", [])
     if dist:
         p = out / "latency.csv"
@@ -59,22 +51,6 @@ def write_run(result: dict[str, Any], out: Path) -> list[Path]:
         written.append(p)
     written += plot_run(result, out)
     return written
-
-
-SAMPLE_COLUMNS = ["cycle", "router", "port", "bytes", "packets", "busy_cycles", "idle_cycles", "depleted_cycles"]
-
-
-def write_samples(samples: list[dict[str, Any]], path: Path) -> None:
-    """Per-port counter samples as Parquet: typed columns, the port names
-    as a category (a fifth of the CSV's size or less)."""
-    import pandas as pd
-
-    frame = pd.DataFrame(samples, columns=SAMPLE_COLUMNS)
-    for c in SAMPLE_COLUMNS:
-        if c != "port":
-            frame[c] = frame[c].astype("uint32" if c == "router" else "uint64")
-    frame["port"] = frame["port"].astype("category")
-    frame.to_parquet(path, index=False)
 
 
 def write_steps(steps: dict[str, Any], path: Path) -> None:

@@ -36,7 +36,7 @@ def _refuse_unrecorded_threads(trace: str) -> None:
 
 def replay(trace: str, system: str, *, model: str = "packet", order: list[int] | None = None,
            compute_scale: float = 1.0, algorithms: dict[str, str] | None = None, seed: int = 1,
-           progress: Any = None, counter_cycles: int = 0) -> dict[str, Any]:
+           progress: Any = None, counter_cycles: int = 0, samples: dict[str, Any] | None = None) -> dict[str, Any]:
     """Replays ``trace`` (an OTF2 archive's directory or anchor file) on ``system``.
 
     ``system`` is a preset (``k:4x6x4``) or ``recorded``: the model of the
@@ -48,7 +48,9 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     point-to-point, collective and waiting seconds, and beside them the
     trace's own ``measured_seconds`` and the algorithms used; with
     ``counter_cycles`` (packet engine) the per-port counters sampled every
-    that many cycles (``run.port_samples``).
+    that many cycles (``run.counter_samples`` counts them; their columns
+    go into the dict ``samples`` if given, see
+    :class:`tofusim.samples.CounterSamples`).
     """
     trace = str(trace)
     _refuse_unrecorded_threads(trace)
@@ -59,7 +61,7 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
         machine = recorded_machine(trace_dir(trace), _core.trace_ranks(trace))
         system_toml, mpi = machine["system_toml"], json.dumps(machine["mpi"])
     r = json.loads(_core.trace_replay(trace, system, model, order, float(compute_scale), int(seed), progress, True,
-                                      system_toml, mpi, dict(algorithms or {}), int(counter_cycles)))
+                                      system_toml, mpi, dict(algorithms or {}), int(counter_cycles), samples))
     if machine is not None:
         # With its system file (system_toml): what the run was laid out on.
         r["machine"] = dict(machine)

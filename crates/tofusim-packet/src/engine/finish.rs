@@ -77,20 +77,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         deposits: e.stats.deposits,
         wire_overhead_bytes: e.net.params.overhead_bytes as u64,
     });
-    let warm = e.net.run.warmup;
-    let port_samples = e.stats.counter_snapshots
-        .iter()
-        .map(|&(cycle, i, c)| PortSample {
-            cycle,
-            router: i / lay.ports as u32,
-            port: e.net.routing.port_name((i % lay.ports as u32) as u8),
-            bytes: c.bytes,
-            packets: c.packets,
-            busy_cycles: c.busy_cycles,
-            idle_cycles: cycle.saturating_sub(warm).saturating_sub(c.busy_cycles),
-            depleted_cycles: c.depleted_cycles,
-        })
-        .collect();
+    let counter_samples = counter_samples(&e);
     let link_errors = e.router.outputs.link.as_ref().map(|lp| {
         let me = e.mail.me;
         let mut bad = lp.crc_mismatches(|l| e.mail.owner[l / lay.ports] == me);
@@ -146,7 +133,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         timeseries,
         ports,
         traffic,
-        port_samples,
+        counter_samples,
         deadlock,
         invariant_error: e.error.clone(),
         link_errors,
@@ -160,4 +147,43 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
             partitions,
         },
     }
+}
+
+/// The merged counter samples as columns (see [`CounterSamples`]).
+fn counter_samples<W: Traffic>(e: &Engine<W>) -> CounterSamples {
+    let lay = e.net.lay;
+    let (ports, vcs) = (lay.ports as u32, lay.vcs as u32);
+    let warm = e.net.run.warmup;
+    let mut c = CounterSamples {
+        requested_period_cycles: e.net.run.counter_cycles,
+        period_cycles: e.stats.counter_period,
+        samples: e.stats.counter_cycles_taken.len() as u64,
+        port_names: (0..lay.ports).map(|o| e.net.routing.port_name(o as u8)).collect(),
+        vc_names: (0..lay.vcs).map(|v| lay.vc_name(v)).collect(),
+        vc_buffer_chunks: e.net.cap as u32,
+        ..Default::default()
+    };
+    let p = &mut c.ports;
+    for &(cycle, i, k) in &e.stats.counter_snapshots {
+        p.cycle.push(cycle);
+        p.router.push(i / ports);
+        p.port.push((i % ports) as u8);
+        p.bytes.push(k.bytes);
+        p.packets.push(k.packets);
+        p.busy_cycles.push(k.busy_cycles);
+        p.idle_cycles.push(cycle.saturating_sub(warm).saturating_sub(k.busy_cycles));
+        p.depleted_cycles.push(k.depleted_cycles);
+    }
+    let v = &mut c.vcs;
+    for s in &e.stats.vc_snapshots {
+        let port = s.index / vcs;
+        v.cycle.push(s.cycle);
+        v.router.push(port / ports);
+        v.port.push((port % ports) as u8);
+        v.vc.push((s.index % vcs) as u8);
+        v.bytes.push(s.counters.bytes);
+        v.packets.push(s.counters.packets);
+        v.held_chunks.push(s.held_chunks);
+    }
+    c
 }

@@ -293,7 +293,8 @@ impl<W: Traffic> Engine<W> {
             })
             .collect();
         let gen_remaining = gen_total.iter().sum();
-        let stats = Stats::new(routers * ports, vcs, run.sample_cycles, run.counter_cycles);
+        let connected_ports = (0..routers * ports).filter(|&i| routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some()).count();
+        let stats = Stats::new(routers * ports, vcs, run.sample_cycles, run.counter_cycles, crate::stats::counter_sample_limit(connected_ports as u64, vcs as u64));
         let net = Net {
             routing,
             params,

@@ -8,7 +8,7 @@ use crate::traffic::Traffic;
 use super::Engine;
 use crate::result::{InvariantError, PartitionLoad};
 use crate::router::link_protocol::LinkTally;
-use crate::stats::{Histogram, PortCounters, SampleSums};
+use crate::stats::{Histogram, PortCounters, SampleSums, VcSnapshot};
 use crate::wire::{Put, Reader};
 
 /// One partition's share of a run's statistics.
@@ -18,6 +18,7 @@ pub(crate) struct Summary {
     hist: Histogram,
     samples: Vec<SampleSums>,
     snapshots: Vec<(u64, u32, PortCounters)>,
+    vc_snapshots: Vec<VcSnapshot>,
     vc_hops: Vec<u64>,
     tally: [u64; TALLY],
     error: Option<InvariantError>,
@@ -88,6 +89,7 @@ impl<W: Traffic> Engine<W> {
             hist: self.stats.hist.clone(),
             samples: self.stats.samples.clone(),
             snapshots: self.stats.counter_snapshots.clone(),
+            vc_snapshots: self.stats.vc_snapshots.clone(),
             vc_hops: self.stats.vc_hops.clone(),
             tally: self.tally(),
             error: self.error.clone(),
@@ -108,6 +110,9 @@ impl<W: Traffic> Engine<W> {
         debug_assert_eq!(self.stats.samples.len(), s.samples.len(), "every partition closes the same windows");
         self.stats.counter_snapshots.extend_from_slice(&s.snapshots);
         self.stats.counter_snapshots.sort_unstable_by_key(|&(c, i, _)| (c, i));
+        debug_assert!(s.vc_snapshots.iter().all(|v| self.stats.counter_cycles_taken.binary_search(&v.cycle).is_ok()), "every partition keeps the same samples");
+        self.stats.vc_snapshots.extend_from_slice(&s.vc_snapshots);
+        self.stats.vc_snapshots.sort_unstable_by_key(|v| (v.cycle, v.index));
         for (a, b) in self.stats.vc_hops.iter_mut().zip(&s.vc_hops) {
             *a += b;
         }
@@ -139,6 +144,8 @@ impl Summary {
             buf.put_u32(*i);
             p.put(buf);
         }
+        buf.put_u64(self.vc_snapshots.len() as u64);
+        self.vc_snapshots.iter().for_each(|v| v.put(buf));
         buf.put_u64(self.vc_hops.len() as u64);
         self.vc_hops.iter().for_each(|&x| buf.put_u64(x));
         self.tally.iter().for_each(|&x| buf.put_u64(x));
@@ -166,6 +173,7 @@ impl Summary {
         let hist = Histogram::get(&mut r);
         let samples = (0..r.u64()).map(|_| SampleSums::get(&mut r)).collect();
         let snapshots = (0..r.u64()).map(|_| (r.u64(), r.u32(), PortCounters::get(&mut r))).collect();
+        let vc_snapshots = (0..r.u64()).map(|_| VcSnapshot::get(&mut r)).collect();
         let vc_hops = (0..r.u64()).map(|_| r.u64()).collect();
         let mut tally = [0u64; TALLY];
         tally.iter_mut().for_each(|x| *x = r.u64());
@@ -175,6 +183,6 @@ impl Summary {
         link_tally.iter_mut().for_each(|x| *x = r.u64());
         let crc_mismatch = (0..r.u64()).map(|_| r.u32()).collect();
         let load = PartitionLoad { routers: r.u64(), events: r.u64(), busy_seconds: r.f64(), wait_seconds: r.f64() };
-        Summary { counters, hist, samples, snapshots, vc_hops, tally, error, workload: words, link_tally, crc_mismatch, load }
+        Summary { counters, hist, samples, snapshots, vc_snapshots, vc_hops, tally, error, workload: words, link_tally, crc_mismatch, load }
     }
 }

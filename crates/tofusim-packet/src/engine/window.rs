@@ -21,7 +21,7 @@ use super::{Engine, Progress, PREFETCH_EVENTS};
 use crate::event::{Ev, EvKind};
 use super::invariants::AuditPart;
 use crate::result::{Deadlock, InvariantError};
-use crate::stats::SampleSums;
+use crate::stats::{SampleSums, VcSnapshot};
 use crate::wire::{Put, Reader};
 
 /// How a run ended: the same in every partition.
@@ -240,7 +240,8 @@ impl<W: Traffic> Engine<W> {
         }
         while now >= self.stats.next_counter {
             self.snapshot_counters(self.stats.next_counter);
-            self.stats.next_counter += self.net.run.counter_cycles;
+            self.stats.next_counter += self.stats.counter_period;
+            self.stats.coarsen_counters();
         }
     }
 
@@ -269,15 +270,26 @@ impl<W: Traffic> Engine<W> {
         rep
     }
 
-    /// This partition's PA counters of connected ports as they stand at `at`.
+    /// This partition's PA counters of connected ports as they stand at
+    /// `at`, and each of their VCs' counters and downstream buffer fill.
     fn snapshot_counters(&mut self, at: u64) {
-        let ports = self.net.lay.ports;
+        let (ports, vcs) = (self.net.lay.ports, self.net.lay.vcs);
+        let cap = self.net.cap as u32;
         for i in 0..self.net.lay.routers * ports {
             let (r, p) = ((i / ports) as u32, (i % ports) as u8);
             if self.owns(r) && self.net.routing.neighbor(r, p).is_some() {
                 self.stats.counter_snapshots.push((at, i as u32, self.stats.counters[i]));
+                for v in i * vcs..(i + 1) * vcs {
+                    self.stats.vc_snapshots.push(VcSnapshot {
+                        cycle: at,
+                        index: v as u32,
+                        held_chunks: cap.saturating_sub(self.router.outputs.out_tokens[v] as u32),
+                        counters: self.stats.vc_counters[v],
+                    });
+                }
             }
         }
+        self.stats.counter_cycles_taken.push(at);
     }
 
     /// Skips the idle stretch from `from` to `to` (no event anywhere in
@@ -298,11 +310,12 @@ impl<W: Traffic> Engine<W> {
                 self.stats.next_sample += (to - self.stats.next_sample) / period * period;
             }
         }
-        let every = self.net.run.counter_cycles;
-        if every > 0 && self.stats.next_counter < to {
+        if self.net.run.counter_cycles > 0 && self.stats.next_counter < to {
             let b = self.stats.next_counter;
             self.snapshot_counters(b);
-            self.stats.next_counter = b + every;
+            self.stats.next_counter = b + self.stats.counter_period;
+            self.stats.coarsen_counters();
+            let every = self.stats.counter_period;
             if self.stats.next_counter < to {
                 self.stats.next_counter += (to - self.stats.next_counter) / every * every;
             }
@@ -330,6 +343,8 @@ impl<W: Traffic> Engine<W> {
         self.close_up_to(bound);
         self.stats.samples.retain(|s| s.cycle <= bound);
         self.stats.counter_snapshots.retain(|s| s.0 <= bound);
+        self.stats.vc_snapshots.retain(|s| s.cycle <= bound);
+        self.stats.counter_cycles_taken.retain(|&c| c <= bound);
     }
 
     /// A collective audit at `t`: every partition's part, one verdict.

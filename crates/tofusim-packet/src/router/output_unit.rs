@@ -126,6 +126,11 @@ impl Router {
             env.stats.busy_measured += wire;
             env.stats.payload_measured += p.payload as u64;
             env.stats.vc_hops[req.vc as usize] += 1;
+            if env.stats.samples_vcs() {
+                let v = &mut env.stats.vc_counters[oi * lay.vcs + req.vc as usize];
+                v.bytes += p.bytes as u64;
+                v.packets += 1;
+            }
         }
         env.stats.win_busy += wire;
         if self.outputs.depleted_since[oi] != u64::MAX {
@@ -235,6 +240,11 @@ impl Router {
                 c.packets += 1;
                 c.busy_cycles += wire;
                 env.stats.busy_measured += wire;
+                if env.stats.samples_vcs() {
+                    let v = &mut env.stats.vc_counters[l * lay.vcs + vc as usize];
+                    v.bytes += bytes as u64;
+                    v.packets += 1;
+                }
             }
             env.stats.win_busy += wire;
             start += wire;
