@@ -133,6 +133,24 @@ def test_counters_are_sampled_in_collectives_and_replays(run, tmp_path):
     assert f["cycle"].nunique() >= 2 and len(f) == f["cycle"].nunique() * 64 * 6
     # Counters are cumulative: each port's bytes never fall.
     assert (f.sort_values("cycle").groupby(["router", "port"], observed=True)["bytes"].diff().dropna() >= 0).all()
+    v = pd.read_parquet(out / "vc_samples.parquet")
+    assert list(v.columns) == ["cycle", "router", "port", "vc", "bytes", "packets", "held_chunks"]
+    # Each port's VCs add up to the port, sample by sample.
+    by_port = v.groupby(["cycle", "router", "port"], observed=True)[["bytes", "packets"]].sum().reset_index()
+    joined = f.merge(by_port, on=["cycle", "router", "port"], suffixes=("", "_vcs"))
+    assert len(joined) == len(f) and (joined["bytes"] == joined["bytes_vcs"]).all() and (joined["packets"] == joined["packets_vcs"]).all()
+    res = json.loads((out / "result.json").read_text())
+    assert res["run"]["counter_samples"]["files"] == ["port_samples.parquet", "vc_samples.parquet"]
+    assert res["run"]["counter_samples"]["vc_rows"] == len(v) and "port_samples" not in res["run"]
+    # Without --out: nowhere to write them, refused in one line; --json alone samples nothing.
+    r = run("coll", "allreduce", "--algo", "ring", "--size", "64KiB", "--system", "bgl:4x4x4", "--counter-period", "100", "--json")
+    assert r.code == 2 and "--counter-period" in r.err and "--out DIR" in r.err and len(r.err.strip().splitlines()) == 1
+    r = run("coll", "allreduce", "--algo", "ring", "--size", "64KiB", "--system", "bgl:4x4x4", "--json")
+    assert r.code == 0 and "counter_samples" not in json.loads(r.out)["run"]
+    # With --out and no period: sampled at the default.
+    dflt = tmp_path / "default"
+    assert run("coll", "allreduce", "--algo", "ring", "--size", "64KiB", "--system", "bgl:4x4x4", "--out", str(dflt)).code == 0
+    assert json.loads((dflt / "result.json").read_text())["run"]["counter_samples"]["requested_period_cycles"] == 1000
     r = run("coll", "allreduce", "--algo", "ring", "--size", "64KiB", "--system", "bgl:4x4x4", "--counter-period", "100", "--model", "flow")
     assert r.code == 2 and "--model packet" in r.err
 

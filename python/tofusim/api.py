@@ -146,7 +146,7 @@ class Table:
     >>> t = Table.from_rows([{"cycle": 1000, "link_utilization": 0.5}])
     >>> t.columns, len(t)
     (['cycle', 'link_utilization'], 1)
-    >>> t.to_pandas()["link_utilization"].iloc[0]
+    >>> float(t.to_pandas()["link_utilization"].iloc[0])
     0.5
     """
 
@@ -287,7 +287,7 @@ class RunResult(Result):
         names = sorted(self.get("vc_occupancy") or {})
         rows = []
         for s in self.get("timeseries", []):
-            row = {k: v for k, v in s.items() if k != "vc_fill"}
+            row = {"cycle": s["cycle"], **{k: v for k, v in s.items() if k not in ("vc_fill", "cycle")}}
             row.update({f"fill_{n}": f for n, f in zip(names, s.get("vc_fill", []))})
             rows.append(row)
         return Table.from_rows(rows, ["cycle", "accepted_load", "link_utilization"])

@@ -90,9 +90,10 @@ def _table(cols: dict[str, tuple[str, bytes]], names: dict[str, list[str]]) -> A
 
     arrays, fields = [], []
     for name, (dtype, data) in cols.items():
+        # The core's bytes as they are (no copy on a little-endian machine).
         values = np.frombuffer(data, dtype=np.dtype(dtype)).astype(np.dtype(dtype).newbyteorder("="), copy=False)
         if name in names:
-            a = pa.DictionaryArray.from_arrays(pa.array(values.astype(np.int16)), pa.array(names[name], pa.string()))
+            a = pa.DictionaryArray.from_arrays(pa.array(values.view(np.int8)), pa.array(names[name], pa.string()))
         else:
             a = pa.array(values)
         arrays.append(a)

@@ -161,7 +161,7 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     if counter_period is None:
         # One packet run with --out samples by default (a report's heat maps move over the samples).
         counter_period = DEFAULT_COUNTER_PERIOD if out and model == "packet" and not sweeping else 0
-    elif counter_period and not out:
+    elif counter_period and not out and model == "packet":
         raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet, vc_samples.parquet); "
                                "without it there is nowhere to write them")
     if counter_period < 0:

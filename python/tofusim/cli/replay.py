@@ -64,7 +64,7 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
         if counter_period is None:
             # A packet replay with --out samples by default (the report's heat maps move over the samples).
             counter_period = DEFAULT_COUNTER_PERIOD if out and model == "packet" else 0
-        elif counter_period and not out:
+        elif counter_period and not out and model == "packet":
             raise click.UsageError("--counter-period: the samples go to --out DIR (port_samples.parquet, vc_samples.parquet); "
                                    "without it there is nowhere to write them")
         if counter_period < 0:
