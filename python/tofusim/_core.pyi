@@ -20,9 +20,11 @@ def network_layout(system: str | None = None, text: str | None = None, file: str
     """Where every router sits (label, torus coordinates, dragonfly group or fat-tree level, index) and every
     connected port's link (router, port number, the name the counters carry, exact label, far-end router, class),
     as JSON columns: of a system name (as ``tofusim coll --system``) or of TOML text's ``[network]`` table."""
-def run_experiment(text: str, file: str, progress: object | None = None, ports: bool = False, threads: int = 1, comm: object | None = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False, notice: object | None = None) -> str | None: ...
+def run_experiment(text: str, file: str, progress: object | None = None, ports: bool = False, threads: int = 1, comm: object | None = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False, notice: object | None = None,
+                   samples: dict[str, object] | None = None) -> str | None:
+    """``samples``: a dict the run's counter samples are put into as byte columns (tofusim.samples.CounterSamples reads them)."""
 def collective_algorithms() -> str: ...
-def run_collective(spec: str, progress: object | None = None, keep_partial: bool = False) -> str:
+def run_collective(spec: str, progress: object | None = None, keep_partial: bool = False, samples: dict[str, object] | None = None) -> str:
     """``spec``: JSON with op, algo, size_bytes, system, root, segment_bytes, tnis, descriptor, cache_injection, cmg,
     verify, seed, model, counter_cycles and steps (keep every step's finish cycle: the result's ``steps`` columns)."""
 def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, root: int = 0, shape: list[int] | None = None,
@@ -53,4 +55,4 @@ def trace_ranks(path: str) -> int: ...
 def trace_comm_list(path: str, collectives: bool = True) -> str: ...
 def trace_replay(path: str, system: str, model: str = "packet", order: list[int] | None = None, compute_scale: float = 1.0, seed: int = 1,
                  progress: object | None = None, keep_partial: bool = False, system_toml: str | None = None, mpi: str | None = None,
-                 algorithms: dict[str, str] | None = None) -> str: ...
+                 algorithms: dict[str, str] | None = None, counter_cycles: int = 0, samples: dict[str, object] | None = None) -> str: ...
