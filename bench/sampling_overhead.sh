@@ -1,6 +1,6 @@
 #!/bin/sh
 # Paired runs: sampling off (--counter-period 0) and on at the default period, back to back.
-cd /work/main
+cd "$(dirname "$0")/.."
 for i in 1 2 3; do
   for p in 0 default; do
     rm -rf /tmp/bs_$p
