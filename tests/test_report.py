@@ -304,7 +304,9 @@ def test_report_out_option_and_the_python_api(torus_dir, tmp_path):
 
 def test_a_missing_input_becomes_a_note_naming_the_option(tmp_path):
     (tmp_path / "t.toml").write_text(TORUS.replace("counter_period = 1000\n", ""))
-    ok(tofusim_cli("run", str(tmp_path / "t.toml"), "--out", str(tmp_path / "plain"), "--report"))
+    # --out samples by default; --counter-period 0 turns it off.
+    ok(tofusim_cli("run", str(tmp_path / "t.toml"), "--out", str(tmp_path / "plain"), "--counter-period", "0", "--report"))
+    assert not (tmp_path / "plain" / "port_samples.parquet").exists()
     page = (tmp_path / "plain" / "report.html").read_text()
     # The final counters still give the whole window; the time slider needs samples.
     assert 'id="fig-heatmap"' in page and "run.counter_period" in page
@@ -312,7 +314,7 @@ def test_a_missing_input_becomes_a_note_naming_the_option(tmp_path):
     ok(tofusim_cli("report", str(tmp_path / "plain")))
     page = (tmp_path / "plain" / "report.html").read_text()
     assert 'id="fig-heatmap"' not in page and "No per-port counters in this directory" in page
-    ok(tofusim_cli("coll", "allreduce", "--algo", "ring", "--size", "1KiB", "--system", "bgl:2x2x2", "--out", str(tmp_path / "c")))
+    ok(tofusim_cli("coll", "allreduce", "--algo", "ring", "--size", "1KiB", "--system", "bgl:2x2x2", "--counter-period", "0", "--out", str(tmp_path / "c")))
     (tmp_path / "c" / "steps.parquet").unlink()
     ok(tofusim_cli("report", str(tmp_path / "c")))
     page = (tmp_path / "c" / "report.html").read_text()
