@@ -15,8 +15,9 @@ use tofusim_routing::{DragonflyMode, Routing};
 use crate::error::{ConfigError, Result};
 use crate::experiment::{self, Experiment};
 
-/// Packet states the check may follow before it is refused (about a
-/// minute at the rates measured: docs/model.md).
+/// Packet states the check may follow before it stops (about a minute at
+/// the rates measured: docs/model.md); an estimate above it is refused
+/// before anything is built.
 pub const MAX_STATES: u64 = 400_000_000;
 
 /// One channel of a cycle: the VC `vc` of the link out of `port` of
@@ -79,7 +80,10 @@ pub fn scheme_of(p: &RouterParams, mode: RoutingMode) -> VcScheme {
         Escape::HopClass => EscapeVcs::HopClass { class_vcs: p.class_vcs },
         Escape::None => EscapeVcs::None,
     };
-    VcScheme { dynamic: p.dynamic_vcs, escape, adaptive: mode == RoutingMode::Adaptive, output_queues: p.virtual_output_queues }
+    // Adaptive routing needs dynamic VCs (the engine routes a router
+    // without them, the Tofu model's, deterministically).
+    let adaptive = mode == RoutingMode::Adaptive && p.dynamic_vcs > 0;
+    VcScheme { dynamic: p.dynamic_vcs, escape, adaptive, output_queues: p.virtual_output_queues }
 }
 
 /// The experiment text for a system named on the command line: the
@@ -141,6 +145,21 @@ pub fn check(file: &str, text: &str, progress: &mut dyn FnMut(u64, u64) -> Contr
     }
     let scheme = scheme_of(&exp.router, exp.mode);
     let routing = exp.built.routing(exp.router.escape);
+    // The check follows the routing's own route states and a trace's
+    // software hint bits (routes the workload sets itself); a fill's
+    // non-minimal routes are made per packet by the workload and are not
+    // followed, so fills are refused.
+    use tofusim_workload::{FinitePattern, Kind};
+    let extra: Vec<(u32, u32, u8)> = match &exp.workload.kind {
+        Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) => {
+            return Err(ConfigError::new(file, "workload.pattern", "a workload whose routes the check can follow: line and plane fills choose non-minimal routes per packet (check the network with pattern = \"uniform\")"));
+        }
+        Kind::Finite(FinitePattern::Trace { packets }) => {
+            let npr = exp.router.nodes_per_router.max(1);
+            packets.iter().filter_map(|p| p.hints.map(|h| (p.src / npr, p.dst / npr, h))).collect()
+        }
+        _ => Vec::new(),
+    };
     let npl = exp.router.nodes_per_router.max(1);
     let estimated = deadlock::work_estimate(&routing, &scheme, npl);
     if estimated > MAX_STATES {
@@ -148,14 +167,21 @@ pub fn check(file: &str, text: &str, progress: &mut dyn FnMut(u64, u64) -> Contr
             file,
             "network",
             format!(
-                "a network the check can follow: {} has {} routers, about {estimated:.3e} packet states (every destination from every router), above the limit of {MAX_STATES:.1e}; check a resized system of the same family (e.g. k:4x6x4, bgl:8x8x8)",
+                "a network the check can follow: {} has {} routers and about {estimated:.3e} packet states (every destination from every router), above the limit of {MAX_STATES:.1e}; check a resized system of the same family (e.g. k:4x6x4, bgl:8x8x8)",
                 exp.built.system.name,
                 routing.routers()
             ),
         ));
     }
     let start = Instant::now();
-    let report = deadlock::check(&routing, scheme, npl, progress).map_err(|e| ConfigError::new(file, "", e))?;
+    let too_large = |what: String| {
+        ConfigError::new(
+            file,
+            "network",
+            format!("a network the check can follow: {} has {} routers and {what}, above the limit of {MAX_STATES:.1e}; check a resized system of the same family (e.g. k:4x6x4, bgl:8x8x8)", exp.built.system.name, routing.routers()),
+        )
+    };
+    let report = deadlock::check(&routing, scheme, npl, MAX_STATES, &extra, progress).map_err(|e| if e.starts_with("more than") { too_large(e) } else { ConfigError::new(file, "", e) })?;
     let (verdict, method, cycle) = match report.verdict {
         Verdict::DeadlockFree(m) => ("deadlock-free", Some(m), Vec::new()),
         Verdict::Cycle(c) => ("cycle", None, c),

@@ -237,6 +237,20 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
     if p.dynamic_vcs == 0 && p.escape == Escape::None {
         return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
     }
+    if p.vcs() as usize > tofusim_packet::MAX_VCS {
+        let key = if p.class_vcs > 1 { "class_vcs" } else { "dynamic_vcs" };
+        return Err(sec.error(
+            key,
+            format!(
+                "at most {} VCs per input in all; {} dynamic + {} escape + {} priority make {}",
+                tofusim_packet::MAX_VCS,
+                p.dynamic_vcs,
+                p.escape_vcs(),
+                p.priority_vc as u8,
+                p.vcs()
+            ),
+        ));
+    }
     let npr = p.nodes_per_router.max(1) as usize;
     let queues = p.queues(ports);
     if queues > tofusim_packet::MAX_QUEUES {

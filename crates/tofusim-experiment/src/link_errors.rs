@@ -88,11 +88,19 @@ fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
             None => return Err(sec.error("bit_error_rate", "missing; with packet_slicing give bit_error_rate (every lane) or lane_bit_error_rates")),
         },
     };
-    // [MEM] thresholds (the source gives none): duplicating costs half the
-    // link (two lanes), retransmission about (1 - p) / (1 + 3p) of it at p
+    let dynamic = mode == "dynamic";
+    if !dynamic {
+        if let Some(k) = ["monitor_packets", "duplicate_above", "split_below"].into_iter().find(|k| sec.has(k)) {
+            return Err(sec.error(k, "applies with packet_slicing = \"dynamic\" (a split link never changes mode)"));
+        }
+    }
+    // [MEM] thresholds (the source gives none): duplicating leaves 1/lanes
+    // of the link, retransmission about (1 - p) / (1 + 3p) of it at p
     // errors per slice (a time-out and the packets behind, a few packet
-    // times), equal near p = 0.2; back to split an order of magnitude lower.
-    let duplicate_above = sec.float("duplicate_above", 0.0, 1.0)?.unwrap_or(0.2);
+    // times); they are equal at p = (lanes - 1) / (lanes + 3): 0.2 on
+    // TofuD's 2 lanes. Back to split an order of magnitude lower.
+    let l = lanes as f64;
+    let duplicate_above = sec.float("duplicate_above", 0.0, 1.0)?.unwrap_or((l - 1.0) / (l + 3.0));
     let split_below = sec.float("split_below", 0.0, 1.0)?.unwrap_or(duplicate_above / 10.0);
     if split_below > duplicate_above {
         return Err(sec.error("split_below", format!("expected at most duplicate_above ({duplicate_above}): a link returns to split mode below it")));
@@ -101,7 +109,7 @@ fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
         lanes,
         header_bytes: built.model.header_bytes,
         lane_bit_error_rates: rates,
-        dynamic: mode == "dynamic",
+        dynamic,
         monitor_packets: sec.int("monitor_packets", 1, 1 << 30)?.map_or(100, |n| n as u32),
         duplicate_above,
         split_below,

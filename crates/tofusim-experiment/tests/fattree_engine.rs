@@ -119,6 +119,15 @@ fn a_split_fat_tree_run_is_bit_identical() {
 }
 
 #[test]
+fn more_vcs_than_the_engine_holds_are_refused_not_a_panic() {
+    let text = tree("taper = [2, 1]\n", "adaptive", "pattern = \"uniform\"\nload = 0.1", "cycles = 100")
+        .replace("[routing]", "[router]\ndynamic_vcs = 24\npriority_vc = true\n[routing]");
+    let e = experiment::parse("<test>", &text).err().expect("refused");
+    assert_eq!(e.key, "router.dynamic_vcs");
+    assert!(e.expected.contains("at most 24"), "{}", e.expected);
+}
+
+#[test]
 fn virtual_output_queues_are_refused_off_a_fat_tree() {
     let text = "[network]\nsystem = \"bgl:4x4x4\"\n[router]\nvirtual_output_queues = true\n[workload]\npattern = \"uniform\"\nload = 0.1\n[run]\ncycles = 100\n";
     let e = experiment::parse("<test>", text).err().expect("refused");

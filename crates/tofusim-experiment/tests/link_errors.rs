@@ -143,10 +143,20 @@ fn slicing_keys_are_refused_where_they_cannot_apply() {
         ("packet_slicing = \"dynamic\"\n", "link_errors.bit_error_rate"),
         ("bit_error_rate = 1e-9\nlanes = 2\n", "link_errors.lanes"),
         ("packet_slicing = \"dynamic\"\nbit_error_rate = 1e-9\nsplit_below = 0.5\nduplicate_above = 0.1\n", "link_errors.split_below"),
+        // A split link never changes mode: the monitor's keys would do nothing.
+        ("packet_slicing = \"split\"\nbit_error_rate = 1e-9\nduplicate_above = 0.1\n", "link_errors.duplicate_above"),
+        ("packet_slicing = \"split\"\nbit_error_rate = 1e-9\nmonitor_packets = 5\n", "link_errors.monitor_packets"),
     ];
     for (table, key) in cases {
         let e = experiment::parse("<test>", &tofud(&format!("[link_errors]\n{table}"))).err().unwrap_or_else(|| panic!("{table}: accepted"));
         assert_eq!(e.key, key, "{table}: {e}");
+    }
+    // The duplicate threshold follows the lanes: where retransmission's
+    // goodput falls to 1/lanes, (lanes - 1) / (lanes + 3).
+    for (system, want) in [("fugaku:2x3x2", 0.2), ("fx100:2x3x2", 3.0 / 7.0), ("k:2x3x2", 7.0 / 11.0)] {
+        let text = tofud("[link_errors]\npacket_slicing = \"dynamic\"\nbit_error_rate = 1e-9\n").replace("fugaku:2x3x2", system);
+        let s = experiment::parse("<test>", &text).ok().and_then(|e| e.link_errors).and_then(|l| l.slicing).expect("parsed");
+        assert!((s.duplicate_above - want).abs() < 1e-12, "{system}: {}", s.duplicate_above);
     }
     // BG/L has no lanes to name: slicing needs `lanes` there.
     let e = experiment::parse("<test>", &exp(ALLTOALL, "", "[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n")).err().expect("refused");

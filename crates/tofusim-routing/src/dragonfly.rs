@@ -429,12 +429,19 @@ impl DragonflyRouting {
     /// non-minimally (Valiant, UGAL, adaptive) each of
     /// [`Self::valiant_choices`].
     pub fn initial_states(&self, src: u32, dst: u32) -> Vec<u8> {
-        let valiant = self.valiant_choices(src, dst);
+        // Where `valiant_hints` has no choice it gives state 0 (the
+        // unsalted minimal route), not `minimal_hints`.
+        let mut valiant = self.valiant_choices(src, dst);
+        if valiant.is_empty() {
+            valiant.push(0);
+        }
         match self.mode {
             DragonflyMode::Minimal => vec![self.minimal_hints(src, dst)],
-            DragonflyMode::Valiant if !valiant.is_empty() => valiant,
-            DragonflyMode::Valiant => vec![self.minimal_hints(src, dst)],
-            _ => std::iter::once(self.minimal_hints(src, dst)).chain(valiant).collect(),
+            DragonflyMode::Valiant => valiant,
+            _ => {
+                let min = self.minimal_hints(src, dst);
+                std::iter::once(min).chain(valiant.into_iter().filter(|&v| v != min)).collect()
+            }
         }
     }
 

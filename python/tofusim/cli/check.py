@@ -50,12 +50,15 @@ def _print(r: dict[str, Any]) -> None:
     if r["escape_channels_used"]:
         t.add_row("escape channels", f"{r['escape_channels_used']:,} ({r['escape_dependencies']:,} dependencies)")
     t.add_row("packet states followed", f"{r['states']:,} in {r['wall_seconds']:.2f} s")
-    verdict = {"deadlock-free": "[green]deadlock-free[/]", "cycle": "[red]dependency cycle[/]",
+    verdict = {"deadlock-free": "[green]deadlock-free[/]", "cycle": "[red]no proof: a dependency cycle[/]",
                "not-proven": "[yellow]not proven[/]"}[r["verdict"]]
     t.add_row("verdict", verdict + (f": {r['method']}" if r["method"] else ""))
     console.print(t)
     if r["cycle"]:
-        what = ("a cycle of channels, each held by a packet waiting for the next (the last waits for the first)"
+        adaptive = r["vc_scheme"]["adaptive"]
+        what = ("a cycle of channel dependencies (each channel's packet may wait for the next, the last for the first): "
+                + ("a deadlock is possible, not certain, where packets have other routes" if adaptive else
+                   "packets holding these channels can wait for each other forever")
                 if r["verdict"] == "cycle" else
                 "a bubble ring's cycle: the bubble rule without the full-size charge does not keep it moving "
                 "(variable-sized packets can fragment the free space; docs/model.md)")

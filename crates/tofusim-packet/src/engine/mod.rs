@@ -568,8 +568,13 @@ impl<W: Traffic> Engine<W> {
                 crate::config::FifoSelect::Direction => {
                     let port = if from_source && detour != 0 {
                         (detour - 1) as usize
-                    } else if from_source && self.net.params.virtual_output_queues {
-                        // The output it takes at its own router.
+                    } else if self.net.params.virtual_output_queues {
+                        // The output it takes at its own router. A packet
+                        // not made yet has no route state: its D-mod-K one
+                        // (its node on the destination leaf) names the
+                        // output, exactly so under D-mod-K and adaptive
+                        // routing (a random route's up port may differ).
+                        let hints = if from_source { hints } else { (dst as usize % self.net.lay.npr) as u8 };
                         self.net.routing.output_at(r as u32, dst, hints).unwrap_or(0) as usize
                     } else if from_source {
                         let dst_router = self.net.router_of(dst);

@@ -12,10 +12,9 @@
 //! arrival is scheduled for them. A corrupted packet's time-out fires
 //! [`LinkErrors::timeout_cycles`] after its transmission ended; the sender
 //! then sends it and everything after it again, in order, before any new
-//! packet. An accepted packet's acknowledgement rides on the token-ack
-//! that returns its buffer space (the per-packet overhead bytes carry
-//! it): it reaches the sender a hop and a token return after the
-//! packet's tail, and frees its FIFO slot. A packet keeps the downstream
+//! packet. An accepted packet's acknowledgement rides on a token-ack (the
+//! per-packet overhead bytes carry it): it reaches the sender a fixed hop
+//! plus token return after the packet's tail, and frees its FIFO slot. A packet keeps the downstream
 //! buffer space it was granted until it is accepted there, so
 //! retransmissions need no new tokens and tokens stay conserved.
 //!
@@ -163,30 +162,31 @@ impl LinkProtocol {
         }
     }
 
-    /// Cycles a transmission of `wire` cycles unsliced takes on link `l`:
-    /// split, the extra header copies ((lanes − 1) × header); duplicated,
-    /// every lane carries the whole packet at its share of the link rate.
-    pub fn wire_cycles(&self, l: usize, wire: u64) -> u64 {
+    /// What slicing adds to a packet on link `l`: extra bytes and the
+    /// number of copies. Split, the extra header copies ((lanes − 1) ×
+    /// header), one copy; duplicated, every lane carries the whole packet
+    /// at its share of the link rate (lanes copies' worth of wire time).
+    pub fn expansion(&self, l: usize) -> (u16, u64) {
         match &self.cfg.slicing {
-            None => wire,
-            Some(s) if self.duplicate[l] => wire * s.lanes as u64,
-            Some(s) => wire + (s.lanes as u64 - 1) * s.header_bytes as u64,
+            None => (0, 1),
+            Some(s) if self.duplicate[l] => (0, s.lanes as u64),
+            Some(s) => ((s.lanes as u32 - 1) as u16 * s.header_bytes as u16, 1),
         }
     }
 
-    /// Whether a sliced transmission of `wire` cycles (as sent, see
-    /// [`Self::wire_cycles`]) on link `l` is corrupted: split, if any
-    /// lane's slice is; duplicated, if every lane's copy is. Each lane's
-    /// errors are counted for the monitor, which switches the mode at the
-    /// end of its window.
-    fn sliced_corrupts(&mut self, l: usize, wire: u64) -> bool {
+    /// Whether a sliced transmission of `wire_bytes` in all (as sent, see
+    /// [`Self::expansion`]) on link `l` is corrupted: split, if any lane's
+    /// slice is; duplicated, if every lane's copy is. Each lane's errors are
+    /// counted for the monitor, which switches the mode at the end of its
+    /// window.
+    fn sliced_corrupts(&mut self, l: usize, wire_bytes: u64) -> bool {
         let s = self.cfg.slicing.as_ref().expect("sliced links");
         let lanes = s.lanes as usize;
         let dup = self.duplicate[l];
         // Bytes each lane carries: a whole copy, or its slice with the header.
-        // (split: wire = W + (lanes - 1) header, a slice (W - header) /
-        // lanes + header = wire / lanes; duplicated: wire = W lanes.)
-        let lane_bytes = wire / lanes as u64;
+        // (split: W + (lanes - 1) header in all, a slice (W - header) /
+        // lanes + header of it; duplicated: W per lane, W lanes in all.)
+        let lane_bytes = wire_bytes / lanes as u64;
         let (mut any, mut all) = (false, true);
         for k in 0..lanes {
             let p = ErrorRate::PerBit(s.lane_bit_error_rates[k]).packet_probability(lane_bytes);
@@ -240,17 +240,18 @@ impl LinkProtocol {
     }
 
     /// One transmission on link `l` from `start` for `wire` cycles of
-    /// packet `pkt` (its end-to-end `checksum`): whether the receiver
-    /// accepts it. `resent`: a retransmission (counted apart); `behind`:
-    /// an earlier packet of this pass was corrupted, so the receiver
-    /// discards it whatever the wire does.
-    pub fn transmit(&mut self, l: usize, start: u64, wire: u64, pkt: u32, checksum: u32, resent: bool, behind: bool) -> Fate {
+    /// `wire_bytes` (what the error rates act on) of packet `pkt` (its
+    /// end-to-end `checksum`): whether the receiver accepts it. `resent`: a
+    /// retransmission (counted apart); `behind`: an earlier packet of this
+    /// pass was corrupted, so the receiver discards it whatever the wire does.
+    #[allow(clippy::too_many_arguments)]
+    pub fn transmit(&mut self, l: usize, start: u64, wire: u64, wire_bytes: u64, pkt: u32, checksum: u32, resent: bool, behind: bool) -> Fate {
         self.tally.transmissions += 1;
         self.tally.retransmissions += resent as u64;
         self.tx_end[l] = self.tx_end[l].max(start + wire);
         let behind = behind || (!resent && !self.resend[l].is_empty());
         // The wire acts on every transmission, discarded or not.
-        let corrupted = self.corrupts(l, wire);
+        let corrupted = self.corrupts(l, wire_bytes);
         if behind {
             self.tally.discarded += 1;
             if !resent {
@@ -353,14 +354,14 @@ mod tests {
     #[test]
     fn a_corrupted_packet_and_those_behind_it_wait_for_the_time_out_in_order() {
         let mut lp = protocol(0.0, 8);
-        assert_eq!(lp.transmit(0, 0, 100, 1, 11, false, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 11, false, false), Fate::Accepted);
         lp.rate[0] = ErrorRate::PerPacket(1.0);
-        assert_eq!(lp.transmit(0, 100, 100, 2, 12, false, false), Fate::Corrupted(1200));
+        assert_eq!(lp.transmit(0, 100, 100, 100, 2, 12, false, false), Fate::Corrupted(1200));
         lp.rate[0] = ErrorRate::PerPacket(0.0);
-        assert_eq!(lp.transmit(0, 200, 100, 3, 13, false, false), Fate::Discarded);
+        assert_eq!(lp.transmit(0, 200, 100, 100, 3, 13, false, false), Fate::Discarded);
         assert_eq!(lp.take_resend(0), VecDeque::from([2, 3]));
-        assert_eq!(lp.transmit(0, 1200, 100, 2, 12, true, false), Fate::Accepted);
-        assert_eq!(lp.transmit(0, 1300, 100, 3, 13, true, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 1200, 100, 100, 2, 12, true, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 1300, 100, 100, 3, 13, true, false), Fate::Accepted);
         let t = lp.tally;
         assert_eq!((t.transmissions, t.corrupted, t.discarded, t.retransmissions, t.timeouts), (5, 1, 1, 2, 1));
         assert!(lp.crc_mismatches(|_| true).is_empty());
@@ -369,16 +370,16 @@ mod tests {
     #[test]
     fn the_fifo_stops_the_link_until_an_acknowledgement_or_the_time_out() {
         let mut lp = protocol(0.0, 2);
-        lp.transmit(0, 0, 100, 1, 1, false, false);
+        lp.transmit(0, 0, 100, 100, 1, 1, false, false);
         assert_eq!(lp.window_full(0, 100), None);
-        lp.transmit(0, 100, 100, 2, 2, false, false);
+        lp.transmit(0, 100, 100, 100, 2, 2, false, false);
         // Two unacknowledged (acks at 150 and 250): full until 150... at 200 one is back.
         assert_eq!(lp.window_full(0, 200), None);
-        lp.transmit(0, 200, 100, 3, 3, false, false);
+        lp.transmit(0, 200, 100, 100, 3, 3, false, false);
         assert_eq!(lp.window_full(0, 300), None);
         lp.rate[0] = ErrorRate::PerPacket(1.0);
-        lp.transmit(0, 300, 100, 4, 4, false, false);
-        lp.transmit(0, 400, 100, 5, 5, false, false);
+        lp.transmit(0, 300, 100, 100, 4, 4, false, false);
+        lp.transmit(0, 400, 100, 100, 5, 5, false, false);
         assert_eq!(lp.window_full(0, 500), Some(u64::MAX));
     }
 
@@ -388,7 +389,7 @@ mod tests {
         let mut cfg = (*lp.cfg).clone();
         cfg.crc_escape_probability = 1.0;
         lp.cfg = Arc::new(cfg);
-        assert_eq!(lp.transmit(0, 0, 100, 1, 42, false, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 42, false, false), Fate::Accepted);
         assert_eq!(lp.tally.crc_escapes, 1);
         assert_eq!(lp.crc_mismatches(|_| true), vec![0]);
     }

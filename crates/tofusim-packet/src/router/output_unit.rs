@@ -76,11 +76,9 @@ impl Router {
         let o = req.out as usize;
         let oi = r * lay.ports + o;
         let p = *env.pool.get(pkt);
-        let mut wire = env.net.port_wire_cycles(p.bytes, o);
-        if let Some(lp) = &self.outputs.link {
-            // Sliced over lanes (header copies) or duplicated.
-            wire = lp.wire_cycles(oi, wire);
-        }
+        // Sliced over lanes (header copies) or duplicated, where links slice.
+        let (extra, copies) = self.outputs.link.as_ref().map_or((0, 1), |lp| lp.expansion(oi));
+        let wire = env.net.port_wire_cycles(p.bytes + extra, o) * copies;
         self.outputs.out_free_at[oi] = t + wire;
         self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
         if req.unit as usize >= lay.ports {
@@ -163,7 +161,7 @@ impl Router {
                 }
             }
         }
-        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, pkt, false, false, env) {
+        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, p.bytes + extra, copies, pkt, false, false, env) {
             return;
         }
         Self::send_on(t, w, i, req.vc, pkt, env);
@@ -189,11 +187,13 @@ impl Router {
     /// FIFO stops the link until an acknowledgement (a wake-up then) or
     /// the time-out.
     #[allow(clippy::too_many_arguments)]
-    fn transmit(&mut self, r: usize, o: usize, start: u64, wire: u64, pkt: u32, resent: bool, behind: bool, env: &mut Env) -> bool {
+    fn transmit(&mut self, r: usize, o: usize, start: u64, wire: u64, bytes: u16, copies: u64, pkt: u32, resent: bool, behind: bool, env: &mut Env) -> bool {
         let lay = &env.net.lay;
         let l = r * lay.ports + o;
+        // The bytes on the wire, link overhead included, over every copy.
+        let wire_bytes = env.net.wire_cycles(bytes) * copies;
         let lp = self.outputs.link.as_mut().expect("called with a link protocol");
-        let fate = lp.transmit(l, start, wire, pkt, env.pool.get(pkt).checksum, resent, behind);
+        let fate = lp.transmit(l, start, wire, wire_bytes, pkt, env.pool.get(pkt).checksum, resent, behind);
         if let Fate::Corrupted(due) = fate {
             env.wheel.schedule(due, Ev { kind: EvKind::LinkTimeout, a: o as u16, b: 0, router: r as u32, x: 0 });
         }
@@ -227,8 +227,9 @@ impl Router {
                 let p = env.pool.get(pkt);
                 (p.bytes, p.vc)
             };
-            let wire = self.outputs.link.as_ref().expect("checked").wire_cycles(l, env.net.port_wire_cycles(bytes, o));
-            let accepted = self.transmit(r, o, start, wire, pkt, true, !failed.is_empty(), env);
+            let (extra, copies) = self.outputs.link.as_ref().expect("checked").expansion(l);
+            let wire = env.net.port_wire_cycles(bytes + extra, o) * copies;
+            let accepted = self.transmit(r, o, start, wire, bytes + extra, copies, pkt, true, !failed.is_empty(), env);
             if accepted {
                 Self::send_on(start, w, i, vc, pkt, env);
             } else {
