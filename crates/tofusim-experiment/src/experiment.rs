@@ -68,6 +68,13 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     };
     let built = build::build(file, "network", system, routes)?;
     let router = parse_router(&sec("router")?, built.ports, routes, built.router().clone())?;
+    if let (Some((tree, _)), true) = (&built.fattree, router.virtual_output_queues) {
+        // One queue per output: more VCs than outputs would never be used.
+        let outputs = tofusim_routing::FatTreeRouting::outputs_of(tree);
+        if router.dynamic_vcs as usize > outputs {
+            return Err(sec("router")?.error("dynamic_vcs", format!("at most {outputs} with virtual output queues: one per output of the widest switch (more would never be used)")));
+        }
+    }
     let mode = match routes {
         Routes::Dragonfly(_) => RoutingMode::Deterministic,
         // Adaptive up-port choice: JSQ among the up ports at every switch.

@@ -125,6 +125,11 @@ fn more_vcs_than_the_engine_holds_are_refused_not_a_panic() {
     let e = experiment::parse("<test>", &text).err().expect("refused");
     assert_eq!(e.key, "router.dynamic_vcs");
     assert!(e.expected.contains("at most 24"), "{}", e.expected);
+    // Virtual output queues beyond the tree's 16 outputs would sit unused.
+    let text = tree("taper = [2, 1]\n", "adaptive", "pattern = \"uniform\"\nload = 0.1", "cycles = 100").replace("[routing]", "[router]\ndynamic_vcs = 20\n[routing]");
+    let e = experiment::parse("<test>", &text).err().expect("refused");
+    assert_eq!(e.key, "router.dynamic_vcs");
+    assert!(e.expected.contains("at most 16"), "{}", e.expected);
 }
 
 #[test]
