@@ -161,19 +161,6 @@ pub fn check(file: &str, text: &str, progress: &mut dyn FnMut(u64, u64) -> Contr
         _ => Vec::new(),
     };
     let npl = exp.router.nodes_per_router.max(1);
-    let estimated = deadlock::work_estimate(&routing, &scheme, npl);
-    if estimated > MAX_STATES {
-        return Err(ConfigError::new(
-            file,
-            "network",
-            format!(
-                "a network the check can follow: {} has {} routers and about {estimated:.3e} packet states (every destination from every router), above the limit of {MAX_STATES:.1e}; check a resized system of the same family (e.g. k:4x6x4, bgl:8x8x8)",
-                exp.built.system.name,
-                routing.routers()
-            ),
-        ));
-    }
-    let start = Instant::now();
     let too_large = |what: String| {
         ConfigError::new(
             file,
@@ -181,6 +168,11 @@ pub fn check(file: &str, text: &str, progress: &mut dyn FnMut(u64, u64) -> Contr
             format!("a network the check can follow: {} has {} routers and {what}, above the limit of {MAX_STATES:.1e}; check a resized system of the same family (e.g. k:4x6x4, bgl:8x8x8)", exp.built.system.name, routing.routers()),
         )
     };
+    let estimated = deadlock::work_estimate(&routing, &scheme, npl);
+    if estimated > MAX_STATES {
+        return Err(too_large(format!("about {estimated:.3e} packet states (every destination from every router)")));
+    }
+    let start = Instant::now();
     let report = deadlock::check(&routing, scheme, npl, MAX_STATES, &extra, progress).map_err(|e| if e.starts_with("more than") { too_large(e) } else { ConfigError::new(file, "", e) })?;
     let (verdict, method, cycle) = match report.verdict {
         Verdict::DeadlockFree(m) => ("deadlock-free", Some(m), Vec::new()),

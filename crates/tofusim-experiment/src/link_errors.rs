@@ -145,34 +145,24 @@ pub fn parse(sec: &Section, built: &Built, routing: &Routing, p: &RouterParams) 
         _ => return Err(sec.error("burst_error_rate", "bursts need burst_error_rate, mean_burst_packets and mean_gap_packets together")),
     };
     let mut links = Vec::new();
-    if let Some(v) = sec.get("links") {
-        let toml::Value::Array(items) = v else {
-            return Err(sec.error("links", "expected an array of tables such as { node = [0, 0, 0], port = \"x+\", packet_error_rate = 0.01 }"));
+    for ls in sec.tables("links", "{ node = [0, 0, 0], port = \"x+\", packet_error_rate = 0.01 } or { routers = [0, 1], ... }")? {
+        let (a, b, port) = crate::system::link_ref(&ls, topology)?;
+        // The direction out of `a` towards `b`: the named port, or the
+        // first of `a`'s ports that leads to `b`.
+        let port = match port {
+            Some(p) => p,
+            None => (0..routing.ports() as u8)
+                .find(|&q| routing.neighbor(a, q).is_some_and(|(w, _)| w == b))
+                .ok_or_else(|| ls.error("routers", format!("no port of router {a} leads to router {b}")))?,
         };
-        for (i, item) in items.iter().enumerate() {
-            let key = format!("links[{i}]");
-            let toml::Value::Table(t) = item else {
-                return Err(sec.error(&key, "expected a table such as { node = [0, 0, 0], port = \"x+\", packet_error_rate = 0.01 } or { routers = [0, 1], ... }"));
-            };
-            let ls = Section::new(sec.file(), &sec.key_path(&key), t);
-            let (a, b, port) = crate::system::link_ref(&ls, topology)?;
-            // The direction out of `a` towards `b`: the named port, or the
-            // first of `a`'s ports that leads to `b`.
-            let port = match port {
-                Some(p) => p,
-                None => (0..routing.ports() as u8)
-                    .find(|&q| routing.neighbor(a, q).is_some_and(|(w, _)| w == b))
-                    .ok_or_else(|| ls.error("routers", format!("no port of router {a} leads to router {b}")))?,
-            };
-            let r = error_rate(&ls, true)?.expect("required");
-            if links.iter().any(|&(x, y, _)| (x, y) == (a, port)) {
-                return Err(ls.error("port", "this link is listed twice"));
-            }
-            links.push((a, port, r));
-            match topology {
-                Topology::Torus(_) | Topology::Tofu(_) => ls.finish(&["node", "port", "packet_error_rate", "bit_error_rate"])?,
-                _ => ls.finish(&["routers", "packet_error_rate", "bit_error_rate"])?,
-            }
+        let r = error_rate(&ls, true)?.expect("required");
+        if links.iter().any(|&(x, y, _)| (x, y) == (a, port)) {
+            return Err(ls.error("port", "this link is listed twice"));
+        }
+        links.push((a, port, r));
+        match topology {
+            Topology::Torus(_) | Topology::Tofu(_) => ls.finish(&["node", "port", "packet_error_rate", "bit_error_rate"])?,
+            _ => ls.finish(&["routers", "packet_error_rate", "bit_error_rate"])?,
         }
     }
     sec.finish(&[

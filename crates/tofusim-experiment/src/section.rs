@@ -39,8 +39,28 @@ impl<'a> Section<'a> {
         }
     }
 
-    pub fn file(&self) -> &str {
+    pub fn file(&self) -> &'a str {
         self.file
+    }
+
+    /// The tables of the array `key` (e.g. `links = [{ ... }, { ... }]`),
+    /// each a section named `key[i]`; `example` shows one in errors.
+    pub fn tables(&self, key: &str, example: &str) -> Result<Vec<Section<'a>>> {
+        let Some(v) = self.get(key) else { return Ok(Vec::new()) };
+        let Value::Array(items) = v else {
+            return Err(self.error(key, format!("expected an array of tables such as {example}")));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let k = format!("{key}[{i}]");
+                match item {
+                    Value::Table(t) => Ok(Section::new(self.file, &self.key_path(&k), t)),
+                    _ => Err(self.error(&k, format!("expected a table such as {example}"))),
+                }
+            })
+            .collect()
     }
 
     /// Dotted path of `key` in this section.

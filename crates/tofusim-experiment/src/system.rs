@@ -712,25 +712,15 @@ fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
             f.nodes.push(id);
         }
     }
-    if let Some(v) = sec.get("links") {
-        let toml::Value::Array(items) = v else {
-            return Err(sec.error("links", "expected an array of tables"));
-        };
-        for (i, item) in items.iter().enumerate() {
-            let key = format!("links[{i}]");
-            let toml::Value::Table(t) = item else {
-                return Err(sec.error(&key, "expected a table such as { node = [0, 0, 0], port = \"x+\" } or { routers = [0, 1] }"));
-            };
-            let ls = Section::new(sec.file(), &sec.key_path(&key), t);
-            let (a, b, port) = link_ref(&ls, topo)?;
-            f.links.push((a, b));
-            f.link_ports.push(port);
-            // Only the keys the topology reads: node and port on a
-            // torus or Tofu, routers elsewhere.
-            match topo {
-                Topology::Torus(_) | Topology::Tofu(_) => ls.finish(&["node", "port"])?,
-                _ => ls.finish(&["routers"])?,
-            }
+    for ls in sec.tables("links", "{ node = [0, 0, 0], port = \"x+\" } or { routers = [0, 1] }")? {
+        let (a, b, port) = link_ref(&ls, topo)?;
+        f.links.push((a, b));
+        f.link_ports.push(port);
+        // Only the keys the topology reads: node and port on a
+        // torus or Tofu, routers elsewhere.
+        match topo {
+            Topology::Torus(_) | Topology::Tofu(_) => ls.finish(&["node", "port"])?,
+            _ => ls.finish(&["routers"])?,
         }
     }
     sec.finish(&["nodes", "links"])?;

@@ -45,15 +45,8 @@ impl<W: Traffic> Engine<W> {
             }
             EvKind::Wake => self.mark_dirty(self.net.router_of(ev.router)),
             EvKind::LinkTimeout => {
-                let mut env = crate::router::Env {
-                    net: &self.net,
-                    pool: &mut self.pool,
-                    wheel: &mut self.wheel,
-                    nic: &mut self.nic,
-                    stats: &mut self.stats,
-                    mail: &mut self.mail,
-                };
-                self.router.link_timeout(r, ev.a as usize, t, &mut env);
+                let (router, mut env) = self.router_env();
+                router.link_timeout(r, ev.a as usize, t, &mut env);
             }
             EvKind::Trace => self.defer(Kind::Trace, ev.router, ev.x, 0, t),
             EvKind::Done => {

@@ -174,6 +174,13 @@ impl<W: Traffic> Engine<W> {
         self.net.faults = Some(Arc::new(faults));
     }
 
+    /// The router units and what they touch outside themselves, borrowed
+    /// apart (arbitration, link time-outs).
+    pub(crate) fn router_env(&mut self) -> (&mut Router, Env<'_>) {
+        let env = Env { net: &self.net, pool: &mut self.pool, wheel: &mut self.wheel, nic: &mut self.nic, stats: &mut self.stats, mail: &mut self.mail };
+        (&mut self.router, env)
+    }
+
     /// Links corrupt packets and recover them (BG/L's link protocol,
     /// [`crate::router`]'s `link_protocol`). Before the run.
     pub fn set_link_errors(&mut self, errors: LinkErrors) {
@@ -703,15 +710,8 @@ impl<W: Traffic> Engine<W> {
             self.run_actions(r, t);
             self.dirty[r] = false;
             self.fill_fifos(r, t);
-            let mut env = Env {
-                net: &self.net,
-                pool: &mut self.pool,
-                wheel: &mut self.wheel,
-                nic: &mut self.nic,
-                stats: &mut self.stats,
-                mail: &mut self.mail,
-            };
-            self.router.arbitrate(r, t, &mut env);
+            let (router, mut env) = self.router_env();
+            router.arbitrate(r, t, &mut env);
         }
         // Arbitration schedules only future events, so it marks no router:
         // the list can be reused as it is.

@@ -76,9 +76,7 @@ impl Router {
         let o = req.out as usize;
         let oi = r * lay.ports + o;
         let p = *env.pool.get(pkt);
-        // Sliced over lanes (header copies) or duplicated, where links slice.
-        let (extra, copies) = self.outputs.link.as_ref().map_or((0, 1), |lp| lp.expansion(oi));
-        let wire = env.net.port_wire_cycles(p.bytes + extra, o) * copies;
+        let (wire, sent_bytes, copies) = self.on_wire(oi, o, p.bytes, env);
         self.outputs.out_free_at[oi] = t + wire;
         self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
         if req.unit as usize >= lay.ports {
@@ -116,21 +114,11 @@ impl Router {
             }
         }
         // Statistics: PA counters, per-VC traffic, utilisation windows.
+        Self::count_on_wire(oi, req.vc, p.bytes, wire, t, env);
         if t >= env.net.run.warmup {
-            let c = &mut env.stats.counters[oi];
-            c.bytes += p.bytes as u64;
-            c.packets += 1;
-            c.busy_cycles += wire;
-            env.stats.busy_measured += wire;
             env.stats.payload_measured += p.payload as u64;
             env.stats.vc_hops[req.vc as usize] += 1;
-            if env.stats.samples_vcs() {
-                let v = &mut env.stats.vc_counters[oi * lay.vcs + req.vc as usize];
-                v.bytes += p.bytes as u64;
-                v.packets += 1;
-            }
         }
-        env.stats.win_busy += wire;
         if self.outputs.depleted_since[oi] != u64::MAX {
             if self.outputs.token_at[oi] == t {
                 env.stats.unblocks += 1;
@@ -161,10 +149,43 @@ impl Router {
                 }
             }
         }
-        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, p.bytes + extra, copies, pkt, false, false, env) {
+        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, sent_bytes, copies, pkt, false, false, env) {
             return;
         }
         Self::send_on(t, w, i, req.vc, pkt, env);
+    }
+
+    /// A packet of `bytes` on output `o` (link `l`): its wire cycles at the
+    /// port's rate, the bytes of one copy and the copies — sliced over
+    /// lanes (header copies) or duplicated where the link slices.
+    fn on_wire(&self, l: usize, o: usize, bytes: u16, env: &Env) -> (u64, u16, u64) {
+        let (extra, copies) = self.outputs.link.as_ref().map_or((0, 1), |lp| lp.expansion(l));
+        (env.net.port_wire_cycles(bytes + extra, o) * copies, bytes + extra, copies)
+    }
+
+    /// A transmission of `bytes` on link `l` (VC `vc`) for `wire` cycles
+    /// from `t`, in the PA and per-VC counters and the utilisation windows
+    /// (retransmissions too: the link is busy with them).
+    fn count_on_wire(l: usize, vc: u8, bytes: u16, wire: u64, t: u64, env: &mut Env) {
+        if t >= env.net.run.warmup {
+            let c = &mut env.stats.counters[l];
+            c.bytes += bytes as u64;
+            c.packets += 1;
+            c.busy_cycles += wire;
+            env.stats.busy_measured += wire;
+            if env.stats.samples_vcs() {
+                let v = &mut env.stats.vc_counters[l * env.net.lay.vcs + vc as usize];
+                v.bytes += bytes as u64;
+                v.packets += 1;
+            }
+        }
+        env.stats.win_busy += wire;
+    }
+
+    /// Router `r` arbitrates again at `at` (a stopped link takes packets
+    /// again); the node wake-up of its first node marks it.
+    fn wake_at(r: usize, at: u64, env: &mut Env) {
+        env.wheel.schedule(at, Ev { kind: EvKind::Wake, a: 0, b: 0, router: (r * env.net.lay.npr) as u32, x: 0 });
     }
 
     /// The header of `pkt` reaches input `i` (VC `vc`) of router `w` a
@@ -202,7 +223,7 @@ impl Router {
                 self.outputs.out_free_at[l] = self.outputs.out_free_at[l].max(until);
                 if until != u64::MAX {
                     // Arbitration resumes when the acknowledgement frees a slot.
-                    env.wheel.schedule(until, Ev { kind: EvKind::Wake, a: 0, b: 0, router: (r * lay.npr) as u32, x: 0 });
+                    Self::wake_at(r, until, env);
                 }
             }
         }
@@ -227,27 +248,14 @@ impl Router {
                 let p = env.pool.get(pkt);
                 (p.bytes, p.vc)
             };
-            let (extra, copies) = self.outputs.link.as_ref().expect("checked").expansion(l);
-            let wire = env.net.port_wire_cycles(bytes + extra, o) * copies;
-            let accepted = self.transmit(r, o, start, wire, bytes + extra, copies, pkt, true, !failed.is_empty(), env);
+            let (wire, sent_bytes, copies) = self.on_wire(l, o, bytes, env);
+            let accepted = self.transmit(r, o, start, wire, sent_bytes, copies, pkt, true, !failed.is_empty(), env);
             if accepted {
                 Self::send_on(start, w, i, vc, pkt, env);
             } else {
                 failed.push_back(pkt);
             }
-            let c = &mut env.stats.counters[l];
-            if start >= env.net.run.warmup {
-                c.bytes += bytes as u64;
-                c.packets += 1;
-                c.busy_cycles += wire;
-                env.stats.busy_measured += wire;
-                if env.stats.samples_vcs() {
-                    let v = &mut env.stats.vc_counters[l * lay.vcs + vc as usize];
-                    v.bytes += bytes as u64;
-                    v.packets += 1;
-                }
-            }
-            env.stats.win_busy += wire;
+            Self::count_on_wire(l, vc, bytes, wire, start, env);
             start += wire;
         }
         let lp = self.outputs.link.as_mut().expect("checked");
@@ -257,7 +265,7 @@ impl Router {
         let until = lp.window_full(l, start).unwrap_or(start).max(start);
         self.outputs.out_free_at[l] = until;
         if until != u64::MAX && until > t {
-            env.wheel.schedule(until, Ev { kind: EvKind::Wake, a: 0, b: 0, router: (r * lay.npr) as u32, x: 0 });
+            Self::wake_at(r, until, env);
         }
         env.stats.last_progress = t;
     }
