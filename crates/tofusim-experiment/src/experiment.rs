@@ -48,6 +48,9 @@ pub struct Experiment {
     /// Errors on the links and their recovery (`[link_errors]`; `None`:
     /// error-free links).
     pub link_errors: Option<tofusim_packet::LinkErrors>,
+    /// Links and nodes failing and recovering during the run (`[faults]`;
+    /// `None`: none).
+    pub fault_schedule: Option<crate::fault_events::FaultSchedule>,
 }
 
 /// Parses and validates an experiment file.
@@ -93,9 +96,10 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         Some(le) => Some(crate::link_errors::parse(&le, &built, &built.routing(router.escape), &router)?),
         None => None,
     };
-    top.finish(&["network", "router", "routing", "workload", "run", "link_errors"])?;
+    let fault_sec = top.table("faults")?;
+    top.finish(&["network", "router", "routing", "workload", "run", "link_errors", "faults"])?;
     let (mut router, mut mode) = (router, mode);
-    if !built.system.network.faults.is_empty() && router.dynamic_vcs == 0 && matches!(built.system.network.topology, Topology::Torus(_) | Topology::Tofu(_)) {
+    if (!built.system.network.faults.is_empty() || fault_sec.is_some()) && router.dynamic_vcs == 0 && matches!(built.system.network.topology, Topology::Torus(_) | Topology::Tofu(_)) {
         // A route around a failure may begin with a hop that leaves
         // dimension order; it must not enter the escape network (its
         // deadlock freedom rests on that order). A router without dynamic
@@ -108,7 +112,11 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         mode = RoutingMode::Deterministic;
     }
     let (workload, faults) = with_faults(file, &built, &router, workload)?;
-    Ok(Experiment { built, router, mode, run, workload, faults, link_errors })
+    let fault_schedule = match &fault_sec {
+        Some(sec) => Some(crate::fault_events::parse(sec, &built, &built.routing(router.escape), faults.as_ref(), &workload, run.cycles, link_errors.is_some())?),
+        None => None,
+    };
+    Ok(Experiment { built, router, mode, run, workload, faults, link_errors, fault_schedule })
 }
 
 /// A fat-tree's `[routing] algorithm`: the up-port choice (default d-mod-k).
@@ -639,6 +647,9 @@ pub fn engine(exp: Experiment) -> Engine<Workload> {
     }
     if let Some(le) = exp.link_errors {
         e.set_link_errors(le);
+    }
+    if let Some(s) = exp.fault_schedule {
+        e.set_fault_events(s.events, s.resend_timeout_cycles);
     }
     e
 }

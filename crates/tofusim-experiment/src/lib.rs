@@ -11,6 +11,7 @@ pub mod collective;
 pub mod comm_model;
 pub mod error;
 pub mod experiment;
+pub mod fault_events;
 pub mod flow_model;
 pub mod flow_run;
 pub mod generation;

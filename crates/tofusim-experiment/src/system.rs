@@ -727,7 +727,7 @@ fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
     Ok(f)
 }
 
-fn node_ref(sec: &Section, key: &str, item: &toml::Value, topo: &Topology) -> Result<u32> {
+pub(crate) fn node_ref(sec: &Section, key: &str, item: &toml::Value, topo: &Topology) -> Result<u32> {
     match (item, topo) {
         (toml::Value::Integer(i), _) if *i >= 0 && *i <= u32::MAX as i64 => Ok(*i as u32),
         (toml::Value::Array(c), Topology::Torus(t) | Topology::Tofu(t)) => {

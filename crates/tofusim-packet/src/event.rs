@@ -25,10 +25,16 @@ pub(crate) enum EvKind {
     Wake,
     /// The retransmission time-out of output `a` of router `router`.
     LinkTimeout,
+    /// Failures or recoveries of the schedule are due (applied before the
+    /// cycle's other events; the event only stops the loop there).
+    Fault,
+    /// Packet `x`, lost on a failed link, is back at its source node
+    /// (whose router is `router`) to be sent again.
+    Resend,
 }
 
 impl EvKind {
-    const ALL: [EvKind; 9] = [
+    const ALL: [EvKind; 11] = [
         Self::Arrive,
         Self::Done,
         Self::Token,
@@ -38,6 +44,8 @@ impl EvKind {
         Self::Trace,
         Self::Wake,
         Self::LinkTimeout,
+        Self::Fault,
+        Self::Resend,
     ];
 
     /// The kind encoded as `kind as u8` (events crossing partitions).

@@ -65,9 +65,10 @@ impl Mail {
         self.owner[r as usize] == self.me
     }
 
-    /// Mails packet `pkt`, whose header reaches router `ev.router` of
-    /// another partition at `at`, and lets go of it here.
-    pub fn arrive(&mut self, at: u64, ev: Ev, pkt: u32, pool: &mut Pool) {
+    /// Mails packet `pkt` with its event at router `ev.router` of another
+    /// partition at `at` (its header arriving there, or its return to its
+    /// source to be sent again), and lets go of it here.
+    pub fn packet(&mut self, at: u64, ev: Ev, pkt: u32, pool: &mut Pool) {
         let to = self.owner[ev.router as usize] as usize;
         put_arrive(&mut self.outbox[to], at, ev, pool.get(pkt));
         pool.release(pkt);
@@ -92,7 +93,7 @@ impl Mail {
             let mut ev = Ev { kind, a, b, router: r.u32(), x: r.u32() };
             debug_assert!(self.owns(ev.router), "mail for another partition");
             match kind {
-                EvKind::Arrive => {
+                EvKind::Arrive | EvKind::Resend => {
                     let p = Packet {
                         next: crate::packet::NONE,
                         src: r.u32(),
@@ -116,7 +117,7 @@ impl Mail {
                     ev.x = pool.alloc(p);
                 }
                 EvKind::Token => {}
-                _ => unreachable!("only arrivals and tokens cross partitions"),
+                _ => unreachable!("only arrivals, resends and tokens cross partitions"),
             }
             wheel.schedule(at, ev);
         }

@@ -30,6 +30,10 @@ pub(crate) struct Net {
     pub directed_links: u64,
     /// Failed routers and links (`None`: a healthy network).
     pub faults: Option<Arc<FaultMap>>,
+    /// With failures during the run: cycles from a packet's loss on a
+    /// failed link to its source sending it again (the MPI layer's
+    /// time-out); 0 without.
+    pub resend_timeout_cycles: u64,
     /// Link errors and their recovery (`None`: error-free links).
     pub link_errors: Option<Arc<LinkErrors>>,
     /// Nodes that failed (they send and receive nothing: per-node figures

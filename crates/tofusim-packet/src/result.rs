@@ -220,6 +220,10 @@ pub struct RunResult {
     /// Packets sent on a route around a failed node or link (0 on a
     /// healthy network).
     pub packets_rerouted: u64,
+    /// Packets lost on links that failed during the run, and sent again
+    /// end to end by their sources (0 without a failure schedule).
+    pub packets_lost: u64,
+    pub packets_resent: u64,
     pub completion_cycles: Option<u64>,
     pub cycle_ns: f64,
     pub warmup_cycles: u64,

@@ -322,6 +322,10 @@ pub(crate) struct Stats {
     pub created: u64,
     /// Packets sent on a route other than their usual one, around a failure.
     pub rerouted: u64,
+    /// Packets lost on links that failed during the run, and the
+    /// end-to-end retransmissions their sources made.
+    pub lost: u64,
+    pub resent: u64,
     pub delivered: u64,
     /// Broadcast copies left at the nodes a deposit packet passed.
     pub deposits: u64,
@@ -366,6 +370,8 @@ impl Stats {
             vc_hops: vec![0; vcs],
             created: 0,
             rerouted: 0,
+            lost: 0,
+            resent: 0,
             delivered: 0,
             deposits: 0,
             busy_measured: 0,

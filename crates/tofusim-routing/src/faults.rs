@@ -62,6 +62,10 @@ pub struct FaultMap {
     /// Ports a route may begin with a detour through (bit per port): the
     /// router must carry that hop outside its escape network.
     detour_ports: u64,
+    /// Bit per port of each router whose link carries nothing now: failed
+    /// itself, or an end router failed (kept for failures during a run,
+    /// [`Self::fail_link`]; empty before the first).
+    down: Vec<u64>,
 }
 
 impl FaultMap {
@@ -83,7 +87,7 @@ impl FaultMap {
                 f.mode.name()
             ));
         }
-        let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; if links.is_empty() { 0 } else { n }], routers: Vec::new(), links: Vec::new(), detour_ports: u64::MAX };
+        let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; if links.is_empty() { 0 } else { n }], routers: Vec::new(), links: Vec::new(), detour_ports: u64::MAX, down: Vec::new() };
         for &r in routers {
             if r as usize >= n {
                 return Err(format!("router {r} is not in the network ({n} routers)"));
@@ -123,9 +127,94 @@ impl FaultMap {
         self
     }
 
+    /// Makes the map ready for failures and recoveries during a run: the
+    /// per-port tables of every router, and which links carry nothing now.
+    pub fn for_changes(mut self, routing: &Routing) -> Self {
+        let n = self.failed_router.len();
+        if self.failed_ports.is_empty() {
+            self.failed_ports = vec![0; n];
+        }
+        self.down = vec![0; n];
+        for r in 0..n as u32 {
+            self.refresh_down(routing, r);
+        }
+        self
+    }
+
+    /// Ports of `r` whose link carries nothing now (a failure during the
+    /// run): the link failed, or the router at either end did. Empty
+    /// unless the map was made [`Self::for_changes`].
+    #[inline]
+    pub fn down_ports(&self, r: u32) -> u64 {
+        self.down.get(r as usize).copied().unwrap_or(0)
+    }
+
+    fn refresh_down(&mut self, routing: &Routing, r: u32) {
+        let mut m = self.failed_ports[r as usize];
+        for p in 0..self.ports.min(64) as u8 {
+            if let Some((w, _)) = routing.neighbor(r, p) {
+                if self.failed_router[r as usize] || self.failed_router[w as usize] {
+                    m |= 1 << p;
+                }
+            }
+        }
+        self.down[r as usize] = m;
+    }
+
+    /// Fails (`up` false) or recovers the link out of `port` of `r`
+    /// during a run (both directions). Errors name what is already so.
+    pub fn set_link(&mut self, routing: &Routing, r: u32, port: u8, up: bool) -> Result<(), String> {
+        let (w, q) = routing.neighbor(r, port).ok_or_else(|| format!("port {} of router {} is not connected", routing.port_name(port), routing.router_label(r)))?;
+        let failed = self.port_failed(r, port);
+        if failed != up {
+            let state = if up { "is not failed" } else { "has already failed" };
+            return Err(format!("the link {} of router {} {state}", routing.port_name(port), routing.router_label(r)));
+        }
+        if up {
+            self.failed_ports[r as usize] &= !(1 << port);
+            self.failed_ports[w as usize] &= !(1 << q);
+            self.links.retain(|&l| l != (r, port) && l != (w, q));
+        } else {
+            self.failed_ports[r as usize] |= 1 << port;
+            self.failed_ports[w as usize] |= 1 << q;
+            self.links.push((r, port));
+            self.links.push((w, q));
+        }
+        self.refresh_down(routing, r);
+        self.refresh_down(routing, w);
+        Ok(())
+    }
+
+    /// Fails (`up` false) or recovers router `r` (with its node) during a
+    /// run: every link of it carries nothing while it is down.
+    pub fn set_router(&mut self, routing: &Routing, r: u32, up: bool) -> Result<(), String> {
+        if self.failed_router[r as usize] != up {
+            let state = if up { "is not failed" } else { "has already failed" };
+            return Err(format!("router {} {state}", routing.router_label(r)));
+        }
+        self.failed_router[r as usize] = !up;
+        if up {
+            self.routers.retain(|&x| x != r);
+        } else {
+            self.routers.push(r);
+        }
+        self.refresh_down(routing, r);
+        for p in 0..self.ports.min(64) as u8 {
+            if let Some((w, _)) = routing.neighbor(r, p) {
+                self.refresh_down(routing, w);
+            }
+        }
+        Ok(())
+    }
+
     /// Failed links counted once per direction.
     pub fn failed_directed_links(&self) -> u64 {
         self.links.len() as u64
+    }
+
+    /// Whether the map takes failures during a run ([`Self::for_changes`]).
+    pub fn changes(&self) -> bool {
+        !self.down.is_empty()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -164,6 +253,12 @@ impl FaultMap {
         // Routes are at most a few times the network's size; a longer walk
         // would be a routing loop, which counts as no route.
         let limit = 4 * self.failed_router.len() as u32 + 64;
+        // A failed end (a node failing during the run): nothing reaches it.
+        for end in [src, dst] {
+            if self.failed_router[end as usize] {
+                return Err(Blocked::Router(end));
+            }
+        }
         let (mut r, mut h, mut n) = (src, routing.advance(src, route.hints), 0u32);
         let mut port = route.detour.or_else(|| routing.escape_port(r, dst, h));
         while let Some(p) = port {
@@ -393,5 +488,28 @@ mod tests {
         let r = m.choose(&rt, src, dst, h).unwrap();
         assert_ne!(r.hints, h);
         assert!(m.clear_hops(&rt, src, dst, r).is_some());
+    }
+
+    #[test]
+    fn links_and_routers_fail_and_recover_during_a_run() {
+        let rt = torus(&[4], &[0]);
+        let mut m = FaultMap::new(&rt, &[], &[], &[]).unwrap().for_changes(&rt);
+        assert!(m.changes() && m.is_empty());
+        // Node 0's x+ leads to node 1, whose x- is the same link.
+        m.set_link(&rt, 0, 0, false).unwrap();
+        assert_eq!((m.down_ports(0), m.down_ports(1)), (0b01, 0b10));
+        assert!(m.set_link(&rt, 1, 1, false).unwrap_err().contains("already failed"));
+        assert_eq!(m.clear_hops(&rt, 0, 1, SourceRoute { hints: 0, detour: None }), None);
+        m.set_link(&rt, 0, 0, true).unwrap();
+        assert_eq!((m.down_ports(0), m.down_ports(1)), (0, 0));
+        assert!(m.set_link(&rt, 0, 0, true).unwrap_err().contains("is not failed"));
+        // A failed router: every link of it is down at both ends, and no
+        // route starts or ends there.
+        m.set_router(&rt, 2, false).unwrap();
+        assert_eq!((m.down_ports(1), m.down_ports(2), m.down_ports(3)), (0b01, 0b11, 0b10));
+        assert_eq!(m.choose(&rt, 0, 2, 0), None);
+        assert!(m.choose(&rt, 1, 3, 0).is_some(), "round the other way");
+        m.set_router(&rt, 2, true).unwrap();
+        assert!(m.is_empty() && (0..4).all(|r| m.down_ports(r) == 0));
     }
 }

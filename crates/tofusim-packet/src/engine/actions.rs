@@ -25,6 +25,9 @@ pub(crate) enum Kind {
     Respond,
     /// The software answers a broadcast copy deposited from input `a`.
     Deposit,
+    /// The MPI layer sends again packet `x` (the node's packet number
+    /// `a`), lost on a failed link.
+    Resend,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +60,8 @@ impl<W: Traffic> Engine<W> {
             Kind::Release { lane, serial } => (2, (lane as u64) << 32 | serial as u64),
             Kind::Respond => (3, (a.a as u64) << 32 | a.x as u64),
             Kind::Deposit => (4, (a.a as u64) << 32 | a.x as u64),
+            // Packet ids differ between partitions; its number does not.
+            Kind::Resend => (5, a.a as u64),
         };
         node << 56 | rank << 48 | sub
     }
@@ -85,6 +90,7 @@ impl<W: Traffic> Engine<W> {
                 Kind::Inject => self.inject(a.node, t),
                 Kind::Release { .. } => self.release(a.x, t),
                 Kind::Respond | Kind::Deposit => self.respond(a.node, t, a.at, a.x),
+                Kind::Resend => self.resend(a.x, t),
             }
         }
         self.act_order = order;

@@ -20,6 +20,12 @@ impl<W: Traffic> Engine<W> {
         let lay = self.net.lay;
         match ev.kind {
             EvKind::Arrive => {
+                if let (Some(o), Some(f)) = (&self.outages, &self.net.faults) {
+                    if o.cut(f, ev.router, ev.a as usize, lay.ports, t, self.net.params.hop_latency_cycles as u64) {
+                        self.lose_on_arrival(ev, t);
+                        return;
+                    }
+                }
                 let qi = r * lay.queues + lay.queue_of(ev.a as usize, ev.b as usize);
                 let charged = self.pool.get(ev.x).charged as u16;
                 self.router.inputs.q_used[qi] += charged;
@@ -81,6 +87,12 @@ impl<W: Traffic> Engine<W> {
                 }
             }
             EvKind::Deliver => self.deliver(ev, t),
+            EvKind::Fault => {}
+            EvKind::Resend => {
+                let p = self.pool.get(ev.x);
+                let (node, serial) = (p.src, p.serial);
+                self.defer(Kind::Resend, node, serial, ev.x, t);
+            }
             EvKind::Inject => self.defer(Kind::Inject, ev.router, 0, 0, t),
         }
     }

@@ -113,6 +113,8 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         latency_distribution: e.stats.hist.distribution(60),
         packets_injected: e.stats.created,
         packets_rerouted: e.stats.rerouted,
+        packets_lost: e.stats.lost,
+        packets_resent: e.stats.resent,
         packets_delivered: e.stats.delivered,
         completion_cycles: completion,
         cycle_ns: e.net.cycle_ns,

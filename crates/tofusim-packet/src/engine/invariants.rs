@@ -168,6 +168,8 @@ impl<W: Traffic> Engine<W> {
                     transit_pkts.push(ev.x);
                     ejecting[qi] += self.pool.get(ev.x).charged as u32;
                 }
+                // Lost on a failed link, on its way back to its source.
+                EvKind::Resend => transit_pkts.push(ev.x),
                 EvKind::Done => leaving[qi] += ev.x,
                 EvKind::Token => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
                 _ => {}

@@ -37,10 +37,12 @@ mod actions;
 mod events;
 mod finish;
 mod invariants;
+mod outages;
 mod parallel;
 mod summary;
 mod window;
 
+pub use outages::{FaultEvent, FaultTarget};
 pub use parallel::Split;
 
 use std::sync::Arc;
@@ -112,6 +114,8 @@ pub struct Engine<W> {
     /// Routes chosen around failures, by (source router, destination
     /// router, usual route state); `None`: no intact route.
     pub(crate) fault_routes: std::collections::HashMap<(u32, u32, u8), Option<SourceRoute>>,
+    /// Failures and recoveries during the run (`None`: none scheduled).
+    pub(crate) outages: Option<Box<outages::Outages>>,
 }
 
 /// What a caller sees of a run in progress (for progress bars): called now
@@ -152,6 +156,8 @@ impl<W: Traffic> Engine<W> {
         if let Some(f) = &self.net.faults {
             e.set_faults(FaultMap::clone(f), self.net.failed_nodes);
         }
+        e.net.resend_timeout_cycles = self.net.resend_timeout_cycles;
+        e.outages = self.outages.clone();
         if let Some(le) = &self.net.link_errors {
             e.net.link_errors = Some(Arc::clone(le));
             e.router = Router::new(&e.net, Ownership::of(&owner, me));
@@ -167,7 +173,7 @@ impl<W: Traffic> Engine<W> {
     /// figures count the others.
     pub fn set_faults(&mut self, faults: FaultMap, failed_nodes: usize) {
         self.net.failed_nodes = failed_nodes;
-        if faults.is_empty() {
+        if faults.is_empty() && !faults.changes() {
             return;
         }
         self.net.directed_links -= faults.failed_directed_links();
@@ -317,6 +323,7 @@ impl<W: Traffic> Engine<W> {
             cycle_ns,
             directed_links,
             faults: None,
+            resend_timeout_cycles: 0,
             link_errors: None,
             failed_nodes: 0,
             prefetch: routers >= crate::net::PREFETCH_FROM_ROUTERS,
@@ -342,6 +349,7 @@ impl<W: Traffic> Engine<W> {
             act_order: Vec::new(),
             ugal_view: Vec::new(),
             fault_routes: std::collections::HashMap::new(),
+            outages: None,
             net,
         }
     }
@@ -542,9 +550,10 @@ impl<W: Traffic> Engine<W> {
                     return;
                 }
             }
-            if from_source && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0 {
-                // No route around the failures: it waits (the run is
-                // stopping with the `unroutable` error).
+            if from_source && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0 && !self.retry_route(self.nic.src_head[li], t) {
+                // No route around the failures: it waits, for a recovery
+                // scheduled later, or while the run stops with the
+                // `unroutable` error.
                 return;
             }
             if from_source && self.net.params.fifo_select == crate::config::FifoSelect::Direction {
@@ -669,6 +678,12 @@ impl<W: Traffic> Engine<W> {
             *self.fault_routes.entry((src, dst, hints)).or_insert_with(|| faults.choose(&routing, src, dst, hints))
         };
         let Some(route) = chosen else {
+            if let Some(at) = self.outages.as_ref().and_then(|o| o.next_recovery(t)) {
+                // It waits in its send queue for the recovery: that is
+                // when the run can move again (the watchdog waits too).
+                self.stats.last_progress = self.stats.last_progress.max(at);
+                return (plain, flags::DETERMINISTIC | flags::UNROUTABLE);
+            }
             let met = faults.blocked_at(&routing, src, dst, plain);
             let detail = format!(
                 "no route from router {} to router {} avoids the failures (the usual route meets {met}); the routing offers {}",

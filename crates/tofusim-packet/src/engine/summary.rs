@@ -30,7 +30,7 @@ pub(crate) struct Summary {
     pub load: PartitionLoad,
 }
 
-const TALLY: usize = 10;
+const TALLY: usize = 12;
 
 impl<W: Traffic> Engine<W> {
     fn tally(&self) -> [u64; TALLY] {
@@ -45,6 +45,8 @@ impl<W: Traffic> Engine<W> {
             self.stats.unblocks,
             self.stats.events,
             self.stats.rerouted,
+            self.stats.lost,
+            self.stats.resent,
         ]
     }
 
@@ -60,6 +62,8 @@ impl<W: Traffic> Engine<W> {
             &mut self.stats.unblocks,
             &mut self.stats.events,
             &mut self.stats.rerouted,
+            &mut self.stats.lost,
+            &mut self.stats.resent,
         ];
         for (f, x) in fields.into_iter().zip(t) {
             *f += x;

@@ -208,6 +208,7 @@ impl<W: Traffic> Engine<W> {
             }
         }
         self.start_schedule();
+        self.schedule_outages();
         self.process_dirty(0);
     }
 
@@ -218,6 +219,9 @@ impl<W: Traffic> Engine<W> {
         let mut last = None;
         while let Some(now) = self.wheel.drain_next(until - 1, buf) {
             self.close_up_to(now);
+            if self.outages.as_ref().is_some_and(|o| o.due(now)) {
+                self.apply_outages(now);
+            }
             self.stats.events += buf.len() as u64;
             for i in 0..buf.len() {
                 if let Some(&ahead) = buf.get(i + PREFETCH_EVENTS).filter(|_| self.net.prefetch) {

@@ -51,10 +51,13 @@ pub struct LinkTally {
     /// between the modes (either way).
     pub duplicate_transmissions: u64,
     pub mode_switches: u64,
+    /// Transmissions into a link that was down (a failure during the
+    /// run): not accepted, sent again at the time-outs until it recovers.
+    pub down_link: u64,
 }
 
 impl LinkTally {
-    pub const FIELDS: usize = 9;
+    pub const FIELDS: usize = 10;
 
     pub fn to_array(self) -> [u64; Self::FIELDS] {
         [
@@ -67,6 +70,7 @@ impl LinkTally {
             self.window_stalls,
             self.duplicate_transmissions,
             self.mode_switches,
+            self.down_link,
         ]
     }
 
@@ -81,6 +85,7 @@ impl LinkTally {
             &mut self.window_stalls,
             &mut self.duplicate_transmissions,
             &mut self.mode_switches,
+            &mut self.down_link,
         ];
         for (x, y) in f.into_iter().zip(a) {
             *x += y;
@@ -243,9 +248,11 @@ impl LinkProtocol {
     /// `wire_bytes` (what the error rates act on) of packet `pkt` (its
     /// end-to-end `checksum`): whether the receiver accepts it. `resent`: a
     /// retransmission (counted apart); `behind`: an earlier packet of this
-    /// pass was corrupted, so the receiver discards it whatever the wire does.
+    /// pass was corrupted, so the receiver discards it whatever the wire
+    /// does; `down`: the link has failed — no receiver takes anything, and
+    /// the sender finds out by the time-out as for a corruption.
     #[allow(clippy::too_many_arguments)]
-    pub fn transmit(&mut self, l: usize, start: u64, wire: u64, wire_bytes: u64, pkt: u32, checksum: u32, resent: bool, behind: bool) -> Fate {
+    pub fn transmit(&mut self, l: usize, start: u64, wire: u64, wire_bytes: u64, pkt: u32, checksum: u32, resent: bool, behind: bool, down: bool) -> Fate {
         self.tally.transmissions += 1;
         self.tally.retransmissions += resent as u64;
         self.tx_end[l] = self.tx_end[l].max(start + wire);
@@ -258,6 +265,13 @@ impl LinkProtocol {
                 self.resend[l].push_back(pkt);
             }
             return Fate::Discarded;
+        }
+        if down {
+            self.tally.down_link += 1;
+            if !resent {
+                self.resend[l].push_back(pkt);
+            }
+            return Fate::Corrupted(start + wire + self.cfg.timeout_cycles);
         }
         if corrupted {
             let escapes = self.cfg.crc_escape_probability > 0.0 && self.rng[l].random_bool(self.cfg.crc_escape_probability.min(1.0));
@@ -354,14 +368,14 @@ mod tests {
     #[test]
     fn a_corrupted_packet_and_those_behind_it_wait_for_the_time_out_in_order() {
         let mut lp = protocol(0.0, 8);
-        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 11, false, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 11, false, false, false), Fate::Accepted);
         lp.rate[0] = ErrorRate::PerPacket(1.0);
-        assert_eq!(lp.transmit(0, 100, 100, 100, 2, 12, false, false), Fate::Corrupted(1200));
+        assert_eq!(lp.transmit(0, 100, 100, 100, 2, 12, false, false, false), Fate::Corrupted(1200));
         lp.rate[0] = ErrorRate::PerPacket(0.0);
-        assert_eq!(lp.transmit(0, 200, 100, 100, 3, 13, false, false), Fate::Discarded);
+        assert_eq!(lp.transmit(0, 200, 100, 100, 3, 13, false, false, false), Fate::Discarded);
         assert_eq!(lp.take_resend(0), VecDeque::from([2, 3]));
-        assert_eq!(lp.transmit(0, 1200, 100, 100, 2, 12, true, false), Fate::Accepted);
-        assert_eq!(lp.transmit(0, 1300, 100, 100, 3, 13, true, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 1200, 100, 100, 2, 12, true, false, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 1300, 100, 100, 3, 13, true, false, false), Fate::Accepted);
         let t = lp.tally;
         assert_eq!((t.transmissions, t.corrupted, t.discarded, t.retransmissions, t.timeouts), (5, 1, 1, 2, 1));
         assert!(lp.crc_mismatches(|_| true).is_empty());
@@ -370,16 +384,16 @@ mod tests {
     #[test]
     fn the_fifo_stops_the_link_until_an_acknowledgement_or_the_time_out() {
         let mut lp = protocol(0.0, 2);
-        lp.transmit(0, 0, 100, 100, 1, 1, false, false);
+        lp.transmit(0, 0, 100, 100, 1, 1, false, false, false);
         assert_eq!(lp.window_full(0, 100), None);
-        lp.transmit(0, 100, 100, 100, 2, 2, false, false);
+        lp.transmit(0, 100, 100, 100, 2, 2, false, false, false);
         // Two unacknowledged (acks at 150 and 250): full until 150... at 200 one is back.
         assert_eq!(lp.window_full(0, 200), None);
-        lp.transmit(0, 200, 100, 100, 3, 3, false, false);
+        lp.transmit(0, 200, 100, 100, 3, 3, false, false, false);
         assert_eq!(lp.window_full(0, 300), None);
         lp.rate[0] = ErrorRate::PerPacket(1.0);
-        lp.transmit(0, 300, 100, 100, 4, 4, false, false);
-        lp.transmit(0, 400, 100, 100, 5, 5, false, false);
+        lp.transmit(0, 300, 100, 100, 4, 4, false, false, false);
+        lp.transmit(0, 400, 100, 100, 5, 5, false, false, false);
         assert_eq!(lp.window_full(0, 500), Some(u64::MAX));
     }
 
@@ -389,7 +403,7 @@ mod tests {
         let mut cfg = (*lp.cfg).clone();
         cfg.crc_escape_probability = 1.0;
         lp.cfg = Arc::new(cfg);
-        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 42, false, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 42, false, false, false), Fate::Accepted);
         assert_eq!(lp.tally.crc_escapes, 1);
         assert_eq!(lp.crc_mismatches(|_| true), vec![0]);
     }
@@ -399,5 +413,15 @@ mod tests {
         let r = ErrorRate::PerBit(1e-6);
         let (short, long) = (r.packet_probability(32), r.packet_probability(270));
         assert!((long - 270.0 * 8.0 * 1e-6).abs() < 1e-5 && short < long);
+    }
+
+    #[test]
+    fn a_link_that_is_down_accepts_nothing_and_its_packets_wait_for_the_time_out() {
+        let mut lp = protocol(0.0, 8);
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 11, false, false, true), Fate::Corrupted(1100));
+        // The packet behind it is discarded (go-back-N) and held too.
+        assert_eq!(lp.transmit(0, 100, 100, 100, 2, 12, false, false, true), Fate::Discarded);
+        assert_eq!(lp.held(0).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!((lp.tally.down_link, lp.tally.corrupted), (1, 0), "counted apart from corruptions");
     }
 }

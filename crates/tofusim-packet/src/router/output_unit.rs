@@ -78,7 +78,13 @@ impl Router {
         let p = *env.pool.get(pkt);
         let (wire, sent_bytes, copies) = self.on_wire(oi, o, p.bytes, env);
         self.outputs.out_free_at[oi] = t + wire;
-        self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
+        // A link down (a failure during the run): no buffer downstream
+        // takes the packet, so it needs no tokens — unless a link protocol
+        // holds it to send again, keeping the space it was granted.
+        let down = env.net.faults.as_ref().is_some_and(|f| f.down_ports(r as u32) & 1 << o != 0);
+        if !down || self.outputs.link.is_some() {
+            self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
+        }
         if req.unit as usize >= lay.ports {
             env.nic.charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes, env.net.params.host_bytes_per_cycle, env.wheel);
         }
@@ -98,6 +104,13 @@ impl Router {
                 x: p.charged as u32,
             },
         );
+        if down && self.outputs.link.is_none() {
+            // Routed into a failed link: the sender discards it at the
+            // link's rate; its source will send it again.
+            Self::lose(pkt, t, env);
+            env.stats.last_progress = env.stats.last_progress.max(t);
+            return;
+        }
         let (w, i) = env.net.routing
             .neighbor(r as u32, req.out)
             .expect("routes use connected ports");
@@ -149,7 +162,7 @@ impl Router {
                 }
             }
         }
-        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, sent_bytes, copies, pkt, false, false, env) {
+        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, sent_bytes, copies, pkt, false, false, down, env) {
             return;
         }
         Self::send_on(t, w, i, req.vc, pkt, env);
@@ -188,6 +201,23 @@ impl Router {
         env.wheel.schedule(at, Ev { kind: EvKind::Wake, a: 0, b: 0, router: (r * env.net.lay.npr) as u32, x: 0 });
     }
 
+    /// Packet `pkt` is lost on a failed link at `t`: its source's MPI
+    /// layer sends it again after its time-out (a `Resend` at the source
+    /// router, mailed there if another partition owns it). The watchdog
+    /// waits for that.
+    pub(crate) fn lose(pkt: u32, t: u64, env: &mut Env) {
+        env.stats.lost += 1;
+        let at = t + env.net.resend_timeout_cycles;
+        let src = env.net.router_of(env.pool.get(pkt).src);
+        let ev = Ev { kind: EvKind::Resend, a: 0, b: 0, router: src, x: pkt };
+        if env.mail.owns(src) {
+            env.wheel.schedule(at, ev);
+        } else {
+            env.mail.packet(at, ev, pkt, env.pool);
+        }
+        env.stats.last_progress = env.stats.last_progress.max(at);
+    }
+
     /// The header of `pkt` reaches input `i` (VC `vc`) of router `w` a
     /// hop after `t`.
     fn send_on(t: u64, w: u32, i: u8, vc: u8, pkt: u32, env: &mut Env) {
@@ -197,7 +227,7 @@ impl Router {
             env.wheel.schedule(at, ev);
         } else {
             // The packet moves to the partition of the next router.
-            env.mail.arrive(at, ev, pkt, env.pool);
+            env.mail.packet(at, ev, pkt, env.pool);
         }
     }
 
@@ -206,15 +236,15 @@ impl Router {
     /// accepts it (its arrival is then the caller's to schedule). A caught
     /// corruption schedules the link's time-out; a full retransmission
     /// FIFO stops the link until an acknowledgement (a wake-up then) or
-    /// the time-out.
+    /// the time-out. `down`: the link has failed (nothing is accepted).
     #[allow(clippy::too_many_arguments)]
-    fn transmit(&mut self, r: usize, o: usize, start: u64, wire: u64, bytes: u16, copies: u64, pkt: u32, resent: bool, behind: bool, env: &mut Env) -> bool {
+    fn transmit(&mut self, r: usize, o: usize, start: u64, wire: u64, bytes: u16, copies: u64, pkt: u32, resent: bool, behind: bool, down: bool, env: &mut Env) -> bool {
         let lay = &env.net.lay;
         let l = r * lay.ports + o;
         // The bytes on the wire, link overhead included, over every copy.
         let wire_bytes = env.net.wire_cycles(bytes) * copies;
         let lp = self.outputs.link.as_mut().expect("called with a link protocol");
-        let fate = lp.transmit(l, start, wire, wire_bytes, pkt, env.pool.get(pkt).checksum, resent, behind);
+        let fate = lp.transmit(l, start, wire, wire_bytes, pkt, env.pool.get(pkt).checksum, resent, behind, down);
         if let Fate::Corrupted(due) = fate {
             env.wheel.schedule(due, Ev { kind: EvKind::LinkTimeout, a: o as u16, b: 0, router: r as u32, x: 0 });
         }
@@ -242,6 +272,7 @@ impl Router {
         let lp = self.outputs.link.as_mut().expect("time-outs come from the link protocol");
         let held = lp.take_resend(l);
         let mut start = t.max(lp.tx_end[l]);
+        let down = env.net.faults.as_ref().is_some_and(|f| f.down_ports(r as u32) & 1 << o != 0);
         let mut failed: std::collections::VecDeque<u32> = Default::default();
         for pkt in held {
             let (bytes, vc) = {
@@ -249,7 +280,7 @@ impl Router {
                 (p.bytes, p.vc)
             };
             let (wire, sent_bytes, copies) = self.on_wire(l, o, bytes, env);
-            let accepted = self.transmit(r, o, start, wire, sent_bytes, copies, pkt, true, !failed.is_empty(), env);
+            let accepted = self.transmit(r, o, start, wire, sent_bytes, copies, pkt, true, !failed.is_empty(), down, env);
             if accepted {
                 Self::send_on(start, w, i, vc, pkt, env);
             } else {

@@ -103,7 +103,9 @@ impl Router {
             return self.detour_hop(env, r, t, p.detour - 1, out_taken, chunks, mk);
         }
         let adaptive = !priority && env.net.mode == RoutingMode::Adaptive && lay.dynamic > 0;
-        let dyn_mask = if adaptive { p.route_mask as u64 } else { 0 };
+        // Adaptive hops take no link that is down (a failure during the run).
+        let down = env.net.faults.as_ref().map_or(0, |f| f.down_ports(r as u32));
+        let dyn_mask = if adaptive { p.route_mask as u64 & !down } else { 0 };
         let esc_port = p.route_escape;
         if (dyn_mask | 1 << esc_port) & free_out == 0 {
             return None;
