@@ -26,6 +26,13 @@ DEFAULT_COUNTER_PERIOD = 1000
 PORT_FILE = "port_samples.parquet"
 VC_FILE = "vc_samples.parquet"
 
+#: How the samples are written. Parquet's defaults (snappy, every column
+#: dictionary-encoded, min/max of every column) took 0.145 s for the 3
+#: million rows of bench/sampling_overhead.sh (4.4 MB); Zstandard at level 1,
+#: dictionaries only for the names and statistics only on ``cycle`` (what a
+#: reader filters a time slice by) take 0.10 s for 2.9 MB (BENCHMARKS.md).
+_PARQUET = {"compression": "zstd", "compression_level": 1, "use_dictionary": ["port", "vc"], "write_statistics": ["cycle"]}
+
 
 class CounterSamples:
     """The port and VC samples of one run: :attr:`ports` and :attr:`vcs` as
@@ -73,29 +80,50 @@ class CounterSamples:
         if not self:
             return []
         files = [out / PORT_FILE, out / VC_FILE]
-        pq.write_table(self.ports, files[0])
+        pq.write_table(self.ports, files[0], **_PARQUET)
         vcs = self.vcs
         # The buffer's capacity rides along as table metadata: the report's
         # full-buffer share needs it.
-        pq.write_table(vcs.replace_schema_metadata({**(vcs.schema.metadata or {}), b"vc_buffer_chunks": str(self.vc_buffer_chunks).encode()}), files[1])
+        pq.write_table(vcs.replace_schema_metadata({**(vcs.schema.metadata or {}), b"vc_buffer_chunks": str(self.vc_buffer_chunks).encode()}), files[1],
+                       **_PARQUET)
         return files
 
     def __repr__(self) -> str:
         return f"CounterSamples({len(self):,} port rows, {self.vcs.num_rows if self else 0:,} VC rows, every {self.period_cycles:,} cycles)"
 
 
+#: Arrow types of the core's column dtypes.
+_TYPES = {"<u8": "uint64", "<u4": "uint32", "u1": "uint8"}
+
+
 def _table(cols: dict[str, tuple[str, bytes]], names: dict[str, list[str]]) -> Any:
-    import numpy as np
+    """The columns as one Arrow table, each array over the core's bytes as they are
+    (no copy, no NumPy: ``pa.array`` of a NumPy array would import pandas, a
+    quarter of a second); name columns as dictionaries of ``names``."""
+    import sys
+
     import pyarrow as pa
 
-    arrays, fields = [], []
+    assert sys.byteorder == "little", "the core's columns are little-endian"
+    arrays = []
     for name, (dtype, data) in cols.items():
-        # The core's bytes as they are (no copy on a little-endian machine).
-        values = np.frombuffer(data, dtype=np.dtype(dtype)).astype(np.dtype(dtype).newbyteorder("="), copy=False)
+        kind = pa.type_for_alias(_TYPES[dtype])
+        values = pa.Array.from_buffers(kind, len(data) // kind.byte_width, [None, pa.py_buffer(data)])
         if name in names:
-            a = pa.DictionaryArray.from_arrays(pa.array(values.view(np.int8)), pa.array(names[name], pa.string()))
-        else:
-            a = pa.array(values)
-        arrays.append(a)
-        fields.append(name)
-    return pa.table(arrays, names=fields) if arrays else pa.table({})
+            values = pa.DictionaryArray.from_arrays(values.view(pa.int8()), _strings(names[name]))
+        arrays.append(values)
+    return pa.table(arrays, names=list(cols)) if arrays else pa.table({})
+
+
+def _strings(names: list[str]) -> Any:
+    """``names`` as an Arrow string array, built from its buffers (``pa.array``
+    of a list imports pandas too)."""
+    from array import array
+
+    import pyarrow as pa
+
+    data = [n.encode() for n in names]
+    offsets = array("i", [0])
+    for d in data:
+        offsets.append(offsets[-1] + len(d))
+    return pa.Array.from_buffers(pa.string(), len(names), [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data))])

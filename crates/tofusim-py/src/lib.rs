@@ -332,27 +332,36 @@ fn run_experiment(
 /// JSON has only their count).
 fn put_counter_samples(py: Python<'_>, into: &Bound<'_, pyo3::types::PyDict>, c: &tofusim_packet::result::CounterSamples) -> PyResult<()> {
     use pyo3::types::{PyBytes, PyDict};
-    fn col<'py, T: Copy>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, dtype: &str, v: &[T], le: impl Fn(T) -> Vec<u8>) -> PyResult<()> {
-        let bytes: Vec<u8> = v.iter().flat_map(|&x| le(x)).collect();
-        d.set_item(name, (dtype, PyBytes::new(py, &bytes)))
+    /// A column as one bytes object, written in place: each value's
+    /// little-endian bytes straight into the Python object (no buffer in
+    /// between, no allocation per value; on a little-endian machine this is
+    /// a copy the compiler makes a `memcpy`).
+    fn col<'py, T: Copy, const N: usize>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, dtype: &str, v: &[T], le: fn(T) -> [u8; N]) -> PyResult<()> {
+        let bytes = PyBytes::new_with(py, v.len() * N, |buf| {
+            for (to, &x) in buf.chunks_exact_mut(N).zip(v) {
+                to.copy_from_slice(&le(x));
+            }
+            Ok(())
+        })?;
+        d.set_item(name, (dtype, bytes))
     }
     let p = PyDict::new(py);
-    col(py, &p, "cycle", "<u8", &c.ports.cycle, |x| x.to_le_bytes().to_vec())?;
-    col(py, &p, "router", "<u4", &c.ports.router, |x| x.to_le_bytes().to_vec())?;
-    col(py, &p, "port", "u1", &c.ports.port, |x| vec![x])?;
-    col(py, &p, "bytes", "<u8", &c.ports.bytes, |x| x.to_le_bytes().to_vec())?;
-    col(py, &p, "packets", "<u8", &c.ports.packets, |x| x.to_le_bytes().to_vec())?;
-    col(py, &p, "busy_cycles", "<u8", &c.ports.busy_cycles, |x| x.to_le_bytes().to_vec())?;
-    col(py, &p, "idle_cycles", "<u8", &c.ports.idle_cycles, |x| x.to_le_bytes().to_vec())?;
-    col(py, &p, "depleted_cycles", "<u8", &c.ports.depleted_cycles, |x| x.to_le_bytes().to_vec())?;
+    col(py, &p, "cycle", "<u8", &c.ports.cycle, u64::to_le_bytes)?;
+    col(py, &p, "router", "<u4", &c.ports.router, u32::to_le_bytes)?;
+    col(py, &p, "port", "u1", &c.ports.port, u8::to_le_bytes)?;
+    col(py, &p, "bytes", "<u8", &c.ports.bytes, u64::to_le_bytes)?;
+    col(py, &p, "packets", "<u8", &c.ports.packets, u64::to_le_bytes)?;
+    col(py, &p, "busy_cycles", "<u8", &c.ports.busy_cycles, u64::to_le_bytes)?;
+    col(py, &p, "idle_cycles", "<u8", &c.ports.idle_cycles, u64::to_le_bytes)?;
+    col(py, &p, "depleted_cycles", "<u8", &c.ports.depleted_cycles, u64::to_le_bytes)?;
     let v = PyDict::new(py);
-    col(py, &v, "cycle", "<u8", &c.vcs.cycle, |x| x.to_le_bytes().to_vec())?;
-    col(py, &v, "router", "<u4", &c.vcs.router, |x| x.to_le_bytes().to_vec())?;
-    col(py, &v, "port", "u1", &c.vcs.port, |x| vec![x])?;
-    col(py, &v, "vc", "u1", &c.vcs.vc, |x| vec![x])?;
-    col(py, &v, "bytes", "<u8", &c.vcs.bytes, |x| x.to_le_bytes().to_vec())?;
-    col(py, &v, "packets", "<u8", &c.vcs.packets, |x| x.to_le_bytes().to_vec())?;
-    col(py, &v, "held_chunks", "<u4", &c.vcs.held_chunks, |x| x.to_le_bytes().to_vec())?;
+    col(py, &v, "cycle", "<u8", &c.vcs.cycle, u64::to_le_bytes)?;
+    col(py, &v, "router", "<u4", &c.vcs.router, u32::to_le_bytes)?;
+    col(py, &v, "port", "u1", &c.vcs.port, u8::to_le_bytes)?;
+    col(py, &v, "vc", "u1", &c.vcs.vc, u8::to_le_bytes)?;
+    col(py, &v, "bytes", "<u8", &c.vcs.bytes, u64::to_le_bytes)?;
+    col(py, &v, "packets", "<u8", &c.vcs.packets, u64::to_le_bytes)?;
+    col(py, &v, "held_chunks", "<u4", &c.vcs.held_chunks, u32::to_le_bytes)?;
     into.set_item("ports", p)?;
     into.set_item("vcs", v)?;
     into.set_item("port_names", c.port_names.clone())?;
