@@ -210,3 +210,23 @@ def test_tofud_duplicates_only_when_a_lane_is_bad_enough():
     # The header copy costs a few per cent without errors.
     clean, sliced = measured(j, "error-free, unsliced"), measured(j, "error-free, split")
     assert 0.95 * clean < sliced < clean
+
+
+def test_a_tofu_job_dips_while_a_link_or_node_is_down_and_recovers():
+    j = case("tofu-link-failure")
+    for what in ("link", "node"):
+        pre = next(m for m in j["metrics"] if m["name"].startswith(what) and "before the failure" in m["name"])
+        before = pre["measured"]
+        label = pre["name"].split(":")[0]
+        m = lambda name: measured(j, f"{label}: {name}")  # noqa: E731
+        # Same seed, same run until the failure.
+        assert before == pytest.approx(j["setup"]["healthy_accepted_load"], rel=0.05)
+        assert m("lowest") < 0.97 * before, "the failure shows in the time series"
+        assert m("mean accepted load after the recovery") > 0.95 * before
+        assert m("cycles from the recovery") < 1e6
+        assert m("packets lost and sent again") > 0
+        assert m("packets lost silently or duplicated") == 0
+        s = j["setup"][label]
+        assert s["packets_lost"] == s["packets_resent"]
+    plot = j["plots"][0]
+    assert set(plot["curves"]) >= {"healthy"} and len(plot["curves"]) == 3

@@ -140,6 +140,9 @@ fn routing_name(exp: &Experiment) -> String {
 /// and checks estimated above [`MAX_STATES`].
 pub fn check(file: &str, text: &str, progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>) -> Result<CheckResult> {
     let exp = experiment::parse(file, text)?;
+    if exp.fault_schedule.is_some() {
+        return Err(ConfigError::new(file, "faults", "a network without failures: the static check covers fault-free networks (failures during a run change the routes as it goes)"));
+    }
     if exp.faults.is_some() {
         return Err(ConfigError::new(file, "network.faults", "a network without failures: the static check covers fault-free networks (routes around failures are chosen per packet at its source)"));
     }

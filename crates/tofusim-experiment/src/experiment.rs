@@ -53,6 +53,21 @@ pub struct Experiment {
     pub fault_schedule: Option<crate::fault_events::FaultSchedule>,
 }
 
+impl Experiment {
+    /// Refuses what only the packet engine models — failures during the
+    /// run (`[faults]`) and link errors (`[link_errors]`) — for `what`
+    /// (e.g. "the flow model"), naming the table.
+    pub fn refuse_packet_only(&self, file: &str, what: &str) -> Result<()> {
+        if self.fault_schedule.is_some() {
+            return Err(ConfigError::new(file, "faults", format!("failures during a run are modelled by the packet engine only, not by {what} (use --model packet)")));
+        }
+        if self.link_errors.is_some() {
+            return Err(ConfigError::new(file, "link_errors", format!("link errors are modelled by the packet engine only, not by {what} (use --model packet)")));
+        }
+        Ok(())
+    }
+}
+
 /// Parses and validates an experiment file.
 pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     let doc = system::parse_toml(file, text)?;

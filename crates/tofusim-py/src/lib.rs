@@ -256,6 +256,8 @@ fn run_experiment(
         "nodes": exp.workload.nodes(),
         // Failed nodes (ids) and links (router pairs) the run routed around.
         "faults": exp.built.system.network.faults,
+        // Failures and recoveries during the run (router ids and ports).
+        "fault_events": exp.fault_schedule.as_ref().map(|s| &s.events),
     });
     if model == "flow" {
         if threads > 1 || comm.is_some() {

@@ -91,6 +91,9 @@ def summary_table(r: dict[str, Any], title: str) -> Table:
     if faults.get("nodes") or faults.get("links"):
         rows.append(("failed nodes / links", f"{len(faults.get('nodes', []))} / {len(faults.get('links', []))}; "
                      f"{r.get('packets_rerouted', 0):,} packets routed around them"))
+    if r.get("packets_lost") or (r.get("setup") or {}).get("fault_events"):
+        rows.append(("failures during the run", f"{len((r.get('setup') or {}).get('fault_events') or [])} events; {r.get('packets_lost', 0):,} packets lost on failed links, "
+                     f"{r.get('packets_resent', 0):,} sent again by their sources"))
     b = r.get("broadcast")
     if b:
         rows.append(("broadcast", f"{b['fraction_of_peak']:.4f} of the payload peak of {b['receiving_links']} incoming links per node; {b['deposits']:,} deposits"))

@@ -22,11 +22,12 @@ from .bgl_link_errors import CASES as LINK_ERROR_CASES
 from .case import Case
 from .rmatt import CASES as RMATT_CASES
 from .tofu import CASES as TOFU_CASES
+from .tofu_link_failure import CASES as FAILURE_CASES
 from .tofud_slicing import CASES as SLICING_CASES
 from .topology import CASES as TOPOLOGY_CASES
 
 
-CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *LINK_ERROR_CASES, *TOFU_CASES, *SLICING_CASES, *RMATT_CASES, *ARIES_CASES, *TOPOLOGY_CASES]}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *LINK_ERROR_CASES, *FAILURE_CASES, *TOFU_CASES, *SLICING_CASES, *RMATT_CASES, *ARIES_CASES, *TOPOLOGY_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False,

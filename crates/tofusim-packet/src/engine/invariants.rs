@@ -115,6 +115,9 @@ impl<W: Traffic> Engine<W> {
                 p = self.pool.get(p).next;
             }
         }
+        for &(_, _, p) in &self.route_held {
+            visit(p, &mut seen, &mut found, &mut twice, "set aside for want of a route");
+        }
         if waiting + self.pending_releases != self.nic.messages.unmade {
             part.findings.push((
                 0,

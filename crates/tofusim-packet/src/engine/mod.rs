@@ -116,6 +116,10 @@ pub struct Engine<W> {
     pub(crate) fault_routes: std::collections::HashMap<(u32, u32, u8), Option<SourceRoute>>,
     /// Failures and recoveries during the run (`None`: none scheduled).
     pub(crate) outages: Option<Box<outages::Outages>>,
+    /// Packets with no route round the failures, set aside from their
+    /// send queues (node, lane, packet) until a recovery: the MPI layer
+    /// holds a message to a node that is down without stopping the others.
+    pub(crate) route_held: Vec<(u32, u8, u32)>,
 }
 
 /// What a caller sees of a run in progress (for progress bars): called now
@@ -350,6 +354,7 @@ impl<W: Traffic> Engine<W> {
             ugal_view: Vec::new(),
             fault_routes: std::collections::HashMap::new(),
             outages: None,
+            route_held: Vec::new(),
             net,
         }
     }
@@ -551,10 +556,17 @@ impl<W: Traffic> Engine<W> {
                 }
             }
             if from_source && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0 && !self.retry_route(self.nic.src_head[li], t) {
-                // No route around the failures: it waits, for a recovery
-                // scheduled later, or while the run stops with the
-                // `unroutable` error.
-                return;
+                if self.outages.is_none() {
+                    // No route around the failures: it waits while the
+                    // run stops with the `unroutable` error.
+                    return;
+                }
+                // It waits for a recovery, set aside: the packets behind
+                // it go on.
+                let pkt = list_pop(&self.pool, &mut self.nic.src_head[li], &mut self.nic.src_tail[li]);
+                self.nic.src_need[li] = 0;
+                self.route_held.push((node as u32, lane as u8, pkt));
+                continue;
             }
             if from_source && self.net.params.fifo_select == crate::config::FifoSelect::Direction {
                 // The FIFO follows the route's first direction: choose it now.

@@ -8,9 +8,10 @@
 //!
 //! What a failure does (docs/model.md, "Failures during a run"):
 //! - **new routes** avoid it where the routing offers a way round
-//!   ([`tofusim_routing::faults`]); a packet with none waits in its send
-//!   queue for a recovery (the MPI layer holds the message), and the run
-//!   stops `unroutable` when none is scheduled;
+//!   ([`tofusim_routing::faults`]); a packet with none is set aside from
+//!   its send queue until the next event of the schedule (the MPI layer
+//!   holds that message and sends the others), and the run stops
+//!   `unroutable` when no recovery is scheduled;
 //! - **a packet whose header is on the link** when it fails is lost: its
 //!   downstream buffer space is given back to the sender (the link's
 //!   re-initialisation resets its credits);
@@ -44,14 +45,15 @@ use crate::traffic::Traffic;
 
 /// What fails or recovers: the link out of a port of a router (both
 /// directions), or a router with its node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FaultTarget {
     Link { router: u32, port: u8 },
     Router(u32),
 }
 
 /// One entry of a failure schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FaultEvent {
     pub cycle: u64,
     pub target: FaultTarget,
@@ -177,6 +179,11 @@ impl<W: Traffic> Engine<W> {
         }
         self.outages = Some(o);
         self.fault_routes.clear();
+        // Packets set aside for want of a route try again, back in their
+        // send queues in the order they were set aside.
+        for (node, lane, pkt) in std::mem::take(&mut self.route_held) {
+            self.push_source(node as usize, lane as usize, pkt);
+        }
         self.stats.last_progress = self.stats.last_progress.max(now);
         for r in 0..self.net.lay.routers as u32 {
             if self.owns(r) {
