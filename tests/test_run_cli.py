@@ -225,3 +225,37 @@ def test_the_run_length_is_estimated_and_a_long_run_announced(tmp_path):
     # A short one is not.
     r = subprocess.run([TOFUSIM, "run", write(tmp_path, SMALL)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and "packet-hops" not in r.stderr
+
+
+def test_the_failure_example_runs_and_counts_what_it_lost(run):
+    r = run("run", "examples/experiments/tofu-link-failure.toml", "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert j["complete"] and j["invariant_error"] is None
+    assert j["packets_lost"] > 0 and j["packets_resent"] <= j["packets_lost"]
+    events = j["setup"]["fault_events"]
+    assert [e["recovers"] for e in events] == [False, True, False, True]
+    assert events[2]["target"] == {"router": events[2]["target"]["router"]}
+    text = run("run", "examples/experiments/tofu-link-failure.toml")
+    assert "failures during the run" in text.out and "sent again by their sources" in text.out
+
+
+@pytest.mark.parametrize("faults, key", [
+    ('events = [{ cycle = 10, action = "fail", node = [1, 0, 0] }]', "faults.events[0].node"),
+    ('events = [{ cycle = 10, action = "fail", node = [1, 0, 0], port = "q+" }]', "faults.events[0].port"),
+    ('events = [{ cycle = 999999, action = "fail", node = [1, 0, 0], port = "x+" }]', "faults.events[0].cycle"),
+    ('events = [{ cycle = 10, action = "fail", node = [1, 0, 0], port = "x+" }]\nresend = 5', "faults.resend"),
+])
+def test_failure_schedules_that_cannot_happen_exit_2_in_one_line(run, tmp_path, faults, key):
+    r = run("run", write(tmp_path, SMALL + "[faults]\n" + faults + "\n"))
+    assert r.code == 2, r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and key.split(":")[0] in lines[0], r.err
+
+
+def test_the_flow_model_refuses_failures_during_a_run_and_link_errors(run, tmp_path):
+    for table in ('[faults]\nevents = [{ cycle = 10, action = "fail", node = [1, 0, 0], port = "x+" }, { cycle = 20, action = "recover", node = [1, 0, 0], port = "x+" }]\n',
+                  "[link_errors]\npacket_error_rate = 0.001\n"):
+        r = run("run", write(tmp_path, SMALL + table), "--model", "flow")
+        assert r.code == 2, r.err
+        assert ("faults" if "faults" in table else "link_errors") in r.err and "packet engine" in r.err

@@ -223,6 +223,7 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
 pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> Result<FlowRunResult> {
     let wall = Instant::now();
     exp.built.refuse_faults(file, "network", "the flow model")?;
+    exp.refuse_packet_only(file, "the flow model")?;
     let net = flow_net_for_experiment(file, exp)?;
     let mut rng = tofusim_routing::Rng::seed_from_u64(exp.run.seed);
     let overhead = exp.router.overhead_bytes as f64;
