@@ -141,6 +141,11 @@ class Report:
         z = [t["z"] for t in self.traces(fig) if t["visible"]]
         return np.array([np.nan if v is None else v for grid in z for row in grid for v in row], dtype=float)
 
+    def lines(self, fig: str) -> dict[str, tuple[list, list]]:
+        """Name, x and y of every line of figure ``fig``."""
+        return {t["name"]: (t["x"], t["y"]) for t in self.page.evaluate(
+            "(id) => document.getElementById(id)._fullData.map(t => ({name: t.name, x: Array.from(t.x), y: Array.from(t.y)}))", f"fig-{fig}")}
+
     def current(self, fig: str, slider: int) -> str:
         """The slider's current value, as it shows it above its rail."""
         return self.page.locator(f"#fig-{fig} .slider-group").nth(slider).locator("text.slider-label").first.text_content()
@@ -164,7 +169,7 @@ class Report:
 def test_a_torus_run_report_draws_offline_and_its_heat_map_follows_both_sliders(browser, torus_dir, shots):
     r = Report(browser, torus_dir / "report.html")
     ids = r.page.evaluate("() => Array.from(document.querySelectorAll('section'), s => s.id)")
-    assert ids == ["summary", "latency", "throughput", "heatmap", "hottest"]
+    assert ids == ["summary", "latency", "throughput", "heatmap", "hottest", "buffers"]
     assert r.page.locator("section#heatmap .note").count() == 0
     # Four z planes of a 4x4x4 torus, one shown; 8x8 cells (nodes and the links between them).
     traces = r.traces("heatmap")
@@ -225,11 +230,56 @@ def test_a_dragonfly_report_shows_its_groups_and_global_link_matrix(browser, dra
     r.clean()
 
 
+def test_the_vc_buffers_section_draws_the_vc_samples(browser, dragonfly_dir, shots):
+    """The per-VC samples (vc_samples.parquet) in the report, checked
+    against the file: the buffers' mean fill per VC and sample, the VC
+    buffers full at the most samples, which VCs of each stalled port were
+    full, and the VCs of the port that stalled most over time."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    vcs = pd.read_parquet(dragonfly_dir / "vc_samples.parquet")
+    # The whole window's counters (the last sample comes before the run's end).
+    ports = pd.read_csv(dragonfly_dir / "ports.csv")
+    cap = int(pq.read_schema(dragonfly_dir / "vc_samples.parquet").metadata[b"vc_buffer_chunks"])
+    samples = vcs["cycle"].nunique()
+    # The dragonfly's three escape VCs (hop classes) are three VCs in the file, not one name.
+    assert sorted(vcs["vc"].unique()) == ["escape-0", "escape-1", "escape-2"]
+    assert not vcs.duplicated(["cycle", "router", "port", "vc"]).any()
+    r = Report(browser, dragonfly_dir / "report.html")
+    assert r.page.locator("section#buffers .note").count() == 0
+    fill = r.lines("vc-fill")
+    assert sorted(fill) == ["escape-0", "escape-1", "escape-2"]
+    mean = vcs.groupby(["vc", "cycle"], observed=True)["held_chunks"].mean() / cap
+    for vc, (x, y) in fill.items():
+        assert x == sorted(vcs["cycle"].unique()) and y == pytest.approx(mean[vc].to_numpy(), rel=1e-6)
+    # The table's first row: the VC buffer full at the most samples.
+    full = (vcs.assign(full=vcs["held_chunks"] >= cap).groupby(["router", "port", "vc"], observed=True)["full"].sum())
+    assert full.max() > 0
+    head = r.page.locator("section#buffers table.data tbody tr").first.locator("td").all_inner_texts()
+    assert int(head[4]) == full.max() and head[3] in {vc for (_, _, vc), n in full.items() if n == full.max()}
+    # The stalled ports' table names the full VCs of its first port, the one that stalled most.
+    worst = ports.loc[ports["depleted_cycles"].idxmax()]
+    stalled = r.page.locator("section#hottest table.data").nth(1).locator("tbody tr").first.locator("td").all_inner_texts()
+    assert int(stalled[8].replace(",", "")) == worst["depleted_cycles"] and stalled[1] == worst["port"]
+    mine = vcs[(vcs["router"] == worst["router"]) & (vcs["port"] == worst["port"])]
+    expected = {vc: n / samples for vc, n in mine.groupby("vc", observed=True)["held_chunks"].apply(lambda h: int((h >= cap).sum())).items() if n}
+    named = dict(part.rsplit(" ", 1) for part in stalled[9].split(", ")) if stalled[9] else {}
+    assert {vc: float(s) for vc, s in named.items()} == pytest.approx(expected, abs=0.005)
+    # That port's VCs over time, as the file has them.
+    held = r.lines("vc-port")
+    assert sorted(held) == ["escape-0", "escape-1", "escape-2"]
+    for vc, (x, y) in held.items():
+        assert y == mine[mine["vc"] == vc].sort_values("cycle")["held_chunks"].tolist()
+    r.shoot("section#buffers", shots / "report-vc-buffers.png")
+    r.clean()
+
+
 def test_a_collectives_report_animates_its_schedule(browser, collective_dir, shots):
     assert (collective_dir / "steps.parquet").exists()
     r = Report(browser, collective_dir / "report.html")
     ids = r.page.evaluate("() => Array.from(document.querySelectorAll('section'), s => s.id)")
-    assert ids == ["summary", "latency", "throughput", "heatmap", "hottest", "progress"]
+    assert ids == ["summary", "latency", "throughput", "heatmap", "hottest", "buffers", "progress"]
     assert r.page.locator("section .note").count() == 0
     # A binomial broadcast from node 0 of an 8x8 torus: the animation starts
     # with nothing received and ends with every node but the root (which
@@ -322,7 +372,7 @@ def test_a_missing_input_becomes_a_note_naming_the_option(tmp_path):
     ok(tofusim_cli("coll", "allreduce", "--algo", "ring", "--size", "1KiB", "--system", "bgl:2x2x2", "--model", "flow",
                    "--out", str(tmp_path / "f"), "--report"))
     page = (tmp_path / "f" / "report.html").read_text()
-    assert page.count("The flow model has no packets, port counters or step times: run tofusim coll with --model packet") == 5
+    assert page.count("The flow model has no packets, port counters or step times: run tofusim coll with --model packet") == 6
 
 
 def test_sweep_collective_sweep_and_reproduction_reports(tmp_path):

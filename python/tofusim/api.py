@@ -406,8 +406,9 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     (docs/report.md). One self-contained file that opens offline: the
     summary and setup, latency distribution, throughput over time,
     link-utilisation heat maps laid out on the topology with a time slider
-    over the counter samples, the hottest links and stalled ports and, for
-    a collective, its schedule's progress animated over the network.
+    over the counter samples, the hottest links and stalled ports, the VC
+    buffers and, for a collective, its schedule's progress animated over
+    the network.
 
     A section whose input the directory lacks is replaced by one line
     naming the option that writes it; a directory that is not a tofusim

@@ -45,7 +45,7 @@ class CounterSamples:
         #: A VC buffer's capacity in chunks (what ``held_chunks`` is out of).
         self.vc_buffer_chunks: int = int(c.get("vc_buffer_chunks", 0))
         self._port_names: list[str] = list(c.get("port_names", []))
-        self._vc_names: list[str] = list(c.get("vc_names", []))
+        self._vc_names: list[str] = distinct_names(list(c.get("vc_names", [])))
         self._ports_cols: dict[str, tuple[str, bytes]] = dict(c.get("ports", {}))
         self._vcs_cols: dict[str, tuple[str, bytes]] = dict(c.get("vcs", {}))
         self._ports: Any = None
@@ -90,6 +90,31 @@ class CounterSamples:
 
     def __repr__(self) -> str:
         return f"CounterSamples({len(self):,} port rows, {self.vcs.num_rows if self else 0:,} VC rows, every {self.period_cycles:,} cycles)"
+
+
+def distinct_names(names: list[str]) -> list[str]:
+    """VC names made distinct: the engine names every escape VC past a
+    pair ``escape`` (a dragonfly's hop classes), which would merge their
+    rows in a file that keeps VCs by name; repeated names get their order
+    among themselves, ``escape-0``, ``escape-1``, ``escape-2``.
+
+    >>> distinct_names(["escape", "escape", "escape"])
+    ['escape-0', 'escape-1', 'escape-2']
+    >>> distinct_names(["dynamic-0", "dynamic-1", "escape", "priority"])
+    ['dynamic-0', 'dynamic-1', 'escape', 'priority']
+    """
+    from collections import Counter
+
+    repeated = {n for n, k in Counter(names).items() if k > 1}
+    seen: Counter[str] = Counter()
+    out = []
+    for n in names:
+        if n in repeated:
+            out.append(f"{n}-{seen[n]}")
+            seen[n] += 1
+        else:
+            out.append(n)
+    return out
 
 
 #: Arrow types of the core's column dtypes.

@@ -6,7 +6,9 @@ The report is one self-contained HTML file (plotly.js embedded, nothing
 fetched when it is viewed): a summary and the setup; the latency
 distribution and throughput over time; link utilisation as heat maps laid
 out on the topology with a time slider over the counter samples; the
-hottest links and stalled ports; for a collective, the schedule's progress
+hottest links and stalled ports; the VC buffers (``vc_samples.parquet``:
+each VC's fill, the buffers full at the most samples, the VCs of the port
+that stalled most); for a collective, the schedule's progress
 animated over the network; for sweeps and reproductions their curves and
 tables. A section whose input the directory lacks is replaced by one line
 naming the option that writes it.

@@ -40,6 +40,9 @@ class RunDir:
     #: The experiment file the run ran (``experiment.toml``), or the system file of a replay (``system.toml``).
     experiment: str | None = None
     samples: pd.DataFrame | None = None
+    #: Per-VC samples (``vc_samples.parquet``) and a VC buffer's capacity in chunks (the file's ``vc_buffer_chunks``).
+    vc_samples: pd.DataFrame | None = None
+    vc_buffer_chunks: int = 0
     ports: pd.DataFrame | None = None
     steps: pd.DataFrame | None = None
     #: A sweep's rows (sweep.parquet, coll.parquet).
@@ -66,6 +69,23 @@ def _table(p: Path) -> pd.DataFrame | None:
         return pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
     except Exception as e:  # noqa: BLE001 - pyarrow and pandas raise many kinds for a damaged file
         raise ConfigError(f"{p}: unreadable ({type(e).__name__}: {e}); expected the file tofusim wrote") from None
+
+
+def _vc_samples(d: Path) -> dict[str, Any]:
+    """``vc_samples`` and ``vc_buffer_chunks`` of the directory's VC samples (none when it has none)."""
+    p = d / "vc_samples.parquet"
+    frame = _table(p)
+    if frame is None:
+        return {}
+    import pyarrow.parquet as pq
+
+    try:
+        chunks = int((pq.read_schema(p).metadata or {}).get(b"vc_buffer_chunks", b""))
+    except ValueError:
+        raise ConfigError(f"{p}: no VC buffer capacity (vc_buffer_chunks) in its metadata; expected the file tofusim wrote") from None
+    if chunks <= 0:
+        raise ConfigError(f"{p}: a VC buffer capacity of {chunks} chunks; expected the file tofusim wrote")
+    return {"vc_samples": frame, "vc_buffer_chunks": chunks}
 
 
 def _text(p: Path) -> str | None:
@@ -100,13 +120,15 @@ def open_run_dir(path: str | Path) -> RunDir:
         if not isinstance(r, dict) or "latency" not in r:
             raise ConfigError(f"{d / 'results.json'}: not a tofusim run result (no latency); expected {WHAT}")
         return RunDir(d, "run", result=r, experiment=_text(d / "experiment.toml"), samples=_table(d / "port_samples.parquet"),
-                      ports=_table(d / "ports.csv"))
+                      ports=_table(d / "ports.csv"), **_vc_samples(d))
     if (d / "result.json").exists():
         r = _json(d / "result.json")
         if isinstance(r, dict) and "op" in r and "algo" in r:
-            return RunDir(d, "collective", result=r, samples=_table(d / "port_samples.parquet"), steps=_table(d / "steps.parquet"))
+            return RunDir(d, "collective", result=r, samples=_table(d / "port_samples.parquet"), steps=_table(d / "steps.parquet"),
+                          **_vc_samples(d))
         if isinstance(r, dict) and "per_rank" in r:
-            return RunDir(d, "replay", result=r, experiment=_text(d / "system.toml"), samples=_table(d / "port_samples.parquet"))
+            return RunDir(d, "replay", result=r, experiment=_text(d / "system.toml"), samples=_table(d / "port_samples.parquet"),
+                          **_vc_samples(d))
         raise ConfigError(f"{d / 'result.json'}: neither a collective's nor a replay's result; expected {WHAT}")
     if (d / "sweep.parquet").exists():
         meta = _json(d / "sweep.json") if (d / "sweep.json").exists() else {}

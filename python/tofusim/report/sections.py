@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import ConfigError
 from . import activity as act
+from . import buffers as buf
 from .figures import cell_figure, latency_figure, lines_figure, per_rank_figure
 from .network import CellMap, Network, link_cells, network_of, node_cells
 from .rundir import RunDir
@@ -313,9 +314,10 @@ def heatmap(rd: RunDir, draw: Draw, net: Network, cm: CellMap, a: act.Activity |
     return Section("heatmap", title, text + draw(fig, "heatmap") + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
 
 
-def hottest(rd: RunDir, net: Network | None, a: act.Activity | None) -> Section:
+def hottest(rd: RunDir, net: Network | None, a: act.Activity | None, b: buf.Buffers | None = None) -> Section:
     """The links that were busiest, and the ports that waited longest for
-    buffer space downstream (stalled, buffer-depleted)."""
+    buffer space downstream (stalled, buffer-depleted) with, from the VC
+    samples ``b``, which of their VCs' buffers were full."""
     title = "Hottest links and stalled ports"
     if a is None or net is None:
         busiest = rd.result.get("busiest_links") or []
@@ -341,11 +343,70 @@ def hottest(rd: RunDir, net: Network | None, a: act.Activity | None) -> Section:
     body = (f"<p>Over the measured window of {window:,} cycles, the {len(hot)} busiest of {len(frame):,} links "
             "(utilisation: share of cycles sending):</p>" + frame_table(hot, fmt))
     if len(stalled):
+        vcs = ""
+        if b is not None:
+            stalled = stalled.assign(**{"full VC buffers (share of samples)": [buf.full_vcs(b, i) for i in stalled.index]})
+            vcs = (f" The last column names the VCs whose buffer downstream was full at the {len(b.cycles):,} counter samples "
+                   "(the share of samples; the engine counts stalls per port, not per VC).")
         body += ("<p>Ports that had a packet to send but no buffer space downstream (buffer-depleted cycles), "
-                 "longest first:</p>" + frame_table(stalled, fmt))
+                 f"longest first.{vcs}</p>" + frame_table(stalled, fmt))
     else:
         body += "<p>No port waited for buffer space downstream (no buffer-depleted cycles).</p>"
     return Section("hottest", title, body)
+
+
+def vc_buffers(rd: RunDir, net: Network, a: act.Activity | None) -> tuple[buf.Buffers | None, str | None]:
+    """The directory's VC samples on the layout, or the note that replaces them."""
+    if rd.vc_samples is None or not len(rd.vc_samples):
+        return None, f"No per-VC samples in this directory (vc_samples.parquet): {_sample_option(rd.kind)}."
+    return buf.from_vc_samples(rd.vc_samples, rd.vc_buffer_chunks, net), None
+
+
+def buffers(rd: RunDir, draw: Draw, net: Network, b: buf.Buffers, a: act.Activity | None) -> Section:
+    """Per VC: the buffers' fill over the run, the buffers full at the most
+    samples, and each VC of the port that stalled most over time."""
+    title = "Buffers per virtual channel"
+    cap, n = b.capacity_chunks, len(b.cycles)
+    fill = b.fill_over_time()
+    parts = [f"<p>At each of the {n:,} counter samples, the chunks each VC's buffer downstream of each port holds, as its "
+             f"sender's tokens see it (a buffer holds {cap:,} chunks; full: the sender can put nothing more into that VC). "
+             "Per VC, the held share of the capacity averaged over every link:</p>",
+             draw(buf_fill_figure(b.cycles, {name: fill[:, v] for v, name in enumerate(b.vc_names)}), "vc-fill")]
+    top = buf.fullest(b, net, TABLE_ROWS)
+    full_any = int((b.full_samples() > 0).sum())
+    fmt = {"full at samples": ",", "full share": ".3f", "mean held (chunks)": ".2f", "most held (chunks)": ",", "packets": ",", "bytes": ","}
+    parts.append((f"<p>{full_any:,} of {int(b.present.sum()):,} VC buffers were full at some sample; the {len(top)} full at the most "
+                  "samples (then holding most on average):</p>" if full_any else
+                  f"<p>No VC buffer was full at any sample; the {len(top)} that held most on average:</p>") + frame_table(top, fmt))
+    # The port that stalled most (or, with no stall, whose VC buffers held most), VC by VC.
+    stalls = a.total["depleted_cycles"] if a is not None else np.zeros(len(net.links))
+    if stalls.max(initial=0) > 0:
+        link, why = int(np.argmax(stalls)), f"The port that stalled most ({int(stalls.max()):,} buffer-depleted cycles)"
+    else:
+        mean = np.nan_to_num(b.mean_held(), nan=-1.0).sum(axis=1)
+        link, why = int(np.argmax(mean)), "No port stalled; the port whose VC buffers held most on average"
+    name = net.link_names()[link]
+    used = [v for v in range(len(b.vc_names)) if b.present[link, v]]
+    parts.append(f"<p>{esc(why)}, <b>{esc(name)}</b>: the chunks each of its VCs' buffers downstream held at each sample, "
+                 "against the capacity.</p>")
+    parts.append(draw(buf_port_figure(b.cycles, {b.vc_names[v]: b.held[:, link, v] for v in used}, cap, name), "vc-port"))
+    if b.unmatched:
+        parts.append(f'<p class="note">{b.unmatched:,} VC records name ports this tofusim\'s layout of {esc(net.system)} lacks; they are left out.</p>')
+    return Section("buffers", title, "".join(parts))
+
+
+def buf_fill_figure(cycles: np.ndarray, fill: dict[str, np.ndarray]) -> Any:
+    fig = lines_figure(cycles, fill, "cycle", "held share of the buffer (mean over links)")
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+def buf_port_figure(cycles: np.ndarray, held: dict[str, np.ndarray], capacity: int, name: str) -> Any:
+    fig = lines_figure(cycles, held, "cycle", "chunks held")
+    fig.add_hline(y=capacity, line_dash="dash", annotation_text=f"capacity {capacity:,} chunks", annotation_position="top left")
+    fig.update_yaxes(range=[0, capacity * 1.08])
+    fig.update_layout(meta={"port": name})
+    return fig
 
 
 # ---------------------------------------------------------------- collectives
@@ -437,6 +498,7 @@ def run_sections(rd: RunDir, draw: Draw) -> list[Section]:
         titles = [("latency", "Latency distribution"), ("throughput", "Throughput over time"), ("heatmap", "Link utilisation on the topology")]
         out += [Section(i, t, note=flow) for i, t in titles]
         out.append(hottest(rd, None, None) if rd.result.get("busiest_links") else Section("hottest", "Hottest links and stalled ports", note=flow))
+        out.append(Section("buffers", "Buffers per virtual channel", note=flow))
         if rd.kind == "collective":
             out.append(Section("progress", "The schedule's progress over the network", note=flow))
         return out
@@ -454,7 +516,9 @@ def run_sections(rd: RunDir, draw: Draw) -> list[Section]:
         out.append(Section("heatmap", "Link utilisation on the topology", note=note))
     else:
         out.append(heatmap(rd, draw, net, cm, a))
-    out.append(hottest(rd, net, a))
+    b, b_note = vc_buffers(rd, net, a) if net is not None else (None, note)
+    out.append(hottest(rd, net, a, b))
+    out.append(buffers(rd, draw, net, b, a) if net is not None and b is not None else Section("buffers", "Buffers per virtual channel", note=b_note))
     if rd.kind == "collective":
         out.append(progress(rd, draw, net) if net is not None else Section("progress", "The schedule's progress over the network", note=note))
     return out
