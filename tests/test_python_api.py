@@ -17,3 +17,76 @@ def test_the_api_docstrings_run():
 
     r = doctest.testmod(tofusim.api, optionflags=doctest.ELLIPSIS)
     assert r.failed == 0 and r.attempted >= 4, r
+
+
+def test_the_records_and_samples_docstrings_run():
+    import tofusim.records
+    import tofusim.samples
+
+    for module in (tofusim.records, tofusim.samples):
+        r = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert r.failed == 0 and r.attempted >= 2, (module.__name__, r)
+
+
+def _results(tmp_path):
+    """A result of every kind and model, as the core writes them."""
+    import tofusim
+    from tofusim.trace import synth
+
+    e = tofusim.Experiment("bgl:4x4x4", workload={"pattern": "uniform", "load": 0.1},
+                           run={"cycles": 6000, "warmup": 1500, "seed": 1, "counter_period": 1500})
+    synth.write(str(tmp_path / "trace"), 8, iterations=2, halo_bytes=4096)
+    trace = str(tmp_path / "trace")
+    return {
+        "run": tofusim.run(e),
+        "split run": tofusim.run(e, threads=2),
+        "flow run": tofusim.run(e, model="flow"),
+        "collective": tofusim.collective("allreduce", "ring", 64 * 1024, "bgl:2x2x2", steps=True, counter_cycles=1000),
+        "flow collective": tofusim.collective("allreduce", "ring", 64 * 1024, "bgl:2x2x2", model="flow"),
+        "rounds collective": tofusim.collective("allreduce", "ring", 1 << 20, "k:2x2x2", model="flow-rounds"),
+        "replay": tofusim.replay(trace, "bgl:2x2x2", counter_cycles=1000),
+        "flow replay": tofusim.replay(trace, "bgl:2x2x2", model="flow"),
+    }
+
+
+def test_results_and_their_nested_objects_are_typed_records(tmp_path):
+    """Every attribute a result class declares reads with its declared type
+    on what the core returns, every key the core writes is declared (or
+    read by a table method), and the records are still the JSON objects."""
+    import json
+
+    from tofusim.records import Record
+
+    def declared(cls):
+        return {name: f for klass in reversed(cls.__mro__) for name, f in vars(klass).items() if hasattr(f, "conv")}
+
+    def check(obj, where):
+        fields = declared(type(obj))
+        methods = {n for n in dir(type(obj)) if not n.startswith("_")} - set(fields)
+        undeclared = set(obj) - set(fields) - methods
+        assert not undeclared, f"{where}: keys the core writes that {type(obj).__name__} does not declare: {sorted(undeclared)}"
+        for name, f in fields.items():
+            if name not in obj:
+                assert type(f).__name__ == "Maybe", f"{where}.{name}: declared always there, missing"
+                continue
+            v = getattr(obj, name)
+            if v is None:
+                assert type(f).__name__ == "Maybe", f"{where}.{name}: declared always there, null"
+                continue
+            kind, many = f.nested()
+            expected = list if many else kind or (f.conv if isinstance(f.conv, type) else (list, dict))
+            assert isinstance(v, expected), f"{where}.{name}: {type(v).__name__}, declared {expected}"
+            assert v == obj[name] if not isinstance(v, float) else v == float(obj[name])
+            for item in (v if many else [v]):
+                if isinstance(item, Record):
+                    assert obj[name] is v or many, f"{where}.{name}: the record is not the one the result holds"
+                    check(item, f"{where}.{name}")
+
+    for name, r in _results(tmp_path).items():
+        check(r, name)
+        # Still the JSON object: it round-trips.
+        assert json.loads(json.dumps(r)) == r
+    r = _results(tmp_path / "again")["run"]
+    assert r.sim.partitions is None and r.setup.router.vc_buffer_bytes == 1024 and r.setup.run.counter_cycles == 1500
+    assert r.counter_samples.samples == 3 and r.counter_samples["samples"] == 3 and r.latency.p99 >= r.latency.p50
+    assert _results(tmp_path / "split")["split run"].sim.partitions.partitions[1].routers == 32

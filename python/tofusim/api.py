@@ -3,23 +3,28 @@ results with attributes and data frames. The command line is built on the
 same calls; docs/python.md has examples (run by ``make test``).
 
 Results are typed classes (:class:`RunResult`, :class:`CollectiveResult`,
-:class:`ReplayResult`): their figures as typed attributes, their tables
-as :class:`Table` objects with ``to_arrow()`` and ``to_pandas()``, their
+:class:`ReplayResult`): their figures as typed attributes, their nested
+objects as typed records (``r.sim``, ``r.setup``, ``r.latency``, a
+collective's ``c.run``: :mod:`tofusim.records`), their tables as
+:class:`Table` objects with ``to_arrow()`` and ``to_pandas()``, their
 counter samples as :class:`tofusim.samples.CounterSamples`. They are
-still the JSON objects the command line prints underneath (dicts), so
-code that reads the keys keeps working.
+still the JSON objects the command line prints underneath (dicts, the
+records too), so code that reads the keys keeps working.
 """
 
 from __future__ import annotations
 
 import copy
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import ConfigError
+from .records import (Deadlock, FlowRun, InvariantError, Key, Latency, LinkErrors, Maybe, PacketRun, Record, SamplingInfo, Setup,
+                      SimInfo, _dict, _list)
 from .samples import CounterSamples
+
+__all__ = ["CollectiveResult", "Experiment", "Latency", "ReplayResult", "Result", "RunResult", "System", "Table", "write_report"]
 
 
 class System:
@@ -98,9 +103,9 @@ class Experiment:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{file}: invalid TOML: {e}") from None
-        e = cls(file=file)
-        e.tables = doc
-        return e
+        exp = cls(file=file)
+        exp.tables = doc
+        return exp
 
     @classmethod
     def from_file(cls, path: str | Path) -> Experiment:
@@ -180,22 +185,6 @@ class Table:
         return f"Table({len(self):,} rows: {', '.join(self.columns)})"
 
 
-@dataclass(frozen=True)
-class Latency:
-    """Packet latency, cycles: count, mean, median, 99th percentile and maximum."""
-
-    count: int
-    mean: float
-    p50: float
-    p99: float
-    max: float
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Latency:
-        d = d or {}
-        return cls(int(d.get("count", 0)), float(d.get("mean", 0.0)), float(d.get("p50", 0.0)), float(d.get("p99", 0.0)), float(d.get("max", 0.0)))
-
-
 def _frame(rows: list[dict[str, Any]] | dict[str, list[Any]]) -> Any:
     import pandas as pd
 
@@ -206,14 +195,14 @@ def _histogram(dist: list[Any]) -> Table:
     return Table.from_rows([{"latency_cycles": float(b), "packets": int(n)} for b, n in dist], ["latency_cycles", "packets"])
 
 
-class Result(dict):
+class Result(Record):
     """A result: the JSON object the command line prints (kept as a dict,
     so code that reads its keys keeps working), with typed attributes for
-    its figures, its tables as :class:`Table` (``to_arrow()``,
-    ``to_pandas()``) and its counter samples as :attr:`samples`. Other
-    keys are readable as attributes too (``r.vc_traffic``); a key that is
-    also a dict method's name (``items``, ``keys``, ...) is read with
-    ``r["items"]``."""
+    its figures and nested objects (:mod:`tofusim.records`), its tables as
+    :class:`Table` (``to_arrow()``, ``to_pandas()``) and its counter
+    samples as :attr:`samples`. A key no class declares (one a newer core
+    adds) is readable as an attribute too; a key that is also a dict
+    method's name (``items``, ``keys``, ...) is read with ``r["items"]``."""
 
     def __init__(self, data: dict[str, Any], samples: CounterSamples | None = None) -> None:
         super().__init__(data)
@@ -236,50 +225,47 @@ class Result(dict):
 
 
 class RunResult(Result):
-    """``tofusim.run``'s result."""
+    """``tofusim.run``'s result (packet engine, or the flow model with ``model="flow"``)."""
 
-    @property
-    def complete(self) -> bool:
-        return bool(self["complete"])
-
-    @property
-    def accepted_load(self) -> float:
-        """Delivered bytes over the nodes' injection capacity in the measured window."""
-        return float(self["accepted_load"])
-
-    @property
-    def offered_load(self) -> float | None:
-        return self.get("offered_load")
-
-    @property
-    def link_utilization(self) -> float:
-        """Mean busy fraction of all links, overheads included."""
-        return float(self["link_utilization"])
-
-    @property
-    def payload_utilization(self) -> float:
-        return float(self.get("payload_utilization", 0.0))
-
-    @property
-    def packets_injected(self) -> int:
-        return int(self.get("packets_injected", 0))
-
-    @property
-    def packets_delivered(self) -> int:
-        return int(self.get("packets_delivered", 0))
-
-    @property
-    def completion_cycles(self) -> int | None:
-        return self.get("completion_cycles")
-
-    @property
-    def cycle_ns(self) -> float:
-        return float(self.get("cycle_ns", 0.0))
+    complete = Key(bool)
+    interrupted = Maybe(bool, "stopped early by Ctrl-C (keep_partial)")
+    model = Maybe(str, "flow for the flow model (absent: the packet engine)")
+    accepted_load = Key(float, "delivered bytes over the nodes' injection capacity in the measured window")
+    offered_load = Maybe(float)
+    sending_fraction = Maybe(float, "open loop: the share of nodes that send")
+    link_utilization = Key(float, "mean busy fraction of all links, overheads included")
+    payload_utilization = Key(float)
+    packets_injected = Key(int)
+    packets_delivered = Key(int)
+    packets_rerouted = Maybe(int, "sent on a route around a failed node or link")
+    packets_lost = Maybe(int, "lost on links that failed during the run (and sent again)")
+    packets_resent = Maybe(int)
+    completion_cycles = Maybe(int, "finite workloads: when the last packet arrived")
+    cycle_ns = Key(float)
+    warmup_cycles = Maybe(int)
+    measured_cycles = Maybe(int)
+    latency = Key(Latency, "packet latency, cycles (still the JSON object: r.latency['mean'] reads it too)")
+    latency_kind = Maybe(str, "the flow model's: zero-load")
+    latency_distribution = Maybe(_list, "(bin's lower bound in cycles, packets), packet engine; :meth:`latency_histogram` as a table")
+    vc_traffic = Maybe(_dict, "packet-hops per VC class in the measured window")
+    vc_occupancy = Maybe(_dict, "mean fill of each VC class over the time series")
+    escape_fraction = Maybe(float)
+    unblocking_probability = Maybe(float)
+    budget_exceeded = Maybe(int, "stopped with this many packets alive (a source backlog past saturation)")
+    ports = Maybe(_list, "final per-port counters, with ports=True (:meth:`port_counters` as a table)")
+    pingpong = Maybe(_dict, "a ping-pong workload's rounds")
+    broadcast = Maybe(_dict, "a broadcast workload's result")
+    counter_samples = Maybe(SamplingInfo, "what was sampled (the rows: :attr:`samples`)")
+    deadlock = Maybe(Deadlock)
+    invariant_error = Maybe(InvariantError)
+    link_errors = Maybe(LinkErrors)
+    sim = Key(SimInfo)
+    setup = Key(Setup)
 
     @property
     def latency_cycles(self) -> Latency:
-        """The ``latency`` summary as a :class:`Latency` (``r.latency`` is the JSON's dict)."""
-        return Latency.from_dict(self.get("latency"))
+        """:attr:`latency` (its earlier name)."""
+        return self.latency
 
     def timeseries(self) -> Table:
         """One row per time-series window: cycle, accepted_load, link_utilization, packets_delivered, token_returns,
@@ -322,17 +308,25 @@ class RunResult(Result):
 class CollectiveResult(Result):
     """``tofusim.collective``'s result."""
 
-    @property
-    def time_seconds(self) -> float:
-        return float(self["time_seconds"])
-
-    @property
-    def processes(self) -> int:
-        return int(self["processes"])
-
-    @property
-    def verified(self) -> bool | None:
-        return self.get("verified")
+    complete = Key(bool)
+    model = Key(str, "packet, flow-events or flow-rounds")
+    op = Key(str)
+    algo = Key(str)
+    size_bytes = Key(int)
+    processes = Key(int)
+    system = Key(str)
+    communicator_shape = Maybe(_list)
+    time_seconds = Key(float)
+    bandwidth_Bps = Key(float)  # noqa: N815 - the unit is in the name
+    verified = Maybe(bool, "None unless run with verify=True")
+    verify_error = Maybe(str)
+    fallback = Maybe(str, "why another algorithm ran, if one did")
+    messages = Key(int)
+    bytes_sent = Key(int)
+    tnis_used = Key(int)
+    steps_omitted = Maybe(int, "a schedule with more steps than are kept: how many it had")
+    run = Maybe(PacketRun, "the packet engine's run (None on the flow model)")
+    flow = Maybe(FlowRun, "the flow model's run (None on the packet engine)")
 
     def latency_histogram(self) -> Table:
         """The collective's packets by latency (packet engine; empty on the flow model)."""
@@ -371,15 +365,30 @@ class CollectiveResult(Result):
 class ReplayResult(Result):
     """``tofusim.replay``'s result."""
 
-    @property
-    def time_seconds(self) -> float:
-        """The predicted time of the program."""
-        return float(self["time_seconds"])
+    trace = Key(str)
+    system = Key(str)
+    model = Key(str)
+    ranks = Key(int)
+    nodes = Key(int)
+    time_seconds = Key(float, "the predicted time of the program")
+    messages = Key(int)
+    bytes_sent = Key(int)
+    compute_scale = Key(float)
+    steps = Key(int, "the replayed schedule's steps")
+    algorithms = Key(_dict, "the collective algorithm used per operation")
+    uncompleted_receives = Key(int, "receives posted but never completed in the trace (not replayed)")
+    cancelled_receives = Key(int)
+    trivial_collectives = Key(int, "collectives of one rank (nothing to send), not replayed")
+    self_messages = Key(int, "messages a rank sent itself (a copy in its own memory), not replayed")
+    wall_seconds = Key(float)
+    peak_memory_bytes = Key(int)
+    run = Maybe(PacketRun, "the packet engine's run (None on the flow model)")
+    machine = Maybe(_dict, "the recording machine's model (system='recorded')")
 
     @property
     def measured_seconds(self) -> float:
-        """The trace's own time."""
-        return float(self.get("measured_seconds", 0.0))
+        """The trace's own time (0 when it has none)."""
+        return float(self.get("measured_seconds") or 0.0)
 
     def per_rank(self) -> Table:
         """Per rank: node, end, compute, point-to-point, collective and waiting seconds."""
