@@ -185,6 +185,15 @@ def test_rmatt_improves_cg_over_the_default_order():
     assert hb("RMATT hop-bytes") < hb("x-y (default)") < hb("random")
     assert t("RMATT hop-bytes") < t("x-y (default)") < t("random")
     assert all(m["published"] is None for m in j["metrics"])
+    # The benchmark's time adds the same computation to every order: the
+    # ratio moves towards 1, and the order of the orders stays.
+    total = lambda order: measured(j, f"{label}, {order}: benchmark time with computation")  # noqa: E731
+    compute = measured(j, f"{label}: one CG iteration's computation")
+    assert compute > 0
+    assert total("x-y (default)") == pytest.approx(75 * 26 * (t("x-y (default)") + compute) * 1e-6)
+    comm_ratio = measured(j, f"{label}: RMATT (hop-bytes) time / x-y time")
+    total_ratio = measured(j, f"{label}: RMATT (hop-bytes) benchmark time with computation / x-y")
+    assert comm_ratio < total_ratio < 1
 
 
 def test_link_errors_cost_throughput_and_latency_only_at_high_bit_error_rates():

@@ -38,6 +38,44 @@ pub fn class_size(class: char) -> Option<(u64, u32)> {
 /// CG iterations per outer iteration (`cgitmax`).
 pub const CG_ITERATIONS: u32 = 25;
 
+/// NPB's `nonzer` per class: the generator's nonzeros per sparse vector,
+/// from which the benchmark counts its operations (`nonzer·(nonzer+1)`
+/// per row).
+fn nonzer(class: char) -> Option<u32> {
+    Some(match class.to_ascii_uppercase() {
+        'S' => 7,
+        'W' => 8,
+        'A' => 11,
+        'B' => 13,
+        'C' => 15,
+        'D' => 21,
+        'E' => 26,
+        _ => return None,
+    })
+}
+
+/// What a node computes with: its peak floating-point rate and its
+/// memory bandwidth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeRates {
+    pub flops_per_second: f64,
+    pub memory_bytes_per_second: f64,
+}
+
+/// [PUB] The K computer's node, one SPARC64 VIIIfx: 8 cores × 16 GFLOPS at
+/// 2 GHz = 128 GFLOPS peak, 64 GB/s of memory bandwidth (Maruyama et al.,
+/// IEEE Micro 30(2), 2010; 10.51 PFLOPS over 82,944 nodes on TOP500).
+pub const K_NODE: NodeRates = NodeRates { flops_per_second: 128e9, memory_bytes_per_second: 64e9 };
+
+/// One CG iteration's computation on one process (all processes carry
+/// the same share).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CgCompute {
+    pub flops: f64,
+    pub memory_bytes: f64,
+    pub seconds: f64,
+}
+
 /// One process's part of the CG data decomposition.
 #[derive(Clone, Debug)]
 struct Proc {
@@ -61,6 +99,8 @@ pub struct CgLayout {
     pub npcols: u32,
     pub na: u64,
     pub outer_iterations: u32,
+    /// NPB's `nonzer` for the class.
+    pub nonzer: u32,
     procs_info: Vec<Proc>,
 }
 
@@ -133,8 +173,37 @@ impl CgLayout {
             npcols,
             na,
             outer_iterations,
+            nonzer: nonzer(class).expect("the class was checked"),
             procs_info,
         })
+    }
+
+    /// CG iterations in the timed run: `outer_iterations` × (25 + the
+    /// residual's product, which has the same communication bar one
+    /// scalar reduction).
+    pub fn timed_iterations(&self) -> u64 {
+        self.outer_iterations as u64 * (CG_ITERATIONS as u64 + 1)
+    }
+
+    /// One CG iteration's computation per process on a node with rates
+    /// `node`: a roofline of NPB's own operation count (`cg.f` reports
+    /// 2·na·(5 + nonzer·(nonzer+1)) operations per iteration: the sparse
+    /// product's multiply-add per nonzero and five vector operations per
+    /// row) against the bytes it moves — 12 per nonzero of the process's
+    /// block (an 8-byte value and a 4-byte column index; the gathered
+    /// vector piece stays in cache) and 12 words per element of its vector
+    /// piece of na/npcols elements (the product's result written; p·q,
+    /// z += αp, r −= αq, r·r and p = r + βp read 11). The sparse product is
+    /// memory-bound on any node with fewer than ~6 flops per byte of memory
+    /// bandwidth (K: 2).
+    pub fn iteration_compute(&self, node: NodeRates) -> CgCompute {
+        let na = self.na as f64;
+        let per_row = (self.nonzer * (self.nonzer + 1)) as f64;
+        let procs = self.procs as f64;
+        let flops = 2.0 * na * (5.0 + per_row) / procs;
+        let memory_bytes = 12.0 * na * per_row / procs + 12.0 * 8.0 * na / self.npcols as f64;
+        let seconds = (flops / node.flops_per_second).max(memory_bytes / node.memory_bytes_per_second);
+        CgCompute { flops, memory_bytes, seconds }
     }
 
     fn l2npcols(&self) -> usize {
@@ -268,5 +337,22 @@ mod tests {
         let s = l.iteration_schedule();
         assert!(s.validate().is_ok());
         assert_eq!(s.messages(), 16 * 2 + 12 + 16 * 2 * 2);
+    }
+
+    #[test]
+    fn the_compute_model_counts_npb_operations_and_is_memory_bound_on_k() {
+        let l = CgLayout::new(1024, 'B').unwrap();
+        let c = l.iteration_compute(K_NODE);
+        // NPB's count: 2 * 75,000 * (5 + 13 * 14) per iteration over 1,024 processes.
+        assert!((c.flops - 2.0 * 75_000.0 * 187.0 / 1024.0).abs() < 1e-6);
+        assert!((c.memory_bytes - (12.0 * 75_000.0 * 182.0 / 1024.0 + 96.0 * 75_000.0 / 32.0)).abs() < 1e-6);
+        assert_eq!(c.seconds, c.memory_bytes / 64e9, "memory-bound");
+        assert_eq!(l.timed_iterations(), 75 * 26);
+        // Twice the processes, about half the work each.
+        let half = CgLayout::new(2048, 'B').unwrap().iteration_compute(K_NODE);
+        assert!(half.flops * 2.0 - c.flops < 1e-6 && half.seconds < 0.6 * c.seconds);
+        // A node with a tiny peak is bound by its flops instead.
+        let slow = l.iteration_compute(NodeRates { flops_per_second: 1e9, memory_bytes_per_second: 64e9 });
+        assert_eq!(slow.seconds, c.flops / 1e9);
     }
 }

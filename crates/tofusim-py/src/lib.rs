@@ -1043,6 +1043,24 @@ fn cg_comm_list(procs: i64, class: &str) -> PyResult<String> {
     Ok(l.comm_list().to_text())
 }
 
+/// One NAS CG iteration's computation per process on a K computer node
+/// (`tofusim_mapping::cg::CgLayout::iteration_compute`), as JSON: flops,
+/// memory bytes, seconds, the timed run's CG iterations and the node's rates.
+#[pyfunction]
+fn cg_compute(procs: i64, class: &str) -> PyResult<String> {
+    let l = cg_layout(procs, class)?;
+    let node = tofusim_mapping::cg::K_NODE;
+    let c = l.iteration_compute(node);
+    Ok(serde_json::json!({
+        "flops": c.flops,
+        "memory_bytes": c.memory_bytes,
+        "seconds": c.seconds,
+        "timed_iterations": l.timed_iterations(),
+        "node": {"name": "K computer (SPARC64 VIIIfx)", "flops_per_second": node.flops_per_second, "memory_bytes_per_second": node.memory_bytes_per_second},
+    })
+    .to_string())
+}
+
 /// Hop-bytes and maximum link load (bytes) of `order` (rank → node).
 #[pyfunction]
 #[pyo3(signature = (torus, pattern, order, source="pattern"))]
@@ -1291,6 +1309,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(baseline_order, m)?)?;
     m.add_function(wrap_pyfunction!(rmatt, m)?)?;
     m.add_function(wrap_pyfunction!(cg_iteration_time, m)?)?;
+    m.add_function(wrap_pyfunction!(cg_compute, m)?)?;
     m.add("ConfigError", m.py().get_type::<TofusimConfigError>())?;
     Ok(())
 }
