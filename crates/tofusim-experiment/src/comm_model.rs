@@ -207,6 +207,7 @@ impl CommModel {
                 slq_fraction: 0.0,
                 network_priority: 0.5,
                 jsq: true,
+                jsq_ranges: 4,
                 injection_fifos: fifos,
                 priority_fifos: 0,
                 injection_fifo_bytes: voq_bytes,
@@ -366,6 +367,7 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
         // Through traffic and injection share an output fairly.
         network_priority: 0.5,
         jsq: false,
+        jsq_ranges: 4,
         injection_fifos: tnis,
         priority_fifos: 0,
         injection_fifo_bytes: 4 * packet_bytes,
@@ -611,6 +613,7 @@ impl CommModel {
                 slq_fraction: 0.0,
                 network_priority: 0.5,
                 jsq: false,
+                jsq_ranges: 4,
                 injection_fifos: ARIES_FIFOS_PER_NODE,
                 priority_fifos: 0,
                 injection_fifo_bytes: 1024,

@@ -217,6 +217,12 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
     if let Some(s) = sec.choice("output_selection", &["jsq", "random"])? {
         p.jsq = s == "jsq";
     }
+    if let Some(n) = sec.int("jsq_ranges", 2, p.vc_tokens() as i64)? {
+        if !p.jsq {
+            return Err(sec.error("jsq_ranges", "applies with output_selection = \"jsq\" (random output choice sees no token ranges)"));
+        }
+        p.jsq_ranges = n as u16;
+    }
     p.injection_fifos = int_or(sec, "injection_fifos", 1, 16, p.injection_fifos as i64)? as u8;
     p.priority_fifos = int_or(sec, "priority_fifos", 0, 8, p.priority_fifos as i64)? as u8;
     if let Some(s) = sec.choice("fifo_select", &["round-robin", "direction"])? {

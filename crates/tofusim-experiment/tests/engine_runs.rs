@@ -244,3 +244,24 @@ fn a_long_run_coarsens_its_samples() {
     let v: Vec<u64> = cycles.into_iter().collect();
     assert!(v.windows(2).all(|w| w[1] - w[0] == s.period_cycles), "evenly spaced");
 }
+
+/// JSQ's statistics: its 2-bit ranges leave most choices to the random
+/// tie-break under uniform load (issue 23, case 1); the exact count
+/// (`jsq_ranges` = the buffer's tokens) separates most of them.
+#[test]
+fn jsq_reports_what_its_token_ranges_separate() {
+    let text = |router: &str| format!("[network]\nsystem = \"bgl:8x8x8\"\n[router]\n{router}\n[workload]\npattern = \"uniform\"\nload = 0.14\n[run]\ncycles = 12000\nwarmup = 3000\n");
+    let quarters = run(&text(""));
+    let j = quarters.jsq.as_ref().expect("adaptive routing with JSQ chooses");
+    assert!(j.choices > 10_000);
+    assert!(j.separated_fraction > 0.0 && j.separated_fraction < 0.3, "{j:?}");
+    // A candidate needs a full packet's tokens: under a quarter free never shows.
+    assert_eq!(j.candidate_ranges[0], 0);
+    assert!(j.candidate_ranges[3] > j.candidate_ranges[2], "{j:?}");
+    let exact = run(&text("jsq_ranges = 32"));
+    assert!(exact.jsq.as_ref().unwrap().separated_fraction > 2.0 * j.separated_fraction);
+    assert!(run(&text("output_selection = \"random\"")).jsq.is_none());
+    let refused = experiment::parse("t.toml", &text("output_selection = \"random\"\njsq_ranges = 8")).err().expect("refused").to_string();
+    assert!(refused.contains("router.jsq_ranges") && refused.contains("applies with"), "{refused}");
+    assert!(experiment::parse("t.toml", &text("jsq_ranges = 33")).is_err(), "more ranges than tokens");
+}

@@ -219,6 +219,10 @@ pub struct RouterParams {
     pub network_priority: f64,
     /// Output choice among free dynamic VCs: JSQ (most downstream tokens) or random.
     pub jsq: bool,
+    /// Ranges JSQ sees a VC's downstream tokens in (BG/L publishes a
+    /// 2-bit token range per VC: 4, DOMAIN.md §5.6); up to the buffer's
+    /// tokens, where JSQ sees the exact count.
+    pub jsq_ranges: u16,
     /// Normal injection FIFOs (BG/L 6) and high-priority ones (BG/L 2).
     pub injection_fifos: u8,
     pub priority_fifos: u8,
@@ -278,6 +282,7 @@ impl RouterParams {
             slq_fraction: 0.75,
             network_priority: 1.0,
             jsq: true,
+            jsq_ranges: 4,
             injection_fifos: 6,
             priority_fifos: 2,
             injection_fifo_bytes: 1024,

@@ -113,6 +113,18 @@ pub struct SimInfo {
     pub partitions: Option<PartitionInfo>,
 }
 
+/// JSQ's measured output choices among two or more free dynamic VCs: how
+/// many, the fraction whose best 2-bit token range one candidate held
+/// alone (the rest went to the random tie-break), and the candidates
+/// compared by range (0: under a quarter of the downstream buffer free,
+/// 3: at least three quarters).
+#[derive(Clone, Debug, Serialize)]
+pub struct JsqReport {
+    pub choices: u64,
+    pub separated_fraction: f64,
+    pub candidate_ranges: [u64; 4],
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct PortRecord {
     pub router: u32,
@@ -235,6 +247,9 @@ pub struct RunResult {
     pub vc_occupancy: BTreeMap<String, f64>,
     /// Fraction of token returns after which a packet blocked for tokens went.
     pub unblocking_probability: f64,
+    /// What JSQ's output choices saw (adaptive routing with JSQ; `None`
+    /// otherwise or without a choice between two candidates).
+    pub jsq: Option<JsqReport>,
     pub timeseries: Vec<Sample>,
     pub ports: Vec<PortRecord>,
     /// Entries the traffic adds ([`crate::Traffic::report`]): ping-pong

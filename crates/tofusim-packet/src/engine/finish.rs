@@ -132,6 +132,11 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         } else {
             0.0
         },
+        jsq: (e.router.jsq.choices > 0).then(|| crate::result::JsqReport {
+            choices: e.router.jsq.choices,
+            separated_fraction: e.router.jsq.separated as f64 / e.router.jsq.choices as f64,
+            candidate_ranges: e.router.jsq.ranges,
+        }),
         timeseries,
         ports,
         traffic,

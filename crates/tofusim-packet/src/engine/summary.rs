@@ -30,7 +30,7 @@ pub(crate) struct Summary {
     pub load: PartitionLoad,
 }
 
-const TALLY: usize = 12;
+const TALLY: usize = 18;
 
 impl<W: Traffic> Engine<W> {
     fn tally(&self) -> [u64; TALLY] {
@@ -47,6 +47,12 @@ impl<W: Traffic> Engine<W> {
             self.stats.rerouted,
             self.stats.lost,
             self.stats.resent,
+            self.router.jsq.choices,
+            self.router.jsq.separated,
+            self.router.jsq.ranges[0],
+            self.router.jsq.ranges[1],
+            self.router.jsq.ranges[2],
+            self.router.jsq.ranges[3],
         ]
     }
 
@@ -65,6 +71,12 @@ impl<W: Traffic> Engine<W> {
             &mut self.stats.lost,
             &mut self.stats.resent,
         ];
+        let j = &mut self.router.jsq;
+        j.choices += t[12];
+        j.separated += t[13];
+        for (x, y) in j.ranges.iter_mut().zip(&t[14..18]) {
+            *x += y;
+        }
         for (f, x) in fields.into_iter().zip(t) {
             *f += x;
         }

@@ -87,6 +87,22 @@ pub(crate) struct Router {
     pub requests: Vec<Request>,
     /// Whether the planted fault has struck (it strikes once, at router 0).
     pub planted_done: bool,
+    /// What JSQ saw at its measured decisions with two candidates or more
+    /// ([`JsqTally`]).
+    pub jsq: JsqTally,
+}
+
+/// What JSQ's output choices saw (after the warm-up, choices among two
+/// or more free dynamic VCs): how often the best 2-bit token range was
+/// held by one candidate alone (the choice then followed the queues, not
+/// the random tie-break), and the ranges of every candidate compared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JsqTally {
+    pub choices: u64,
+    pub separated: u64,
+    /// Candidates compared, by token range (0: under a quarter of the
+    /// buffer free … 3: at least three quarters).
+    pub ranges: [u64; 4],
 }
 
 impl Router {
@@ -105,6 +121,7 @@ impl Router {
             rngs,
             requests: Vec::with_capacity(64),
             planted_done: false,
+            jsq: JsqTally::default(),
         }
     }
 

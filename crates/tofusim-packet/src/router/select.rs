@@ -112,8 +112,10 @@ impl Router {
         }
         if adaptive {
             let mut mask = dyn_mask & free_out;
-            let mut best: Option<(u8, u8, u8)> = None;
+            let mut best: Option<(u16, u8, u8)> = None;
             let mut ties = 0u32;
+            // What JSQ compares (its statistics, after the warm-up).
+            let (mut compared, mut seen) = (0u32, [0u32; 4]);
             while mask != 0 {
                 let o = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -134,10 +136,14 @@ impl Router {
                     }
                     any = true;
                     let range = if env.net.params.jsq {
-                        (tok as u32 * 4 / env.net.cap as u32).min(3) as u8
+                        let n = env.net.params.jsq_ranges as u32;
+                        (tok as u32 * n / env.net.cap as u32).min(n - 1) as u16
                     } else {
                         0
                     };
+                    compared += 1;
+                    // The statistics keep BG/L's four quarters.
+                    seen[(tok as usize * 4 / env.net.cap as usize).min(3)] += 1;
                     match best {
                         Some((br, _, _)) if br > range => {}
                         Some((br, _, _)) if br == range => {
@@ -154,6 +160,13 @@ impl Router {
                 }
                 if !any {
                     self.mark_depleted(r, o, t, lay.ports);
+                }
+            }
+            if compared > 1 && env.net.params.jsq && t >= env.net.run.warmup {
+                self.jsq.choices += 1;
+                self.jsq.separated += (ties == 0) as u64;
+                for (k, n) in seen.iter().enumerate() {
+                    self.jsq.ranges[k] += *n as u64;
                 }
             }
             if let Some((_, o, d)) = best {
