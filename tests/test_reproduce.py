@@ -56,6 +56,12 @@ def test_dynamic_routing_answers_faster_than_deterministic():
     j = case("bgl-routing-response")
     ratios = [m["measured"] for m in j["metrics"] if m["name"].startswith("deterministic / dynamic")]
     assert len(ratios) == 2 and all(r > 1.2 for r in ratios), ratios
+    # What JSQ saw: its 2-bit ranges separate a minority of its choices,
+    # most candidates' buffers being at least three quarters free; the
+    # exact count separates more and answers no slower.
+    assert measured(j, "JSQ choices the 2-bit token ranges separated") < 0.3
+    assert measured(j, "JSQ candidates with at least 3/4") > 0.8
+    assert measured(j, "JSQ with the exact token count") > measured(j, "JSQ response-time reduction")
 
 
 def test_hot_region_rises_falls_and_levels_for_every_buffer_size():
