@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from . import ConfigError
-from .records import (Deadlock, FlowRun, InvariantError, Key, Latency, LinkErrors, Maybe, PacketRun, Record, SamplingInfo, Setup,
-                      SimInfo, _dict, _list)
+from .records import (Deadlock, FlowRun, InvariantError, JsqStats, Key, Latency, LinkErrors, Maybe, PacketRun, Record, SamplingInfo,
+                      Setup, SimInfo, _dict, _list)
 from .samples import CounterSamples
 
 __all__ = ["CollectiveResult", "Experiment", "Latency", "ReplayResult", "Result", "RunResult", "System", "Table", "write_report"]
@@ -251,6 +251,7 @@ class RunResult(Result):
     vc_occupancy = Maybe(_dict, "mean fill of each VC class over the time series")
     escape_fraction = Maybe(float)
     unblocking_probability = Maybe(float)
+    jsq = Maybe(JsqStats, "adaptive routing with JSQ: what its choices saw")
     budget_exceeded = Maybe(int, "stopped with this many packets alive (a source backlog past saturation)")
     ports = Maybe(_list, "final per-port counters, with ports=True (:meth:`port_counters` as a table)")
     pingpong = Maybe(_dict, "a ping-pong workload's rounds")

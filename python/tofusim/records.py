@@ -227,6 +227,7 @@ class RouterSetup(Record):
     injection_fifo_bytes = Key(int)
     injection_fifos = Key(int)
     jsq = Key(bool)
+    jsq_ranges = Maybe(int, "the token ranges JSQ compares (BG/L: 4, a 2-bit range)")
     max_packet_bytes = Key(int)
     network_priority = Key(float)
     nodes_per_router = Key(int)
@@ -278,6 +279,14 @@ class Setup(Record):
     workload = Key(_dict, "the workload as the engine took it (its kind, then its keys)")
     faults = Key(Faults)
     fault_events = Maybe(_list, "failures and recoveries during the run")
+
+
+class JsqStats(Record):
+    """What adaptive JSQ's output choices among two or more free dynamic VCs saw (``r.jsq``)."""
+
+    choices = Key(int)
+    separated_fraction = Key(float, "choices whose best token range one candidate held alone (the rest: the random tie-break)")
+    candidate_ranges = Key(_list, "candidates compared, by quarter of the downstream buffer free (0: under a quarter, 3: at least three)")
 
 
 class BlockedVc(Record):
