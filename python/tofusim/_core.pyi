@@ -5,6 +5,14 @@ from typing import Any, Callable
 class ConfigError(Exception):
     """Bad input; the message names the file, the key path and what was expected."""
 
+class SampleColumn:
+    """One column of a run's counter samples, the engine's vector handed over without a copy: read-only, through the
+    buffer protocol (``memoryview(c)``, ``pyarrow.py_buffer(c)``) as little-endian bytes; ``len(c)`` is its size in
+    bytes; pickled as ``bytes``."""
+
+    def __len__(self) -> int: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
 def version() -> str: ...
 def preset_names() -> list[str]: ...
 def presets_json() -> str: ...
@@ -24,7 +32,8 @@ def network_layout(system: str | None = None, text: str | None = None, file: str
     as JSON columns: of a system name (as ``tofusim coll --system``) or of TOML text's ``[network]`` table."""
 def run_experiment(text: str, file: str, progress: object | None = None, ports: bool = False, threads: int = 1, comm: object | None = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False, notice: object | None = None,
                    samples: dict[str, object] | None = None) -> str | None:
-    """``samples``: a dict the run's counter samples are put into as byte columns (tofusim.samples.CounterSamples reads them)."""
+    """``samples``: a dict the run's counter samples are moved into as ``SampleColumn`` columns (tofusim.samples.CounterSamples
+    reads them)."""
 def collective_algorithms() -> str: ...
 def run_collective(spec: str, progress: object | None = None, keep_partial: bool = False, samples: dict[str, object] | None = None) -> str:
     """``spec``: JSON with op, algo, size_bytes, system, root, segment_bytes, tnis, descriptor, cache_injection, cmg,

@@ -6,8 +6,10 @@ and, per port, each downstream VC's packets and bytes and the chunks its
 buffer holds as the sender's tokens see it. They are cumulative since the
 warm-up, so an interval's figures are the difference of two samples.
 
-The compiled core hands them over as columns of little-endian bytes (no
-Python object per row: a run samples millions of rows), and they are
+The compiled core hands its columns over without copying them
+(``_core.SampleColumn``: the engine's vector, read through the buffer
+protocol as little-endian bytes; no Python object per row: a run samples
+millions of rows), Arrow arrays are made over those bytes, and they are
 written to Parquet — ``port_samples.parquet`` and ``vc_samples.parquet`` —
 never into the result's JSON, which has only their count and period
 (``counter_samples``).
@@ -46,15 +48,16 @@ class CounterSamples:
         self.vc_buffer_chunks: int = int(c.get("vc_buffer_chunks", 0))
         self._port_names: list[str] = list(c.get("port_names", []))
         self._vc_names: list[str] = distinct_names(list(c.get("vc_names", [])))
-        self._ports_cols: dict[str, tuple[str, bytes]] = dict(c.get("ports", {}))
-        self._vcs_cols: dict[str, tuple[str, bytes]] = dict(c.get("vcs", {}))
+        # Per column (dtype, data): data a _core.SampleColumn or bytes, anything with the buffer protocol.
+        self._ports_cols: dict[str, tuple[str, Any]] = dict(c.get("ports", {}))
+        self._vcs_cols: dict[str, tuple[str, Any]] = dict(c.get("vcs", {}))
         self._ports: Any = None
         self._vcs: Any = None
 
     def __len__(self) -> int:
         """Port rows (one per connected port per sample)."""
         dtype, data = self._ports_cols.get("cycle", ("<u8", b""))
-        return len(data) // 8
+        return memoryview(data).nbytes // 8
 
     def __bool__(self) -> bool:
         return len(self) > 0
@@ -121,7 +124,7 @@ def distinct_names(names: list[str]) -> list[str]:
 _TYPES = {"<u8": "uint64", "<u4": "uint32", "u1": "uint8"}
 
 
-def _table(cols: dict[str, tuple[str, bytes]], names: dict[str, list[str]]) -> Any:
+def _table(cols: dict[str, tuple[str, Any]], names: dict[str, list[str]]) -> Any:
     """The columns as one Arrow table, each array over the core's bytes as they are
     (no copy, no NumPy: ``pa.array`` of a NumPy array would import pandas, a
     quarter of a second); name columns as dictionaries of ``names``."""
@@ -133,7 +136,8 @@ def _table(cols: dict[str, tuple[str, bytes]], names: dict[str, list[str]]) -> A
     arrays = []
     for name, (dtype, data) in cols.items():
         kind = pa.type_for_alias(_TYPES[dtype])
-        values = pa.Array.from_buffers(kind, len(data) // kind.byte_width, [None, pa.py_buffer(data)])
+        buffer = pa.py_buffer(data)
+        values = pa.Array.from_buffers(kind, buffer.size // kind.byte_width, [None, buffer])
         if name in names:
             values = pa.DictionaryArray.from_arrays(values.view(pa.int8()), _strings(names[name]))
         arrays.append(values)

@@ -7,6 +7,9 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use tofusim_experiment::{presets, system, ConfigError};
 
+mod samples;
+use samples::put_counter_samples;
+
 create_exception!(
     _core,
     TofusimConfigError,
@@ -317,60 +320,15 @@ fn run_experiment(
     if !ports {
         result.ports.clear();
     }
-    if let Some(d) = &samples {
-        put_counter_samples(py, d, &result.counter_samples)?;
-    }
+    // The JSON first: it counts the sample rows, which then move to Python.
     let mut v = serde_json::to_value(&result).expect("results serialise");
+    if let Some(d) = &samples {
+        put_counter_samples(py, d, &mut result.counter_samples)?;
+    }
     v["setup"] = setup;
     v["sim"]["estimated_memory_bytes"] = footprint.total().into();
     v["sim"]["estimated_packet_hops"] = work.packet_hops.into();
     Ok(Some(v.to_string()))
-}
-
-/// Fills `into` with a run's counter samples as columns of little-endian
-/// bytes — `{"ports": {column: (dtype, bytes)}, "vcs": {...}, "port_names",
-/// "vc_names", "vc_buffer_chunks", "period_cycles"}` — which the front end
-/// turns into Arrow arrays without a Python object per row (the result's
-/// JSON has only their count).
-fn put_counter_samples(py: Python<'_>, into: &Bound<'_, pyo3::types::PyDict>, c: &tofusim_packet::result::CounterSamples) -> PyResult<()> {
-    use pyo3::types::{PyBytes, PyDict};
-    /// A column as one bytes object, written in place: each value's
-    /// little-endian bytes straight into the Python object (no buffer in
-    /// between, no allocation per value; on a little-endian machine this is
-    /// a copy the compiler makes a `memcpy`).
-    fn col<'py, T: Copy, const N: usize>(py: Python<'py>, d: &Bound<'py, PyDict>, name: &str, dtype: &str, v: &[T], le: fn(T) -> [u8; N]) -> PyResult<()> {
-        let bytes = PyBytes::new_with(py, v.len() * N, |buf| {
-            for (to, &x) in buf.chunks_exact_mut(N).zip(v) {
-                to.copy_from_slice(&le(x));
-            }
-            Ok(())
-        })?;
-        d.set_item(name, (dtype, bytes))
-    }
-    let p = PyDict::new(py);
-    col(py, &p, "cycle", "<u8", &c.ports.cycle, u64::to_le_bytes)?;
-    col(py, &p, "router", "<u4", &c.ports.router, u32::to_le_bytes)?;
-    col(py, &p, "port", "u1", &c.ports.port, u8::to_le_bytes)?;
-    col(py, &p, "bytes", "<u8", &c.ports.bytes, u64::to_le_bytes)?;
-    col(py, &p, "packets", "<u8", &c.ports.packets, u64::to_le_bytes)?;
-    col(py, &p, "busy_cycles", "<u8", &c.ports.busy_cycles, u64::to_le_bytes)?;
-    col(py, &p, "idle_cycles", "<u8", &c.ports.idle_cycles, u64::to_le_bytes)?;
-    col(py, &p, "depleted_cycles", "<u8", &c.ports.depleted_cycles, u64::to_le_bytes)?;
-    let v = PyDict::new(py);
-    col(py, &v, "cycle", "<u8", &c.vcs.cycle, u64::to_le_bytes)?;
-    col(py, &v, "router", "<u4", &c.vcs.router, u32::to_le_bytes)?;
-    col(py, &v, "port", "u1", &c.vcs.port, u8::to_le_bytes)?;
-    col(py, &v, "vc", "u1", &c.vcs.vc, u8::to_le_bytes)?;
-    col(py, &v, "bytes", "<u8", &c.vcs.bytes, u64::to_le_bytes)?;
-    col(py, &v, "packets", "<u8", &c.vcs.packets, u64::to_le_bytes)?;
-    col(py, &v, "held_chunks", "<u4", &c.vcs.held_chunks, u32::to_le_bytes)?;
-    into.set_item("ports", p)?;
-    into.set_item("vcs", v)?;
-    into.set_item("port_names", c.port_names.clone())?;
-    into.set_item("vc_names", c.vc_names.clone())?;
-    into.set_item("vc_buffer_chunks", c.vc_buffer_chunks)?;
-    into.set_item("period_cycles", c.period_cycles)?;
-    Ok(())
 }
 
 /// The collective algorithms per operation, as JSON
@@ -453,11 +411,13 @@ fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, kee
     });
     let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
-    let r = r.map_err(config_err)?;
-    if let (Some(d), Some(run)) = (&samples, &r.run) {
-        put_counter_samples(py, d, &run.counter_samples)?;
+    let mut r = r.map_err(config_err)?;
+    // The JSON first: it counts the sample rows, which then move to Python.
+    let json = serde_json::to_string(&r).expect("results serialise");
+    if let (Some(d), Some(run)) = (&samples, &mut r.run) {
+        put_counter_samples(py, d, &mut run.counter_samples)?;
     }
-    Ok(serde_json::to_string(&r).expect("results serialise"))
+    Ok(json)
 }
 
 /// The model of a replay: packet or flow.
@@ -581,11 +541,12 @@ fn trace_replay(
     });
     let stopped = r.as_ref().is_ok_and(|r| r.3.run.as_ref().is_some_and(|x| x.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
-    let (trace, measured_ns, notes, r) = r.map_err(TofusimConfigError::new_err)?;
-    if let (Some(d), Some(run)) = (&samples, &r.run) {
-        put_counter_samples(py, d, &run.counter_samples)?;
-    }
+    let (trace, measured_ns, notes, mut r) = r.map_err(TofusimConfigError::new_err)?;
+    // The JSON first: it counts the sample rows, which then move to Python.
     let mut v = serde_json::to_value(&r).expect("results serialise");
+    if let (Some(d), Some(run)) = (&samples, &mut r.run) {
+        put_counter_samples(py, d, &mut run.counter_samples)?;
+    }
     let o = v.as_object_mut().expect("an object");
     o.insert("trace".into(), trace.into());
     o.insert("measured_seconds".into(), (measured_ns as f64 * 1e-9).into());
@@ -1275,6 +1236,7 @@ fn alloc_stream(py: Python<'_>, system: &str, jobs: usize, load: f64, seed: u64)
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_class::<samples::SampleColumn>()?;
     m.add_function(wrap_pyfunction!(dragonfly_hop_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective_placed, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
