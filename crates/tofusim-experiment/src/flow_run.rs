@@ -13,7 +13,7 @@
 //!   a trace row is a one-packet message released at its cycle; a ping-pong
 //!   is a chain of messages, each released when the previous one has
 //!   arrived and the node has turned around. Messages share bandwidth max-min
-//!   fairly ([`tofusim_flow::transfers::run`]); a message arrives at its
+//!   fairly ([`tofusim_flow::transfers::Messages`]); a message arrives at its
 //!   last byte's injection plus the hops' header latency.
 //! - **Open-loop patterns** are a steady state: each node offers its load,
 //!   spread over destinations drawn from the pattern (256 draws per node,
@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use rand::SeedableRng;
 use serde::Serialize;
-use tofusim_flow::transfers::{run_until as run_messages, Message};
+use tofusim_flow::transfers::{Messages, Start};
 use tofusim_flow::{Flow, MaxMin, RouteScratch};
 use tofusim_workload::{FinitePattern, Kind};
 
@@ -252,7 +252,10 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
     match &exp.workload.kind {
         Kind::Finite(_) => {
             let msgs = messages(file, exp)?;
-            let mut flows: Vec<Message> = Vec::new();
+            // Route parts stored flat (no allocation per part).
+            let mut flows = Messages::new();
+            let mut scratch = RouteScratch::default();
+            let mut after: Vec<usize> = Vec::new();
             // Per message: its parts, and its hops.
             let mut parts: Vec<std::ops::Range<usize>> = Vec::with_capacity(msgs.len());
             let mut hops = Vec::with_capacity(msgs.len());
@@ -270,31 +273,33 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
                     return Ok(stopped(result));
                 }
                 let wire = m.bytes as f64 + m.packets as f64 * overhead;
-                let routes = net.routes(m.src, m.dst, 0, &mut rng);
-                hops.push(routes.iter().map(|r| r.1).max().unwrap_or(0) as f64);
                 let first = flows.len();
                 let pool = net.balanced().then_some(first);
-                for (links, _, share) in routes {
-                    for &l in &links {
+                // The answer leaves when every part of the request has
+                // arrived and the node has turned around.
+                after.clear();
+                let mut start = Start { release: m.release, ..Start::default() };
+                if let Some(a) = m.after {
+                    after.extend(parts[a].clone());
+                    start.gap = hops[a] * hop + m.turn;
+                }
+                let mut most = 0u64;
+                net.visit_routes(m.src, m.dst, 0, &mut rng, &mut scratch, |links, h, share| {
+                    for &l in links {
                         carried[l as usize] += wire * share;
                         carried_payload[l as usize] += m.payload as f64 * share;
                     }
-                    let mut msg = Message::new(Flow { links, cap: f64::INFINITY }, wire * share);
-                    msg.release = m.release;
-                    msg.pool = pool.filter(|&p| p != flows.len());
-                    if let Some(a) = m.after {
-                        // The answer leaves when every part of the request has
-                        // arrived and the node has turned around.
-                        msg.after = parts[a].clone().collect();
-                        msg.gap = hops[a] * hop + m.turn;
-                    }
-                    flows.push(msg);
-                }
+                    let own = pool.filter(|&p| p != flows.len());
+                    flows.push(links, f64::INFINITY, wire * share, &after, Start { pool: own, ..start });
+                    most = most.max(h);
+                });
+                hops.push(most as f64);
                 parts.push(first..flows.len());
                 result.packets_injected += m.packets;
             }
-            let Some(c) = run_messages(&net.capacity, &flows, &interrupt) else {
-                result.sim.flows = flows.len();
+            let flow_count = flows.len();
+            let Some(c) = flows.run_until(&net.capacity, &interrupt) else {
+                result.sim.flows = flow_count;
                 return Ok(stopped(result));
             };
             let mut lat = Vec::with_capacity(msgs.len());
@@ -309,7 +314,7 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             result.completion_cycles = Some(end as u64);
             result.packets_delivered = result.packets_injected;
             result.latency = summary(lat);
-            result.sim.flows = flows.len();
+            result.sim.flows = flow_count;
             result.sim.solves = c.solves;
             let delivered: f64 = msgs.iter().map(|m| m.bytes as f64).sum();
             result.accepted_load = delivered / (nodes * end * exp.built.injection_links);

@@ -23,12 +23,14 @@ pub mod interrupt;
 pub mod network;
 pub mod reference;
 mod solver;
+pub mod table;
 pub mod transfers;
 
 pub use incremental::IncrementalMaxMin;
 pub use interrupt::{Interrupt, Stop};
 pub use network::{Capacities, FlowNet, RouteScratch};
 pub use solver::{FlowSet, MaxMin, Subset};
+pub use table::FlowTable;
 
 /// One flow: the links it crosses (indices into the capacity table) and
 /// its own rate cap (`f64::INFINITY` for none), in the capacities' unit.

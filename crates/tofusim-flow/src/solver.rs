@@ -12,13 +12,15 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::Flow;
+use crate::{Flow, FlowTable};
 
+/// A heap entry: the level at which a link saturates or a flow reaches
+/// its cap (also used by [`crate::IncrementalMaxMin`]).
 #[derive(Clone, Copy, Debug)]
-struct Entry {
-    level: f64,
+pub(crate) struct Entry {
+    pub(crate) level: f64,
     /// Link index, or `u32::MAX - flow` for a flow's cap.
-    what: u32,
+    pub(crate) what: u32,
 }
 
 impl PartialEq for Entry {
@@ -41,11 +43,15 @@ impl Ord for Entry {
     }
 }
 
-/// The flows a solve takes: a slice of them, or some of a slice by index
-/// ([`Subset`]: the messages under way, without copying their routes).
+/// The flows a solve takes: a slice of them, some of a slice by index
+/// ([`Subset`]: the messages under way, without copying their routes), or
+/// a [`FlowTable`].
 pub trait FlowSet {
     fn count(&self) -> usize;
-    fn flow(&self, i: usize) -> &Flow;
+    /// The links flow `i` crosses.
+    fn links(&self, i: usize) -> &[u32];
+    /// Flow `i`'s rate cap (`f64::INFINITY` for none).
+    fn cap(&self, i: usize) -> f64;
 }
 
 impl FlowSet for [Flow] {
@@ -53,24 +59,46 @@ impl FlowSet for [Flow] {
         self.len()
     }
     #[inline]
-    fn flow(&self, i: usize) -> &Flow {
-        &self[i]
+    fn links(&self, i: usize) -> &[u32] {
+        &self[i].links
+    }
+    #[inline]
+    fn cap(&self, i: usize) -> f64 {
+        self[i].cap
+    }
+}
+
+impl FlowSet for FlowTable {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn links(&self, i: usize) -> &[u32] {
+        FlowTable::links(self, i)
+    }
+    #[inline]
+    fn cap(&self, i: usize) -> f64 {
+        FlowTable::cap(self, i)
     }
 }
 
 /// The flows `all[live[0]]`, `all[live[1]]`, … in that order.
-pub struct Subset<'a> {
-    pub all: &'a [Flow],
+pub struct Subset<'a, S: FlowSet + ?Sized> {
+    pub all: &'a S,
     pub live: &'a [usize],
 }
 
-impl FlowSet for Subset<'_> {
+impl<S: FlowSet + ?Sized> FlowSet for Subset<'_, S> {
     fn count(&self) -> usize {
         self.live.len()
     }
     #[inline]
-    fn flow(&self, i: usize) -> &Flow {
-        &self.all[self.live[i]]
+    fn links(&self, i: usize) -> &[u32] {
+        self.all.links(self.live[i])
+    }
+    #[inline]
+    fn cap(&self, i: usize) -> f64 {
+        self.all.cap(self.live[i])
     }
 }
 
@@ -101,6 +129,11 @@ impl MaxMin {
 
     /// Max-min fair rates of `flows` over links of `capacity`, into `rates`.
     pub fn solve(&mut self, capacity: &[f64], flows: &[Flow], rates: &mut Vec<f64>) {
+        self.solve_set(capacity, flows, rates);
+    }
+
+    /// [`Self::solve`] of any [`FlowSet`] (a [`FlowTable`]).
+    pub fn solve_set<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], flows: &S, rates: &mut Vec<f64>) {
         let done = self.solve_until(capacity, flows, rates, &crate::Interrupt::never());
         debug_assert!(done);
     }
@@ -122,12 +155,12 @@ impl MaxMin {
             self.epoch = 1;
         }
         self.used.clear();
-        for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
+        for i in 0..nf {
             // Millions of flows take a while to set up: ask now and then.
             if i % 65536 == 65535 && stop.stopped() {
                 return false;
             }
-            for &l in &f.links {
+            for &l in flows.links(i) {
                 if self.link_epoch[l as usize] != self.epoch {
                     self.link_epoch[l as usize] = self.epoch;
                     self.used.push(l);
@@ -155,8 +188,8 @@ impl MaxMin {
         // Flows of each link (CSR).
         self.start.clear();
         self.start.resize(nl + 1, 0);
-        for f in (0..nf).map(|i| flows.flow(i)) {
-            for &l in &f.links {
+        for i in 0..nf {
+            for &l in flows.links(i) {
                 self.start[local_of[l as usize] as usize + 1] += 1;
             }
         }
@@ -167,11 +200,11 @@ impl MaxMin {
         self.on_link.resize(self.start[nl] as usize, 0);
         self.active.clear();
         self.active.resize(nl, 0);
-        for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
+        for i in 0..nf {
             if i % 65536 == 65535 && stop.stopped() {
                 return false;
             }
-            for &l in &f.links {
+            for &l in flows.links(i) {
                 let l = local_of[l as usize] as usize;
                 self.on_link[(self.start[l] + self.active[l]) as usize] = i as u32;
                 self.active[l] += 1;
@@ -193,21 +226,22 @@ impl MaxMin {
                 });
             }
         }
-        for (i, f) in (0..nf).map(|i| (i, flows.flow(i))) {
-            if f.cap.is_finite() {
+        for (i, rate) in rates.iter_mut().enumerate().take(nf) {
+            let cap = flows.cap(i);
+            if cap.is_finite() {
                 self.heap.push(Entry {
-                    level: f.cap.max(0.0),
+                    level: cap.max(0.0),
                     what: u32::MAX - i as u32,
                 });
-            } else if f.links.is_empty() {
-                rates[i] = f64::INFINITY;
+            } else if flows.links(i).is_empty() {
+                *rate = f64::INFINITY;
                 self.frozen[i] = true;
             }
         }
         let mut steps = 0u32;
         while let Some(e) = self.heap.pop() {
             steps = steps.wrapping_add(1);
-            if steps % 4096 == 0 && stop.stopped() {
+            if steps.is_multiple_of(4096) && stop.stopped() {
                 return false;
             }
             if e.what > u32::MAX - nf as u32 {
@@ -244,19 +278,19 @@ impl MaxMin {
     /// filling needed (an open-loop pattern below saturation). Uses
     /// `frozen_load` for the loads; false (and the loads reset) otherwise.
     fn caps_fit<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], local_of: &[u32], flows: &S, nf: usize, rates: &mut [f64]) -> bool {
-        if (0..nf).any(|i| !flows.flow(i).cap.is_finite()) {
+        if (0..nf).any(|i| !flows.cap(i).is_finite()) {
             return false;
         }
         for i in 0..nf {
-            let f = flows.flow(i);
-            for &l in &f.links {
-                self.frozen_load[local_of[l as usize] as usize] += f.cap.max(0.0);
+            let cap = flows.cap(i).max(0.0);
+            for &l in flows.links(i) {
+                self.frozen_load[local_of[l as usize] as usize] += cap;
             }
         }
         let fit = self.frozen_load.iter().zip(capacity).all(|(&load, &c)| load <= c.max(0.0));
         if fit {
             for (i, r) in rates.iter_mut().enumerate().take(nf) {
-                *r = flows.flow(i).cap.max(0.0);
+                *r = flows.cap(i).max(0.0);
             }
         } else {
             self.frozen_load.fill(0.0);
@@ -267,7 +301,7 @@ impl MaxMin {
     fn freeze<S: FlowSet + ?Sized>(&mut self, local_of: &[u32], flows: &S, i: usize, level: f64, rates: &mut [f64]) {
         self.frozen[i] = true;
         rates[i] = level;
-        for &l in &flows.flow(i).links {
+        for &l in flows.links(i) {
             let l = local_of[l as usize] as usize;
             self.active[l] -= 1;
             self.frozen_load[l] += level;

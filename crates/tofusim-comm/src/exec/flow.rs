@@ -8,9 +8,12 @@
 //! has finished. Not modelled: buffers, flow control and arbitration (hence
 //! no head-of-line blocking in the network and no deadlock).
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
 use rand::SeedableRng;
-use tofusim_flow::transfers::{run_until, Message};
-use tofusim_flow::{Flow, FlowNet, Stop};
+use tofusim_flow::transfers::{Messages, Start};
+use tofusim_flow::{FlowNet, FlowTable, IncrementalMaxMin, RouteScratch, Stop};
 
 use crate::exec::packet::HostTiming;
 use crate::schedule::Transfer;
@@ -76,39 +79,37 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
     let cycle_s = m.cycle_s();
     let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
     let ranks = m.node_of_rank.len() as u32;
-    let mut messages = Vec::with_capacity(list.len());
+    let mut messages = Messages::new();
+    let mut scratch = RouteScratch::default();
     // The parts of the last transfer given to each TNI lane: a lane sends
     // in order, the next transfer when every part of this one is done.
     let mut last_on_lane: std::collections::HashMap<(u32, u8), std::ops::Range<usize>> = std::collections::HashMap::new();
     let mut latency = Vec::with_capacity(list.len());
     // Per transfer, its messages (one per route part).
     let mut parts: Vec<std::ops::Range<usize>> = Vec::with_capacity(list.len());
+    let mut after: Vec<usize> = Vec::new();
     for tr in list {
         if tr.src >= ranks || tr.dst >= ranks {
             return Err(format!("a rank beyond the {ranks} of the communicator"));
         }
         let (a, b) = (m.node_of_rank[tr.src as usize], m.node_of_rank[tr.dst as usize]);
-        let routes = net.routes(a, b, tr.tni, &mut rng);
         let wire = m.wire_bytes(tr.bytes);
         // One message per route part; the lane orders whole transfers: a
         // transfer's parts wait for the last part of the one before.
         let key = (a, tr.tni % tnis as u8);
-        let after: Vec<usize> = last_on_lane.get(&key).map_or_else(Vec::new, |r: &std::ops::Range<usize>| r.clone().collect());
+        after.clear();
+        after.extend(last_on_lane.get(&key).cloned().unwrap_or_default());
         let first = messages.len();
         let pool = net.balanced().then_some(first);
-        for (links, hops, share) in routes {
-            latency.push(
-                (timing.send_overhead_cycles + hops * m.hop_latency_cycles as u64 + timing.recv_overhead_cycles)
-                    as f64
-                    * cycle_s,
-            );
+        net.visit_routes(a, b, tr.tni, &mut rng, &mut scratch, |links, hops, share| {
+            latency.push((timing.send_overhead_cycles + hops * m.hop_latency_cycles as u64 + timing.recv_overhead_cycles) as f64 * cycle_s);
             let own = pool.filter(|&p| p != messages.len());
-            messages.push(Message { after: after.clone(), pool: own, ..Message::new(Flow { links, cap: f64::INFINITY }, wire as f64 * share) });
-        }
+            messages.push(links, f64::INFINITY, wire as f64 * share, &after, Start { pool: own, ..Start::default() });
+        });
         last_on_lane.insert(key, first..messages.len());
         parts.push(first..messages.len());
     }
-    let done = run_until(&net.capacity, &messages, m.interrupt).ok_or(INTERRUPTED)?.done;
+    let done = messages.run_until(&net.capacity, m.interrupt).ok_or(INTERRUPTED)?.done;
     let message_seconds: Vec<f64> = parts
         .iter()
         .map(|r| r.clone().map(|m| done[m] + latency[m]).fold(0.0, f64::max))
@@ -122,8 +123,7 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
 
 /// One message of a schedule on the flow model.
 struct ScheduleMessage {
-    /// Its parts (one flow each, see [`FlowNet::routes`]): `parts[i]` indexes
-    /// the part arrays.
+    /// Its parts (one flow each, see [`FlowNet::routes`]): part numbers.
     parts: std::ops::Range<usize>,
     wire: f64,
     /// Hop latency of its route, seconds.
@@ -143,6 +143,20 @@ enum Event {
     Arrive(usize),
 }
 
+/// What a step does, read from the schedule once (the loop then touches
+/// one small entry per step instead of the schedule's programs).
+#[derive(Clone, Copy)]
+enum Work {
+    /// Hands message `msg` to its TNI `after_s` after the step is ready
+    /// (the host's send overhead, or none for an offloaded send).
+    Send { msg: usize, after_s: f64 },
+    /// Done once message `msg` has arrived and the step is ready, plus the
+    /// host's receive overhead and the reduction.
+    Recv { msg: usize, host_s: f64, reduce_s: f64 },
+    /// Done a fixed time after the step is ready (a local copy, work).
+    Fixed { s: f64 },
+}
+
 /// A collective schedule on the flow model: the same steps, overheads,
 /// reduction and copy rates as the packet-engine executor
 /// ([`super::packet::ScheduleRun`]), with each message a flow (see the
@@ -154,297 +168,391 @@ pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> 
 /// [`schedule_time`]'s every step: the finish time of each step, seconds,
 /// flat (rank 0's steps, then rank 1's, ...).
 pub fn schedule_finish_times(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<Vec<f64>, String> {
-    use std::cmp::Reverse;
-    use std::collections::{BinaryHeap, VecDeque};
-    use crate::{Action, Combine, ELEMENT_BYTES};
     schedule.validate()?;
-    let net = m.net;
-    let tnis = net.tnis;
-    let capacity = net.capacity.clone();
-    let timing = &m.timing;
-    let cycle_s = m.cycle_s();
-    let wire_of = |bytes: u64| m.wire_bytes(bytes) as f64;
-    let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
-    // Flat step numbering and message matching, as ScheduleRun does.
-    let mut base = vec![0usize];
-    for p in &schedule.programs {
-        base.push(base.last().copied().unwrap_or(0) + p.steps.len());
+    let mut run = FlowSchedule::new(m, schedule, seed);
+    run.run()?;
+    if run.done_steps != run.finish.len() {
+        let n = run.finish.len();
+        let first = run.finish.iter().position(|f| f.is_nan()).unwrap_or(0);
+        let (mut r, mut base) = (0, 0);
+        while base + schedule.programs[r].steps.len() <= first {
+            base += schedule.programs[r].steps.len();
+            r += 1;
+        }
+        let what = schedule.programs[r].steps[first - base].action.describe();
+        return Err(format!("{} of {n} steps never ran on the flow model (rank {r} stopped at step {}: {what})", n - run.done_steps, first - base));
     }
-    let n = *base.last().unwrap_or(&0);
-    let mut unmet = vec![0u32; n];
-    let mut dependants: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut message_of = vec![usize::MAX; n];
-    let mut messages: Vec<ScheduleMessage> = Vec::new();
-    // The parts of all messages: route, wire bytes, message.
-    // Each part's route as a flow (uncapped), read in place by the solver.
-    let mut part_links: Vec<Flow> = Vec::new();
-    let mut part_wire: Vec<f64> = Vec::new();
-    let mut part_of: Vec<usize> = Vec::new();
-    let mut stream: std::collections::HashMap<(u32, u32, u32), Vec<usize>> = Default::default();
-    for (r, prog) in schedule.programs.iter().enumerate() {
-        for (i, st) in prog.steps.iter().enumerate() {
-            let flat = base[r] + i;
-            unmet[flat] = st.deps.len() as u32;
-            for &d in &st.deps {
-                dependants[base[r] + d as usize].push(flat);
-            }
-            if let Action::Send { peer, spans, tni, tag, .. } = &st.action {
-                let (a, b) = (m.node_of_rank[r], m.node_of_rank[*peer as usize]);
-                let routes = net.routes(a, b, *tni, &mut rng);
-                let wire = wire_of(crate::schedule::total(spans) * ELEMENT_BYTES);
-                let hops = routes.iter().map(|r| r.1).max().unwrap_or(0) as f64;
-                let first = part_links.len();
-                for (links, _, share) in routes {
-                    part_links.push(Flow { links, cap: f64::INFINITY });
-                    part_wire.push(wire * share);
-                    part_of.push(messages.len());
+    Ok(run.finish)
+}
+
+/// A non-negative time as a heap key (its bits order as the float does).
+fn at(t: f64) -> u64 {
+    t.max(0.0).to_bits()
+}
+
+/// The state of a schedule's run on the flow model. Steps are numbered
+/// flat (rank 0's, then rank 1's, ...); every message is one or several
+/// parts, each a flow of the solver. Parts drain a count of their own, or
+/// on an adaptive torus their message's (the first part's slot: a *pool*)
+/// at the sum of their rates. Each pool drains lazily: `left` as of
+/// `stamp`, at `pool_rate` since; its finish time sits in a heap (stale
+/// entries carry an old version), so an event costs the pools whose rates
+/// it changed, not every active one.
+struct FlowSchedule<'a> {
+    interrupt: &'a dyn Stop,
+    steps: Vec<Work>,
+    /// Per step: dependencies not yet met, when the last of them was,
+    /// when it finished (NaN until then); the steps waiting for it
+    /// (`dependants[dep_first[i]..dep_first[i + 1]]`).
+    unmet: Vec<u32>,
+    ready: Vec<f64>,
+    finish: Vec<f64>,
+    dep_first: Vec<usize>,
+    dependants: Vec<u32>,
+    done_steps: usize,
+    messages: Vec<ScheduleMessage>,
+    /// Per part: its message, its pool; per message: parts not finished.
+    part_of: Vec<usize>,
+    pool_of: Vec<usize>,
+    parts_left: Vec<usize>,
+    balanced: bool,
+    /// Per pool (indexed by part): bytes left as of `stamp`, rate since,
+    /// the version of its entry in `finishing`.
+    left: Vec<f64>,
+    stamp: Vec<f64>,
+    pool_rate: Vec<f64>,
+    version: Vec<u32>,
+    touched: Vec<usize>,
+    pool_touched: Vec<bool>,
+    solver: IncrementalMaxMin,
+    events: BinaryHeap<Reverse<(u64, Event)>>,
+    finishing: BinaryHeap<Reverse<(u64, usize, u32)>>,
+    /// Per TNI lane: sending, and the messages waiting for it in order.
+    lane_busy: Vec<bool>,
+    lane_queue: Vec<VecDeque<usize>>,
+    now: f64,
+}
+
+impl<'a> FlowSchedule<'a> {
+    /// Routes every message (the same random draws as the packet
+    /// executor's order of sends) and matches receives to sends.
+    fn new(m: &FlowMachine<'a>, schedule: &crate::Schedule, seed: u64) -> Self {
+        use crate::{Action, Combine, ELEMENT_BYTES};
+        let net = m.net;
+        let timing = &m.timing;
+        let cycle_s = m.cycle_s();
+        let recv_s = timing.recv_overhead_cycles as f64 * cycle_s;
+        let send_s = timing.send_overhead_cycles as f64 * cycle_s;
+        let reduce_bps = timing.reduce_bytes_per_cycle / cycle_s;
+        let copy_bps = timing.copy_bytes_per_cycle / cycle_s;
+        let bytes_of = |spans: &crate::schedule::Spans| crate::schedule::total(spans) * ELEMENT_BYTES;
+        let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
+        // Flat step numbering and message matching, as ScheduleRun does.
+        let mut base = vec![0usize];
+        for p in &schedule.programs {
+            base.push(base.last().copied().unwrap_or(0) + p.steps.len());
+        }
+        let n = *base.last().unwrap_or(&0);
+        let mut unmet = vec![0u32; n];
+        let mut steps = Vec::with_capacity(n);
+        let mut messages: Vec<ScheduleMessage> = Vec::new();
+        let mut part_links = FlowTable::new();
+        let mut part_wire: Vec<f64> = Vec::new();
+        let mut part_of: Vec<usize> = Vec::new();
+        let mut scratch = RouteScratch::default();
+        let mut stream: HashMap<(u32, u32, u32), Vec<usize>> = HashMap::new();
+        let mut dep_count = vec![0usize; n + 1];
+        for (r, prog) in schedule.programs.iter().enumerate() {
+            for (i, st) in prog.steps.iter().enumerate() {
+                let flat = base[r] + i;
+                unmet[flat] = st.deps.len() as u32;
+                for &d in &st.deps {
+                    dep_count[base[r] + d as usize + 1] += 1;
                 }
-                message_of[flat] = messages.len();
-                stream.entry((r as u32, *peer, *tag)).or_default().push(messages.len());
-                messages.push(ScheduleMessage {
-                    parts: first..part_links.len(),
-                    wire,
-                    latency_s: hops * m.hop_latency_cycles as f64 * cycle_s,
-                    lane: net.lane(a, *tni),
-                    recv_step: usize::MAX,
-                    arrived: f64::NAN,
+                steps.push(match &st.action {
+                    Action::Send { peer, spans, tni, tag, offload, .. } => {
+                        let (a, b) = (m.node_of_rank[r], m.node_of_rank[*peer as usize]);
+                        let wire = m.wire_bytes(bytes_of(spans)) as f64;
+                        let first = part_links.len();
+                        let mut hops = 0u64;
+                        net.visit_routes(a, b, *tni, &mut rng, &mut scratch, |links, h, share| {
+                            part_links.push(links, f64::INFINITY);
+                            part_wire.push(wire * share);
+                            part_of.push(messages.len());
+                            hops = hops.max(h);
+                        });
+                        stream.entry((r as u32, *peer, *tag)).or_default().push(messages.len());
+                        messages.push(ScheduleMessage {
+                            parts: first..part_links.len(),
+                            wire,
+                            latency_s: hops as f64 * m.hop_latency_cycles as f64 * cycle_s,
+                            lane: net.lane(a, *tni),
+                            recv_step: usize::MAX,
+                            arrived: f64::NAN,
+                        });
+                        Work::Send { msg: messages.len() - 1, after_s: if *offload { 0.0 } else { send_s } }
+                    }
+                    Action::Recv { spans, combine, offload, .. } => {
+                        let reduce_s = if *combine == Combine::Sum && !*offload { bytes_of(spans) as f64 / reduce_bps } else { 0.0 };
+                        // The message: matched below.
+                        Work::Recv { msg: usize::MAX, host_s: if *offload { 0.0 } else { recv_s }, reduce_s }
+                    }
+                    Action::Copy(c) => Work::Fixed { s: bytes_of(&c.from) as f64 / copy_bps },
+                    Action::Work { ns } => Work::Fixed { s: *ns as f64 * 1e-9 },
                 });
             }
         }
-    }
-    let mut seen: std::collections::HashMap<(u32, u32, u32), usize> = Default::default();
-    for (r, prog) in schedule.programs.iter().enumerate() {
-        for (i, st) in prog.steps.iter().enumerate() {
-            if let Action::Recv { peer, tag, .. } = &st.action {
-                let k = seen.entry((*peer, r as u32, *tag)).or_default();
-                let m = stream[&(*peer, r as u32, *tag)][*k];
-                *k += 1;
-                message_of[base[r] + i] = m;
-                messages[m].recv_step = base[r] + i;
-            }
-        }
-    }
-    let rank_of = |flat: usize| base.partition_point(|&b| b <= flat) - 1;
-    let mut ready = vec![0.0f64; n];
-    let mut finish = vec![f64::NAN; n];
-    let mut events: BinaryHeap<Reverse<(u64, Event)>> = BinaryHeap::new();
-    let at = |x: f64| x.max(0.0).to_bits();
-    for (i, &u) in unmet.iter().enumerate() {
-        if u == 0 {
-            events.push(Reverse((at(0.0), Event::Ready(i))));
-        }
-    }
-    let mut lane_busy = vec![false; net.nodes * tnis];
-    let mut lane_queue: Vec<VecDeque<usize>> = vec![VecDeque::new(); net.nodes * tnis];
-    let mut active: Vec<usize> = Vec::new();
-    // `active` holds parts; a message is done when its parts are. Parts
-    // drain a count of their own, or on an adaptive torus their message's
-    // (the first part's slot), at the sum of their rates.
-    let balanced = net.balanced();
-    let pools: Vec<usize> = (0..part_wire.len()).map(|q| if balanced { messages[part_of[q]].parts.start } else { q }).collect();
-    let pool_of = |q: usize| pools[q];
-    let mut left: Vec<f64> = vec![0.0; part_wire.len()];
-    for (q, &w) in part_wire.iter().enumerate() {
-        left[pool_of(q)] += w;
-    }
-    let mut pool_rate: Vec<f64> = vec![0.0; part_wire.len()];
-    let mut parts_left: Vec<usize> = messages.iter().map(|m| m.parts.len()).collect();
-    // Rates re-solved only in the components a start or finish reaches
-    // (identical to solving every active part).
-    let mut solver = tofusim_flow::IncrementalMaxMin::new(capacity.len(), part_links.len());
-    let mut rate_of: Vec<f64> = vec![0.0; part_links.len()];
-    let mut now = 0.0f64;
-    let recv_s = timing.recv_overhead_cycles as f64 * cycle_s;
-    let send_s = timing.send_overhead_cycles as f64 * cycle_s;
-    let reduce_bps = timing.reduce_bytes_per_cycle / cycle_s;
-    let copy_bps = timing.copy_bytes_per_cycle / cycle_s;
-    let mut done_steps = 0usize;
-    // Finishing a step releases its dependants at its finish time.
-    let complete = |flat: usize, f: f64, finish: &mut Vec<f64>, ready: &mut Vec<f64>, unmet: &mut Vec<u32>, events: &mut BinaryHeap<Reverse<(u64, Event)>>| {
-        finish[flat] = f;
-        for &d in &dependants[flat] {
-            ready[d] = ready[d].max(f);
-            unmet[d] -= 1;
-            if unmet[d] == 0 {
-                events.push(Reverse((at(ready[d]), Event::Ready(d))));
-            }
-        }
-    };
-    // Each pool drains lazily: `left` as of `stamp`, at `pool_rate` since;
-    // its finish time sits in a heap (stale entries carry an old version),
-    // so an event costs the pools whose rates it changed, not every
-    // active one.
-    let mut stamp: Vec<f64> = vec![0.0; part_wire.len()];
-    let mut version: Vec<u32> = vec![0; part_wire.len()];
-    let mut finishing: BinaryHeap<Reverse<(u64, usize, u32)>> = BinaryHeap::new();
-    let mut is_active = vec![false; part_wire.len()];
-    let mut slot: Vec<usize> = vec![usize::MAX; part_wire.len()];
-    let mut touched: Vec<usize> = Vec::new();
-    let mut pool_touched = vec![false; part_wire.len()];
-    let messages_parts: Vec<std::ops::Range<usize>> = messages.iter().map(|m| m.parts.clone()).collect();
-    let parts_of_pool = |p: usize| if balanced { messages_parts[part_of[p]].clone() } else { p..p + 1 };
-    loop {
-        if solver.changed() {
-            if m.interrupt.stopped() {
-                return Err(INTERRUPTED.into());
-            }
-            if !solver.solve(&capacity, &part_links, &active, &mut rate_of, m.interrupt) {
-                return Err(INTERRUPTED.into());
-            }
-            for &q in solver.last_solved() {
-                let p = pool_of(q);
-                if !pool_touched[p] {
-                    pool_touched[p] = true;
-                    touched.push(p);
-                }
-            }
-            for p in touched.drain(..) {
-                pool_touched[p] = false;
-                left[p] -= pool_rate[p] * (now - stamp[p]);
-                stamp[p] = now;
-                pool_rate[p] = parts_of_pool(p).filter(|&q| is_active[q]).map(|q| rate_of[q]).sum();
-                version[p] = version[p].wrapping_add(1);
-                if pool_rate[p] > 0.0 {
-                    finishing.push(Reverse((at(now + left[p] / pool_rate[p]), p, version[p])));
+        let mut seen: HashMap<(u32, u32, u32), usize> = HashMap::new();
+        for (r, prog) in schedule.programs.iter().enumerate() {
+            for (i, st) in prog.steps.iter().enumerate() {
+                if let Action::Recv { peer, tag, .. } = &st.action {
+                    let k = seen.entry((*peer, r as u32, *tag)).or_default();
+                    let msg = stream[&(*peer, r as u32, *tag)][*k];
+                    *k += 1;
+                    if let Work::Recv { msg: slot, .. } = &mut steps[base[r] + i] {
+                        *slot = msg;
+                    }
+                    messages[msg].recv_step = base[r] + i;
                 }
             }
         }
-        // The next pool to finish (stale entries dropped).
-        while let Some(&Reverse((_, p, v))) = finishing.peek() {
-            if v == version[p] && pool_rate[p] > 0.0 {
-                break;
+        // The steps waiting for each step, in the schedule's order.
+        for i in 0..n {
+            dep_count[i + 1] += dep_count[i];
+        }
+        let mut fill = dep_count.clone();
+        let mut dependants = vec![0u32; dep_count[n]];
+        for (r, prog) in schedule.programs.iter().enumerate() {
+            for (i, st) in prog.steps.iter().enumerate() {
+                for &d in &st.deps {
+                    let k = base[r] + d as usize;
+                    dependants[fill[k]] = (base[r] + i) as u32;
+                    fill[k] += 1;
+                }
             }
-            finishing.pop();
         }
-        let t_flow = finishing.peek().map_or(f64::INFINITY, |Reverse((b, _, _))| f64::from_bits(*b));
-        let t_event = events.peek().map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
-        let next = t_flow.min(t_event);
-        if !next.is_finite() {
-            break;
+        let mut events = BinaryHeap::new();
+        for (i, &u) in unmet.iter().enumerate() {
+            if u == 0 {
+                events.push(Reverse((at(0.0), Event::Ready(i))));
+            }
         }
-        now = next;
-        // Pools that finished: free their lanes, arrive after the hops.
+        let balanced = net.balanced();
+        let parts = part_wire.len();
+        let pool_of: Vec<usize> = (0..parts).map(|q| if balanced { messages[part_of[q]].parts.start } else { q }).collect();
+        let mut left = vec![0.0; parts];
+        for (q, &w) in part_wire.iter().enumerate() {
+            left[pool_of[q]] += w;
+        }
+        part_links.shrink_to_fit();
+        let lanes = net.nodes * net.tnis;
+        FlowSchedule {
+            interrupt: m.interrupt,
+            steps,
+            unmet,
+            ready: vec![0.0; n],
+            finish: vec![f64::NAN; n],
+            dep_first: dep_count,
+            dependants,
+            done_steps: 0,
+            parts_left: messages.iter().map(|m| m.parts.len()).collect(),
+            messages,
+            part_of,
+            pool_of,
+            balanced,
+            left,
+            stamp: vec![0.0; parts],
+            pool_rate: vec![0.0; parts],
+            version: vec![0; parts],
+            touched: Vec::new(),
+            pool_touched: vec![false; parts],
+            // Rates re-solved only where a start or finish reaches (the
+            // max-min rates of every active part, see `IncrementalMaxMin`).
+            solver: IncrementalMaxMin::new(net.capacity.clone(), part_links),
+            events,
+            finishing: BinaryHeap::new(),
+            lane_busy: vec![false; lanes],
+            lane_queue: vec![VecDeque::new(); lanes],
+            now: 0.0,
+        }
+    }
+
+    /// The parts of pool `p`.
+    fn parts_of_pool(&self, p: usize) -> std::ops::Range<usize> {
+        if self.balanced {
+            self.messages[self.part_of[p]].parts.clone()
+        } else {
+            p..p + 1
+        }
+    }
+
+    /// Runs to the last event: rates brought up to date, then the pools
+    /// that finish, then the events due.
+    fn run(&mut self) -> Result<(), String> {
         let mut freed = Vec::new();
-        while let Some(&Reverse((b, p, v))) = finishing.peek() {
+        loop {
+            if self.solver.changed() {
+                if self.interrupt.stopped() || !self.solver.solve(self.interrupt) {
+                    return Err(INTERRUPTED.into());
+                }
+                self.update_pools();
+            }
+            // The next pool to finish (stale entries dropped).
+            while let Some(&Reverse((_, p, v))) = self.finishing.peek() {
+                if v == self.version[p] && self.pool_rate[p] > 0.0 {
+                    break;
+                }
+                self.finishing.pop();
+            }
+            let t_flow = self.finishing.peek().map_or(f64::INFINITY, |Reverse((b, _, _))| f64::from_bits(*b));
+            let t_event = self.events.peek().map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
+            let next = t_flow.min(t_event);
+            if !next.is_finite() {
+                return Ok(());
+            }
+            self.now = next;
+            self.finish_pools(&mut freed);
+            // Finished messages free their lanes and arrive after the hops.
+            for msg in freed.drain(..) {
+                self.events.push(Reverse((at(self.now + self.messages[msg].latency_s), Event::Arrive(msg))));
+                let lane = self.messages[msg].lane;
+                match self.lane_queue[lane].pop_front() {
+                    Some(next) => self.start(next),
+                    None => self.lane_busy[lane] = false,
+                }
+            }
+            while let Some(&Reverse((b, ev))) = self.events.peek() {
+                if f64::from_bits(b) > self.now {
+                    break;
+                }
+                self.events.pop();
+                self.event(ev);
+            }
+        }
+    }
+
+    /// The pools of the parts the last solve refilled: drained to now at
+    /// their old rate, their new rate and finish time.
+    fn update_pools(&mut self) {
+        let now = self.now;
+        for &q in self.solver.last_solved() {
+            let p = self.pool_of[q as usize];
+            if !self.pool_touched[p] {
+                self.pool_touched[p] = true;
+                self.touched.push(p);
+            }
+        }
+        for k in 0..self.touched.len() {
+            let p = self.touched[k];
+            self.pool_touched[p] = false;
+            self.left[p] -= self.pool_rate[p] * (now - self.stamp[p]);
+            self.stamp[p] = now;
+            self.pool_rate[p] = self.parts_of_pool(p).filter(|&q| self.solver.is_active(q)).map(|q| self.solver.rate(q)).sum();
+            self.version[p] = self.version[p].wrapping_add(1);
+            if self.pool_rate[p] > 0.0 {
+                self.finishing.push(Reverse((at(now + self.left[p] / self.pool_rate[p]), p, self.version[p])));
+            }
+        }
+        self.touched.clear();
+    }
+
+    /// Pools whose finish time has come: their parts leave the solver;
+    /// messages whose every part is done go to `freed`.
+    fn finish_pools(&mut self, freed: &mut Vec<usize>) {
+        let now = self.now;
+        while let Some(&Reverse((b, p, v))) = self.finishing.peek() {
             if f64::from_bits(b) > now {
                 break;
             }
-            finishing.pop();
-            if v != version[p] || pool_rate[p] <= 0.0 {
+            self.finishing.pop();
+            if v != self.version[p] || self.pool_rate[p] <= 0.0 {
                 continue;
             }
-            left[p] -= pool_rate[p] * (now - stamp[p]);
-            stamp[p] = now;
-            let wire = messages[part_of[p]].wire.max(1.0);
-            if left[p] > 1e-9 * wire && now + left[p] / pool_rate[p] > now {
+            self.left[p] -= self.pool_rate[p] * (now - self.stamp[p]);
+            self.stamp[p] = now;
+            let wire = self.messages[self.part_of[p]].wire.max(1.0);
+            if self.left[p] > 1e-9 * wire && now + self.left[p] / self.pool_rate[p] > now {
                 // Rounding left a sliver: finish when it drains.
-                finishing.push(Reverse((at(now + left[p] / pool_rate[p]), p, v)));
+                self.finishing.push(Reverse((at(now + self.left[p] / self.pool_rate[p]), p, v)));
                 continue;
             }
-            left[p] = 0.0;
-            pool_rate[p] = 0.0;
-            for q in parts_of_pool(p) {
-                if !is_active[q] {
+            self.left[p] = 0.0;
+            self.pool_rate[p] = 0.0;
+            for q in self.parts_of_pool(p) {
+                if !self.solver.is_active(q) {
                     continue;
                 }
-                is_active[q] = false;
-                let k = slot[q];
-                active.swap_remove(k);
-                if k < active.len() {
-                    slot[active[k]] = k;
-                }
-                solver.remove(q, &part_links);
-                let msg = part_of[q];
-                parts_left[msg] -= 1;
-                if parts_left[msg] == 0 {
+                self.solver.remove(q);
+                let msg = self.part_of[q];
+                self.parts_left[msg] -= 1;
+                if self.parts_left[msg] == 0 {
                     freed.push(msg);
                 }
             }
         }
-        for msg in freed {
-            events.push(Reverse((at(now + messages[msg].latency_s), Event::Arrive(msg))));
-            let lane = messages[msg].lane;
-            match lane_queue[lane].pop_front() {
-                Some(next_m) => {
-                    for q in messages[next_m].parts.clone() {
-                        slot[q] = active.len();
-                        is_active[q] = true;
-                        active.push(q);
-                        solver.add(q, &part_links);
-                    }
-                }
-                None => lane_busy[lane] = false,
-            }
+    }
+
+    /// Message `msg`'s parts start sending.
+    fn start(&mut self, msg: usize) {
+        for q in self.messages[msg].parts.clone() {
+            self.solver.add(q);
         }
-        // Events due now.
-        while let Some(&Reverse((b, ev))) = events.peek() {
-            if f64::from_bits(b) > now {
-                break;
+    }
+
+    fn event(&mut self, ev: Event) {
+        let now = self.now;
+        match ev {
+            Event::Submit(msg) => {
+                let lane = self.messages[msg].lane;
+                if self.lane_busy[lane] {
+                    self.lane_queue[lane].push_back(msg);
+                } else {
+                    self.lane_busy[lane] = true;
+                    self.start(msg);
+                }
             }
-            events.pop();
-            match ev {
-                Event::Submit(m) => {
-                    let lane = messages[m].lane;
-                    if lane_busy[lane] {
-                        lane_queue[lane].push_back(m);
-                    } else {
-                        lane_busy[lane] = true;
-                        for q in messages[m].parts.clone() {
-                            slot[q] = active.len();
-                            is_active[q] = true;
-                            active.push(q);
-                            solver.add(q, &part_links);
-                        }
-                    }
+            Event::Arrive(msg) => {
+                self.messages[msg].arrived = now;
+                let r = self.messages[msg].recv_step;
+                if self.unmet[r] == 0 && self.finish[r].is_nan() && self.ready[r] <= now {
+                    self.events.push(Reverse((at(now), Event::Ready(r))));
                 }
-                Event::Arrive(m) => {
-                    messages[m].arrived = now;
-                    let r = messages[m].recv_step;
-                    if unmet[r] == 0 && finish[r].is_nan() && ready[r] <= now {
-                        events.push(Reverse((at(now), Event::Ready(r))));
-                    }
+            }
+            Event::Ready(flat) => {
+                if !self.finish[flat].is_nan() {
+                    return;
                 }
-                Event::Ready(flat) => {
-                    if !finish[flat].is_nan() {
-                        continue;
+                let ready = self.ready[flat];
+                let f = match self.steps[flat] {
+                    Work::Send { msg, after_s } => {
+                        let start = ready + after_s;
+                        self.events.push(Reverse((at(start), Event::Submit(msg))));
+                        Some(start)
                     }
-                    let r = rank_of(flat);
-                    let st = &schedule.programs[r].steps[flat - base[r]];
-                    let f = match &st.action {
-                        Action::Send { offload, .. } => {
-                            let start = ready[flat] + if *offload { 0.0 } else { send_s };
-                            events.push(Reverse((at(start), Event::Submit(message_of[flat]))));
-                            Some(start)
-                        }
-                        Action::Recv { spans, combine, offload, .. } => {
-                            let m = &messages[message_of[flat]];
-                            if m.arrived.is_nan() {
-                                None
-                            } else {
-                                let bytes = (crate::schedule::total(spans) * ELEMENT_BYTES) as f64;
-                                let reduce = if *combine == Combine::Sum && !*offload { bytes / reduce_bps } else { 0.0 };
-                                let host = if *offload { 0.0 } else { recv_s };
-                                Some(ready[flat].max(m.arrived) + host + reduce)
-                            }
-                        }
-                        Action::Copy(c) => {
-                            Some(ready[flat] + (crate::schedule::total(&c.from) * ELEMENT_BYTES) as f64 / copy_bps)
-                        }
-                        Action::Work { ns } => Some(ready[flat] + *ns as f64 * 1e-9),
-                    };
-                    if let Some(f) = f {
-                        done_steps += 1;
-                        complete(flat, f, &mut finish, &mut ready, &mut unmet, &mut events);
+                    Work::Recv { msg, host_s, reduce_s } => {
+                        let arrived = self.messages[msg].arrived;
+                        (!arrived.is_nan()).then(|| ready.max(arrived) + host_s + reduce_s)
                     }
+                    Work::Fixed { s } => Some(ready + s),
+                };
+                if let Some(f) = f {
+                    self.complete(flat, f);
                 }
             }
         }
     }
-    if done_steps != n {
-        let first = finish.iter().position(|f| f.is_nan()).unwrap_or(0);
-        let r = rank_of(first);
-        let what = schedule.programs[r].steps[first - base[r]].action.describe();
-        return Err(format!("{} of {n} steps never ran on the flow model (rank {r} stopped at step {}: {what})", n - done_steps, first - base[r]));
+
+    /// Step `flat` finished at `f`: its dependants are released then.
+    fn complete(&mut self, flat: usize, f: f64) {
+        self.done_steps += 1;
+        self.finish[flat] = f;
+        for k in self.dep_first[flat]..self.dep_first[flat + 1] {
+            let d = self.dependants[k] as usize;
+            self.ready[d] = self.ready[d].max(f);
+            self.unmet[d] -= 1;
+            if self.unmet[d] == 0 {
+                self.events.push(Reverse((at(self.ready[d]), Event::Ready(d))));
+            }
+        }
     }
-    Ok(finish)
 }
