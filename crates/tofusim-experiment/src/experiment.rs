@@ -128,7 +128,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     }
     let (workload, faults) = with_faults(file, &built, &router, workload)?;
     let fault_schedule = match &fault_sec {
-        Some(sec) => Some(crate::fault_events::parse(sec, &built, &built.routing(router.escape), faults.as_ref(), &workload, run.cycles, link_errors.is_some())?),
+        Some(sec) => Some(crate::fault_events::parse(sec, &built, &built.routing(router.escape), faults.as_ref(), &workload, &run, &router, link_errors.is_some())?),
         None => None,
     };
     Ok(Experiment { built, router, mode, run, workload, faults, link_errors, fault_schedule })
@@ -699,33 +699,43 @@ fn with_faults(file: &str, built: &Built, router: &RouterParams, workload: Workl
     let map = FaultMap::new(&routing, &built.failed_routers(), &faults.links, &faults.link_ports)
         .map_err(|m| ConfigError::new(file, key, m))?
         .with_detour_ports(detour_ports);
+    check_routes(file, key, &routing, &map, "")?;
+    Ok((workload, Some(map)))
+}
+
+/// Every pair of routers alive has a route round the failures of `map`
+/// (checked on networks up to [`ROUTE_CHECK_PAIRS`] pairs); refused
+/// naming `key`, the pair, the failure met and the routes offered.
+/// `when` qualifies the failures in the message.
+pub(crate) fn check_routes(file: &str, key: &str, routing: &Routing, map: &FaultMap, when: &str) -> Result<()> {
     let terminals = routing.terminal_routers() as u32;
-    if !map.is_empty() && (terminals as u64).pow(2) <= ROUTE_CHECK_PAIRS {
-        let alive: Vec<u32> = (0..terminals).filter(|&r| !map.router_failed(r)).collect();
-        for &s in &alive {
-            for &d in alive.iter().filter(|&&d| d != s) {
-                let first = match &routing {
-                    Routing::Torus(t) => t.shortest_hints(s, d),
-                    Routing::Dragonfly(dr) => dr.minimal_hints(s, d),
-                    Routing::FatTree(_) => 0,
-                };
-                if map.choose(&routing, s, d, first).is_none() {
-                    return Err(ConfigError::new(
-                        file,
-                        key,
-                        format!(
-                            "no route from router {} to router {} avoids the failures (the usual route meets {}); the routing offers {}",
-                            routing.router_label(s),
-                            routing.router_label(d),
-                            map.blocked_at(&routing, s, d, tofusim_routing::SourceRoute { hints: first, detour: None }),
-                            map.scheme(&routing)
-                        ),
-                    ));
-                }
+    if map.is_empty() || (terminals as u64).pow(2) > ROUTE_CHECK_PAIRS {
+        return Ok(());
+    }
+    let alive: Vec<u32> = (0..terminals).filter(|&r| !map.router_failed(r)).collect();
+    for &s in &alive {
+        for &d in alive.iter().filter(|&&d| d != s) {
+            let first = match routing {
+                Routing::Torus(t) => t.shortest_hints(s, d),
+                Routing::Dragonfly(dr) => dr.minimal_hints(s, d),
+                Routing::FatTree(_) => 0,
+            };
+            if map.choose(routing, s, d, first).is_none() {
+                return Err(ConfigError::new(
+                    file,
+                    key,
+                    format!(
+                        "no route from router {} to router {} avoids the failures{when} (the usual route meets {}); the routing offers {}",
+                        routing.router_label(s),
+                        routing.router_label(d),
+                        map.blocked_at(routing, s, d, tofusim_routing::SourceRoute { hints: first, detour: None }),
+                        map.scheme(routing)
+                    ),
+                ));
             }
         }
     }
-    Ok((workload, Some(map)))
+    Ok(())
 }
 
 /// Parses, validates and runs an experiment.

@@ -13,6 +13,7 @@
 //! ```
 
 use tofusim_packet::engine::{FaultEvent, FaultTarget};
+use tofusim_packet::{RouterParams, RunParams};
 use tofusim_routing::{FaultMap, Routing};
 use tofusim_topology::Topology;
 use tofusim_workload::{FinitePattern, Kind, Workload};
@@ -35,9 +36,11 @@ pub struct FaultSchedule {
 }
 
 /// Parses `[faults]` for the network `built` routed by `routing`, over the
-/// failures of `[network.faults]` (`static_map`), for `workload`, a run of
-/// `cycles` (if bounded) with or without a link protocol.
-pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option<&FaultMap>, workload: &Workload, cycles: Option<u64>, link_protocol: bool) -> Result<FaultSchedule> {
+/// failures of `[network.faults]` (`static_map`), for `workload` and the
+/// run `run` on routers `router`, with or without a link protocol.
+#[allow(clippy::too_many_arguments)]
+pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option<&FaultMap>, workload: &Workload, run: &RunParams, router: &RouterParams, link_protocol: bool) -> Result<FaultSchedule> {
+    let cycles = run.cycles;
     let topology = &built.system.network.topology;
     if let Topology::FatTree(_) = topology {
         return Err(sec.error("events", "fat-tree routing cannot avoid a failure (its up ports are fixed by the destination or chosen without knowing the failures): failures during a run are modelled on tori, Tofu and dragonflies"));
@@ -45,7 +48,14 @@ pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option
     if let Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) = &workload.kind {
         return Err(sec.error("events", "line and plane fills with failures are not modelled: a deposit broadcast sent again would leave its copies twice"));
     }
-    let resend_timeout_cycles = sec.int("resend_timeout_cycles", 1, 1 << 40)?.map_or(RESEND_TIMEOUT_CYCLES, |t| t as u64);
+    // A lost packet goes back to its source, maybe in another partition of
+    // a split run: not sooner than anything crosses between routers.
+    let window = router.hop_latency_cycles.min(router.token_latency_cycles).max(1) as i64;
+    let resend_timeout_cycles = match sec.int("resend_timeout_cycles", 1, 1 << 40)? {
+        Some(t) if t < window => return Err(sec.error("resend_timeout_cycles", format!("expected at least {window} cycles (a hop's or a token's latency): a lost packet's way back to its source takes no less"))),
+        Some(t) => t as u64,
+        None => RESEND_TIMEOUT_CYCLES,
+    };
     let tables = sec.tables("events", "{ cycle = 20000, action = \"fail\", node = [0, 0, 0], port = \"x+\" }")?;
     if tables.is_empty() {
         return Err(sec.error("events", "missing; expected a list of events such as { cycle = 20000, action = \"fail\", node = [0, 0, 0], port = \"x+\" }"));
@@ -72,11 +82,23 @@ pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option
         None => FaultMap::new(routing, &[], &[], &[]).expect("an empty map"),
     };
     let mut map = base.clone().for_changes(routing);
-    for (i, (t, e)) in events.iter().enumerate() {
+    for i in 0..events.len() {
+        let (t, mut e) = events[i];
         let key = match e.target {
             FaultTarget::Link { .. } => if t.has("routers") { "routers" } else { "port" },
             FaultTarget::Router(_) => "node",
         };
+        if let (true, FaultTarget::Link { router, port }) = (t.has("routers"), e.target) {
+            // A dragonfly link named by its routers: the first of the
+            // parallel links between them that is up (failing) or down
+            // (recovering), as [network.faults] takes them.
+            let (w, _) = routing.neighbor(router, port).expect("a link");
+            let joins = |q: u8| routing.neighbor(router, q).is_some_and(|(x, _)| x == w);
+            let wanted = (0..routing.ports() as u8).find(|&q| joins(q) && ((map.failed_ports(router) & 1 << q != 0) == e.recovers));
+            if let Some(q) = wanted {
+                e.target = FaultTarget::Link { router, port: q };
+            }
+        }
         let applied = match e.target {
             FaultTarget::Link { router, port } => map.set_link(routing, router, port, e.recovers),
             FaultTarget::Router(r) => {
@@ -87,6 +109,7 @@ pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option
             }
         };
         applied.map_err(|m| t.error(key, format!("at cycle {}: {m}", e.cycle)))?;
+        events[i].1 = e;
         if e.recovers {
             continue;
         }
@@ -101,6 +124,9 @@ pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option
             _ => {}
         }
     }
+    // What fails for good: every pair alive must keep a route round it (a
+    // failure that recovers holds its packets until then instead).
+    crate::experiment::check_routes(sec.file(), &sec.key_path("events"), routing, &map, " that never recover")?;
     for t in &tables {
         match topology {
             Topology::Torus(_) | Topology::Tofu(_) => t.finish(&["cycle", "action", "node", "port"])?,

@@ -39,9 +39,9 @@ def _text(shape: str, load: float, cycles: int, faults: str) -> str:
     )
 
 
-def _run(text: str, what: str) -> dict[str, Any]:
+def _run(text: str, what: str, strict: bool = True) -> dict[str, Any]:
     r = run_experiment(text, "<reproduce>", ports=True)
-    if r.get("invariant_error") or r.get("deadlock"):
+    if strict and (r.get("invariant_error") or r.get("deadlock")):
         raise RuntimeError(f"{what}: the run broke an invariant or deadlocked: {r.get('invariant_error') or r.get('deadlock')}")
     return r
 
@@ -92,7 +92,9 @@ def link_failure(scale: str) -> dict[str, Any]:
     for label, target in scenarios.items():
         faults = (f'[faults]\nresend_timeout_cycles = {RESEND}\nevents = [{{ cycle = {fail}, action = "fail", {target} }}, '
                   f'{{ cycle = {recover}, action = "recover", {target} }}]\n')
-        r = _run(_text(shape, load, cycles, faults), label)
+        # Not strict: a broken invariant (a packet lost silently, delivered
+        # twice or corrupted; tokens not conserved) shows in the row below.
+        r = _run(_text(shape, load, cycles, faults), label, strict=False)
         ts = r["timeseries"]
         before = _mean(ts, SAMPLE * 3, fail)
         dip = min(s["accepted_load"] for s in ts if fail < s["cycle"] <= recover + RESEND + 2 * SAMPLE)
@@ -109,9 +111,9 @@ def link_failure(scale: str) -> dict[str, Any]:
             metric(f"{label}: packets lost and sent again", "packets", float(r["packets_lost"]), None, None, unpublished=True),
             # Every packet made is delivered once or still on its way (lost
             # packets awaiting their time-out count as on their way): the
-            # engine's delivery check and audit enforce it; this row shows
-            # the run ended with no invariant broken.
-            metric(f"{label}: packets lost silently or duplicated", "packets", float(bool(r.get("invariant_error"))), 0.0, 0.0),
+            # engine's delivery check and audit enforce it throughout.
+            metric(f"{label}: runs with a broken invariant or a deadlock (a packet lost silently, delivered twice or corrupted)", "runs",
+                   float(bool(r.get("invariant_error") or r.get("deadlock"))), 0.0, 0.0),
         ]
         curves[label] = [[s["cycle"] / 1000, s["accepted_load"]] for s in ts]
         setup[label] = {"packets_delivered": r["packets_delivered"], "packets_injected": r["packets_injected"], "packets_lost": r["packets_lost"],

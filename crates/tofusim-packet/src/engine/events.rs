@@ -87,7 +87,9 @@ impl<W: Traffic> Engine<W> {
                 }
             }
             EvKind::Deliver => self.deliver(ev, t),
-            EvKind::Fault => {}
+            // Bookkeeping, one copy per partition: not counted as an event
+            // (a split run counts what an unsplit one does).
+            EvKind::Fault => self.stats.events -= 1,
             EvKind::Resend => {
                 let p = self.pool.get(ev.x);
                 let (node, serial) = (p.src, p.serial);
@@ -159,7 +161,7 @@ impl<W: Traffic> Engine<W> {
             self.fail(t, "payload-checksum", detail);
         }
         self.stats.delivered += 1;
-        self.stats.last_progress = t;
+        self.stats.last_progress = self.stats.last_progress.max(t);
         self.stats.last_delivery = Some(t);
         if p.flags & flags::MEASURED != 0 {
             self.stats.hist.add(t - p.created);
@@ -244,7 +246,7 @@ impl<W: Traffic> Engine<W> {
         self.pending_releases -= count as u64;
         // The software handing over a packet is progress: the stall clock
         // restarts for it.
-        self.stats.last_progress = t;
+        self.stats.last_progress = self.stats.last_progress.max(t);
         self.hand_over(id, t);
     }
 

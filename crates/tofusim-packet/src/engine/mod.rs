@@ -540,7 +540,10 @@ impl<W: Traffic> Engine<W> {
             // The node's own packets go first: on a plane fill each first leg
             // feeds corner turns elsewhere, so sending them early keeps every
             // link supplied (turns first starves one axis, then the other).
-            let from_source = self.nic.gen_next[li] >= self.nic.gen_total[li];
+            // Packets already in the send queue go before new generated
+            // ones (only a packet sent again after a loss, or one waiting
+            // for a route, is there while the node still generates).
+            let from_source = self.nic.gen_next[li] >= self.nic.gen_total[li] || self.nic.src_head[li] != NONE;
             if from_source && self.nic.src_head[li] == NONE {
                 // The next packet of the messages waiting, made now.
                 let Some((np, created)) = self.nic.messages.make(node, lane) else { return };
@@ -629,9 +632,14 @@ impl<W: Traffic> Engine<W> {
             };
             self.route_at_entry(r as u32, pkt, t);
             if self.pool.get(pkt).flags & flags::UNROUTABLE != 0 {
-                // Back to the send queue, never into a FIFO (see above).
+                // Back to the send queue, never into a FIFO (see above):
+                // it is set aside there when failures come and go, and the
+                // packets behind it go on.
                 self.push_source(node, lane, pkt);
-                return;
+                if self.outages.is_none() {
+                    return;
+                }
+                continue;
             }
             let unit = unit0 + f;
             let qi = r * lay.queues + lay.queue_of(unit, 0);

@@ -209,6 +209,10 @@ impl<W: Traffic> Engine<W> {
         }
         self.start_schedule();
         self.schedule_outages();
+        if self.outages.as_ref().is_some_and(|o| o.due(0)) {
+            // Failures at cycle 0 come before its first arbitration.
+            self.apply_outages(0);
+        }
         self.process_dirty(0);
     }
 

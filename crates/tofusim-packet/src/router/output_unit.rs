@@ -143,7 +143,7 @@ impl Router {
             }
             self.outputs.depleted_since[oi] = u64::MAX;
         }
-        env.stats.last_progress = t;
+        env.stats.last_progress = env.stats.last_progress.max(t);
         // A planted fault strikes at router 0, whatever the partitions.
         if let (Some(fault), 0) = (env.net.run.plant, r) {
             if !self.planted_done && t >= env.net.run.plant_after {
@@ -298,7 +298,7 @@ impl Router {
         if until != u64::MAX && until > t {
             Self::wake_at(r, until, env);
         }
-        env.stats.last_progress = t;
+        env.stats.last_progress = env.stats.last_progress.max(t);
     }
 
     pub(super) fn grant_eject(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
@@ -321,6 +321,6 @@ impl Router {
                 x: pkt,
             },
         );
-        env.stats.last_progress = t;
+        env.stats.last_progress = env.stats.last_progress.max(t);
     }
 }
