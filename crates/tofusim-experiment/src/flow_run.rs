@@ -30,7 +30,7 @@ use std::time::Instant;
 use rand::SeedableRng;
 use serde::Serialize;
 use tofusim_flow::transfers::{Messages, Start};
-use tofusim_flow::{Flow, MaxMin, RouteScratch};
+use tofusim_flow::{FlowTable, LoadSum, MaxMin, RouteLoads, RouteScratch};
 use tofusim_workload::{FinitePattern, Kind};
 
 use crate::error::{ConfigError, Result};
@@ -331,8 +331,7 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             // visited in ascending order.
             let mut draws = vec![0u32; w.nodes() as usize];
             let mut drawn: Vec<u32> = Vec::new();
-            let mut each_flow = |rng: &mut tofusim_routing::Rng, visit: &mut dyn FnMut(&[u32], u64, f64)| {
-                let mut scratch = RouteScratch::default();
+            let mut each_pair = |rng: &mut tofusim_routing::Rng, visit: &mut dyn FnMut(&mut tofusim_routing::Rng, u32, u32, f64)| {
                 for src in 0..w.nodes() {
                     for _ in 0..DRAWS {
                         if let Some(d) = w.open_destination(src, rng) {
@@ -346,44 +345,41 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
                     for &dst in &drawn {
                         let share = draws[dst as usize] as f64 / DRAWS as f64;
                         draws[dst as usize] = 0;
-                        net.visit_routes(src, dst, 0, rng, &mut scratch, |links, h, part| visit(links, h, demand * share * part));
+                        visit(rng, src, dst, demand * share);
                     }
                     drawn.clear();
                 }
             };
             // First the load of every flow at its cap: below saturation
             // (no resource over its capacity) the caps are the max-min
-            // rates, with no flow kept. Weights of the zero-load latency
-            // are per router hop count.
-            let mut flow_count = 0usize;
-            let mut by_hops: Vec<f64> = Vec::new();
+            // rates, with no flow kept (the loads summed by leg on an
+            // adaptive torus, `RouteLoads`). Weights of the zero-load
+            // latency are per router hop count.
             let start = rng.clone();
-            each_flow(&mut rng, &mut |links, h, cap| {
-                flow_count += 1;
-                for &l in links {
-                    carried[l as usize] += cap;
-                }
-                if by_hops.len() <= h as usize {
-                    by_hops.resize(h as usize + 1, 0.0);
-                }
-                by_hops[h as usize] += cap;
-            });
+            let route_loads = RouteLoads::new(&net);
+            let mut sum = LoadSum::new(&net);
+            each_pair(&mut rng, &mut |rng, src, dst, demand| route_loads.add(&mut sum, src, dst, 0, demand, rng));
+            let LoadSum { load: mut carried, mut by_hops, routes: flow_count, .. } = sum;
+            let flow_count = flow_count as usize;
             let fits = carried.iter().zip(&net.capacity).all(|(&x, &c)| x <= c.max(0.0));
             if !fits {
                 // Saturated: the max-min solve over every flow, drawn again.
-                let mut flows: Vec<Flow> = Vec::with_capacity(flow_count);
+                let mut flows = FlowTable::with_capacity(flow_count, 0);
                 let mut hops: Vec<u64> = Vec::with_capacity(flow_count);
                 let mut rng = start;
-                each_flow(&mut rng, &mut |links, h, cap| {
-                    flows.push(Flow { links: links.to_vec(), cap });
-                    hops.push(h);
+                let mut scratch = RouteScratch::default();
+                each_pair(&mut rng, &mut |rng, src, dst, demand| {
+                    net.visit_routes(src, dst, 0, rng, &mut scratch, |links, h, part| {
+                        flows.push(links, demand * part);
+                        hops.push(h);
+                    })
                 });
                 let mut rates = Vec::new();
-                MaxMin::new().solve(&net.capacity, &flows, &mut rates);
+                MaxMin::new().solve_set(&net.capacity, &flows, &mut rates);
                 carried.fill(0.0);
                 by_hops.fill(0.0);
-                for ((f, &r), &h) in flows.iter().zip(&rates).zip(&hops) {
-                    for &l in &f.links {
+                for (i, (&r, &h)) in rates.iter().zip(&hops).enumerate() {
+                    for &l in flows.links(i) {
                         carried[l as usize] += r;
                     }
                     by_hops[h as usize] += r;

@@ -20,6 +20,7 @@
 
 pub mod incremental;
 pub mod interrupt;
+pub mod loads;
 pub mod network;
 pub mod reference;
 mod solver;
@@ -28,6 +29,7 @@ pub mod transfers;
 
 pub use incremental::IncrementalMaxMin;
 pub use interrupt::{Interrupt, Stop};
+pub use loads::{LoadSum, RouteLoads};
 pub use network::{Capacities, FlowNet, RouteScratch};
 pub use solver::{FlowSet, MaxMin, Subset};
 pub use table::FlowTable;
