@@ -96,10 +96,11 @@ class CounterSamples:
 
 
 def distinct_names(names: list[str]) -> list[str]:
-    """VC names made distinct: the engine names every escape VC past a
-    pair ``escape`` (a dragonfly's hop classes), which would merge their
-    rows in a file that keeps VCs by name; repeated names get their order
-    among themselves, ``escape-0``, ``escape-1``, ``escape-2``.
+    """VC names made distinct, whatever the engine calls them (it names a
+    dragonfly's hop-class VCs ``escape-class-c.j``; earlier versions named
+    every escape VC past a pair ``escape``, which would merge their rows in
+    a file that keeps VCs by name): repeated names get their order among
+    themselves, ``escape-0``, ``escape-1``, ``escape-2``.
 
     >>> distinct_names(["escape", "escape", "escape"])
     ['escape-0', 'escape-1', 'escape-2']

@@ -169,6 +169,8 @@ pub(crate) struct Layout {
     /// First escape VC (`dynamic`), and the priority VC if any.
     pub esc: usize,
     pub esc_count: usize,
+    /// Hop-class escape (dragonflies): VCs per class; 0 for other rules.
+    pub class_vcs: usize,
     pub hp: Option<usize>,
     /// Nodes per router, and injection FIFOs per node (normal + priority).
     pub npr: usize,
@@ -199,6 +201,10 @@ impl Layout {
             format!("dynamic-{vc}")
         } else if Some(vc) == self.hp {
             "priority".into()
+        } else if self.class_vcs > 0 {
+            // As the static deadlock check names them: class, VC of the class.
+            let k = vc - self.esc;
+            format!("escape-class-{}.{}", k / self.class_vcs, k % self.class_vcs)
         } else if self.esc_count == 2 {
             if vc == self.esc {
                 "escape-low".into()

@@ -269,6 +269,7 @@ impl<W: Traffic> Engine<W> {
             dynamic: params.dynamic_vcs as usize,
             esc: params.dynamic_vcs as usize,
             esc_count: params.escape_vcs() as usize,
+            class_vcs: if params.escape == crate::config::Escape::HopClass { params.class_vcs.max(1) as usize } else { 0 },
             hp: params.priority_vc.then_some(vcs - 1),
             npr,
             fifos_per_node: fifos_per_node.max(1),
