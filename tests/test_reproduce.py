@@ -245,3 +245,13 @@ def test_a_tofu_job_dips_while_a_link_or_node_is_down_and_recovers():
         assert s["packets_lost"] == s["packets_resent"]
     plot = j["plots"][0]
     assert set(plot["curves"]) >= {"healthy"} and len(plot["curves"]) == 3
+
+
+def test_the_asymmetric_alltoall_reports_what_keeps_it_from_the_bound():
+    j = case("bgl-alltoall-asymmetric")
+    adaptive = measured(j, "8x4x4, adaptive routing: fraction of the bound")
+    deterministic = measured(j, "8x4x4, deterministic routing: fraction of the bound")
+    assert 0 < adaptive <= 1 and 0 < deterministic <= 1
+    assert measured(j, "8x4x4, adaptive routing: busiest x link") >= 1.0
+    # Dimension order loads the x links evenly and finishes closer to the bound.
+    assert deterministic > adaptive
