@@ -84,9 +84,18 @@ def test_dateline_direction_order_oscillates_and_the_bubble_is_stable():
 
 def test_alltoall_efficiency_grows_with_message_size():
     j = case("bgl-alltoall-message-size")
-    fr = [m["measured"] for m in j["metrics"]]
+    fr = [m["measured"] for m in j["metrics"] if "per pair: fraction of peak" in m["name"]]
     assert fr == sorted(fr), fr
     assert fr[0] < 0.5 and fr[-1] > 0.95
+    # "Fraction of peak" four ways: payload < packet bytes < wire bytes, and
+    # on an evenly loaded torus the link utilisation is the B17 time ratio.
+    for point in ("1 x 32-byte packet per pair", "10 full packets per pair"):
+        def m(what: str) -> float:
+            return measured(j, f"{point}: {what}")
+        payload = [x["measured"] for x in j["metrics"] if x["name"] == f"{point}: payload over link bandwidth"]
+        assert len(payload) == 1 and payload[0] < m("packet bytes") < m("wire bytes")
+        assert m("wire bytes") == pytest.approx(m("all links busy"), rel=0.02)
+    assert measured(j, "1 x 32-byte packet per pair: payload over link bandwidth, against") == pytest.approx(fr[0])
 
 
 def test_more_paths_matter_more_than_more_vcs():
