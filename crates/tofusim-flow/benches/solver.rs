@@ -1,9 +1,10 @@
 //! Speed of the max-min solvers: all-to-all on a 8×8×8 torus with
-//! dimension-order routes (512 × 511 flows), and a 16×16 2D torus.
+//! dimension-order routes (512 × 511 flows), and a 16×16 2D torus; the
+//! incremental solver from nothing and after the fastest flows finish.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
-use tofusim_flow::{reference, Flow, MaxMin};
+use tofusim_flow::{reference, Flow, FlowTable, IncrementalMaxMin, Interrupt, MaxMin};
 
 /// All-to-all flows on an `l`^`dims` torus, dimension-order routes,
 /// shortest direction (+ on ties); links: node × 2·dims.
@@ -43,6 +44,41 @@ fn benches(c: &mut Criterion) {
             solver.solve(black_box(&cap), black_box(&flows), &mut rates);
             black_box(rates[0])
         })
+    });
+    // The incremental solver from nothing (every flow new), and after the
+    // fastest flows finish (the ones an all-to-all loses first): it
+    // refills only the flows at or above their rate.
+    let table = FlowTable::from(&flows[..]);
+    let never = Interrupt::never();
+    let fresh = || {
+        let mut inc = IncrementalMaxMin::new(cap.clone(), table.clone());
+        (0..flows.len()).for_each(|q| inc.add(q));
+        inc
+    };
+    g.bench_function("incremental, all-to-all 8x8x8, every flow new", |b| {
+        b.iter_batched(fresh, |mut inc| black_box(inc.solve(&never)), criterion::BatchSize::LargeInput)
+    });
+    let mut solved = fresh();
+    solved.solve(&never);
+    let top = (0..flows.len()).map(|q| solved.rate(q)).fold(0.0, f64::max);
+    let fastest: Vec<usize> = (0..flows.len()).filter(|&q| solved.rate(q) >= top * (1.0 - 1e-9)).collect();
+    fastest.iter().for_each(|&q| solved.remove(q));
+    solved.solve(&never);
+    let name = format!("incremental, all-to-all 8x8x8, the {} fastest finish ({} refilled)", fastest.len(), solved.last_solved().len());
+    g.bench_function(name, |b| {
+        b.iter_batched(
+            || {
+                let mut inc = fresh();
+                inc.solve(&never);
+                fastest.iter().for_each(|&q| inc.remove(q));
+                inc
+            },
+            |mut inc| {
+                inc.solve(&never);
+                black_box(inc.last_solved().len())
+            },
+            criterion::BatchSize::LargeInput,
+        )
     });
     let (cap2, flows2) = all_to_all(16, 2);
     g.bench_function("fast, all-to-all 16x16 (65,280 flows)", |b| {

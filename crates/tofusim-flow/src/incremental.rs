@@ -45,6 +45,26 @@ use crate::{FlowTable, Stop};
 /// refilled too (rounding, see the module docs).
 const SLACK: f64 = 1e-9;
 
+/// Work done since `stop` was last asked: a solve asks every 2¹⁶ slots
+/// it reads (a link's pop reads thousands of them on an all-to-all, so a
+/// count of pops asked too seldom).
+#[derive(Default)]
+struct Work(usize);
+
+impl Work {
+    /// Counts `n` more; whether it is time to ask.
+    #[inline]
+    fn add(&mut self, n: usize) -> bool {
+        self.0 += n + 1;
+        if self.0 >= 1 << 16 {
+            self.0 = 0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 /// A flow's rate and the last solve that put it in its part and froze it.
 #[derive(Clone, Copy, Debug)]
 struct FlowState {
@@ -266,13 +286,12 @@ impl IncrementalMaxMin {
         }
         self.seeds.clear();
         self.floor = f64::INFINITY;
-        let mut steps = 0u32;
+        let mut work = Work::default();
         while let Some(l) = self.stack.pop() {
-            steps = steps.wrapping_add(1);
-            if steps.is_multiple_of(4096) && stop.stopped() {
+            let l = l as usize;
+            if work.add(self.count[l] as usize) && stop.stopped() {
                 return false;
             }
-            let l = l as usize;
             self.visited.push(l as u32);
             self.drop_finished(l);
             let (mut free, mut n) = (self.capacity[l], 0u32);
@@ -333,10 +352,10 @@ impl IncrementalMaxMin {
             }
         }
         let first_flow = u32::MAX - self.flows.len() as u32;
-        let mut steps = 0u32;
+        let mut work = Work::default();
         while let Some(e) = self.heap.pop() {
-            steps = steps.wrapping_add(1);
-            if steps.is_multiple_of(4096) && stop.stopped() {
+            let slots = if e.what > first_flow { 1 } else { self.count[e.what as usize] as usize };
+            if work.add(slots) && stop.stopped() {
                 return false;
             }
             if e.what > first_flow {

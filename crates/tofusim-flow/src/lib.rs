@@ -6,17 +6,24 @@
 //! link saturates or a flow reaches its own cap (its injection limit), then
 //! the flows held there freeze and the rest keep rising.
 //!
-//! Two solvers of the same allocation, kept side by side on purpose:
+//! Three solvers of the same allocation, kept side by side on purpose:
 //! - [`reference::max_min`]: the textbook loop, one level at a time over
 //!   every link and flow — slow and obviously correct;
 //! - [`MaxMin`]: the same levels from a heap of links keyed by the level at
 //!   which each would saturate, updated as flows freeze — fast, and
-//!   cross-checked against the reference on random networks.
+//!   cross-checked against the reference on random networks;
+//! - [`IncrementalMaxMin`]: the rates of a changing set of flows, refilling
+//!   after each start or finish only the flows it can move (those at or
+//!   above the level of the change, connected to it) — cross-checked
+//!   against both after every change of random sequences.
 //!
-//! [`transfers`] runs a set of messages that start together to completion
-//! (rates recomputed at every completion). [`network`] gives a network's
-//! routes and resources ([`FlowNet`]); the executors of schedules on it
-//! live in the communication layer (`tofusim_comm::exec::{flow, rounds}`).
+//! Flows are stored flat ([`FlowTable`]: one array of links for all).
+//! [`transfers`] runs messages to completion, each starting at its release
+//! or after the messages it waits for ([`transfers::Messages`]).
+//! [`network`] gives a network's routes and resources ([`FlowNet`]);
+//! [`loads`] sums the load of a pair's routes without building them (open
+//! loop below saturation); the executors of schedules on it live in the
+//! communication layer (`tofusim_comm::exec::{flow, rounds}`).
 
 pub mod incremental;
 pub mod interrupt;

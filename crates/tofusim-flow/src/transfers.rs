@@ -118,7 +118,7 @@ impl Messages {
     /// [`run`]), asking `stop` between and during solves: `None` when it
     /// said stop.
     pub fn run_until(self, capacity: &[f64], stop: &dyn Stop) -> Option<Completion> {
-        Drain::new(capacity, self).run(stop)
+        Drain::new(capacity, self, stop)?.run(stop)
     }
 }
 
@@ -222,23 +222,29 @@ fn key(t: f64) -> u64 {
 }
 
 impl Drain {
-    fn new(capacity: &[f64], mut m: Messages) -> Self {
+    /// The run's state, or `None` if `stop` said stop meanwhile (millions
+    /// of messages take a second to set up).
+    fn new(capacity: &[f64], mut m: Messages, stop: &dyn Stop) -> Option<Self> {
         let n = m.len();
         let flows = std::mem::take(&mut m.flows);
+        let solver = IncrementalMaxMin::new(capacity.to_vec(), flows);
+        if stop.stopped() {
+            return None;
+        }
         // Parts of each pool, and waiters of each message.
         let (parts_first, parts) = group(n, |emit| (0..n).for_each(|i| emit(m.pool[i] as usize, i as u32)));
         let (waiting_first, waiting) = group(n, |emit| (0..n).for_each(|i| m.after(i).iter().for_each(|&a| emit(a as usize, i as u32))));
+        if stop.stopped() {
+            return None;
+        }
         let mut left = vec![0.0f64; n];
         for i in 0..n {
             left[m.pool[i] as usize] += m.bytes[i];
         }
         let pending: Vec<u32> = (0..n).map(|i| m.after(i).len() as u32).collect();
-        let mut ready = BinaryHeap::new();
-        for i in (0..n).filter(|&i| pending[i] == 0) {
-            ready.push(Reverse((key(m.release[i]), i as u32)));
-        }
-        Drain {
-            solver: IncrementalMaxMin::new(capacity.to_vec(), flows),
+        let ready: Vec<_> = (0..n).filter(|&i| pending[i] == 0).map(|i| Reverse((key(m.release[i]), i as u32))).collect();
+        Some(Drain {
+            solver,
             start: vec![f64::NAN; n],
             done: vec![f64::NAN; n],
             parts_first,
@@ -251,13 +257,14 @@ impl Drain {
             waiting,
             pending,
             deps_done: vec![0.0; n],
-            ready,
             finishing: BinaryHeap::new(),
             touched: Vec::new(),
             touched_flag: vec![false; n],
             live: 0,
             m,
-        }
+            // Made in one pass, not a push per message.
+            ready: BinaryHeap::from(ready),
+        })
     }
 
     fn run(mut self, stop: &dyn Stop) -> Option<Completion> {
@@ -267,9 +274,14 @@ impl Drain {
                 return None;
             }
             // Messages whose start has come; empty ones finish at once.
+            let mut started = 0u32;
             while let Some(&Reverse((t, i))) = self.ready.peek() {
                 if f64::from_bits(t) > now {
                     break;
+                }
+                started = started.wrapping_add(1);
+                if started.is_multiple_of(1 << 16) && stop.stopped() {
+                    return None;
                 }
                 self.ready.pop();
                 let i = i as usize;
