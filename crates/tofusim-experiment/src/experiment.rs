@@ -10,7 +10,7 @@ use tofusim_packet::{
     Arbitration, Engine, Escape, FifoSelect, PlantedFault, RouterParams, RoutingMode, RunParams,
     RunResult,
 };
-use tofusim_routing::{DragonflyMode, FatTreeMode, FaultMap, Routing};
+use tofusim_routing::{DragonflyMode, FatTreeMode, FaultMap};
 use tofusim_topology::Topology;
 use tofusim_workload::{FinitePattern, Kind, OpenPattern, PacketFormat, TracePacket, Workload};
 
@@ -675,10 +675,6 @@ pub fn engine(exp: Experiment) -> Engine<Workload> {
     e
 }
 
-/// Networks up to this many router pairs have every pair's route around
-/// the failures checked before the run (about a second at the limit);
-/// larger ones find an unroutable pair when a packet needs it.
-const ROUTE_CHECK_PAIRS: u64 = 1 << 22;
 
 /// The workload with the failed nodes silent, and the failures in the
 /// routing's terms; refuses what the routing cannot avoid (fat-tree links,
@@ -699,43 +695,8 @@ fn with_faults(file: &str, built: &Built, router: &RouterParams, workload: Workl
     let map = FaultMap::new(&routing, &built.failed_routers(), &faults.links, &faults.link_ports)
         .map_err(|m| ConfigError::new(file, key, m))?
         .with_detour_ports(detour_ports);
-    check_routes(file, key, &routing, &map, "")?;
+    crate::route_check::check_routes(file, key, &routing, &map, "")?;
     Ok((workload, Some(map)))
-}
-
-/// Every pair of routers alive has a route round the failures of `map`
-/// (checked on networks up to [`ROUTE_CHECK_PAIRS`] pairs); refused
-/// naming `key`, the pair, the failure met and the routes offered.
-/// `when` qualifies the failures in the message.
-pub(crate) fn check_routes(file: &str, key: &str, routing: &Routing, map: &FaultMap, when: &str) -> Result<()> {
-    let terminals = routing.terminal_routers() as u32;
-    if map.is_empty() || (terminals as u64).pow(2) > ROUTE_CHECK_PAIRS {
-        return Ok(());
-    }
-    let alive: Vec<u32> = (0..terminals).filter(|&r| !map.router_failed(r)).collect();
-    for &s in &alive {
-        for &d in alive.iter().filter(|&&d| d != s) {
-            let first = match routing {
-                Routing::Torus(t) => t.shortest_hints(s, d),
-                Routing::Dragonfly(dr) => dr.minimal_hints(s, d),
-                Routing::FatTree(_) => 0,
-            };
-            if map.choose(routing, s, d, first).is_none() {
-                return Err(ConfigError::new(
-                    file,
-                    key,
-                    format!(
-                        "no route from router {} to router {} avoids the failures{when} (the usual route meets {}); the routing offers {}",
-                        routing.router_label(s),
-                        routing.router_label(d),
-                        map.blocked_at(routing, s, d, tofusim_routing::SourceRoute { hints: first, detour: None }),
-                        map.scheme(routing)
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Parses, validates and runs an experiment.

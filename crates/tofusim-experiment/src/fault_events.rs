@@ -126,7 +126,7 @@ pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option
     }
     // What fails for good: every pair alive must keep a route round it (a
     // failure that recovers holds its packets until then instead).
-    crate::experiment::check_routes(sec.file(), &sec.key_path("events"), routing, &map, " that never recover")?;
+    crate::route_check::check_routes(sec.file(), &sec.key_path("events"), routing, &map, " that never recover")?;
     for t in &tables {
         match topology {
             Topology::Torus(_) | Topology::Tofu(_) => t.finish(&["cycle", "action", "node", "port"])?,

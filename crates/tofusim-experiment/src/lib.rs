@@ -20,6 +20,7 @@ pub mod link_errors;
 pub mod node_space;
 pub mod presets;
 pub mod replay;
+pub mod route_check;
 pub mod section;
 pub mod system;
 pub mod units;
