@@ -255,6 +255,7 @@ class RunSetup(Record):
     max_live_packets = Maybe(int)
     plant = Maybe(_dict)
     plant_after = Key(int)
+    jsq_statistics = Key(bool, "whether JSQ's choices were counted (the run's jsq report)")
 
 
 class Faults(Record):

@@ -327,6 +327,7 @@ fn parse_run(sec: &Section) -> Result<RunParams> {
         return Err(sec.error("counter_period", "give counter_period or counter_cycles (the same setting), not both"));
     }
     r.counter_cycles = period.or(cycles).unwrap_or(0) as u64;
+    r.jsq_statistics = sec.boolean("jsq_statistics")?.unwrap_or(false);
     if let Some(c) = r.cycles {
         if r.warmup >= c {
             return Err(sec.error(

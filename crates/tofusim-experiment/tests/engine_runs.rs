@@ -250,7 +250,7 @@ fn a_long_run_coarsens_its_samples() {
 /// (`jsq_ranges` = the buffer's tokens) separates most of them.
 #[test]
 fn jsq_reports_what_its_token_ranges_separate() {
-    let text = |router: &str| format!("[network]\nsystem = \"bgl:8x8x8\"\n[router]\n{router}\n[workload]\npattern = \"uniform\"\nload = 0.14\n[run]\ncycles = 12000\nwarmup = 3000\n");
+    let text = |router: &str| format!("[network]\nsystem = \"bgl:8x8x8\"\n[router]\n{router}\n[workload]\npattern = \"uniform\"\nload = 0.14\n[run]\ncycles = 12000\nwarmup = 3000\njsq_statistics = true\n");
     let quarters = run(&text(""));
     let j = quarters.jsq.as_ref().expect("adaptive routing with JSQ chooses");
     assert!(j.choices > 10_000);
@@ -261,6 +261,8 @@ fn jsq_reports_what_its_token_ranges_separate() {
     let exact = run(&text("jsq_ranges = 32"));
     assert!(exact.jsq.as_ref().unwrap().separated_fraction > 2.0 * j.separated_fraction);
     assert!(run(&text("output_selection = \"random\"")).jsq.is_none());
+    // Off unless asked for (it costs about 2% of the engine's instructions).
+    assert!(run(&text("").replace("jsq_statistics = true\n", "")).jsq.is_none());
     let refused = experiment::parse("t.toml", &text("output_selection = \"random\"\njsq_ranges = 8")).err().expect("refused").to_string();
     assert!(refused.contains("router.jsq_ranges") && refused.contains("applies with"), "{refused}");
     assert!(experiment::parse("t.toml", &text("jsq_ranges = 33")).is_err(), "more ranges than tokens");

@@ -374,6 +374,10 @@ pub struct RunParams {
     /// source backlog that grows without end past saturation. `None`: no
     /// limit.
     pub max_live_packets: Option<u64>,
+    /// Count what JSQ's output choices see (the run's `jsq` report): a
+    /// diagnosis, off by default — the count per candidate costs about 2%
+    /// of the engine's instructions on BG/L.
+    pub jsq_statistics: bool,
 }
 
 impl Default for RunParams {
@@ -389,6 +393,7 @@ impl Default for RunParams {
             plant_after: 0,
             counter_cycles: 0,
             max_live_packets: None,
+            jsq_statistics: false,
         }
     }
 }

@@ -42,6 +42,11 @@ pub(crate) struct Net {
     /// Whether the engine prefetches router and packet state: only when
     /// the routers' state outgrows the caches (see [`PREFETCH_FROM_ROUTERS`]).
     pub prefetch: bool,
+    /// By a VC's downstream tokens (0 to `cap`): the range JSQ sees them
+    /// in (`RouterParams::jsq_ranges`) and their quarter of the buffer (the
+    /// JSQ statistics'), looked up instead of two divisions per candidate.
+    pub jsq_range: Vec<u16>,
+    pub token_quarter: Vec<u8>,
 }
 
 /// Networks of at least this many routers are prefetched for: about 1 KiB

@@ -192,7 +192,7 @@ def _uniform(shape: str, load: float, algorithm: str = "adaptive", selection: st
     warm = cycles // 5 if warmup is None else warmup
     return _run(
         f'[network]\nsystem = "bgl:{shape}"\n[router]\noutput_selection = "{selection}"\n{router}[routing]\nalgorithm = "{algorithm}"\n'
-        f'[workload]\npattern = "uniform"\nload = {load}\n[run]\ncycles = {cycles}\nwarmup = {warm}\nseed = {seed}\n'
+        f'[workload]\npattern = "uniform"\nload = {load}\n[run]\ncycles = {cycles}\nwarmup = {warm}\nseed = {seed}\njsq_statistics = true\n'
     )
 
 

@@ -313,6 +313,9 @@ impl<W: Traffic> Engine<W> {
         let gen_remaining = gen_total.iter().sum();
         let connected_ports = (0..routers * ports).filter(|&i| routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some()).count();
         let stats = Stats::new(routers * ports, vcs, run.sample_cycles, run.counter_cycles, crate::stats::counter_sample_limit(connected_ports as u64, vcs as u64));
+        let ranges = params.jsq_ranges.max(1) as u32;
+        let jsq_range = (0..=cap as u32).map(|t| (t * ranges / cap.max(1) as u32).min(ranges - 1) as u16).collect();
+        let token_quarter = (0..=cap as u32).map(|t| (t * 4 / cap.max(1) as u32).min(3) as u8).collect();
         let net = Net {
             routing,
             params,
@@ -332,6 +335,8 @@ impl<W: Traffic> Engine<W> {
             link_errors: None,
             failed_nodes: 0,
             prefetch: routers >= crate::net::PREFETCH_FROM_ROUTERS,
+            jsq_range,
+            token_quarter,
         };
         Self {
             router: Router::new(&net, own),

@@ -105,6 +105,24 @@ pub struct JsqTally {
     pub ranges: [u64; 4],
 }
 
+impl JsqTally {
+    /// One choice: `seen` holds its candidates by quarter, 16 bits each
+    /// (fewer than 2^16 candidates per choice); `separated`: one of them
+    /// alone held the best range. Choices with one candidate are not counted.
+    #[inline]
+    pub fn note(&mut self, seen: u64, separated: bool) {
+        let q = [seen & 0xffff, seen >> 16 & 0xffff, seen >> 32 & 0xffff, seen >> 48];
+        if q.iter().sum::<u64>() < 2 {
+            return;
+        }
+        self.choices += 1;
+        self.separated += separated as u64;
+        for (r, n) in self.ranges.iter_mut().zip(q) {
+            *r += n;
+        }
+    }
+}
+
 impl Router {
     pub fn new(net: &Net, own: crate::partition::Ownership) -> Self {
         let seed = net.run.seed;

@@ -114,8 +114,11 @@ impl Router {
             let mut mask = dyn_mask & free_out;
             let mut best: Option<(u16, u8, u8)> = None;
             let mut ties = 0u32;
-            // What JSQ compares (its statistics, after the warm-up).
-            let (mut compared, mut seen) = (0u32, [0u32; 4]);
+            // What JSQ compares (its statistics, after the warm-up): the
+            // candidates by quarter of free buffer, four 16-bit counts in
+            // one word (a candidate costs one shift and one add).
+            let mut seen = 0u64;
+            let counting = env.net.run.jsq_statistics && env.net.params.jsq && t >= env.net.run.warmup;
             while mask != 0 {
                 let o = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -135,15 +138,13 @@ impl Router {
                         continue;
                     }
                     any = true;
-                    let range = if env.net.params.jsq {
-                        let n = env.net.params.jsq_ranges as u32;
-                        (tok as u32 * n / env.net.cap as u32).min(n - 1) as u16
-                    } else {
-                        0
-                    };
-                    compared += 1;
-                    // The statistics keep BG/L's four quarters.
-                    seen[(tok as usize * 4 / env.net.cap as usize).min(3)] += 1;
+                    let t_ = tok.min(env.net.cap) as usize;
+                    let range = if env.net.params.jsq { env.net.jsq_range[t_] } else { 0 };
+                    if counting {
+                        // BG/L's 2-bit ranges are the quarters themselves.
+                        let quarter = if env.net.params.jsq_ranges == 4 { range } else { env.net.token_quarter[t_] as u16 };
+                        seen += 1 << (16 * quarter as u32);
+                    }
                     match best {
                         Some((br, _, _)) if br > range => {}
                         Some((br, _, _)) if br == range => {
@@ -162,12 +163,8 @@ impl Router {
                     self.mark_depleted(r, o, t, lay.ports);
                 }
             }
-            if compared > 1 && env.net.params.jsq && t >= env.net.run.warmup {
-                self.jsq.choices += 1;
-                self.jsq.separated += (ties == 0) as u64;
-                for (k, n) in seen.iter().enumerate() {
-                    self.jsq.ranges[k] += *n as u64;
-                }
+            if counting && seen > 1 {
+                self.jsq.note(seen, ties == 0);
             }
             if let Some((_, o, d)) = best {
                 return Some(mk(o, d as usize, chunks, false));
