@@ -264,3 +264,13 @@ def test_the_asymmetric_alltoall_reports_what_keeps_it_from_the_bound():
     assert measured(j, "8x4x4, adaptive routing: busiest x link") >= 1.0
     # Dimension order loads the x links evenly and finishes closer to the bound.
     assert deterministic > adaptive
+
+
+def test_a_hot_region_burst_ends_when_its_busiest_incoming_link_drains():
+    j = case("bgl-hot-spot")
+    for name, links in (("1x1x1", 6), ("2x2x2", 24)):
+        frac = measured(j, f"hot region {name}: fraction of the peak of its {links} incoming links")
+        busiest = measured(j, f"hot region {name}: busiest incoming link")
+        least = measured(j, f"hot region {name}: least busy incoming link")
+        # The burst's length is the busiest link's: near 1, the mean below.
+        assert busiest > 0.95 and least <= frac <= busiest

@@ -157,6 +157,23 @@ def alltoall_asymmetric(scale: str) -> dict[str, Any]:
     return {"metrics": rows, "setup": setup}
 
 
+def _incoming_busy(r: dict[str, Any], n: int, region: list[int]) -> list[float]:
+    """Busy fraction of the burst of each link from outside the region (at
+    the origin) into it, on an n x n x n torus (router x + n y + n^2 z)."""
+    step = {"x+": (1, 0, 0), "x-": (-1, 0, 0), "y+": (0, 1, 0), "y-": (0, -1, 0), "z+": (0, 0, 1), "z-": (0, 0, -1)}
+
+    def inside(c: tuple[int, ...]) -> bool:
+        return all(v < s for v, s in zip(c, region))
+
+    out = []
+    for p in r["ports"]:
+        a = (p["router"] % n, p["router"] // n % n, p["router"] // (n * n))
+        b = tuple((a[k] + step[p["port"]][k]) % n for k in range(3))
+        if not inside(a) and inside(b):
+            out.append(p["busy_cycles"] / r["completion_cycles"])
+    return out
+
+
 def hot_spot(scale: str) -> dict[str, Any]:
     from . import metric
 
@@ -166,11 +183,18 @@ def hot_spot(scale: str) -> dict[str, Any]:
     for region, incoming in (([1, 1, 1], 6), ([2, 2, 2], 24)) if scale != "full" else (([1, 1, 1], 6), ([2, 2, 2], 24), ([4, 4, 4], 96)):
         name = "x".join(map(str, region))
         r = _run(
-            f'[network]\nsystem = "bgl:{base}"\n[workload]\npattern = "hot-burst"\nregion_origin = [0, 0, 0]\nregion_shape = {region}\npackets = 16\n'
+            f'[network]\nsystem = "bgl:{base}"\n[workload]\npattern = "hot-burst"\nregion_origin = [0, 0, 0]\nregion_shape = {region}\npackets = 16\n',
+            ports=True,
         )
         wire = r["packets_delivered"] * _wire_bytes(r)
         frac = wire / (incoming * r["completion_cycles"])
         rows.append(metric(f"hot region {name}: fraction of the peak of its {incoming} incoming links", "fraction", frac, None, None))
+        # Issue 23, case 2: how evenly the burst loads the incoming links —
+        # it ends when the busiest has drained.
+        busy = _incoming_busy(r, int(base.split("x")[0]), region)
+        assert len(busy) == incoming, (name, len(busy))
+        rows.append(metric(f"hot region {name}: busiest incoming link, busy fraction of the burst", "fraction", max(busy), None, None, unpublished=True))
+        rows.append(metric(f"hot region {name}: least busy incoming link, busy fraction of the burst", "fraction", min(busy), None, None, unpublished=True))
         setup[f"completion_cycles_{name}"] = r["completion_cycles"]
     return {"metrics": rows, "setup": setup}
 
