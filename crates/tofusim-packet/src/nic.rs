@@ -34,7 +34,16 @@ pub(crate) struct Nic {
     pub turn_free_at: Vec<u64>,
     /// Per node: the number of the next packet it creates.
     pub node_serial: Vec<u32>,
+    /// Per node, a bit per lane that may have a packet to send (made,
+    /// handed over or still to generate): a router's arbitration visits
+    /// only those lanes (a collective's node has several, mostly idle).
+    /// Set whenever a lane gets work, cleared when it is found empty.
+    /// Nodes with more than 32 lanes keep every bit set.
+    pub lane_work: Vec<u32>,
 }
+
+/// Lanes the per-node work mask can follow.
+pub(crate) const MASKED_LANES: usize = 32;
 
 impl Nic {
     /// Nodes sit `npr` to a router; the engine simulates the routers `own`.
@@ -49,10 +58,27 @@ impl Nic {
             src_tail: own.filled(routers, npr * lanes, NONE),
             src_need: vec![0; nodes * lanes],
             gen_next: vec![0; nodes * lanes],
+            lane_work: (0..nodes)
+                .map(|n| {
+                    if lanes > MASKED_LANES {
+                        u32::MAX
+                    } else {
+                        (0..lanes).filter(|&l| gen_total[n * lanes + l] > 0).fold(0, |m, l| m | 1 << l)
+                    }
+                })
+                .collect(),
             gen_total,
             fifo_rr: vec![0; nodes * lanes],
             turn_free_at: vec![0; nodes],
             node_serial: vec![0; nodes],
+        }
+    }
+
+    /// Lane `lane` of node `node` may have work.
+    #[inline]
+    pub fn lane_has_work(&mut self, node: usize, lane: usize) {
+        if lane < MASKED_LANES {
+            self.lane_work[node] |= 1 << lane;
         }
     }
 

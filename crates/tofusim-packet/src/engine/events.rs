@@ -233,6 +233,7 @@ impl<W: Traffic> Engine<W> {
                 return;
             }
             self.nic.messages.hand_over(id, count, at);
+            self.nic.lane_has_work(node as usize, lane as usize);
             self.pending_releases -= count as u64;
             self.mark_dirty(self.net.router_of(node));
         }
@@ -242,7 +243,9 @@ impl<W: Traffic> Engine<W> {
     /// action); a paced message's next packet is scheduled.
     pub(crate) fn release(&mut self, id: u32, t: u64) {
         let (_, count) = self.nic.messages.next_hand_over(id).expect("a release of packets not yet handed over");
+        let (node, lane, _) = self.nic.messages.owner(id);
         self.nic.messages.hand_over(id, count, t);
+        self.nic.lane_has_work(node as usize, lane as usize);
         self.pending_releases -= count as u64;
         // The software handing over a packet is progress: the stall clock
         // restarts for it.

@@ -378,6 +378,7 @@ impl<W: Traffic> Engine<W> {
         if self.nic.src_head[i] == NONE {
             self.nic.src_need[i] = 0;
         }
+        self.nic.lane_has_work(node, lane);
         list_push(
             &mut self.pool,
             &mut self.nic.src_head[i],
@@ -509,7 +510,17 @@ impl<W: Traffic> Engine<W> {
         let npr = self.net.lay.npr;
         // A fat-tree's upper switches have no nodes.
         for node in r * npr..((r + 1) * npr).min(self.net.nodes) {
-            for lane in 0..self.nic.lanes {
+            if self.nic.lanes > crate::nic::MASKED_LANES {
+                for lane in 0..self.nic.lanes {
+                    self.fill_lane(node, lane, t);
+                }
+                continue;
+            }
+            // Only the lanes that may have work, in lane order.
+            let mut work = self.nic.lane_work[node];
+            while work != 0 {
+                let lane = work.trailing_zeros() as usize;
+                work &= work - 1;
                 self.fill_lane(node, lane, t);
             }
         }
@@ -552,7 +563,14 @@ impl<W: Traffic> Engine<W> {
             let from_source = self.nic.gen_next[li] >= self.nic.gen_total[li] || self.nic.src_head[li] != NONE;
             if from_source && self.nic.src_head[li] == NONE {
                 // The next packet of the messages waiting, made now.
-                let Some((np, created)) = self.nic.messages.make(node, lane) else { return };
+                let Some((np, created)) = self.nic.messages.make(node, lane) else {
+                    // Nothing made, handed over or left to generate: the
+                    // lane is idle until something gives it work.
+                    if lane < crate::nic::MASKED_LANES {
+                        self.nic.lane_work[node] &= !(1 << lane);
+                    }
+                    return;
+                };
                 let pkt = self.create(node as u32, t, created, np);
                 self.push_source(node, lane, pkt);
             }
