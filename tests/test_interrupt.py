@@ -90,9 +90,9 @@ def test_ctrl_c_stops_a_collective_on_the_flow_model():
 def test_ctrl_c_stops_a_flow_model_run(tmp_path):
     exp = tmp_path / "alltoall.toml"
     exp.write_text('[network]\nsystem = "bgl:8x8x16"\n[workload]\npattern = "alltoall"\nmessage_bytes = 4096\n')
-    # 20 s and 2.4 GB to completion; at 2 s it is building its 3 million
-    # flows (a stop in the transfer phase takes ~1.2 s, 0.4 s of it freeing
-    # the memory: see docs/model.md).
+    # About 13 s and 2.0 GB to completion (2026-11-26); at 2 s it is setting
+    # up its 3 million flows, where a stop is checked by work done and
+    # takes under 0.3 s (docs/model.md).
     code, out, err, took = interrupt(["run", str(exp), "--model", "flow", "--json"], after_s=2.0)
     assert code == 130, err
     assert took < 1.5, f"stopped {took:.2f} s after the interrupt"

@@ -259,3 +259,12 @@ def test_the_flow_model_refuses_failures_during_a_run_and_link_errors(run, tmp_p
         r = run("run", write(tmp_path, SMALL + table), "--model", "flow")
         assert r.code == 2, r.err
         assert ("faults" if "faults" in table else "link_errors") in r.err and "packet engine" in r.err
+
+
+def test_failure_events_as_an_array_of_tables(run, tmp_path):
+    events = "".join(f'[[faults.events]]\ncycle = {c}\naction = "{a}"\nnode = [1, 0, 0]\nport = "x+"\n' for c, a in ((5000, "fail"), (9000, "recover")))
+    r = run("run", write(tmp_path, SMALL + events), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert [e["cycle"] for e in j["setup"]["fault_events"]] == [5000, 9000]
+    assert j["invariant_error"] is None and j["packets_lost"] == j["packets_resent"]
