@@ -151,12 +151,6 @@ fn target(t: &Section, topology: &Topology, routing: &Routing) -> Result<FaultTa
     if !matches!(topology, Topology::Torus(_) | Topology::Tofu(_)) && t.has("node") {
         return Err(t.error("node", "on a dragonfly a node's router serves several nodes: fail its links (routers = [a, b])"));
     }
-    let (a, b, port) = crate::system::link_ref(t, topology)?;
-    let port = match port {
-        Some(p) => p,
-        None => (0..routing.ports() as u8)
-            .find(|&q| routing.neighbor(a, q).is_some_and(|(w, _)| w == b))
-            .ok_or_else(|| t.error("routers", format!("no port of router {a} leads to router {b}")))?,
-    };
-    Ok(FaultTarget::Link { router: a, port })
+    let (router, port) = crate::system::link_out(t, topology, routing)?;
+    Ok(FaultTarget::Link { router, port })
 }

@@ -146,15 +146,7 @@ pub fn parse(sec: &Section, built: &Built, routing: &Routing, p: &RouterParams) 
     };
     let mut links = Vec::new();
     for ls in sec.tables("links", "{ node = [0, 0, 0], port = \"x+\", packet_error_rate = 0.01 } or { routers = [0, 1], ... }")? {
-        let (a, b, port) = crate::system::link_ref(&ls, topology)?;
-        // The direction out of `a` towards `b`: the named port, or the
-        // first of `a`'s ports that leads to `b`.
-        let port = match port {
-            Some(p) => p,
-            None => (0..routing.ports() as u8)
-                .find(|&q| routing.neighbor(a, q).is_some_and(|(w, _)| w == b))
-                .ok_or_else(|| ls.error("routers", format!("no port of router {a} leads to router {b}")))?,
-        };
+        let (a, port) = crate::system::link_out(&ls, topology, routing)?;
         let r = error_rate(&ls, true)?.expect("required");
         if links.iter().any(|&(x, y, _)| (x, y) == (a, port)) {
             return Err(ls.error("port", "this link is listed twice"));

@@ -763,6 +763,20 @@ pub(crate) fn node_ref(sec: &Section, key: &str, item: &toml::Value, topo: &Topo
 
 /// A failed link: its two routers and, on a torus or Tofu, the port at the
 /// first.
+/// A link table's link as `routing` sees it: the router at its first end
+/// and the port out of it towards the other — the named port, or the
+/// first of the router's ports that leads there.
+pub(crate) fn link_out(sec: &Section, topo: &Topology, routing: &tofusim_routing::Routing) -> Result<(u32, u8)> {
+    let (a, b, port) = link_ref(sec, topo)?;
+    match port {
+        Some(p) => Ok((a, p)),
+        None => (0..routing.ports() as u8)
+            .find(|&q| routing.neighbor(a, q).is_some_and(|(w, _)| w == b))
+            .map(|q| (a, q))
+            .ok_or_else(|| sec.error("routers", format!("no port of router {a} leads to router {b}"))),
+    }
+}
+
 pub(crate) fn link_ref(sec: &Section, topo: &Topology) -> Result<(u32, u32, Option<u8>)> {
     match topo {
         Topology::Torus(t) | Topology::Tofu(t) => {

@@ -4,19 +4,12 @@
 
 use std::ops::ControlFlow;
 
+mod common;
+
+use common::{run, run_threads};
 use tofusim_experiment::experiment;
 use tofusim_packet::RunResult;
 use tofusim_routing::Routing;
-
-fn run(text: &str) -> RunResult {
-    run_threads(text, 1)
-}
-
-fn run_threads(text: &str, threads: usize) -> RunResult {
-    let split = tofusim_packet::Split { threads, transport: None };
-    let (_, r) = experiment::run_split("test.toml", text, split, &mut |_| ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}"));
-    r.expect("an in-process run has its result")
-}
 
 fn refusal(text: &str) -> String {
     match experiment::run("test.toml", text, &mut |_| ControlFlow::Continue(())) {

@@ -3,31 +3,16 @@
 //! by the link protocol), new routes avoid the failure, and the run's
 //! invariants hold — every packet delivered exactly once, intact.
 
-use std::ops::ControlFlow;
+mod common;
 
+use common::{clean, run, run_threads};
 use tofusim_experiment::experiment;
-use tofusim_packet::RunResult;
-
-fn run_threads(text: &str, threads: usize) -> RunResult {
-    let split = tofusim_packet::Split { threads, transport: None };
-    let (_, r) = experiment::run_split("test.toml", text, split, &mut |_| ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}"));
-    r.expect("an in-process run has its result")
-}
-
-fn run(text: &str) -> RunResult {
-    run_threads(text, 1)
-}
 
 fn refusal(text: &str) -> String {
     match experiment::parse("test.toml", text) {
         Ok(_) => panic!("accepted:\n{text}"),
         Err(e) => e.to_string(),
     }
-}
-
-fn clean(r: &RunResult) {
-    assert!(r.invariant_error.is_none(), "{:?}", r.invariant_error);
-    assert!(r.deadlock.is_none(), "{:?}", r.deadlock);
 }
 
 /// BG/L 4x4x4 with `routing` and a workload, and `[faults]`.

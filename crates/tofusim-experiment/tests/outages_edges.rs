@@ -1,70 +1,9 @@
 //! Failures during a run, the edge cases (issue 22, part 3; found in review): short time-outs on split runs, resends during generation, failures at cycle 0, whole results identical across threads, permanent cut-offs refused, parallel dragonfly links, overlapping failures, the watchdog.
 
-use std::ops::ControlFlow;
+mod common;
 
+use common::{clean, differences, run, run_threads};
 use tofusim_experiment::experiment;
-use tofusim_packet::RunResult;
-
-fn run_threads(text: &str, threads: usize) -> RunResult {
-    let split = tofusim_packet::Split { threads, transport: None };
-    let (_, r) = experiment::run_split("test.toml", text, split, &mut |_| ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}"));
-    r.expect("an in-process run has its result")
-}
-
-fn run(text: &str) -> RunResult {
-    run_threads(text, 1)
-}
-
-/// The result as JSON, without what depends on the machine or the split.
-fn canonical(r: &RunResult) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).expect("results serialise");
-    let sim = v["sim"].as_object_mut().expect("sim");
-    for k in ["wall_seconds", "peak_memory_bytes", "simulated_us_per_wall_second", "partitions"] {
-        sim.remove(k);
-    }
-    v
-}
-
-fn diff(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &mut Vec<String>) {
-    use serde_json::Value::{Array, Object};
-    if out.len() >= 8 {
-        return;
-    }
-    match (a, b) {
-        (Object(x), Object(y)) => {
-            for (k, v) in x {
-                match y.get(k) {
-                    Some(w) => diff(v, w, &format!("{path}.{k}"), out),
-                    None => out.push(format!("{path}.{k} missing on the right")),
-                }
-            }
-        }
-        (Array(x), Array(y)) if x.len() == y.len() => {
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                diff(v, w, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ if a != b => {
-            let s = |v: &serde_json::Value| {
-                let s = v.to_string();
-                if s.len() > 120 { format!("{}…", &s[..120]) } else { s }
-            };
-            out.push(format!("{path}: {} vs {}", s(a), s(b)))
-        }
-        _ => {}
-    }
-}
-
-fn differences(a: &RunResult, b: &RunResult) -> Vec<String> {
-    let mut d = Vec::new();
-    diff(&canonical(a), &canonical(b), "", &mut d);
-    d
-}
-
-fn clean(r: &RunResult) {
-    assert!(r.invariant_error.is_none(), "{:?}", r.invariant_error);
-    assert!(r.deadlock.is_none(), "{:?}", r.deadlock);
-}
 
 fn tofu(workload: &str, run: &str, faults: &str) -> String {
     format!("[network]\nsystem = \"k:2x3x2\"\n[workload]\n{workload}\n[run]\n{run}\n[faults]\n{faults}\n")

@@ -6,48 +6,12 @@
 //! deadlock report — but for the simulator's own wall time and partition
 //! loads.
 
+mod common;
+
+use common::{canonical, diff};
 use tofusim_experiment::experiment;
 use tofusim_packet::{LocalTransport, Split, Transport};
 
-/// The result as JSON, without what depends on the machine or the split.
-fn canonical(r: &tofusim_packet::RunResult) -> serde_json::Value {
-    let mut v = serde_json::to_value(r).expect("results serialise");
-    let sim = v["sim"].as_object_mut().expect("sim");
-    for k in ["wall_seconds", "peak_memory_bytes", "simulated_us_per_wall_second", "partitions"] {
-        sim.remove(k);
-    }
-    v
-}
-
-/// The first few paths at which two JSON values differ.
-fn diff(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &mut Vec<String>) {
-    use serde_json::Value::{Array, Object};
-    if out.len() >= 8 {
-        return;
-    }
-    match (a, b) {
-        (Object(x), Object(y)) => {
-            for (k, v) in x {
-                match y.get(k) {
-                    Some(w) => diff(v, w, &format!("{path}.{k}"), out),
-                    None => out.push(format!("{path}.{k} missing on the right")),
-                }
-            }
-        }
-        (Array(x), Array(y)) if x.len() == y.len() => {
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                diff(v, w, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ if a != b => out.push(format!("{path}: {} vs {}", short(a), short(b))),
-        _ => {}
-    }
-}
-
-fn short(v: &serde_json::Value) -> String {
-    let s = v.to_string();
-    if s.len() > 120 { format!("{}… ({} chars)", &s[..120], s.len()) } else { s }
-}
 
 fn assert_same(got: &serde_json::Value, want: &serde_json::Value, what: &str) {
     let mut d = Vec::new();

@@ -57,6 +57,15 @@ pub struct Packet {
     pub route_escape: u8,
 }
 
+impl Packet {
+    /// The route its source chose: route state and first-hop detour.
+    #[inline]
+    pub fn set_route(&mut self, route: tofusim_routing::SourceRoute) {
+        self.hints = route.hints;
+        self.detour = route.detour.map_or(0, |p| p + 1);
+    }
+}
+
 /// `route_escape` of a packet that has reached its destination.
 pub const AT_DESTINATION: u8 = u8::MAX;
 

@@ -692,8 +692,7 @@ impl<W: Traffic> Engine<W> {
         let hints = self.initial_route(r, dst);
         let (route, route_flags) = self.around_faults(r, dst, hints, t);
         let p = self.pool.get_mut(pkt);
-        p.hints = route.hints;
-        p.detour = route.detour.map_or(0, |p| p + 1);
+        p.set_route(route);
         p.flags &= !flags::ROUTE_AT_ENTRY;
         p.flags |= route_flags;
     }

@@ -213,8 +213,7 @@ impl<W: Traffic> Engine<W> {
         p.vc = 0;
         p.input = 0;
         p.charged = 0;
-        p.hints = route.hints;
-        p.detour = route.detour.map_or(0, |q| q + 1);
+        p.set_route(route);
         p.flags = kept | route_flags;
         p.route_mask = 0;
         p.route_escape = 0;
@@ -239,8 +238,7 @@ impl<W: Traffic> Engine<W> {
             return false;
         }
         let p = self.pool.get_mut(pkt);
-        p.hints = route.hints;
-        p.detour = route.detour.map_or(0, |q| q + 1);
+        p.set_route(route);
         p.flags = (p.flags & !(flags::UNROUTABLE | flags::DETERMINISTIC)) | route_flags;
         true
     }
