@@ -80,7 +80,7 @@ pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packe
     let queues = params.queues(ports as usize) as u64;
     let fifos = npr * (params.injection_fifos + params.priority_fifos) as u64;
     let units = ports + fifos;
-    let qwords = queues.div_ceil(64).max(2);
+    let qwords = queues.div_ceil(64).max(1);
     let lanes = ((params.injection_fifos as u64).max(1)).min(8);
 
     // Routing: a torus keeps each router's coordinates (u16 per axis), its

@@ -12,8 +12,9 @@ pub const MAX_PORTS: usize = 63;
 pub const MAX_QUEUES: usize = 64 * WIDE_WORDS;
 
 /// A set of queues of one router, one bit per queue, as arbitration holds
-/// it on the stack. Two widths: [`u128`] for routers of up to 128 queues
-/// (BG/L has 32, Tofu 24), [`WideQueues`] beyond; the router picks one per
+/// it on the stack. Three widths: [`u64`] for routers of up to 64 queues
+/// (BG/L has 32, Tofu 24: every set operation one instruction), [`u128`]
+/// up to 128 (Aries), [`WideQueues`] beyond; the router picks one per
 /// arbitration, so narrow routers pay nothing for wide ones.
 pub(crate) trait QueueSet: Copy {
     /// An empty set of `words` words.
@@ -39,13 +40,58 @@ fn low_mask(n: usize) -> u64 {
     }
 }
 
+impl QueueSet for u64 {
+    #[inline]
+    fn empty(_: usize) -> Self {
+        0
+    }
+
+    #[inline]
+    fn load(src: &[u64]) -> Self {
+        src[0]
+    }
+
+    #[inline]
+    fn or_load(&mut self, src: &[u64]) {
+        *self |= src[0];
+    }
+
+    #[inline]
+    fn remove_all(&mut self, other: &Self) {
+        *self &= !other;
+    }
+
+    #[inline]
+    fn contains(&self, q: usize) -> bool {
+        self & (1 << q) != 0
+    }
+
+    #[inline]
+    fn insert(&mut self, q: usize) {
+        *self |= 1 << q;
+    }
+
+    #[inline]
+    fn first(&self) -> Option<usize> {
+        (*self != 0).then(|| self.trailing_zeros() as usize)
+    }
+
+    #[inline]
+    fn take_range(&mut self, lo: usize, n: usize) -> u64 {
+        let mask = low_mask(n) << lo;
+        let out = (*self & mask) >> lo;
+        *self &= !mask;
+        out
+    }
+}
+
 impl QueueSet for u128 {
     #[inline]
     fn empty(_: usize) -> Self {
         0
     }
 
-    /// Narrow routers store two words per set (`Layout::qwords` ≥ 2).
+    /// Routers of 65 to 128 queues store two words per set.
     #[inline]
     fn load(src: &[u64]) -> Self {
         src[0] as u128 | (src[1] as u128) << 64
@@ -175,8 +221,8 @@ pub(crate) struct Layout {
     /// Nodes per router, and injection FIFOs per node (normal + priority).
     pub npr: usize,
     pub fifos_per_node: usize,
-    /// Words of a queue set (`queues / 64`, rounded up; at least 2, the
-    /// width of a narrow router's `u128` sets).
+    /// Words of a queue set (`queues / 64`, rounded up): 1 selects the
+    /// `u64` sets, 2 the `u128` ones, more [`WideQueues`].
     pub qwords: usize,
 }
 
@@ -250,6 +296,13 @@ mod tests {
         #[test]
         fn narrow_sets_behave_as_sets(members in proptest::collection::btree_set(0usize..128, 0..40), lo in 0usize..64, n in 1usize..=64) {
             check::<u128>(2, &members, lo, n)?;
+        }
+
+        #[test]
+        fn one_word_sets_behave_as_sets(members in proptest::collection::btree_set(0usize..64, 0..30), lo in 0usize..64, n in 1usize..=64) {
+            // A range stays inside the router's queues (a unit's VCs).
+            let n = n.min(64 - lo);
+            check::<u64>(1, &members, lo, n)?;
         }
     }
 }

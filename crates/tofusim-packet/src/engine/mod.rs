@@ -273,7 +273,7 @@ impl<W: Traffic> Engine<W> {
             hp: params.priority_vc.then_some(vcs - 1),
             npr,
             fifos_per_node: fifos_per_node.max(1),
-            qwords: params.queues(ports).div_ceil(64).max(2),
+            qwords: params.queues(ports).div_ceil(64).max(1),
         };
         assert!(
             lay.queues <= MAX_QUEUES && ports <= MAX_PORTS && lay.units <= u16::MAX as usize && vcs <= crate::router::MAX_VCS,

@@ -151,7 +151,9 @@ impl Router {
     /// ([`Self::grant_eject`]). The node side has filled the injection FIFOs
     /// just before.
     pub(crate) fn arbitrate(&mut self, r: usize, t: u64, env: &mut Env) {
-        if env.net.lay.qwords <= 2 {
+        if env.net.lay.qwords == 1 {
+            self.arbitrate_with::<u64>(r, t, env)
+        } else if env.net.lay.qwords == 2 {
             self.arbitrate_with::<u128>(r, t, env)
         } else {
             self.arbitrate_with::<WideQueues>(r, t, env)
