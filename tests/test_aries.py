@@ -96,3 +96,48 @@ def test_aries_routers_take_more_fifos_and_vcs_than_128_queues(run, tmp_path):
     assert r.code == 0, r.err
     j = r.json()
     assert j["complete"] and j["invariant_error"] is None and j["packets_delivered"] > 0
+
+
+# The collective engine (issue 23, case 3): aries_ce.py's tree and refusals
+# follow Cray's public uGNI interface (GNI_CE_MAX_CHILDREN = 32, the CE commands).
+
+def test_ce_tree_counts_the_nodes_processes_among_a_vces_32_children():
+    from tofusim.reproduce import aries_ce
+
+    for nodes, ppn, fanout, depth in [(720, 3, 29, 2), (720, 17, 15, 3), (720, 31, 1, 719), (1, 32, 1, 0), (31, 2, 30, 1), (32, 2, 30, 2)]:
+        t = aries_ce.tree(nodes, ppn)
+        assert (t.fanout, t.depth) == (fanout, depth), (nodes, ppn)
+        assert max(t.level(i) for i in range(nodes)) == depth
+        for i in range(nodes):
+            assert ppn + len(t.children(i)) <= aries_ce.CE_MAX_CHILDREN
+            assert all(t.parent(c) == i for c in t.children(i))
+        assert sorted(c for i in range(nodes) for c in t.children(i)) == list(range(1, nodes))
+
+
+@pytest.mark.parametrize("call, key", [
+    (lambda ce: ce.tree(2, 32), "ce.ppn"),
+    (lambda ce: ce.tree(1, 33), "ce.ppn"),
+    (lambda ce: ce.check("prod", "float", 8, 1), "ce.op"),
+    (lambda ce: ce.check("bxor", "float", 8, 1), "ce.type"),
+    (lambda ce: ce.check("sum", "float", 16, 1), "ce.width"),
+    (lambda ce: ce.check("sum", "int", 8, 3), "ce.count"),
+    (lambda ce: ce.check("maxloc", "float", 4, 2), "ce.count"),
+])
+def test_ce_refuses_what_the_public_engine_cannot_do(call, key):
+    from tofusim import ConfigError
+    from tofusim.reproduce import aries_ce
+
+    with pytest.raises(ConfigError, match=f"^{key}: "):
+        call(aries_ce)
+    aries_ce.check("sum", "float", 8, 2)
+    aries_ce.check("minloc", "int", 4, 1)
+
+
+def test_ce_allreduce_depends_weakly_on_processes_and_beats_software():
+    j = run_case("aries-allreduce")
+    ce2, ce12 = metric(j, "collective engine model, 2,000"), metric(j, "collective engine model, 12,000")
+    assert ce2 < ce12 < 1.5 * ce2
+    assert ce12 < metric(j, "software allreduce (recursive doubling), 12,000") / 2
+    trees = j["setup"]["ce"]["trees"]
+    assert (trees["2000"]["fanout"], trees["2000"]["depth"]) == (29, 2)
+    assert (trees["12000"]["fanout"], trees["12000"]["depth"]) == (15, 3)
