@@ -163,12 +163,15 @@ impl Router {
     /// [`Self::arbitrate`] with queue sets of type `Q`.
     fn arbitrate_with<Q: QueueSet>(&mut self, r: usize, t: u64, env: &mut Env) {
         let mut out_taken: u64 = 0;
+        // Outputs free now: only this arbitration's winners take them (and
+        // go into `out_taken`) before it ends.
+        let free_at_start = self.free_outputs(r, t, env.net.lay.ports);
         let mut q_taken = Q::empty(env.net.lay.qwords);
         // Network inputs whose reception path took a packet this cycle.
         let mut ejected: u64 = 0;
         for _round in 0..3 {
             self.requests.clear();
-            self.collect_requests(r, t, out_taken, &q_taken, env);
+            self.collect_requests(r, t, free_at_start, out_taken, &q_taken, env);
             if self.requests.is_empty() {
                 break;
             }

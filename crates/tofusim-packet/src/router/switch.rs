@@ -31,21 +31,18 @@ pub(crate) struct Request {
 
 impl Router {
     /// Step 2: each input unit proposes requests from its VC heads.
-    pub(super) fn collect_requests<Q: QueueSet>(&mut self, r: usize, t: u64, out_taken: u64, q_taken: &Q, env: &mut Env) {
+    /// `free_at_start`: the outputs whose link was free when the
+    /// arbitration began ([`Self::free_outputs`]); those granted since are
+    /// in `out_taken`.
+    pub(super) fn collect_requests<Q: QueueSet>(&mut self, r: usize, t: u64, free_at_start: u64, out_taken: u64, q_taken: &Q, env: &mut Env) {
         // The layout's few numbers this needs (a copy of the whole layout
         // per call shows in profiles).
         let lay = &env.net.lay;
         let (ports, units, vcs, qw) = (lay.ports, lay.units, lay.vcs, lay.qwords);
         let (npr, fifos_per_node) = (lay.npr, lay.fifos_per_node);
-        // Outputs whose link is free: a head that cannot use one of them is
-        // skipped without drawing random numbers.
-        let mut free_out = 0u64;
-        for o in 0..ports {
-            if self.outputs.out_free_at[r * ports + o] <= t {
-                free_out |= 1 << o;
-            }
-        }
-        free_out &= !out_taken;
+        // A head that cannot use a free output is skipped without drawing
+        // random numbers.
+        let free_out = free_at_start & !out_taken;
         // Queues whose head could use a free output, or has arrived (its
         // input's reception path is checked in `route_head`), in queue order:
         // the units in order, their VCs in order.
@@ -76,7 +73,9 @@ impl Router {
                 }
                 continue;
             }
-            let mut feasible = [(0u32, 0u32); MAX_VCS];
+            // This unit's requests start here: its arrived heads (for the
+            // reception path) and those for an output (for a path).
+            let start = self.requests.len();
             let mut k = 0;
             let lo = unit * vcs;
             let mut pending = cands.take_range(lo, vcs);
@@ -89,28 +88,47 @@ impl Router {
                 if req.out == EJECT {
                     self.requests.push(req);
                 } else if slots > 0 {
-                    feasible[k] = (0, self.requests.len() as u32);
                     self.requests.push(req);
                     k += 1;
                 }
             }
             if k > slots {
-                // Receiver arbitration: the priority VC first, then modified
-                // SLQ (fullest first) or a random order. Losers withdraw.
-                let slq = env.net.params.arbitration == Arbitration::Slq
-                    && self.rngs[r].random_bool(env.net.params.slq_fraction);
-                for item in feasible.iter_mut().take(k) {
-                    let req = self.requests[item.1 as usize];
-                    let noise = self.rngs[r].random::<u32>() >> 8;
-                    item.0 = ((req.priority as u32) << 31)
-                        | if slq { (req.fullness as u32) << 24 } else { 0 }
-                        | noise;
-                }
-                feasible[..k].sort_unstable_by(|a, b| b.0.cmp(&a.0));
-                for item in feasible.iter().take(k).skip(slots) {
-                    self.requests[item.1 as usize].out = WITHDRAWN;
-                }
+                self.receiver_arbitration(r, start, k, slots, &env.net.params);
             }
+        }
+    }
+
+    /// The outputs of router `r` whose link is free at `t`.
+    #[inline]
+    pub(super) fn free_outputs(&self, r: usize, t: u64, ports: usize) -> u64 {
+        let mut free = 0u64;
+        for (o, &at) in self.outputs.out_free_at[r * ports..(r + 1) * ports].iter().enumerate() {
+            free |= ((at <= t) as u64) << o;
+        }
+        free
+    }
+
+    /// Receiver arbitration among the `k` requests for an output from
+    /// `requests[start..]` (one input unit's, in VC order), more than its
+    /// `slots` free paths: the priority VC first, then modified SLQ
+    /// (fullest first) or a random order. Losers withdraw.
+    #[cold]
+    fn receiver_arbitration(&mut self, r: usize, start: usize, k: usize, slots: usize, params: &RouterParams) {
+        let mut feasible = [(0u32, 0u32); MAX_VCS];
+        for (item, i) in feasible.iter_mut().zip((start..self.requests.len()).filter(|&i| self.requests[i].out != EJECT)) {
+            item.1 = i as u32;
+        }
+        let slq = params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(params.slq_fraction);
+        for item in feasible.iter_mut().take(k) {
+            let req = self.requests[item.1 as usize];
+            let noise = self.rngs[r].random::<u32>() >> 8;
+            item.0 = ((req.priority as u32) << 31)
+                | if slq { (req.fullness as u32) << 24 } else { 0 }
+                | noise;
+        }
+        feasible[..k].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        for item in feasible.iter().take(k).skip(slots) {
+            self.requests[item.1 as usize].out = WITHDRAWN;
         }
     }
 
