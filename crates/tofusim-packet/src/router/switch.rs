@@ -16,6 +16,15 @@ pub(crate) const WITHDRAWN: u8 = u8::MAX - 1;
 pub(crate) const MAX_VCS: usize = 24;
 
 
+/// min(3, ⌊4·used / cap⌋), the quarter of its buffer a queue fills, as
+/// three comparisons (⌊4u/c⌋ ≥ k ⇔ 4u ≥ k·c): a division per head routed
+/// showed in profiles.
+#[inline]
+pub(crate) fn quarter_used(used: u16, cap: u16) -> u8 {
+    let (u4, c) = (used as u32 * 4, cap.max(1) as u32);
+    (u4 >= c) as u8 + (u4 >= 2 * c) as u8 + (u4 >= 3 * c) as u8
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request {
     pub unit: u16,
@@ -134,7 +143,7 @@ impl Router {
 
     #[inline]
     pub(super) fn fullness(&self, qi: usize, cap: u16) -> u8 {
-        ((self.inputs.q_used[qi] as u32 * 4 / cap.max(1) as u32).min(3)) as u8
+        quarter_used(self.inputs.q_used[qi], cap)
     }
 
 
@@ -177,5 +186,20 @@ impl Router {
         let n = self.requests.iter().filter(|q| eligible(q)).count();
         let k = self.rngs[r].random_range(0..n);
         self.requests.iter().filter(|q| eligible(q)).nth(k).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quarter_used;
+
+    #[test]
+    fn quarters_match_the_division() {
+        for cap in 0..=300u16 {
+            for used in 0..=700u16 {
+                let want = (used as u32 * 4 / cap.max(1) as u32).min(3) as u8;
+                assert_eq!(quarter_used(used, cap), want, "{used} of {cap}");
+            }
+        }
     }
 }
