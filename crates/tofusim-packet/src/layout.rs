@@ -224,9 +224,24 @@ pub(crate) struct Layout {
     /// Words of a queue set (`queues / 64`, rounded up): 1 selects the
     /// `u64` sets, 2 the `u128` ones, more [`WideQueues`].
     pub qwords: usize,
+    /// ⌊2^32 / vcs⌋ + 1: a VC buffer's input unit by a multiplication
+    /// ([`Self::unit_of_vc_queue`]) instead of a division per head.
+    pub vcs_reciprocal: u64,
 }
 
 impl Layout {
+    /// [`Self::vcs_reciprocal`] for `vcs` VCs per input.
+    pub fn reciprocal(vcs: usize) -> u64 {
+        (1u64 << 32) / vcs.max(1) as u64 + 1
+    }
+
+    /// The input unit of VC buffer `q` (< `ports × vcs`): ⌊q / vcs⌋, exact
+    /// for q < 2^32 / vcs (queues are far fewer).
+    #[inline]
+    pub fn unit_of_vc_queue(&self, q: usize) -> usize {
+        ((q as u64 * self.vcs_reciprocal) >> 32) as usize
+    }
+
     #[inline]
     pub fn queue_of(&self, unit: usize, vc: usize) -> usize {
         if unit < self.ports {
@@ -286,6 +301,22 @@ mod tests {
         }
         Ok(())
     }
+
+    #[test]
+    fn a_vc_buffers_unit_by_its_reciprocal() {
+        for vcs in 1..=MAX_VCS_TESTED {
+            let lay = Layout { vcs, vcs_reciprocal: Layout::reciprocal(vcs), ..EXAMPLE };
+            for q in 0..MAX_QUEUES * 4 {
+                assert_eq!(lay.unit_of_vc_queue(q), q / vcs, "queue {q} of {vcs} VCs per input");
+            }
+        }
+    }
+
+    const MAX_VCS_TESTED: usize = 64;
+    const EXAMPLE: Layout = Layout {
+        routers: 1, ports: 1, vcs: 1, queues: 1, units: 1, dynamic: 1, esc: 1, esc_count: 1, class_vcs: 0,
+        hp: None, npr: 1, fifos_per_node: 1, qwords: 1, vcs_reciprocal: 0,
+    };
 
     proptest! {
         #[test]

@@ -274,6 +274,7 @@ impl<W: Traffic> Engine<W> {
             npr,
             fifos_per_node: fifos_per_node.max(1),
             qwords: params.queues(ports).div_ceil(64).max(1),
+            vcs_reciprocal: Layout::reciprocal(vcs),
         };
         assert!(
             lay.queues <= MAX_QUEUES && ports <= MAX_PORTS && lay.units <= u16::MAX as usize && vcs <= crate::router::MAX_VCS,
@@ -675,7 +676,7 @@ impl<W: Traffic> Engine<W> {
             }
             self.router.inputs.q_used[qi] += need;
             cache_route(&self.net, &mut self.pool, r as u32, pkt);
-            self.router.inputs.push(qi, pkt, &self.net, &mut self.pool);
+            self.router.inputs.push(r, qi, pkt, &self.net, &mut self.pool);
         }
     }
 

@@ -43,31 +43,33 @@ impl InputUnits {
         }
     }
 
-    /// Appends packet `pkt` (its route already computed) to queue `qi`.
+    /// Appends packet `pkt` (its route already computed) to queue `qi`
+    /// (of router `r`).
     #[inline]
-    pub fn push(&mut self, qi: usize, pkt: u32, net: &Net, pool: &mut Pool) {
+    pub fn push(&mut self, r: usize, qi: usize, pkt: u32, net: &Net, pool: &mut Pool) {
         if self.q_tail[qi] == NONE {
             let cand = head_candidates(net, pool, pkt);
-            self.set_head_candidates(qi, cand, &net.lay);
+            self.set_head_candidates(r, qi, cand, &net.lay);
         }
         list_push(pool, &mut self.q_head[qi], &mut self.q_tail[qi], pkt);
     }
 
-    /// Takes the head packet of queue `qi`.
+    /// Takes the head packet of queue `qi` (of router `r`).
     #[inline]
-    pub fn pop(&mut self, qi: usize, net: &Net, pool: &Pool) -> u32 {
+    pub fn pop(&mut self, r: usize, qi: usize, net: &Net, pool: &Pool) -> u32 {
         let h = list_pop(pool, &mut self.q_head[qi], &mut self.q_tail[qi]);
         let next = self.q_head[qi];
         let cand = if next == NONE { 0 } else { head_candidates(net, pool, next) };
-        self.set_head_candidates(qi, cand, &net.lay);
+        self.set_head_candidates(r, qi, cand, &net.lay);
         h
     }
 
     /// Records the outputs the new head of queue `qi` could use, in
     /// `q_cand` and in the router's per-output `want` masks.
     #[inline]
-    fn set_head_candidates(&mut self, qi: usize, cand: u64, lay: &Layout) {
-        let (r, q) = (qi / lay.queues, qi % lay.queues);
+    fn set_head_candidates(&mut self, r: usize, qi: usize, cand: u64, lay: &Layout) {
+        // The router comes from the caller: dividing `qi` showed in profiles.
+        let q = qi - r * lay.queues;
         let wbase = r * (lay.ports + 1);
         let (word, bit) = (q / 64, 1u64 << (q % 64));
         let old = std::mem::replace(&mut self.q_cand[qi], cand);

@@ -72,7 +72,7 @@ impl Router {
     pub(super) fn grant_hop(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
         let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
-        let pkt = self.inputs.pop(qi, env.net, env.pool);
+        let pkt = self.inputs.pop(r, qi, env.net, env.pool);
         let o = req.out as usize;
         let oi = r * lay.ports + o;
         let p = *env.pool.get(pkt);
@@ -304,7 +304,7 @@ impl Router {
     pub(super) fn grant_eject(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
         let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
-        let pkt = self.inputs.pop(qi, env.net, env.pool);
+        let pkt = self.inputs.pop(r, qi, env.net, env.pool);
         let p = *env.pool.get(pkt);
         if (req.unit as usize) < lay.ports {
             self.outputs.recv_free_at[r * lay.ports + req.unit as usize] = t + p.bytes as u64;

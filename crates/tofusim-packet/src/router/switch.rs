@@ -65,7 +65,7 @@ impl Router {
         }
         cands.remove_all(q_taken);
         while let Some(first) = cands.first() {
-            let unit = if first < ports * vcs { first / vcs } else { ports + (first - ports * vcs) };
+            let unit = if first < ports * vcs { lay.unit_of_vc_queue(first) } else { ports + (first - ports * vcs) };
             let limit = if unit < ports { env.net.params.paths } else { 1 };
             let used = self.inputs.paths_used[r * units + unit];
             let slots = limit.saturating_sub(used) as usize;
