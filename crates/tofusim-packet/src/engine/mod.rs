@@ -127,6 +127,17 @@ pub struct Engine<W> {
 /// stop early (Ctrl-C): it ends after the current window, `interrupted`.
 pub type Progress<'a> = &'a mut dyn FnMut(f64) -> std::ops::ControlFlow<()>;
 
+/// `x mod n` for `x < 2n` (a round-robin step past the last), without the
+/// division a node's FIFO choice made several times per packet.
+#[inline]
+fn wrap(x: usize, n: usize) -> usize {
+    if x >= n {
+        x - n
+    } else {
+        x
+    }
+}
+
 impl<W: Traffic> Engine<W> {
     /// `injection_links`: the node's injection capacity in bytes per cycle
     /// (e.g. 6 on BG/L, where a node can feed all six links at once);
@@ -531,7 +542,9 @@ impl<W: Traffic> Engine<W> {
     /// of them with one lane; lanes share FIFOs when there are fewer FIFOs).
     fn lane_fifos(&self, lane: usize) -> (usize, usize) {
         let normal = self.net.params.injection_fifos as usize;
-        if self.nic.lanes > normal {
+        if self.nic.lanes == 1 {
+            (0, normal)
+        } else if self.nic.lanes > normal {
             (lane % normal, 1)
         } else {
             (lane, (normal - lane).div_ceil(self.nic.lanes))
@@ -549,7 +562,7 @@ impl<W: Traffic> Engine<W> {
         let lay = self.net.lay;
         let r = self.net.router_of(node as u32) as usize;
         // The node's FIFOs follow those of the nodes before it on the router.
-        let unit0 = lay.ports + (node % lay.npr) * lay.fifos_per_node;
+        let unit0 = lay.ports + if lay.npr == 1 { 0 } else { node % lay.npr } * lay.fifos_per_node;
         let normal = self.net.params.injection_fifos as usize;
         let li = node * self.nic.lanes + lane;
         let (first, count) = self.lane_fifos(lane);
@@ -618,7 +631,7 @@ impl<W: Traffic> Engine<W> {
                 crate::config::FifoSelect::RoundRobin => {
                     let start = self.nic.fifo_rr[li] as usize;
                     (0..count)
-                        .map(|k| first + ((start + k) % count) * step)
+                        .map(|k| first + wrap(start + k, count) * step)
                         .find(|&f| room(self, f))
                 }
                 crate::config::FifoSelect::Direction => {
@@ -643,7 +656,8 @@ impl<W: Traffic> Engine<W> {
                 }
             };
             let Some(f) = fifo else { return };
-            self.nic.fifo_rr[li] = (((f - first) / step + 1) % count) as u8;
+            let taken = if step == 1 { f - first } else { (f - first) / step };
+            self.nic.fifo_rr[li] = wrap(taken + 1, count) as u8;
             let pkt = if from_source {
                 self.nic.src_need[li] = 0;
                 list_pop(&self.pool, &mut self.nic.src_head[li], &mut self.nic.src_tail[li])
