@@ -75,11 +75,11 @@ impl Router {
     ) -> Option<Request> {
         let lay = &env.net.lay;
         let qi = r * lay.queues + q;
-        let p = *env.pool.get(self.inputs.q_head[qi]);
+        let p = env.pool.get(self.inputs.q_head[qi]);
         let network = unit < lay.ports;
         let fullness = self.fullness(qi, env.net.cap);
         let priority = p.flags & flags::PRIORITY != 0;
-        let mk = |out: u8, vc: usize, cost: u16, crossed: bool| Request {
+        let mk = move |out: u8, vc: usize, cost: u16, crossed: bool| Request {
             unit: unit as u16,
             queue: q as u16,
             out,
