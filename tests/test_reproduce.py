@@ -82,6 +82,37 @@ def test_dateline_direction_order_oscillates_and_the_bubble_is_stable():
     assert measured(j, "dateline-direction: variation") > 2 * bubble
 
 
+def test_lagged_correlation_finds_a_shift():
+    from tofusim.reproduce import series as S
+
+    a = [float((i * 7) % 11) for i in range(40)]
+    b = [0.0, 0.0, *a[:-2]]  # b follows a two windows later
+    lagged = S.lagged_correlation(a, b, 4)
+    assert sorted(lagged) == list(range(-4, 5))
+    assert lagged[2] == pytest.approx(1.0)
+    assert max(lagged, key=lambda k: lagged[k]) == 2
+
+
+def test_dateline_waves_reports_both_unblocking_probabilities():
+    # Issue 23, case 7: over all token returns (mostly returns to links
+    # nothing waits at, whose number follows the throughput) and over the
+    # returns to blocked links (the source's "frees a blocked packet" where
+    # it can happen). Conditioning removes the denominator that falls as
+    # the throughput rises: the dateline pairs' series track it better.
+    j = case("bgl-dateline-waves")
+    for esc in ("bubble", "dateline-dimension", "dateline-direction"):
+        def m(what: str, over: str) -> float:
+            return measured(j, f"{esc}: {what} over {over}")
+        everything, blocked = "all token returns", "token returns to blocked links"
+        assert 0 < m("mean unblocking probability", everything) < m("mean unblocking probability", blocked) <= 1
+        for over in (everything, blocked):
+            assert -1 <= m("correlation of unblocking probability", over) <= 1
+            assert m("strongest lagged correlation", over) >= m("correlation of unblocking probability", over) - 1e-12
+            assert abs(m("its lag", over)) <= 4
+        if esc != "bubble":
+            assert m("correlation of unblocking probability", blocked) > m("correlation of unblocking probability", everything)
+
+
 def test_alltoall_efficiency_grows_with_message_size():
     j = case("bgl-alltoall-message-size")
     fr = [m["measured"] for m in j["metrics"] if "per pair: fraction of peak" in m["name"]]

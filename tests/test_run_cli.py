@@ -48,6 +48,8 @@ def test_run_out_dir(run, tmp_path):
         assert (out / f).exists(), f
     res = json.loads((out / "results.json").read_text())
     assert res["packets_delivered"] > 0
+    ts_header = (out / "timeseries.csv").read_text().splitlines()[0].split(",")
+    assert ts_header[4:8] == ["token_returns", "unblocking_probability", "blocked_token_returns", "blocked_unblocking_probability"]
     header = (out / "ports.csv").read_text().splitlines()[0]
     assert header == "router,port,bytes,packets,busy_cycles,idle_cycles,depleted_cycles"
     assert len((out / "ports.csv").read_text().splitlines()) == 1 + 64 * 6

@@ -270,11 +270,15 @@ class RunResult(Result):
 
     def timeseries(self) -> Table:
         """One row per time-series window: cycle, accepted_load, link_utilization, packets_delivered, token_returns,
-        unblocking_probability, and each VC class's mean buffer fill (``fill_NAME``)."""
+        unblocking_probability, blocked_token_returns, blocked_unblocking_probability, and each VC class's mean
+        buffer fill (``fill_NAME``)."""
         names = sorted(self.get("vc_occupancy") or {})
         rows = []
+        first = ("cycle", "accepted_load", "link_utilization", "packets_delivered", "token_returns", "unblocking_probability")
         for s in self.get("timeseries", []):
-            row = {"cycle": s["cycle"], **{k: v for k, v in s.items() if k not in ("vc_fill", "cycle")}}
+            # The documented order, then any other key the core gives.
+            row = {k: s[k] for k in first if k in s}
+            row.update({k: v for k, v in s.items() if k not in row and k != "vc_fill"})
             row.update({f"fill_{n}": f for n, f in zip(names, s.get("vc_fill", []))})
             rows.append(row)
         return Table.from_rows(rows, ["cycle", "accepted_load", "link_utilization"])

@@ -267,3 +267,30 @@ fn jsq_reports_what_its_token_ranges_separate() {
     assert!(refused.contains("router.jsq_ranges") && refused.contains("applies with"), "{refused}");
     assert!(experiment::parse("t.toml", &text("jsq_ranges = 33")).is_err(), "more ranges than tokens");
 }
+
+#[test]
+fn token_returns_to_blocked_outputs_are_counted_apart() {
+    // B8's two unblocking probabilities. A grant at an output refused for
+    // tokens in an earlier cycle, in the cycle tokens came back to it, is an
+    // unblock of both kinds, and that cycle's return to it was counted as a
+    // return to a blocked output (returns come before arbitration): so the
+    // series over returns to blocked outputs is a probability, and those
+    // returns and unblocks are parts of all of them.
+    for esc in ["bubble", "dateline-dimension"] {
+        let r = run(&format!(
+            "[network]\nsystem = \"bgl:8x8x8\"\n[router]\nescape = \"{esc}\"\n[routing]\nalgorithm = \"dor\"\n[workload]\npattern = \"hot-region\"\nload = 0.3\nregion_origin = [0, 0, 0]\nregion_shape = [4, 4, 4]\nhot_fraction = 0.25\n[run]\ncycles = 20000\nsample_cycles = 2000\n"
+        ));
+        assert!(r.deadlock.is_none() && r.invariant_error.is_none(), "{esc}");
+        for s in &r.timeseries {
+            assert!(s.blocked_token_returns <= s.token_returns, "{esc}: {s:?}");
+            assert!((0.0..=1.0).contains(&s.blocked_unblocking_probability), "{esc}: {s:?}");
+            let waited = s.blocked_unblocking_probability * s.blocked_token_returns as f64;
+            let all = s.unblocking_probability * s.token_returns as f64;
+            assert!(waited <= all + 1e-6, "{esc}: {waited} waited unblocks, {all} unblocks");
+        }
+        // The hot region blocks outputs, and most returns to them free a packet.
+        let late = &r.timeseries[r.timeseries.len() / 2..];
+        assert!(late.iter().all(|s| s.blocked_token_returns > 0), "{esc}");
+        assert!(late.iter().all(|s| s.blocked_unblocking_probability > 0.3), "{esc}: {late:?}");
+    }
+}

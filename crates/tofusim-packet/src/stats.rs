@@ -170,6 +170,10 @@ pub(crate) struct SampleSums {
     pub busy: u64,
     pub tokens: u64,
     pub unblocks: u64,
+    /// Token returns to an output a packet was waiting at for tokens, and
+    /// the grants there in the cycle they came back (see [`Sample`]).
+    pub blocked_tokens: u64,
+    pub waited_unblocks: u64,
     /// Per VC class: chunks held in the network inputs' buffers at the end.
     pub fill: Vec<u64>,
 }
@@ -182,13 +186,15 @@ impl SampleSums {
         self.busy += o.busy;
         self.tokens += o.tokens;
         self.unblocks += o.unblocks;
+        self.blocked_tokens += o.blocked_tokens;
+        self.waited_unblocks += o.waited_unblocks;
         for (a, b) in self.fill.iter_mut().zip(&o.fill) {
             *a += b;
         }
     }
 
     pub(crate) fn put(&self, buf: &mut Vec<u8>) {
-        for x in [self.cycle, self.delivered_bytes, self.delivered, self.busy, self.tokens, self.unblocks] {
+        for x in [self.cycle, self.delivered_bytes, self.delivered, self.busy, self.tokens, self.unblocks, self.blocked_tokens, self.waited_unblocks] {
             buf.put_u64(x);
         }
         buf.put_u64(self.fill.len() as u64);
@@ -196,7 +202,7 @@ impl SampleSums {
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
-        let mut s = SampleSums { cycle: r.u64(), delivered_bytes: r.u64(), delivered: r.u64(), busy: r.u64(), tokens: r.u64(), unblocks: r.u64(), fill: Vec::new() };
+        let mut s = SampleSums { cycle: r.u64(), delivered_bytes: r.u64(), delivered: r.u64(), busy: r.u64(), tokens: r.u64(), unblocks: r.u64(), blocked_tokens: r.u64(), waited_unblocks: r.u64(), fill: Vec::new() };
         s.fill = (0..r.u64()).map(|_| r.u64()).collect();
         s
     }
@@ -214,7 +220,17 @@ pub struct Sample {
     pub packets_delivered: u64,
     /// Token returns in the window, and those that let a blocked packet go.
     pub token_returns: u64,
+    /// Grants at an output refused for lack of tokens, in the cycle tokens
+    /// came back to it, over every token return: mostly returns to outputs
+    /// nothing waits at, whose number follows the throughput.
     pub unblocking_probability: f64,
+    /// Token returns to an output at which a packet has waited for tokens
+    /// since an earlier cycle (the returns that can unblock one).
+    pub blocked_token_returns: u64,
+    /// The share of those after which a packet that waited went out on
+    /// that output in the same cycle: the probability that a token-ack
+    /// coming back over a link with blocked packets frees one (B8).
+    pub blocked_unblocking_probability: f64,
     /// Mean fill of each VC class at the end of the window (fraction of its buffer).
     pub vc_fill: Vec<f64>,
 }
@@ -340,6 +356,8 @@ pub(crate) struct Stats {
     pub win_busy: u64,
     pub win_tokens: u64,
     pub win_unblocks: u64,
+    pub win_blocked_tokens: u64,
+    pub win_waited_unblocks: u64,
     /// Per VC: chunks held now in the network inputs' buffers (kept as
     /// packets arrive and leave: a time-series sample reads it instead of
     /// summing every buffer of the network).
@@ -384,6 +402,8 @@ impl Stats {
             win_busy: 0,
             win_tokens: 0,
             win_unblocks: 0,
+            win_blocked_tokens: 0,
+            win_waited_unblocks: 0,
             held_chunks: vec![0; vcs],
             last_progress: 0,
             events: 0,

@@ -28,10 +28,10 @@ def write_run(result: dict[str, Any], out: Path, samples: Any = None) -> list[Pa
         vc_names = sorted(result.get("vc_occupancy", {}))
         with p.open("w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["cycle", "accepted_load", "link_utilization", "packets_delivered", "token_returns", "unblocking_probability", *[f"fill_{n}" for n in vc_names]])
+            w.writerow(["cycle", "accepted_load", "link_utilization", "packets_delivered", "token_returns", "unblocking_probability", "blocked_token_returns", "blocked_unblocking_probability", *[f"fill_{n}" for n in vc_names]])
             for s in ts:
                 fills = s.get("vc_fill", [])
-                w.writerow([s["cycle"], s["accepted_load"], s["link_utilization"], s["packets_delivered"], s["token_returns"], s["unblocking_probability"], *fills])
+                w.writerow([s["cycle"], s["accepted_load"], s["link_utilization"], s["packets_delivered"], s["token_returns"], s["unblocking_probability"], s.get("blocked_token_returns", 0), s.get("blocked_unblocking_probability", 0.0), *fills])
         written.append(p)
     if ports:
         p = out / "ports.csv"

@@ -101,27 +101,51 @@ def slq_hot_region(scale: str) -> dict[str, Any]:
     return {"metrics": rows, "setup": setup, "plots": [S.plot("B6: SLQ vs random arbitration under a hot region", "cycle", "accepted load", curves)]}
 
 
+#: B8's two readings of the source's "unblocking probability" (a returned
+#: token-ack frees at least one blocked packet), as time-series keys: over
+#: every token return (mostly returns to links nothing waits at, whose
+#: number follows the throughput), and over the returns to links at which
+#: a packet has waited for tokens (docs/model.md, "Statistics").
+UNBLOCKING = {
+    "all token returns": "unblocking_probability",
+    "token returns to blocked links": "blocked_unblocking_probability",
+}
+
+#: The lags (windows either way) over which B8 looks for the two series
+#: tracking each other out of phase.
+MAX_LAG_WINDOWS = 4
+
+
 def dateline_waves(scale: str) -> dict[str, Any]:
     """B8: dateline escape pairs vs the bubble, hot region at (0,0,0)."""
     from . import metric
 
     full = scale == "full"
     shape, region, cycles = ([16, 16, 16], [8, 8, 8], 150_000) if full else ([8, 8, 8], [4, 4, 4], 120_000)
-    rows, curves, unblock, setup = [], {}, {}, {"network": f"bgl:{'x'.join(map(str, shape))}", "region": f"{'x'.join(map(str, region))} at (0,0,0), 25% of packets", "offered_load": 0.3, "routing": "dor (all traffic on the escape VCs)", "cycles": cycles, "datelines": "the wrap link of every ring (maximum coordinate)"}
+    setup = {"network": f"bgl:{'x'.join(map(str, shape))}", "region": f"{'x'.join(map(str, region))} at (0,0,0), 25% of packets", "offered_load": 0.3, "routing": "dor (all traffic on the escape VCs)", "cycles": cycles, "datelines": "the wrap link of every ring (maximum coordinate)", "window_cycles": 2000, "lags_windows": MAX_LAG_WINDOWS}
+    rows, curves, unblock = [], {}, {}
     for esc in ("bubble", "dateline-dimension", "dateline-direction"):
         r = _hot_region(shape, region, 0.3, cycles, 2000, router=f'escape = "{esc}"', routing="dor")
         ts = S.throughput(r)
-        second = ts[len(ts) // 2 :]
-        ys = [y for _, y in second]
-        ub = [s["unblocking_probability"] for s in r["timeseries"]][len(ts) // 2 :]
+        half = len(ts) // 2
+        ys = [y for _, y in ts[half:]]
         curves[esc] = ts
-        unblock[esc] = list(zip([c for c, _ in ts], [s["unblocking_probability"] for s in r["timeseries"]]))
         rows += [
             metric(f"{esc}: mean throughput (second half)", "fraction of injection", statistics.fmean(ys), None, None),
             metric(f"{esc}: variation of the throughput (second half)", "std / mean", S.variation(ys), None, None),
-            metric(f"{esc}: mean unblocking probability (second half)", "fraction of token returns", statistics.fmean(ub), None, None),
-            metric(f"{esc}: correlation of unblocking probability with throughput", "Pearson r", S.correlation(ub, ys), None, None),
         ]
+        for label, key in UNBLOCKING.items():
+            series = [s[key] for s in r["timeseries"]]
+            ub = series[half:]
+            unblock[f"{esc}, {label}"] = list(zip([c for c, _ in ts], series))
+            lagged = S.lagged_correlation(ub, ys, MAX_LAG_WINDOWS)
+            best = max(lagged, key=lambda k: (lagged[k], -abs(k)))
+            rows += [
+                metric(f"{esc}: mean unblocking probability over {label} (second half)", f"fraction of {label}", statistics.fmean(ub), None, None),
+                metric(f"{esc}: correlation of unblocking probability over {label} with throughput", "Pearson r", S.correlation(ub, ys), None, None),
+                metric(f"{esc}: strongest lagged correlation over {label} (within {MAX_LAG_WINDOWS} windows)", "Pearson r", lagged[best], None, None),
+                metric(f"{esc}: its lag over {label} (windows the probability leads the throughput by)", "windows", best, None, None),
+            ]
     plots = [
         S.plot("B8: throughput over time, escape schemes", "cycle", "accepted load", curves),
         S.plot("B8: unblocking probability over time", "cycle", "unblocking probability", unblock),

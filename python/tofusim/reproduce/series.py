@@ -42,6 +42,16 @@ def correlation(a: Sequence[float], b: Sequence[float]) -> float:
     return statistics.correlation(a, b)
 
 
+def lagged_correlation(a: Sequence[float], b: Sequence[float], max_lag: int) -> dict[int, float]:
+    """Pearson r of ``a[t]`` with ``b[t + k]`` for each lag ``k`` from
+    ``-max_lag`` to ``max_lag`` (``k > 0``: ``a`` leads ``b`` by ``k`` windows)."""
+    out = {}
+    for k in range(-max_lag, max_lag + 1):
+        x, y = (a[: len(a) - k], b[k:]) if k >= 0 else (a[-k:], b[: len(b) + k])
+        out[k] = correlation(x, y)
+    return out
+
+
 def plot(title: str, x: str, y: str, curves: dict[str, list[tuple[float, float]]]) -> dict[str, Any]:
     """A plot description the CLI draws with ``--out`` (CASE.png)."""
     return {"title": title, "x": x, "y": y, "curves": {k: [list(p) for p in v] for k, v in curves.items()}}

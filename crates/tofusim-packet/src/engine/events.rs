@@ -83,6 +83,7 @@ impl<W: Traffic> Engine<W> {
                 // them at this output (heads waiting for a busy link or path
                 // are woken by the EvKind::Done that frees it).
                 if self.router.outputs.depleted_since[oi] != u64::MAX {
+                    self.stats.win_blocked_tokens += 1;
                     self.mark_dirty(ev.router);
                 }
             }

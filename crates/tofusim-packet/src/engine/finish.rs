@@ -47,6 +47,8 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
             packets_delivered: s.delivered,
             token_returns: s.tokens,
             unblocking_probability: if s.tokens > 0 { s.unblocks as f64 / s.tokens as f64 } else { 0.0 },
+            blocked_token_returns: s.blocked_tokens,
+            blocked_unblocking_probability: if s.blocked_tokens > 0 { s.waited_unblocks as f64 / s.blocked_tokens as f64 } else { 0.0 },
             vc_fill: s.fill.iter().map(|&f| f as f64 / fill_denom).collect(),
         })
         .collect();

@@ -340,6 +340,8 @@ impl<W: Traffic> Engine<W> {
             busy: std::mem::take(&mut self.stats.win_busy),
             tokens: std::mem::take(&mut self.stats.win_tokens),
             unblocks: std::mem::take(&mut self.stats.win_unblocks),
+            blocked_tokens: std::mem::take(&mut self.stats.win_blocked_tokens),
+            waited_unblocks: std::mem::take(&mut self.stats.win_waited_unblocks),
             fill,
         });
     }

@@ -136,6 +136,7 @@ impl Router {
             if self.outputs.token_at[oi] == t {
                 env.stats.unblocks += 1;
                 env.stats.win_unblocks += 1;
+                env.stats.win_waited_unblocks += (self.outputs.depleted_since[oi] < t) as u64;
             }
             let since = self.outputs.depleted_since[oi].max(env.net.run.warmup);
             if t > since {
