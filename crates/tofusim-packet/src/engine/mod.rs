@@ -347,6 +347,7 @@ impl<W: Traffic> Engine<W> {
             link_errors: None,
             failed_nodes: 0,
             prefetch: routers >= crate::net::PREFETCH_FROM_ROUTERS,
+            prefetch_heads: routers >= crate::net::PREFETCH_HEADS_FROM_ROUTERS,
             jsq_range,
             token_quarter,
         };
@@ -774,8 +775,13 @@ impl<W: Traffic> Engine<W> {
         }
         let mut list = std::mem::take(&mut self.dirty_list);
         for i in 0..list.len() {
-            if let Some(&ahead) = list.get(i + PREFETCH_ROUTERS).filter(|_| self.net.prefetch) {
-                self.prefetch_router(ahead as usize);
+            if self.net.prefetch {
+                if let Some(&ahead) = list.get(i + PREFETCH_ROUTERS) {
+                    self.prefetch_router(ahead as usize);
+                }
+                if let Some(&next) = list.get(i + 1).filter(|_| self.net.prefetch_heads) {
+                    self.prefetch_heads(next as usize);
+                }
             }
             let r = list[i] as usize;
             // Actions may mark their own router again: it is still marked,
@@ -818,6 +824,31 @@ impl<W: Traffic> Engine<W> {
         if ev.kind == EvKind::Token {
             prefetch::line(&self.router.outputs.out_tokens, (r * lay.ports + ev.a as usize) * lay.vcs);
             prefetch::line(&self.router.outputs.depleted_since, r * lay.ports + ev.a as usize);
+        }
+    }
+
+    /// Asks for the head packets router `r`'s next arbitration may route:
+    /// those of the queues whose head could use an output, read from the
+    /// router's `want` masks, which [`Self::prefetch_router`] asked for a
+    /// router earlier (route choice otherwise stalls on each head packet).
+    #[inline]
+    fn prefetch_heads(&self, r: usize) {
+        let lay = &self.net.lay;
+        if lay.qwords != 1 {
+            return;
+        }
+        let base = r * (lay.ports + 1);
+        let mut cands = 0u64;
+        for o in 0..=lay.ports {
+            cands |= self.router.inputs.want[base + o];
+        }
+        while cands != 0 {
+            let q = cands.trailing_zeros() as usize;
+            cands &= cands - 1;
+            let h = self.router.inputs.q_head[r * lay.queues + q];
+            if h != crate::packet::NONE {
+                self.pool.prefetch(h);
+            }
         }
     }
 
