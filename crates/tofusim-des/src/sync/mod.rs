@@ -44,6 +44,26 @@ pub trait WindowSync {
     fn wait_seconds(&self) -> f64;
 }
 
+/// Every partition's `mine` at partition 0, in partition order (its own
+/// first); the others get nothing back. Unlike [`all_gather`], no
+/// partition holds a copy of every other's bytes: for large end-of-run
+/// summaries, gathered while every partition's state is still alive.
+pub fn gather_first(sync: &mut dyn WindowSync, mine: Vec<u8>) -> Vec<Vec<u8>> {
+    let n = sync.partitions();
+    let me = sync.index();
+    let mut out = vec![Vec::new(); n];
+    let mut inbox = vec![Vec::new(); n];
+    let mut reports = vec![Vec::new(); n];
+    if me != 0 {
+        out[0] = mine;
+        sync.exchange(&mut out, &[], &mut inbox, &mut reports);
+        return Vec::new();
+    }
+    sync.exchange(&mut out, &[], &mut inbox, &mut reports);
+    inbox[0] = mine;
+    inbox
+}
+
 /// Every partition's `mine`, in partition order (an exchange with nothing
 /// but reports): for end-of-run summaries and audits.
 pub fn all_gather(sync: &mut dyn WindowSync, mine: &[u8]) -> Vec<Vec<u8>> {

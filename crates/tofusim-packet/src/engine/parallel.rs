@@ -8,7 +8,7 @@
 use crate::traffic::Traffic;
 use std::time::Instant;
 
-use tofusim_des::sync::{all_gather, Serial, ThreadGroup, Transport, WindowSync};
+use tofusim_des::sync::{gather_first, Serial, ThreadGroup, Transport, WindowSync};
 
 use super::{Engine, Progress};
 use crate::partition::PartitionPlan;
@@ -134,15 +134,22 @@ impl Drop for Poison<'_> {
 /// which merges every summary and returns how the run ended.
 fn finish_partition<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, progress: Option<Progress>) -> Option<(Ending, Vec<crate::result::PartitionLoad>)> {
     let end = drive(e, sync, progress);
+    // Gathered at partition 0 only, each summary decoded and merged in
+    // turn: this happens while every partition's state is still alive, at
+    // the run's peak memory.
     let mut mine = Vec::new();
     e.summary(end.busy_seconds, sync.wait_seconds()).put(&mut mine);
-    let all = all_gather(sync, &mine);
+    let all = gather_first(sync, mine);
     if sync.index() != 0 {
         return None;
     }
-    let summaries: Vec<Summary> = all.iter().map(|b| Summary::get(b)).collect();
-    for s in &summaries[1..] {
-        e.absorb(s);
+    let mut loads = Vec::with_capacity(all.len());
+    for (p, bytes) in all.iter().enumerate() {
+        let s = Summary::get(bytes);
+        if p > 0 {
+            e.absorb(&s);
+        }
+        loads.push(s.load);
     }
-    Some((end, summaries.into_iter().map(|s| s.load).collect()))
+    Some((end, loads))
 }
