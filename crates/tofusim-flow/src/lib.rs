@@ -29,6 +29,7 @@ pub mod incremental;
 pub mod interrupt;
 pub mod loads;
 pub mod network;
+pub mod pools;
 pub mod reference;
 mod solver;
 pub mod table;
@@ -38,6 +39,7 @@ pub use incremental::IncrementalMaxMin;
 pub use interrupt::{Interrupt, Stop};
 pub use loads::{LoadSum, RouteLoads};
 pub use network::{Capacities, FlowNet, RouteScratch};
+pub use pools::DrainingPools;
 pub use solver::{FlowSet, MaxMin, Subset};
 pub use table::FlowTable;
 

@@ -173,14 +173,10 @@ struct Drain {
     start: Vec<f64>,
     done: Vec<f64>,
     /// Per pool (a message that drains its own count): its parts
-    /// (`parts[parts_first[p]..parts_first[p + 1]]`), bytes left as of
-    /// `stamp`, rate since, and the version of its entry in `finishing`.
+    /// (`parts[parts_first[p]..parts_first[p + 1]]`) and how it drains.
     parts_first: Vec<usize>,
     parts: Vec<u32>,
-    left: Vec<f64>,
-    stamp: Vec<f64>,
-    rate: Vec<f64>,
-    version: Vec<u32>,
+    pools: crate::DrainingPools,
     /// Per message: the messages waiting for it (`waiting[waiting_first[i]..]`),
     /// how many each still waits for, and when the last of those finished.
     waiting_first: Vec<usize>,
@@ -249,10 +245,7 @@ impl Drain {
             done: vec![f64::NAN; n],
             parts_first,
             parts,
-            left,
-            stamp: vec![0.0; n],
-            rate: vec![0.0; n],
-            version: vec![0; n],
+            pools: crate::DrainingPools::new(left),
             waiting_first,
             waiting,
             pending,
@@ -286,7 +279,7 @@ impl Drain {
                 self.ready.pop();
                 let i = i as usize;
                 self.start[i] = now;
-                if self.left[self.m.pool[i] as usize] <= 0.0 {
+                if self.pools.left(self.m.pool[i] as usize) <= 0.0 {
                     self.finish(i, now);
                 } else {
                     self.solver.add(i);
@@ -301,7 +294,7 @@ impl Drain {
             }
             // The next finish (stale entries dropped) or start.
             while let Some(&Reverse((_, p, v))) = self.finishing.peek() {
-                if v == self.version[p as usize] {
+                if v == self.pools.version(p as usize) {
                     break;
                 }
                 self.finishing.pop();
@@ -322,12 +315,10 @@ impl Drain {
                 }
                 self.finishing.pop();
                 let p = p as usize;
-                if v != self.version[p] {
+                if v != self.pools.version(p) {
                     continue;
                 }
-                self.version[p] = self.version[p].wrapping_add(1);
-                self.left[p] = 0.0;
-                self.rate[p] = 0.0;
+                self.pools.empty(p);
                 for k in self.parts_first[p]..self.parts_first[p + 1] {
                     let q = self.parts[k] as usize;
                     if self.solver.is_active(q) {
@@ -354,14 +345,12 @@ impl Drain {
         for p in std::mem::take(&mut self.touched) {
             let p = p as usize;
             self.touched_flag[p] = false;
-            self.left[p] -= self.rate[p] * (now - self.stamp[p]);
-            self.stamp[p] = now;
             let parts = &self.parts[self.parts_first[p]..self.parts_first[p + 1]];
-            self.rate[p] = parts.iter().filter(|&&q| self.solver.is_active(q as usize)).map(|&q| self.solver.rate(q as usize)).sum();
-            self.version[p] = self.version[p].wrapping_add(1);
-            if self.rate[p] > 0.0 {
-                let t = now + self.left[p].max(0.0) / self.rate[p];
-                self.finishing.push(Reverse((key(t), p as u32, self.version[p])));
+            let rate = parts.iter().filter(|&&q| self.solver.is_active(q as usize)).map(|&q| self.solver.rate(q as usize)).sum();
+            let version = self.pools.set_rate(p, now, rate);
+            if rate > 0.0 {
+                let t = now + self.pools.left(p).max(0.0) / rate;
+                self.finishing.push(Reverse((key(t), p as u32, version)));
             }
         }
     }

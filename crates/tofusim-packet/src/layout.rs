@@ -40,96 +40,60 @@ fn low_mask(n: usize) -> u64 {
     }
 }
 
-impl QueueSet for u64 {
-    #[inline]
-    fn empty(_: usize) -> Self {
-        0
-    }
+/// The queue set of one integer type (`u64`: routers of up to 64 queues;
+/// `u128`: up to 128, stored as two words), read from `words` words of
+/// the per-output index by `$load`.
+macro_rules! integer_queue_set {
+    ($t:ty, $load:expr) => {
+        impl QueueSet for $t {
+            #[inline]
+            fn empty(_: usize) -> Self {
+                0
+            }
 
-    #[inline]
-    fn load(src: &[u64]) -> Self {
-        src[0]
-    }
+            #[inline]
+            fn load(src: &[u64]) -> Self {
+                $load(src)
+            }
 
-    #[inline]
-    fn or_load(&mut self, src: &[u64]) {
-        *self |= src[0];
-    }
+            #[inline]
+            fn or_load(&mut self, src: &[u64]) {
+                *self |= Self::load(src);
+            }
 
-    #[inline]
-    fn remove_all(&mut self, other: &Self) {
-        *self &= !other;
-    }
+            #[inline]
+            fn remove_all(&mut self, other: &Self) {
+                *self &= !other;
+            }
 
-    #[inline]
-    fn contains(&self, q: usize) -> bool {
-        self & (1 << q) != 0
-    }
+            #[inline]
+            fn contains(&self, q: usize) -> bool {
+                self & (1 << q) != 0
+            }
 
-    #[inline]
-    fn insert(&mut self, q: usize) {
-        *self |= 1 << q;
-    }
+            #[inline]
+            fn insert(&mut self, q: usize) {
+                *self |= 1 << q;
+            }
 
-    #[inline]
-    fn first(&self) -> Option<usize> {
-        (*self != 0).then(|| self.trailing_zeros() as usize)
-    }
+            #[inline]
+            fn first(&self) -> Option<usize> {
+                (*self != 0).then(|| self.trailing_zeros() as usize)
+            }
 
-    #[inline]
-    fn take_range(&mut self, lo: usize, n: usize) -> u64 {
-        let mask = low_mask(n) << lo;
-        let out = (*self & mask) >> lo;
-        *self &= !mask;
-        out
-    }
+            #[inline]
+            fn take_range(&mut self, lo: usize, n: usize) -> u64 {
+                let mask = (low_mask(n) as $t) << lo;
+                let out = ((*self & mask) >> lo) as u64;
+                *self &= !mask;
+                out
+            }
+        }
+    };
 }
 
-impl QueueSet for u128 {
-    #[inline]
-    fn empty(_: usize) -> Self {
-        0
-    }
-
-    /// Routers of 65 to 128 queues store two words per set.
-    #[inline]
-    fn load(src: &[u64]) -> Self {
-        src[0] as u128 | (src[1] as u128) << 64
-    }
-
-    #[inline]
-    fn or_load(&mut self, src: &[u64]) {
-        *self |= Self::load(src);
-    }
-
-    #[inline]
-    fn remove_all(&mut self, other: &Self) {
-        *self &= !other;
-    }
-
-    #[inline]
-    fn contains(&self, q: usize) -> bool {
-        self & (1 << q) != 0
-    }
-
-    #[inline]
-    fn insert(&mut self, q: usize) {
-        *self |= 1 << q;
-    }
-
-    #[inline]
-    fn first(&self) -> Option<usize> {
-        (*self != 0).then(|| self.trailing_zeros() as usize)
-    }
-
-    #[inline]
-    fn take_range(&mut self, lo: usize, n: usize) -> u64 {
-        let mask = (low_mask(n) as u128) << lo;
-        let out = ((*self & mask) >> lo) as u64;
-        *self &= !mask;
-        out
-    }
-}
+integer_queue_set!(u64, |src: &[u64]| src[0]);
+integer_queue_set!(u128, |src: &[u64]| src[0] as u128 | (src[1] as u128) << 64);
 
 /// Words of the widest queue set (queues per router: 64 × this).
 pub(crate) const WIDE_WORDS: usize = 16;

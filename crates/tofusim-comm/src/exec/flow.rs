@@ -194,10 +194,10 @@ fn at(t: f64) -> u64 {
 /// flat (rank 0's, then rank 1's, ...); every message is one or several
 /// parts, each a flow of the solver. Parts drain a count of their own, or
 /// on an adaptive torus their message's (the first part's slot: a *pool*)
-/// at the sum of their rates. Each pool drains lazily: `left` as of
-/// `stamp`, at `pool_rate` since; its finish time sits in a heap (stale
-/// entries carry an old version), so an event costs the pools whose rates
-/// it changed, not every active one.
+/// at the sum of their rates. Each pool drains lazily
+/// ([`tofusim_flow::DrainingPools`]); its finish time sits in a heap
+/// (stale entries carry an old version), so an event costs the pools whose
+/// rates it changed, not every active one.
 struct FlowSchedule<'a> {
     interrupt: &'a dyn Stop,
     steps: Vec<Work>,
@@ -216,12 +216,8 @@ struct FlowSchedule<'a> {
     pool_of: Vec<usize>,
     parts_left: Vec<usize>,
     balanced: bool,
-    /// Per pool (indexed by part): bytes left as of `stamp`, rate since,
-    /// the version of its entry in `finishing`.
-    left: Vec<f64>,
-    stamp: Vec<f64>,
-    pool_rate: Vec<f64>,
-    version: Vec<u32>,
+    /// Per pool (indexed by part): how it drains.
+    pools: tofusim_flow::DrainingPools,
     touched: Vec<usize>,
     pool_touched: Vec<bool>,
     solver: IncrementalMaxMin,
@@ -360,10 +356,7 @@ impl<'a> FlowSchedule<'a> {
             part_of,
             pool_of,
             balanced,
-            left,
-            stamp: vec![0.0; parts],
-            pool_rate: vec![0.0; parts],
-            version: vec![0; parts],
+            pools: tofusim_flow::DrainingPools::new(left),
             touched: Vec::new(),
             pool_touched: vec![false; parts],
             // Rates re-solved only where a start or finish reaches (the
@@ -399,7 +392,7 @@ impl<'a> FlowSchedule<'a> {
             }
             // The next pool to finish (stale entries dropped).
             while let Some(&Reverse((_, p, v))) = self.finishing.peek() {
-                if v == self.version[p] && self.pool_rate[p] > 0.0 {
+                if v == self.pools.version(p) && self.pools.rate(p) > 0.0 {
                     break;
                 }
                 self.finishing.pop();
@@ -445,12 +438,10 @@ impl<'a> FlowSchedule<'a> {
         for k in 0..self.touched.len() {
             let p = self.touched[k];
             self.pool_touched[p] = false;
-            self.left[p] -= self.pool_rate[p] * (now - self.stamp[p]);
-            self.stamp[p] = now;
-            self.pool_rate[p] = self.parts_of_pool(p).filter(|&q| self.solver.is_active(q)).map(|q| self.solver.rate(q)).sum();
-            self.version[p] = self.version[p].wrapping_add(1);
-            if self.pool_rate[p] > 0.0 {
-                self.finishing.push(Reverse((at(now + self.left[p] / self.pool_rate[p]), p, self.version[p])));
+            let rate = self.parts_of_pool(p).filter(|&q| self.solver.is_active(q)).map(|q| self.solver.rate(q)).sum();
+            let version = self.pools.set_rate(p, now, rate);
+            if rate > 0.0 {
+                self.finishing.push(Reverse((at(now + self.pools.left(p) / rate), p, version)));
             }
         }
         self.touched.clear();
@@ -465,19 +456,18 @@ impl<'a> FlowSchedule<'a> {
                 break;
             }
             self.finishing.pop();
-            if v != self.version[p] || self.pool_rate[p] <= 0.0 {
+            if v != self.pools.version(p) || self.pools.rate(p) <= 0.0 {
                 continue;
             }
-            self.left[p] -= self.pool_rate[p] * (now - self.stamp[p]);
-            self.stamp[p] = now;
+            self.pools.drain_to(p, now);
+            let (left, rate) = (self.pools.left(p), self.pools.rate(p));
             let wire = self.messages[self.part_of[p]].wire.max(1.0);
-            if self.left[p] > 1e-9 * wire && now + self.left[p] / self.pool_rate[p] > now {
+            if left > 1e-9 * wire && now + left / rate > now {
                 // Rounding left a sliver: finish when it drains.
-                self.finishing.push(Reverse((at(now + self.left[p] / self.pool_rate[p]), p, v)));
+                self.finishing.push(Reverse((at(now + left / rate), p, v)));
                 continue;
             }
-            self.left[p] = 0.0;
-            self.pool_rate[p] = 0.0;
+            self.pools.empty(p);
             for q in self.parts_of_pool(p) {
                 if !self.solver.is_active(q) {
                     continue;
