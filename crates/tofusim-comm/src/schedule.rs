@@ -40,8 +40,78 @@ impl Span {
 pub type Spans = smallvec::SmallVec<[Span; 1]>;
 
 /// A step's dependencies: up to two inline (nearly every step has at most
-/// two), more on the heap.
-pub type Deps = smallvec::SmallVec<[StepId; 2]>;
+/// two), more on the heap. 16 bytes (a small vector of two would take 24):
+/// the heap pointer's null value marks the inline form, so a schedule of
+/// millions of steps (a ring on 1,152 ranks: 5.3M) keeps 56 bytes a step.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Deps {
+    /// Up to two, [`NO_STEP`] marking an empty slot (always the last).
+    Few([StepId; 2]),
+    Many(Box<[StepId]>),
+}
+
+/// An empty slot of [`Deps::Few`]; never a step's index (a program would
+/// need 4G steps).
+const NO_STEP: StepId = StepId::MAX;
+
+impl Deps {
+    pub fn from_slice(ids: &[StepId]) -> Self {
+        match *ids {
+            [] => Deps::Few([NO_STEP; 2]),
+            [a] if a != NO_STEP => Deps::Few([a, NO_STEP]),
+            [a, b] if a != NO_STEP && b != NO_STEP => Deps::Few([a, b]),
+            _ => Deps::Many(ids.into()),
+        }
+    }
+
+    /// Keeps the dependencies for which `keep` holds, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&StepId) -> bool) {
+        let kept: Vec<StepId> = self.iter().copied().filter(|d| keep(d)).collect();
+        *self = Deps::from_slice(&kept);
+    }
+}
+
+impl Default for Deps {
+    fn default() -> Self {
+        Deps::from_slice(&[])
+    }
+}
+
+impl std::ops::Deref for Deps {
+    type Target = [StepId];
+
+    fn deref(&self) -> &[StepId] {
+        match self {
+            Deps::Few(ids) => {
+                let n = ids.iter().take_while(|&&d| d != NO_STEP).count();
+                &ids[..n]
+            }
+            Deps::Many(ids) => ids,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Deps {
+    type Item = &'a StepId;
+    type IntoIter = std::slice::Iter<'a, StepId>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for Deps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// As a list of step indices, the form the small vector had.
+impl Serialize for Deps {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
 
 /// A span list as the schedule keeps it: inline when it fits.
 fn compact(spans: impl Into<Spans>) -> Spans {
@@ -337,12 +407,24 @@ impl Schedule {
     /// sizes, in order.
     pub fn validate(&self) -> Result<(), String> {
         let p = self.ranks;
-        // (sender, receiver, tag, elements), each side in program order: sorted
-        // stably by key, the two must be the same sequence. (A map of
-        // vectors per key costs an allocation per message when every
-        // message has its own tag, as in a replayed trace.)
-        let mut sent: Vec<(Rank, Rank, u32, u64)> = Vec::new();
-        let mut recvd: Vec<(Rank, Rank, u32, u64)> = Vec::new();
+        // (sender, receiver, tag, order, elements), each side numbered in
+        // program order: sorted by key and order, the two must be the same
+        // sequence. (A map of vectors per key costs an allocation per
+        // message when every message has its own tag, as in a replayed
+        // trace.) The tables are sized exactly and sorted in place: a
+        // schedule of millions of messages (a ring on 1,152 ranks: 2.65M)
+        // would otherwise double them while growing and take half again to
+        // sort, a peak beside the schedule itself.
+        let (sends, recvs) = self.programs.iter().flat_map(|prog| &prog.steps).fold(
+            (0usize, 0usize),
+            |(s, r), step| match step.action {
+                Action::Send { .. } => (s + 1, r),
+                Action::Recv { .. } => (s, r + 1),
+                _ => (s, r),
+            },
+        );
+        let mut sent: Vec<MessageRecord> = Vec::with_capacity(sends);
+        let mut recvd: Vec<MessageRecord> = Vec::with_capacity(recvs);
         for (r, prog) in self.programs.iter().enumerate() {
             let r = r as Rank;
             for (i, step) in prog.steps.iter().enumerate() {
@@ -368,9 +450,9 @@ impl Schedule {
                             ));
                         }
                         if matches!(step.action, Action::Send { .. }) {
-                            sent.push((r, *peer, *tag, total(spans)));
+                            sent.push((r, *peer, *tag, sent.len() as u32, total(spans)));
                         } else {
-                            recvd.push((*peer, r, *tag, total(spans)));
+                            recvd.push((*peer, r, *tag, recvd.len() as u32, total(spans)));
                         }
                     }
                     Action::Copy(c) => {
@@ -386,14 +468,19 @@ impl Schedule {
                 }
             }
         }
-        sent.sort_by_key(|m| (m.0, m.1, m.2));
-        recvd.sort_by_key(|m| (m.0, m.1, m.2));
-        if sent != recvd {
+        sent.sort_unstable_by_key(|m| (m.0, m.1, m.2, m.3));
+        recvd.sort_unstable_by_key(|m| (m.0, m.1, m.2, m.3));
+        let key = |m: &MessageRecord| (m.0, m.1, m.2);
+        let same = |a: &MessageRecord, b: &MessageRecord| key(a) == key(b) && a.4 == b.4;
+        if sent.len() != recvd.len() || !sent.iter().zip(&recvd).all(|(a, b)| same(a, b)) {
             // The first key whose sends and receives differ.
-            let key = |m: &(Rank, Rank, u32, u64)| (m.0, m.1, m.2);
-            let at = sent.iter().zip(&recvd).position(|(a, b)| a != b).unwrap_or(sent.len().min(recvd.len()));
+            let at = sent
+                .iter()
+                .zip(&recvd)
+                .position(|(a, b)| !same(a, b))
+                .unwrap_or(sent.len().min(recvd.len()));
             let k = sent.get(at).or(recvd.get(at)).map(key).expect("a difference");
-            let sizes = |v: &[(Rank, Rank, u32, u64)]| v.iter().filter(|m| key(m) == k).map(|m| m.3).collect::<Vec<_>>();
+            let sizes = |v: &[MessageRecord]| v.iter().filter(|m| key(m) == k).map(|m| m.4).collect::<Vec<_>>();
             let (s_, r_) = (sizes(&sent), sizes(&recvd));
             if s_.is_empty() {
                 return Err(format!("rank {} receives from rank {} which sends nothing", k.1, k.0));
@@ -403,6 +490,10 @@ impl Schedule {
         Ok(())
     }
 }
+
+/// One message as [`Schedule::validate`] matches it: (sender, receiver,
+/// tag, order on its side, elements); 24 bytes.
+type MessageRecord = (Rank, Rank, u32, u32, u64);
 
 /// One point-to-point transfer: `bytes` from rank `src` to rank `dst` on
 /// the sender's TNI `tni` (the `transfers` schedule of
@@ -415,3 +506,58 @@ pub struct Transfer {
     pub tni: u8,
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two sends 0 → 1 of `a` then `b` elements, and two receives at 1 of
+    /// `x` then `y`.
+    fn pair(a: u64, b: u64, x: u64, y: u64) -> Schedule {
+        let mut s = Schedule::new(Collective::Allreduce, "test", 2, 8);
+        let s0 = s.send(0, 1, vec![Span::new(0, a)], 0, &[]);
+        s.send(0, 1, vec![Span::new(0, b)], 0, &[s0]);
+        let r0 = s.recv(1, 0, vec![Span::new(0, x)], Combine::Replace, &[]);
+        s.recv(1, 0, vec![Span::new(0, y)], Combine::Replace, &[r0]);
+        s
+    }
+
+    #[test]
+    fn messages_match_in_order_per_pair() {
+        pair(1, 3, 1, 3).validate().expect("same sizes in the same order");
+        let swapped = pair(1, 3, 3, 1).validate().unwrap_err();
+        assert_eq!(swapped, "rank 0 sends [1, 3] elements to rank 1 (tag 0) but it receives [3, 1]");
+    }
+
+    #[test]
+    fn a_receive_without_its_send_is_named() {
+        let mut s = pair(2, 2, 2, 2);
+        s.recv(0, 1, vec![Span::new(0, 2)], Combine::Replace, &[]);
+        assert_eq!(s.validate().unwrap_err(), "rank 0 receives from rank 1 which sends nothing");
+        let mut t = pair(2, 2, 2, 2);
+        t.send(1, 0, vec![Span::new(0, 2)], 0, &[]);
+        assert_eq!(t.validate().unwrap_err(), "rank 1 sends [2] elements to rank 0 (tag 0) but it receives []");
+    }
+
+    #[test]
+    fn deps_keep_their_order_inline_and_on_the_heap() {
+        assert_eq!(std::mem::size_of::<Deps>(), 16);
+        assert_eq!(std::mem::size_of::<Step>(), 56);
+        for ids in [&[][..], &[4], &[4, 2], &[4, 2, 9], &[7, StepId::MAX]] {
+            let d = Deps::from_slice(ids);
+            assert_eq!(&d[..], ids);
+            assert_eq!(serde_json::to_string(&d).unwrap(), serde_json::to_string(ids).unwrap());
+        }
+        assert!(matches!(Deps::from_slice(&[1, 2]), Deps::Few(_)));
+        let mut d = Deps::from_slice(&[5, 6, 7]);
+        d.retain(|&x| x != 6);
+        assert_eq!((&d[..], matches!(d, Deps::Few(_))), (&[5, 7][..], true));
+    }
+
+    #[test]
+    fn a_dependency_on_a_later_step_is_refused() {
+        let mut s = pair(1, 1, 1, 1);
+        s.programs[0].steps[0].deps = Deps::from_slice(&[1]);
+        assert_eq!(s.validate().unwrap_err(), "rank 0 step 0: depends on step 1, not an earlier one");
+    }
+}

@@ -149,7 +149,14 @@ impl ScheduleRun {
         let mut dependants = vec![0u32; first_dependant[n as usize] as usize];
         let mut placed = first_dependant.clone();
         let mut message_of = vec![u32::MAX; n as usize];
-        let mut messages: Vec<Message> = Vec::new();
+        // Sized exactly: doubling would leave up to half again of millions.
+        let sends = schedule
+            .programs
+            .iter()
+            .flat_map(|prog| &prog.steps)
+            .filter(|st| matches!(st.action, Action::Send { .. }))
+            .count();
+        let mut messages: Vec<Message> = Vec::with_capacity(sends);
         // Sends numbered per (from, to) stream; receives matched to them.
         let mut stream: std::collections::HashMap<(u32, u32, u32), Vec<u32>> = Default::default();
         let mut recv_seen: std::collections::HashMap<(u32, u32, u32), usize> = Default::default();
