@@ -65,6 +65,61 @@ def test_bad_input_exits_2_with_the_key(run, args, needle):
     assert needle in r.err and "Traceback" not in r.err
 
 
+SHALLOW = str(ROOT / "examples" / "trees" / "4x3x4-depth6.json")
+
+
+def test_given_trees_replace_the_built_ones(run, tmp_path):
+    """`--trees`: the trees of tools/trinary_trees_sat.py (depth 6 on the
+    4x3x4 communicator of k:2x1x2, against the built trees' 9) run, and the
+    allreduce they make is right; they change the run (its time), so the
+    input is modelled, not ignored."""
+    args = ["coll", "allreduce", "--algo", "trinaryx3", "--size", "256KiB", "--system", "k:2x1x2", "--segment", "19200", "--json"]
+    built = run(*args).json()
+    given = run(*args, "--trees", SHALLOW, "--verify").json()
+    assert given["verified"] is True and given["processes"] == 48 and given["fallback"] is None
+    assert given["run"]["cycles"] != built["run"]["cycles"]
+    flow = run(*args, "--trees", SHALLOW, "--model", "flow-rounds").json()
+    assert flow["bandwidth_Bps"] > 0
+
+
+def test_bad_trees_exit_2_naming_the_file(run, tmp_path):
+    trees = json.loads(open(SHALLOW, encoding="utf-8").read())
+    child = next(r for r, p in enumerate(trees["parents"][0]) if p is not None)
+    trees["parents"][0][child] = (trees["parents"][0][child] + 2) % 48  # not a neighbour, or a cycle
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(trees))
+    base = ["coll", "allreduce", "--size", "64KiB", "--system", "k:2x1x2"]
+    for args, needle in [
+        ([*base, "--algo", "trinaryx3", "--trees", str(bad)], f"{bad}: trees: tree 0"),
+        ([*base, "--algo", "ring", "--trees", SHALLOW], "trees: only the trinary-tree algorithms take trees, not ring"),
+        (["coll", "allreduce", "--algo", "trinaryx3", "--size", "64KiB", "--system", "k:3x3x3", "--trees", SHALLOW], "the trees are for a 4x3x4 communicator"),
+        ([*base, "--algo", "trinaryx3", "--trees", str(tmp_path / "none.json")], "cannot read it"),
+        ([*base, "--algo", "trinaryx3,ring", "--trees", SHALLOW], "--trees fits one communicator"),
+    ]:
+        r = run(*args)
+        assert r.code == 2 and needle in r.err and "Traceback" not in r.err, (args, r.err)
+        assert len(r.err.strip().splitlines()) == 1 or "Usage" in r.err
+
+
+def test_the_sat_search_finds_shallow_trees_and_proves_none_shallower(tmp_path):
+    tool = [sys.executable, str(ROOT / "tools" / "trinary_trees_sat.py")]
+    out = tmp_path / "t.json"
+    ok = subprocess.run([*tool, "3x3x3", "--depth", "5", "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    t = json.loads(out.read_text())
+    assert t["lengths"] == [3, 3, 3] and all(len(p) == 27 and p[0] is None for p in t["parents"])
+    # The depth of each tree is at most 5 (the built trees: 7).
+    for parents in t["parents"]:
+        for r in range(27):
+            hops, x = 0, r
+            while parents[x] is not None:
+                x, hops = parents[x], hops + 1
+                assert hops <= 5
+    none = subprocess.run([*tool, "3x3x3", "--depth", "4"], capture_output=True, text=True, timeout=120)
+    assert none.returncode == 1 and "no trees of depth <= 4" in none.stderr
+    assert subprocess.run([*tool, "2x3x3"], capture_output=True, text=True).returncode == 2
+
+
 MPI = shutil.which("mpirun")
 
 

@@ -114,7 +114,8 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
 def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
-         counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None) -> dict[str, Any]:
+         counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None,
+         trees: str | None = None, trees_source: str = "<trees>") -> dict[str, Any]:
     """Runs one collective over every node of ``system``.
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
@@ -129,7 +130,12 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     (packet engine, the ``steps`` columns: rank, node, step, kind, peer,
     bytes, finish_cycle) — what ``tofusim report`` animates; a schedule of
     more than 4 million steps keeps none and says how many it had
-    (``steps_omitted``).
+    (``steps_omitted``). ``trees``: the JSON text of three trees for the
+    trinary-tree algorithms instead of their own construction
+    (``{"lengths": [Lx, Ly, Lz], "parents": [three lists of each rank's
+    parent, null at the root]}``; checked: spanning, nearest-neighbour
+    arcs, one tree per link, at most three children per rank over the
+    three), named ``trees_source`` in errors.
     """
     spec = {
         "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),
@@ -137,6 +143,8 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
         "model": model, "counter_cycles": int(counter_cycles), "steps": bool(steps),
     }
+    if trees is not None:
+        spec["trees"], spec["trees_source"] = trees, trees_source
     return json.loads(_core.run_collective(json.dumps(spec), progress, keep_partial, samples))
 
 

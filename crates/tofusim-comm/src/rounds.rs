@@ -17,7 +17,7 @@
 use crate::algorithms::{bcast::TniLoad, part, pow2_floor, BuildError, Params};
 use crate::collective::Collective;
 use crate::schedule::Rank;
-use crate::tree::{trinary_trees, trinary_unsupported, Tree};
+use crate::tree::{trinary_unsupported, Tree};
 use crate::ELEMENT_BYTES;
 
 /// One message of the same size in each of `count` consecutive rounds
@@ -96,6 +96,7 @@ pub fn build(op: &str, algorithm: &str, params: &Params) -> Result<Rounds, Build
     if p == 0 {
         return Err(BuildError { key: "ranks", message: "expected at least one process".into() });
     }
+    crate::algorithms::check_given_trees(params, (op, algorithm) == ("allreduce", "trinaryx3"), algorithm, 0)?;
     match (op, algorithm) {
         ("allreduce", "ring") => Ok(ring_allreduce(p, params.count)),
         ("allreduce", "recursive-doubling") => Ok(recursive_doubling_allreduce(p, params.count)),
@@ -219,7 +220,7 @@ fn trinaryx3_allreduce(params: &Params) -> Result<Rounds, BuildError> {
     }
     let mut r = Rounds::new(Collective::Allreduce, "trinaryx3", p);
     r.pipelined = true;
-    let trees = trinary_trees(&g, 0);
+    let trees = crate::algorithms::trinary_trees_for(params, &g, 0);
     let tnis = params.tnis.max(1);
     let seg_elems = params.segment_elements.max(1);
     let mut load = TniLoad::new(p, tnis);

@@ -174,6 +174,77 @@ pub fn trinary_trees(grid: &Grid, root: Rank) -> [Tree; 3] {
     parents.map(|p| Tree::from_parents(root, p))
 }
 
+/// Three trees for the trinary-tree algorithms, given from outside (a file
+/// of parents, `tofusim coll --trees`) and checked to have the properties
+/// the construction above guarantees: each spans the communicator from the
+/// same root over nearest-neighbour arcs, no torus link carries two trees
+/// (nor one twice), and no rank has more than three children over the
+/// three. Depth and child counts are free: that is what a caller varies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrinaryTrees {
+    pub grid: Grid,
+    pub root: Rank,
+    pub trees: [Tree; 3],
+}
+
+impl TrinaryTrees {
+    /// The trees with `parents[t][r]` rank `r`'s parent in tree `t` (`None`
+    /// at the root alone), or what is wrong with them.
+    pub fn from_parents(grid: Grid, parents: [Vec<Option<Rank>>; 3]) -> Result<Self, String> {
+        if let Some(why) = trinary_unsupported(&grid) {
+            return Err(why);
+        }
+        let n = grid.ranks();
+        let mut root = None;
+        for (t, p) in parents.iter().enumerate() {
+            if p.len() != n as usize {
+                return Err(format!("tree {t} has {} parents, the {}x{}x{} communicator {n} ranks", p.len(), grid.lengths[0], grid.lengths[1], grid.lengths[2]));
+            }
+            let roots: Vec<Rank> = (0..n).filter(|&r| p[r as usize].is_none()).collect();
+            match (roots.as_slice(), root) {
+                ([r], None) => root = Some(*r),
+                ([r], Some(r0)) if *r == r0 => {}
+                _ => return Err(format!("tree {t} must have one root (a null parent) shared by all three trees, found {roots:?}")),
+            }
+        }
+        let root = root.expect("three trees checked");
+        let trees = parents.map(|p| Tree::from_parents(root, p));
+        check_trinary(&grid, &trees)?;
+        Ok(Self { grid, root, trees })
+    }
+}
+
+/// The properties every triple of trinary trees has (see [`TrinaryTrees`]),
+/// or the first one that fails.
+pub fn check_trinary(grid: &Grid, trees: &[Tree; 3]) -> Result<(), String> {
+    let n = grid.ranks();
+    let mut links = std::collections::HashSet::new();
+    for (t, tree) in trees.iter().enumerate() {
+        for r in 0..n {
+            let Some(p) = tree.parent[r as usize] else { continue };
+            if p >= n {
+                return Err(format!("tree {t}: rank {r}'s parent {p} is not a rank of {n}"));
+            }
+            if grid.hops(p, r) != 1 {
+                return Err(format!("tree {t}: arc {p} -> {r} is not between torus neighbours"));
+            }
+            if !links.insert((p.min(r), p.max(r))) {
+                return Err(format!("tree {t}: the link {p}-{r} already carries a tree"));
+            }
+        }
+        if tree.top_down().len() != n as usize {
+            return Err(format!("tree {t} does not reach every rank from the root {} (it has a cycle)", tree.root));
+        }
+    }
+    for r in 0..n as usize {
+        let total: usize = trees.iter().map(|t| t.children[r].len()).sum();
+        if total > 3 {
+            return Err(format!("rank {r} has {total} children over the three trees, more than three"));
+        }
+    }
+    Ok(())
+}
+
 /// Pipeline stages a segment crosses in a tree algorithm: the deepest of
 /// the three trees, once per phase (Trinaryx3: up, then down: 2 phases).
 pub fn trinary_stages(grid: &Grid, root: Rank, phases: u32) -> u32 {
@@ -210,60 +281,40 @@ pub fn pipeline_segment_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashSet;
 
     fn check(lengths: [u32; 3], root: Rank) {
         let g = Grid::new(lengths);
         let trees = trinary_trees(&g, root);
-        let mut arcs: Vec<HashSet<(Rank, Rank)>> = Vec::new();
-        let mut links = HashSet::new();
-        for (i, t) in trees.iter().enumerate() {
-            let order = t.top_down();
-            assert_eq!(
-                order.len(),
-                g.ranks() as usize,
-                "tree {i} on {lengths:?} spans"
-            );
-            let mut set = HashSet::new();
-            for r in 0..g.ranks() {
-                assert!(
-                    t.children[r as usize].len() <= 3,
-                    "tree {i} out-degree at {r}"
-                );
-                if let Some(p) = t.parent[r as usize] {
-                    assert!(
-                        links.insert((p.min(r), p.max(r))),
-                        "tree {i}: link {p}-{r} already carries another tree on {lengths:?}"
-                    );
-                }
-                if let Some(p) = t.parent[r as usize] {
-                    assert_eq!(
-                        g.hops(p, r),
-                        1,
-                        "tree {i}: arc {p}->{r} is not nearest-neighbour"
-                    );
-                    set.insert((p, r));
-                } else {
-                    assert_eq!(r, root);
-                }
-            }
-            arcs.push(set);
+        assert!(trees.iter().all(|t| t.root == root));
+        if let Err(e) = check_trinary(&g, &trees) {
+            panic!("{lengths:?}, root {root}: {e}");
         }
-        for r in 0..g.ranks() as usize {
-            let total: usize = trees.iter().map(|t| t.children[r].len()).sum();
-            assert!(
-                total <= 3,
-                "rank {r} has {total} children over the three trees"
-            );
-        }
-        for a in 0..3 {
-            for b in a + 1..3 {
-                assert!(
-                    arcs[a].is_disjoint(&arcs[b]),
-                    "trees {a} and {b} share an arc on {lengths:?}"
-                );
-            }
-        }
+    }
+
+    #[test]
+    fn given_trees_are_checked() {
+        let g = Grid::new([3, 3, 3]);
+        let parents = trinary_trees(&g, 4).map(|t| t.parent);
+        let ok = TrinaryTrees::from_parents(g, parents.clone()).expect("the construction's trees pass");
+        assert_eq!(ok.root, 4);
+        // Rank 13's parent in tree 0 moved to a rank two hops away.
+        let mut far = parents.clone();
+        let r = (0..27).find(|&r| far[0][r as usize].is_some() && g.hops(r, 0) == 2).unwrap();
+        far[0][r as usize] = Some(0);
+        assert!(TrinaryTrees::from_parents(g, far).unwrap_err().contains("not between torus neighbours"));
+        // Two trees on one link.
+        let mut shared = parents.clone();
+        let (c, p) = (0..27u32).find_map(|c| parents[0][c as usize].map(|p| (c, p))).unwrap();
+        let other = (0..27u32).find(|&x| x != c && parents[1][x as usize].is_some() && g.hops(x, p) == 1).unwrap();
+        shared[1][other as usize] = Some(p);
+        shared[1][c as usize] = Some(p);
+        assert!(TrinaryTrees::from_parents(g, shared).is_err());
+        let mut rootless = parents.clone();
+        rootless[2][4] = Some(3);
+        assert!(TrinaryTrees::from_parents(g, rootless).unwrap_err().contains("one root"));
+        let mut short = parents;
+        short[1].pop();
+        assert!(TrinaryTrees::from_parents(g, short).unwrap_err().contains("26 parents"));
     }
 
     #[test]

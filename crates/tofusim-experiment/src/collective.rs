@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 use tofusim_comm::algorithms::{build_named, Params};
-use tofusim_comm::tree::Grid;
+use tofusim_comm::tree::{Grid, TrinaryTrees};
 use tofusim_comm::exec::data;
 use tofusim_comm::{Collective, ScheduleRun, ELEMENT_BYTES};
 
@@ -49,6 +49,32 @@ pub struct CollectiveSpec {
     /// Keep every step's finish cycle in the result (packet engine; what
     /// the report animates; a number per step, so only when asked).
     pub steps: bool,
+    /// Trees for the trinary-tree algorithms instead of their own
+    /// construction ([`trees_from_json`]).
+    pub trees: Option<std::sync::Arc<TrinaryTrees>>,
+}
+
+/// A file of trees as `tofusim coll --trees` reads it: the communicator's
+/// axis lengths and, per tree, every rank's parent (`null` at the root;
+/// rank = x + Lx·(y + Ly·z)).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TreesFile {
+    lengths: [u32; 3],
+    parents: [Vec<Option<u32>>; 3],
+    /// What made them (free text, not read).
+    #[serde(default)]
+    #[allow(dead_code)]
+    source: Option<String>,
+}
+
+/// The trees of a trees file (`source` names it in errors), checked
+/// ([`TrinaryTrees::from_parents`]).
+pub fn trees_from_json(text: &str, source: &str) -> Result<TrinaryTrees> {
+    let f: TreesFile = serde_json::from_str(text).map_err(|e| {
+        ConfigError::new(source, "trees", format!("expected {{\"lengths\": [Lx, Ly, Lz], \"parents\": [three lists of each rank's parent, null at the root]}}: {e}"))
+    })?;
+    TrinaryTrees::from_parents(Grid::new(f.lengths), f.parents).map_err(|e| ConfigError::new(source, "trees", e))
 }
 
 /// Which model times a collective.
@@ -249,6 +275,7 @@ pub fn schedule(
     params.grid = grid;
     params.tnis = spec.tnis.unwrap_or(tnis).max(1);
     params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+    params.trees = spec.trees.clone();
     build_named(
         &spec.op,
         &spec.algorithm,
@@ -448,6 +475,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         params.tnis = tnis;
         params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
+        params.trees = spec.trees.clone();
         let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
         let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };
         let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));

@@ -128,6 +128,7 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
         model: Model::Packet,
         counter_cycles: 0,
         steps,
+        trees: None,
     };
     let go = |steps| run(&spec(steps), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     assert!(go(false).steps.is_none());

@@ -118,6 +118,10 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 @click.option("--root", default=0, show_default=True, help="Root rank of bcast and reduce.")
 @click.option("--segment", "segment", default="64KiB", show_default=True, help="Pipelining segment of the chain and tree algorithms.")
 @click.option("--tnis", type=int, default=None, help="TNIs the algorithm may use (default: all of the node's).")
+@click.option("--trees", "trees_file", metavar="FILE", default=None,
+              help="trinary-tree and trinaryx3: three trees (JSON: lengths, and each tree's parent per rank, null at the root) instead of "
+                   "the built ones; checked: spanning, nearest-neighbour arcs, one tree per link, at most three children per rank. "
+                   "tools/trinary_trees_sat.py writes shallow ones.")
 @click.option("--descriptor", metavar="direct|memory", default="direct", show_default=True, help="Tofu descriptor mode.")
 @click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
 @click.option("--cmg", metavar="near|far", default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
@@ -136,8 +140,8 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
-def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injection, cmg, verify, seed, model, list_, counter_period, jobs, out,
-         as_json, report) -> None:
+def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, cache_injection, cmg, verify, seed, model, list_, counter_period, jobs,
+         out, as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
@@ -172,6 +176,15 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
         raise click.UsageError("--counter-period samples one run: give one algorithm and one size")
     if not sweeping and jobs != 1:
         raise click.UsageError("--jobs runs the points of a sweep (several --algo or a --size range) at once")
+    trees = None
+    if trees_file is not None:
+        if sweeping:
+            raise click.UsageError("--trees fits one communicator and algorithm: give one algorithm and one size")
+        try:
+            with open(trees_file, encoding="utf-8") as f:
+                trees = f.read()
+        except OSError as e:
+            raise click.UsageError(f"--trees {trees_file}: cannot read it: {e.strerror}") from None
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
@@ -183,7 +196,8 @@ def coll(op, algo, size, system, root, segment, tnis, descriptor, cache_injectio
     try:
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                      cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
-                     counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns)
+                     counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
+                     trees=trees, trees_source=trees_file or "<trees>")
     finally:
         progress.close()
     if out:

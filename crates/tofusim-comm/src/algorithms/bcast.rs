@@ -2,7 +2,7 @@
 
 use super::{part, start, torus_grid, Algorithm, Frontier, Params};
 use crate::schedule::{Combine, Rank, Schedule, Span, StepId};
-use crate::tree::{trinary_trees, Tree};
+use crate::tree::Tree;
 
 pub(crate) fn build(s: &mut Schedule, algorithm: Algorithm, root: Rank, params: &Params) {
     let mut f = start(s.ranks);
@@ -13,7 +13,7 @@ pub(crate) fn build(s: &mut Schedule, algorithm: Algorithm, root: Rank, params: 
         Algorithm::ScatterAllgather => scatter_allgather(s, root, all, &mut f),
         Algorithm::TrinaryTree => match torus_grid(params, true) {
             Ok(g) => {
-                let trees = trinary_trees(&g, root);
+                let trees = super::trinary_trees_for(params, &g, root);
                 let mut load = TniLoad::new(s.ranks, params.tnis);
                 for (i, t) in trees.iter().enumerate() {
                     let region = part(0, s.count, 3, i as u64);

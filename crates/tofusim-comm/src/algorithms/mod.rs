@@ -51,6 +51,10 @@ pub struct Params {
     pub segment_elements: u64,
     /// Network interfaces per node the algorithm may spread over.
     pub tnis: u8,
+    /// Trees the trinary-tree algorithms use instead of their own
+    /// construction (checked by [`crate::tree::TrinaryTrees::from_parents`];
+    /// [`build_named`] refuses them for other algorithms, shapes or roots).
+    pub trees: Option<std::sync::Arc<crate::tree::TrinaryTrees>>,
 }
 
 impl Params {
@@ -63,6 +67,7 @@ impl Params {
             // short enough to fill a pipeline of a few dozen hops.
             segment_elements: 8192,
             tnis: 4,
+            trees: None,
         }
     }
 }
@@ -347,7 +352,36 @@ pub fn build_named(
     } else {
         size_bytes.div_ceil(crate::ELEMENT_BYTES).max(1)
     };
+    check_given_trees(&params, matches!(algorithm, Algorithm::TrinaryTree | Algorithm::Trinaryx3), algo, if algorithm == Algorithm::Trinaryx3 { 0 } else { root })?;
     build(coll, algorithm, &params)
+}
+
+/// Given trees (`params.trees`) fit the run: a trinary-tree algorithm
+/// (`takes_trees`), its communicator and its root.
+pub(crate) fn check_given_trees(params: &Params, takes_trees: bool, algo: &str, root: Rank) -> Result<(), BuildError> {
+    if let Some(t) = &params.trees {
+        if !takes_trees {
+            return Err(BuildError { key: "trees", message: format!("only the trinary-tree algorithms take trees, not {algo}") });
+        }
+        if params.grid != Some(t.grid) || t.root != root {
+            let shape = params.grid.map_or("no torus".to_string(), |g| format!("{}x{}x{}", g.lengths[0], g.lengths[1], g.lengths[2]));
+            let [a, b, c] = t.grid.lengths;
+            return Err(BuildError {
+                key: "trees",
+                message: format!("the trees are for a {a}x{b}x{c} communicator rooted at rank {}, the run has {shape} rooted at rank {root}", t.root),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The three trees of a trinary-tree algorithm on `g` rooted at `root`: the
+/// ones given in `params` (checked to fit by [`build_named`]), or built.
+pub(crate) fn trinary_trees_for(params: &Params, g: &Grid, root: Rank) -> [crate::tree::Tree; 3] {
+    match &params.trees {
+        Some(t) if t.grid == *g && t.root == root => t.trees.clone(),
+        _ => crate::tree::trinary_trees(g, root),
+    }
 }
 
 /// The grid a torus algorithm can use, or the reason to fall back.

@@ -3,7 +3,7 @@
 
 use super::{bcast, doubling, part, pow2_floor, start, torus_grid, Algorithm, Frontier, Params};
 use crate::schedule::{Combine, Rank, Schedule, Span, StepId};
-use crate::tree::{trinary_trees, Tree};
+use crate::tree::Tree;
 
 pub(crate) fn build_reduce(s: &mut Schedule, algorithm: Algorithm, root: Rank, params: &Params) {
     let p = s.ranks;
@@ -59,7 +59,7 @@ pub(crate) fn build_reduce(s: &mut Schedule, algorithm: Algorithm, root: Rank, p
         }
         Algorithm::TrinaryTree => match torus_grid(params, true) {
             Ok(g) => {
-                for (i, t) in trinary_trees(&g, root).iter().enumerate() {
+                for (i, t) in super::trinary_trees_for(params, &g, root).iter().enumerate() {
                     let region = part(0, s.count, 3, i as u64);
                     tree_up(
                         s,
@@ -105,7 +105,7 @@ pub(crate) fn build_allreduce(s: &mut Schedule, algorithm: Algorithm, params: &P
             Ok(g) => {
                 // Reduce up each tree on its own TNI, then spread the
                 // broadcast copies over the TNIs left least loaded.
-                let trees = trinary_trees(&g, 0);
+                let trees = super::trinary_trees_for(params, &g, 0);
                 let mut load = bcast::TniLoad::new(s.ranks, params.tnis);
                 let ups: Vec<_> = trees
                     .iter()
