@@ -78,8 +78,8 @@ def test_given_trees_replace_the_built_ones(run, tmp_path):
     given = run(*args, "--trees", SHALLOW, "--verify").json()
     assert given["verified"] is True and given["processes"] == 48 and given["fallback"] is None
     assert given["run"]["cycles"] != built["run"]["cycles"]
-    flow = run(*args, "--trees", SHALLOW, "--model", "flow-rounds").json()
-    assert flow["bandwidth_Bps"] > 0
+    rounds = [*args, "--model", "flow-rounds"]
+    assert run(*rounds, "--trees", SHALLOW).json()["time_seconds"] != run(*rounds).json()["time_seconds"]
 
 
 def test_bad_trees_exit_2_naming_the_file(run, tmp_path):
@@ -91,9 +91,12 @@ def test_bad_trees_exit_2_naming_the_file(run, tmp_path):
     base = ["coll", "allreduce", "--size", "64KiB", "--system", "k:2x1x2"]
     for args, needle in [
         ([*base, "--algo", "trinaryx3", "--trees", str(bad)], f"{bad}: trees: tree 0"),
-        ([*base, "--algo", "ring", "--trees", SHALLOW], "trees: only the trinary-tree algorithms take trees, not ring"),
+        ([*base, "--algo", "ring", "--trees", SHALLOW], f"{SHALLOW}: trees: only the trinary-tree algorithms take trees, not ring"),
+        ([*base, "--algo", "ring", "--model", "flow-rounds", "--trees", SHALLOW], f"{SHALLOW}: trees: only the trinary-tree algorithms take trees"),
         (["coll", "allreduce", "--algo", "trinaryx3", "--size", "64KiB", "--system", "k:3x3x3", "--trees", SHALLOW], "the trees are for a 4x3x4 communicator"),
-        ([*base, "--algo", "trinaryx3", "--trees", str(tmp_path / "none.json")], "cannot read it"),
+        ([*base, "--algo", "trinaryx3", "--trees", str(tmp_path / "none.json")], "cannot read the trees file"),
+        (["coll", "bcast", "--algo", "trinary-tree", "--root", "5", "--size", "64KiB", "--system", "k:2x1x2", "--trees", SHALLOW],
+         f"{SHALLOW}: trees: the trees are for a 4x3x4 communicator rooted at rank 0, the run has 4x3x4 rooted at rank 5"),
         ([*base, "--algo", "trinaryx3,ring", "--trees", SHALLOW], "--trees fits one communicator"),
     ]:
         r = run(*args)
@@ -101,7 +104,7 @@ def test_bad_trees_exit_2_naming_the_file(run, tmp_path):
         assert len(r.err.strip().splitlines()) == 1 or "Usage" in r.err
 
 
-def test_the_sat_search_finds_shallow_trees_and_proves_none_shallower(tmp_path):
+def test_the_sat_search_finds_shallow_trees_and_proves_none_shallower(run, tmp_path):
     tool = [sys.executable, str(ROOT / "tools" / "trinary_trees_sat.py")]
     out = tmp_path / "t.json"
     ok = subprocess.run([*tool, "3x3x3", "--depth", "5", "-o", str(out)], capture_output=True, text=True, timeout=120)
@@ -115,9 +118,14 @@ def test_the_sat_search_finds_shallow_trees_and_proves_none_shallower(tmp_path):
             while parents[x] is not None:
                 x, hops = parents[x], hops + 1
                 assert hops <= 5
+    # What it writes passes the run's own check and runs.
+    j = run("coll", "allreduce", "--algo", "trinaryx3", "--size", "64KiB", "--system", "bgl:3x3x3", "--trees", str(out), "--verify", "--json").json()
+    assert j["verified"] is True
     none = subprocess.run([*tool, "3x3x3", "--depth", "4"], capture_output=True, text=True, timeout=120)
     assert none.returncode == 1 and "no trees of depth <= 4" in none.stderr
     assert subprocess.run([*tool, "2x3x3"], capture_output=True, text=True).returncode == 2
+    unwritable = subprocess.run([*tool, "3x3x3", "-o", str(tmp_path / "no" / "t.json")], capture_output=True, text=True, timeout=120)
+    assert unwritable.returncode == 2 and "cannot write the trees" in unwritable.stderr
 
 
 MPI = shutil.which("mpirun")

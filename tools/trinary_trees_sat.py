@@ -144,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     if depth <= diameter:
         print(f"trinary_trees_sat: --depth {depth}: expected more than the diameter {diameter} (the root has one child per tree)", file=sys.stderr)
         return 2
+    try:
+        import pysat  # noqa: F401
+    except ImportError:
+        print("trinary_trees_sat: needs PySAT (pip install python-sat; `make install` installs it into .venv)", file=sys.stderr)
+        return 2
     t0 = time.monotonic()
     parents = solve(lengths, depth)
     took = time.monotonic() - t0
@@ -153,8 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     text = json.dumps({"lengths": list(lengths), "parents": parents,
                        "source": f"tools/trinary_trees_sat.py {a.shape} --depth {depth} (diameter {diameter})"})
     if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        try:
+            with open(a.out, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        except OSError as e:
+            print(f"trinary_trees_sat: {a.out}: cannot write the trees: {e.strerror}", file=sys.stderr)
+            return 2
     else:
         print(text)
     print(f"trinary_trees_sat: trees of depth <= {depth} on {a.shape} (diameter {diameter}) in {took:.1f} s", file=sys.stderr)

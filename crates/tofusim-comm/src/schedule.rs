@@ -43,25 +43,42 @@ pub type Spans = smallvec::SmallVec<[Span; 1]>;
 /// two), more on the heap. 16 bytes (a small vector of two would take 24):
 /// the heap pointer's null value marks the inline form, so a schedule of
 /// millions of steps (a ring on 1,152 ranks: 5.3M) keeps 56 bytes a step.
-#[derive(Clone, PartialEq, Eq)]
-pub enum Deps {
+#[derive(Clone)]
+pub struct Deps(DepsRepr);
+
+#[derive(Clone)]
+enum DepsRepr {
     /// Up to two, [`NO_STEP`] marking an empty slot (always the last).
     Few([StepId; 2]),
     Many(Box<[StepId]>),
 }
 
-/// An empty slot of [`Deps::Few`]; never a step's index (a program would
+/// Equal when they list the same steps in the same order, whatever the form.
+impl PartialEq for Deps {
+    fn eq(&self, other: &Self) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl Eq for Deps {}
+
+/// An empty slot of `DepsRepr::Few`; never a step's index (a program would
 /// need 4G steps).
 const NO_STEP: StepId = StepId::MAX;
 
 impl Deps {
     pub fn from_slice(ids: &[StepId]) -> Self {
-        match *ids {
-            [] => Deps::Few([NO_STEP; 2]),
-            [a] if a != NO_STEP => Deps::Few([a, NO_STEP]),
-            [a, b] if a != NO_STEP && b != NO_STEP => Deps::Few([a, b]),
-            _ => Deps::Many(ids.into()),
-        }
+        Deps(match *ids {
+            [] => DepsRepr::Few([NO_STEP; 2]),
+            [a] if a != NO_STEP => DepsRepr::Few([a, NO_STEP]),
+            [a, b] if a != NO_STEP && b != NO_STEP => DepsRepr::Few([a, b]),
+            _ => DepsRepr::Many(ids.into()),
+        })
+    }
+
+    /// Held inline (no heap block).
+    pub fn is_inline(&self) -> bool {
+        matches!(self.0, DepsRepr::Few(_))
     }
 
     /// Keeps the dependencies for which `keep` holds, in order.
@@ -81,12 +98,12 @@ impl std::ops::Deref for Deps {
     type Target = [StepId];
 
     fn deref(&self) -> &[StepId] {
-        match self {
-            Deps::Few(ids) => {
+        match &self.0 {
+            DepsRepr::Few(ids) => {
                 let n = ids.iter().take_while(|&&d| d != NO_STEP).count();
                 &ids[..n]
             }
-            Deps::Many(ids) => ids,
+            DepsRepr::Many(ids) => ids,
         }
     }
 }
@@ -548,10 +565,11 @@ mod tests {
             assert_eq!(&d[..], ids);
             assert_eq!(serde_json::to_string(&d).unwrap(), serde_json::to_string(ids).unwrap());
         }
-        assert!(matches!(Deps::from_slice(&[1, 2]), Deps::Few(_)));
+        assert!(Deps::from_slice(&[1, 2]).is_inline() && !Deps::from_slice(&[1, 2, 3]).is_inline());
+        assert_eq!(Deps::from_slice(&[7, StepId::MAX])[..], [7, StepId::MAX]);
         let mut d = Deps::from_slice(&[5, 6, 7]);
         d.retain(|&x| x != 6);
-        assert_eq!((&d[..], matches!(d, Deps::Few(_))), (&[5, 7][..], true));
+        assert_eq!((&d[..], d.is_inline()), (&[5, 7][..], true));
     }
 
     #[test]

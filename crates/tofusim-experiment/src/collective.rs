@@ -74,7 +74,18 @@ pub fn trees_from_json(text: &str, source: &str) -> Result<TrinaryTrees> {
     let f: TreesFile = serde_json::from_str(text).map_err(|e| {
         ConfigError::new(source, "trees", format!("expected {{\"lengths\": [Lx, Ly, Lz], \"parents\": [three lists of each rank's parent, null at the root]}}: {e}"))
     })?;
-    TrinaryTrees::from_parents(Grid::new(f.lengths), f.parents).map_err(|e| ConfigError::new(source, "trees", e))
+    let mut t = TrinaryTrees::from_parents(Grid::new(f.lengths), f.parents).map_err(|e| ConfigError::new(source, "trees", e))?;
+    t.source = source.to_string();
+    Ok(t)
+}
+
+/// An algorithm's refusal as a configuration error: one about the given
+/// trees names their file.
+fn build_err(spec: &CollectiveSpec, e: tofusim_comm::algorithms::BuildError) -> ConfigError {
+    match (&spec.trees, e.key) {
+        (Some(t), "trees") => ConfigError::new(&t.source, "trees", e.message),
+        _ => err(e.key, e.message),
+    }
 }
 
 /// Which model times a collective.
@@ -283,7 +294,7 @@ pub fn schedule(
         spec.size_bytes,
         params,
     )
-    .map_err(|e| err(e.key, e.message))
+    .map_err(|e| build_err(spec, e))
 }
 
 /// A schedule run on the packet engine.
@@ -476,7 +487,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
         params.trees = spec.trees.clone();
-        let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| err(e.key, e.message))?;
+        let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| build_err(spec, e))?;
         let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };
         let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
         let timed = match crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt) {

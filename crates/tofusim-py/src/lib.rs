@@ -388,12 +388,16 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         seed: get_u("seed", 1)?,
         counter_cycles: get_u("counter_cycles", 0)?,
         steps: v.get("steps").and_then(|x| x.as_bool()).unwrap_or(false),
-        trees: match v.get("trees").and_then(|x| x.as_str()) {
-            Some(text) => {
+        trees: match v.get("trees") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(text)) => {
                 let source = v.get("trees_source").and_then(|x| x.as_str()).unwrap_or("<trees>");
                 Some(std::sync::Arc::new(tofusim_experiment::collective::trees_from_json(text, source).map_err(config_err)?))
             }
-            None => None,
+            Some(other) => {
+                let kind = if other.is_object() { "an object" } else { "not text" };
+                return Err(config_err(ConfigError::new("<command line>", "trees", format!("expected the trees file's JSON text, found {kind}"))));
+            }
         },
         model: {
             let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");

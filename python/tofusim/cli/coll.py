@@ -180,11 +180,9 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
     if trees_file is not None:
         if sweeping:
             raise click.UsageError("--trees fits one communicator and algorithm: give one algorithm and one size")
-        try:
-            with open(trees_file, encoding="utf-8") as f:
-                trees = f.read()
-        except OSError as e:
-            raise click.UsageError(f"--trees {trees_file}: cannot read it: {e.strerror}") from None
+        from .files import read_text
+
+        trees = read_text(trees_file, "trees file")
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))

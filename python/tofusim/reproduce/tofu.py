@@ -136,9 +136,9 @@ def trinaryx3(scale: str) -> dict[str, Any]:
     model = json.loads(_core.comm_model(system))
     bound = 3 * model["link_Bps"] / 2 / 1e9
     seg = segments[sizes[-1]]
-    why = (f"pipeline fill ({seg['stages']} stages up and down here) below the schedule's steady-state bound of 7.14 GB/s; "
-           "the trees' depth is not what holds it: shallower valid trees (tools/trinary_trees_sat.py, tofusim coll --trees) "
-           "are not faster on the K communicator (docs/validation.md, C1)")
+    why = (f"below the schedule's steady-state bound of 7.14 GB/s by the pipeline's fill and drain ({seg['stages']} stages up and "
+           "down here); shallower valid trees (tools/trinary_trees_sat.py, tofusim coll --trees) do not close it on the K "
+           "communicator (docs/validation.md, C1)")
     rows = [
         metric(f"Trinaryx3 allreduce bandwidth at {sizes[-1] >> 20} MiB", "GB/s", top["trinaryx3"], 7.1, 0.1, known_difference=why),
         metric("Trinaryx3 / ring", "ratio", top["trinaryx3"] / top["ring"], 5.0, 0.3, known_difference=why),
