@@ -78,6 +78,7 @@ def test_given_trees_replace_the_built_ones(run, tmp_path):
     given = run(*args, "--trees", SHALLOW, "--verify").json()
     assert given["verified"] is True and given["processes"] == 48 and given["fallback"] is None
     assert given["run"]["cycles"] != built["run"]["cycles"]
+    assert given["trees"] == {"source": SHALLOW, "depths": [6, 6, 6]} and "trees" not in built
     rounds = [*args, "--model", "flow-rounds"]
     assert run(*rounds, "--trees", SHALLOW).json()["time_seconds"] != run(*rounds).json()["time_seconds"]
 

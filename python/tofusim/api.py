@@ -330,6 +330,7 @@ class CollectiveResult(Result):
     bytes_sent = Key(int)
     tnis_used = Key(int)
     steps_omitted = Maybe(int, "a schedule with more steps than are kept: how many it had")
+    trees = Maybe(_dict, "the trees given instead of the built ones (trees=...): source and depths in arcs")
     run = Maybe(PacketRun, "the packet engine's run (None on the flow model)")
     flow = Maybe(FlowRun, "the flow model's run (None on the packet engine)")
 

@@ -175,6 +175,16 @@ pub struct CollectiveResult {
     /// [`MAX_STEP_TIMES`] (none kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps_omitted: Option<u64>,
+    /// The trees given instead of the built ones ([`CollectiveSpec::trees`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trees: Option<GivenTrees>,
+}
+
+/// Which given trees a run used: their file and each tree's depth in arcs.
+#[derive(Clone, Debug, Serialize)]
+pub struct GivenTrees {
+    pub source: String,
+    pub depths: [u32; 3],
 }
 
 /// Most steps whose finish cycles a result keeps ([`CollectiveSpec::steps`]):
@@ -661,6 +671,7 @@ fn result(
         flow,
         steps: None,
         steps_omitted: None,
+        trees: spec.trees.as_ref().map(|t| GivenTrees { source: t.source.clone(), depths: [0, 1, 2].map(|i| t.trees[i].depth()) }),
     }
 }
 

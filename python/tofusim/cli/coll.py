@@ -219,6 +219,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         ]
         if r["fallback"]:
             rows.append(("fallback", r["fallback"]))
+        if r.get("trees"):
+            rows.append(("trees", f"{r['trees']['source']} (depths {' / '.join(map(str, r['trees']['depths']))} arcs)"))
         if r["run"]:
             rows.append(("simulator", f"packet engine: {r['run']['cycles']:,} cycles, {r['run']['wall_seconds']:.2f} s wall"))
         else:
