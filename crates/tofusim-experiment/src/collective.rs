@@ -292,19 +292,26 @@ pub fn schedule(
     grid: Option<Grid>,
     tnis: u8,
 ) -> Result<tofusim_comm::Schedule> {
-    let mut params = Params::new(ranks, 0);
-    params.grid = grid;
-    params.tnis = spec.tnis.unwrap_or(tnis).max(1);
-    params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
-    params.trees = spec.trees.clone();
     build_named(
         &spec.op,
         &spec.algorithm,
         spec.root,
         spec.size_bytes,
-        params,
+        algorithm_params(spec, ranks, grid, tnis),
     )
     .map_err(|e| build_err(spec, e))
+}
+
+/// What the algorithms are given of `spec` (the element count is set by
+/// the builder that needs it): the communicator, the TNIs (`spec`'s or the
+/// node's `tnis`), the segment and any given trees.
+fn algorithm_params(spec: &CollectiveSpec, ranks: u32, grid: Option<Grid>, tnis: u8) -> Params {
+    let mut params = Params::new(ranks, 0);
+    params.grid = grid;
+    params.tnis = spec.tnis.unwrap_or(tnis).max(1);
+    params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+    params.trees = spec.trees.clone();
+    params
 }
 
 /// A schedule run on the packet engine.
@@ -491,12 +498,8 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         if spec.verify {
             return Err(err("verify", "the rounds form moves no data: --verify needs the packet or flow-events model"));
         }
-        let mut params = Params::new(ranks, 0);
-        params.grid = s.grid;
-        params.tnis = tnis;
-        params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+        let mut params = algorithm_params(spec, ranks, s.grid, tnis);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
-        params.trees = spec.trees.clone();
         let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| build_err(spec, e))?;
         let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };
         let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
@@ -671,7 +674,7 @@ fn result(
         flow,
         steps: None,
         steps_omitted: None,
-        trees: spec.trees.as_ref().map(|t| GivenTrees { source: t.source.clone(), depths: [0, 1, 2].map(|i| t.trees[i].depth()) }),
+        trees: spec.trees.as_ref().map(|t| GivenTrees { source: t.source.clone(), depths: t.trees.each_ref().map(|tree| tree.depth()) }),
     }
 }
 

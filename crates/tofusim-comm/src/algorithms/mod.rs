@@ -53,7 +53,7 @@ pub struct Params {
     pub tnis: u8,
     /// Trees the trinary-tree algorithms use instead of their own
     /// construction (checked by [`crate::tree::TrinaryTrees::from_parents`];
-    /// [`build_named`] refuses them for other algorithms, shapes or roots).
+    /// [`build`] refuses them for other algorithms, shapes or roots).
     pub trees: Option<std::sync::Arc<crate::tree::TrinaryTrees>>,
 }
 
@@ -228,6 +228,8 @@ pub fn build(
     {
         return Err(Algorithm::parse(collective.name(), algorithm.name()).unwrap_err());
     }
+    let takes_trees = matches!(algorithm, Algorithm::TrinaryTree | Algorithm::Trinaryx3);
+    check_given_trees(params, takes_trees, algorithm.name(), collective.root())?;
     let mut s = Schedule::new(collective, algorithm.name(), p, params.count);
     match collective {
         Collective::Barrier => barrier::build(&mut s, algorithm),
@@ -352,7 +354,6 @@ pub fn build_named(
     } else {
         size_bytes.div_ceil(crate::ELEMENT_BYTES).max(1)
     };
-    check_given_trees(&params, matches!(algorithm, Algorithm::TrinaryTree | Algorithm::Trinaryx3), algo, if algorithm == Algorithm::Trinaryx3 { 0 } else { root })?;
     build(coll, algorithm, &params)
 }
 
@@ -376,11 +377,15 @@ pub(crate) fn check_given_trees(params: &Params, takes_trees: bool, algo: &str, 
 }
 
 /// The three trees of a trinary-tree algorithm on `g` rooted at `root`: the
-/// ones given in `params` (checked to fit by [`build_named`]), or built.
+/// ones given in `params` (their fit checked by [`build`] through
+/// [`check_given_trees`] before any algorithm runs), or built.
 pub(crate) fn trinary_trees_for(params: &Params, g: &Grid, root: Rank) -> [crate::tree::Tree; 3] {
     match &params.trees {
-        Some(t) if t.grid == *g && t.root == root => t.trees.clone(),
-        _ => crate::tree::trinary_trees(g, root),
+        Some(t) => {
+            debug_assert!(t.grid == *g && t.root == root, "given trees checked to fit");
+            t.trees.clone()
+        }
+        None => crate::tree::trinary_trees(g, root),
     }
 }
 
