@@ -7,44 +7,52 @@ on stdout and nothing else there; progress and logs go to stderr.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from .. import ConfigError, __version__
-from .alloc import alloc
-from .check import check
-from .coll import coll
-from .map import map_
-from .replay import replay
-from .report import report
-from .reproduce import reproduce
-from .rmatt import pattern, rmatt
-from .run import run
-from .sweep import sweep
-from .topo import topo
-from .trace import trace
+
+# Each command's module, imported only when that command runs (or when
+# ``--help`` lists them all): the modules pull in rich, concurrent.futures,
+# the trace and report code, and importing them all cost ~80 ms of every
+# command's start, more than a short flow-model run itself.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "alloc": ("alloc", "alloc"),
+    "check": ("check", "check"),
+    "coll": ("coll", "coll"),
+    "map": ("map", "map_"),
+    "pattern": ("rmatt", "pattern"),
+    "replay": ("replay", "replay"),
+    "report": ("report", "report"),
+    "reproduce": ("reproduce", "reproduce"),
+    "rmatt": ("rmatt", "rmatt"),
+    "run": ("run", "run"),
+    "sweep": ("sweep", "sweep"),
+    "topo": ("topo", "topo"),
+    "trace": ("trace", "trace"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyCommands(click.Group):
+    """A group whose subcommands are imported by name on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = _COMMANDS.get(cmd_name)
+        if where is None:
+            return None
+        module = importlib.import_module(f".{where[0]}", __name__)
+        return getattr(module, where[1])
+
+
+@click.group(cls=_LazyCommands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tofusim")
 def cli() -> None:
     """tofusim: simulate supercomputer interconnects and their communication software."""
-
-
-cli.add_command(topo)
-cli.add_command(run)
-cli.add_command(reproduce)
-cli.add_command(coll)
-cli.add_command(pattern)
-cli.add_command(rmatt)
-cli.add_command(map_)
-cli.add_command(alloc)
-cli.add_command(trace)
-cli.add_command(replay)
-cli.add_command(sweep)
-cli.add_command(check)
-cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,18 +6,19 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from .. import ConfigError, Experiment, _read_text
 from .. import run as run_text
 from ..samples import DEFAULT_COUNTER_PERIOD
 from .report import report_option, require_out, write_into
 from ..units import parse_bytes
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+    from rich.table import Table
 
 
 class _LazyProgress:
@@ -32,6 +33,9 @@ class _LazyProgress:
         if self.bar is None:
             if time.monotonic() - self.t0 < 1.0 or frac >= 1.0:
                 return
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
             self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("run", total=1.0)
@@ -43,6 +47,8 @@ class _LazyProgress:
 
 
 def flow_table(r: dict[str, Any], title: str) -> Table:
+    from rich.table import Table
+
     t = Table(title=f"{title} (flow model)", show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
@@ -66,6 +72,8 @@ def flow_table(r: dict[str, Any], title: str) -> Table:
 def summary_table(r: dict[str, Any], title: str) -> Table:
     if r.get("model") == "flow":
         return flow_table(r, title)
+    from rich.table import Table
+
     t = Table(title=title, show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
@@ -205,6 +213,8 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     if as_json:
         click.echo(json.dumps(r))
     else:
+        from rich.console import Console
+
         Console(width=None if sys.stdout.isatty() else 140).print(summary_table(r, f"{experiment}"))
     from ..checks import run_warnings
 
