@@ -262,9 +262,12 @@ def test_tofud_duplicates_only_when_a_lane_is_bad_enough():
     # A very bad lane: retransmission alone collapses; duplicating holds about half.
     assert m("0.0001", "duplicate") > 3 * m("0.0001", "split")
     assert m("0.0001", "dynamic") > m("0.0001", "split")
-    # The header copy costs a few per cent without errors.
-    clean, sliced = measured(j, "error-free, unsliced"), measured(j, "error-free, split")
-    assert 0.95 * clean < sliced < clean
+    # The default TofuD link is in split mode: its format's header copies
+    # give what the lanes modelled one by one give; without the copies (one
+    # lane) the link carries a few per cent more.
+    clean, sliced, one = measured(j, "error-free, split mode"), measured(j, "error-free, split over 2 lanes"), measured(j, "error-free, one lane")
+    assert sliced == pytest.approx(clean, rel=0.01)
+    assert 0.95 * one < clean < one
 
 
 def test_a_tofu_job_dips_while_a_link_or_node_is_down_and_recovers():

@@ -406,6 +406,16 @@ fn aries_host_packet_Bps(data_Bps: f64) -> f64 {
 const TOFU_PAYLOAD_BYTES: u32 = 1920;
 const TOFU_HEADER_BYTES: u32 = 64;
 const TOFU_OVERHEAD_BYTES: u32 = 32;
+/// Lanes of a TofuD link (DOMAIN.md §1.2: 2 × 28.05 Gbps).
+pub(crate) const TOFUD_LANES: u32 = 2;
+/// TofuD's split mode, its links' normal operation (DOMAIN.md §1.2,
+/// [S:000]): every packet is sliced over the lanes and each slice carries
+/// a copy of the routing header, so that virtual cut-through still works.
+/// The copies are wire bytes the other generations do not send: (lanes −
+/// 1) headers per packet, here the whole 64-byte header ([MEM]: the
+/// routing header's own size is not public).
+const TOFUD_SPLIT_COPY_BYTES: u32 = (TOFUD_LANES - 1) * TOFU_HEADER_BYTES;
+const TOFUD_SPLIT_SOURCE: &str = "[S:000] TofuD slices every packet over its 2 lanes, each slice with a copy of the routing header: (2 - 1) x 64 B more per packet on the wire ([MEM] the copy is the whole 64-B header); `[link_errors] packet_slicing` models the lanes one by one, and then this copy is the protocol's, not the format's";
 const TOFU_FORMAT_SOURCE: &str = "[PUB] 1,920 B maximum data per packet: uTofu max_mtu on Fugaku, as reported in RIKEN's libfabric Tofu provider (github.com/yutaka-ishikawa/libfabric, utf_conf.h); [MEM] 64 B header and 32 B per-packet link overhead, and the same format for Tofu1 and Tofu2 (not public, DOMAIN.md §9 item 5). With them the Tofu1 put efficiency 1920/2016 = 0.952 follows, so P3 for Tofu1 counts as fitted";
 
 /// The generic fat-tree switch's packet: MTU and header, bytes ([MEM]).
@@ -556,9 +566,19 @@ impl CommModel {
         )
     }
 
-    /// TofuD (Fugaku): 6 TNIs, 4 CMGs per chip.
+    /// Wire bytes per packet that the format adds for TofuD's split mode
+    /// (0 on other generations): the lanes' routing-header copies.
+    pub fn split_copy_bytes(&self) -> u32 {
+        if self.generation == "tofud" {
+            TOFUD_SPLIT_COPY_BYTES
+        } else {
+            0
+        }
+    }
+
+    /// TofuD (Fugaku): 6 TNIs, 4 CMGs per chip, links in split mode.
     pub fn tofud() -> Self {
-        Self::tofu(
+        let mut m = Self::tofu(
             "tofud",
             6.8e9,
             6,
@@ -586,7 +606,10 @@ impl CommModel {
                     source: "[FIT] 0.54 - 0.49 us [S:000]",
                 },
             ],
-        )
+        );
+        m.router.overhead_bytes += TOFUD_SPLIT_COPY_BYTES;
+        m.sources.push(("split mode", TOFUD_SPLIT_SOURCE));
+        m
     }
 
     /// Cray Aries (Cascade, XC): 64-byte payload packets, the hop-class VC

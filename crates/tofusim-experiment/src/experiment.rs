@@ -108,8 +108,22 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         return Err(sec("run")?.error("cycles", "missing; an open-loop pattern needs the run's length in cycles (e.g. cycles = 100000)"));
     }
     let link_errors = match top.table("link_errors")? {
-        Some(le) => Some(crate::link_errors::parse(&le, &built, &built.routing(router.escape), &router)?),
+        Some(le) => {
+            let mut router = router.clone();
+            if le.has("packet_slicing") && !sec("router")?.has("overhead_bytes") {
+                // The lanes modelled one by one: the link protocol sends
+                // split mode's header copies (and none when duplicating),
+                // so the format's own copies come out of the overhead.
+                router.overhead_bytes -= built.model.split_copy_bytes();
+            }
+            let parsed = crate::link_errors::parse(&le, &built, &built.routing(router.escape), &router)?;
+            Some((parsed, router))
+        }
         None => None,
+    };
+    let (router, link_errors) = match link_errors {
+        Some((le, sliced_router)) => (sliced_router, Some(le)),
+        None => (router, None),
     };
     let fault_sec = top.table("faults")?;
     top.finish(&["network", "router", "routing", "workload", "run", "link_errors", "faults"])?;

@@ -45,7 +45,7 @@ fn lanes_of(g: Generation) -> Option<u8> {
     match g {
         Generation::Tofu1 => Some(8),
         Generation::Tofu2 => Some(4),
-        Generation::Tofud => Some(2),
+        Generation::Tofud => Some(crate::comm_model::TOFUD_LANES as u8),
         _ => None,
     }
 }
