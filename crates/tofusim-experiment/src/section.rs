@@ -275,13 +275,16 @@ impl<'a> Section<'a> {
         }
     }
 
-    /// Fails on the first key that was never read, listing the keys that are.
+    /// Fails on the first key that was never read, listing the keys that
+    /// are valid here: those the parser looked up (present or not) and
+    /// `valid`, the ones it reads elsewhere.
     pub fn finish(&self, valid: &[&str]) -> Result<()> {
         let used = self.used.borrow();
         for k in self.table.keys() {
             if !used.contains(k) && !valid.contains(&k.as_str()) {
-                let mut known: Vec<&str> = valid.to_vec();
+                let mut known: Vec<&str> = valid.iter().copied().chain(used.iter().map(String::as_str)).collect();
                 known.sort_unstable();
+                known.dedup();
                 return Err(self.error(
                     k,
                     format!("unknown key; valid keys here are: {}", known.join(", ")),
@@ -289,5 +292,22 @@ impl<'a> Section<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_key_is_refused_with_the_keys_that_are_valid() {
+        let doc: toml::Table = toml::from_str("[router]\nvcs = 3\nescape = \"bubble\"\n").unwrap();
+        let top = Section::new("f.toml", "", &doc);
+        let router = top.table("router").unwrap().unwrap();
+        let _ = router.get("escape");
+        let _ = router.get("dynamic_vcs");
+        let e = router.finish(&["paths"]).unwrap_err();
+        assert_eq!(e.key, "router.vcs");
+        assert!(e.to_string().ends_with("valid keys here are: dynamic_vcs, escape, paths"), "{e}");
     }
 }
