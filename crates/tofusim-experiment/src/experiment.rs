@@ -180,10 +180,12 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
     // per output of the widest switch, up to the engine's VCs per input.
     let most_dynamic = if fattree { tofusim_packet::MAX_VCS as i64 } else { 8 };
     p.dynamic_vcs = int_or(sec, "dynamic_vcs", 0, most_dynamic, p.dynamic_vcs as i64)? as u8;
-    if let Some(voq) = sec.boolean("virtual_output_queues")? {
-        if !fattree {
-            return Err(sec.error("virtual_output_queues", "virtual output queues apply to fat-tree switches (topology = \"fattree\"), whose routing names each switch's outputs"));
-        }
+    // Keys of another topology's router are refused where given and not
+    // looked up otherwise, so an unknown key's message does not list them.
+    if !fattree && sec.has("virtual_output_queues") {
+        return Err(sec.error("virtual_output_queues", "virtual output queues apply to fat-tree switches (topology = \"fattree\"), whose routing names each switch's outputs"));
+    }
+    if let Some(voq) = if fattree { sec.boolean("virtual_output_queues")? } else { None } {
         p.virtual_output_queues = voq;
     }
     p.priority_vc = sec.boolean("priority_vc")?.unwrap_or(p.priority_vc);
@@ -209,10 +211,10 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
         p.token_latency_cycles as i64,
     )? as u32;
     p.paths = int_or(sec, "paths", 1, 8, p.paths as i64)? as u8;
-    if let Some(k) = sec.int("class_vcs", 1, 8)? {
-        if !dragonfly {
-            return Err(sec.error("class_vcs", "VCs per hop class apply to dragonflies (escape = \"hop-class\")"));
-        }
+    if !dragonfly && sec.has("class_vcs") {
+        return Err(sec.error("class_vcs", "VCs per hop class apply to dragonflies (escape = \"hop-class\")"));
+    }
+    if let Some(k) = if dragonfly { sec.int("class_vcs", 1, 8)? } else { None } {
         p.class_vcs = k as u8;
     }
     if let Some(a) = sec.choice("arbitration", &["random", "slq"])? {

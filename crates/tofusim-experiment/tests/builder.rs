@@ -88,3 +88,18 @@ fn routes_come_from_one_place() {
     let e = exp("system = \"k:2x2x2\"", "pattern = \"uniform\"\nload = 0.1");
     assert_eq!(build::torus_order(&e.built.nodes), tofusim_topology::tofu::ROUTING_ORDER.to_vec());
 }
+
+#[test]
+fn an_unknown_router_key_lists_only_what_this_router_takes() {
+    let text = "[network]\nsystem = \"bgl:4x4x4\"\n[router]\nvcs = 3\n[workload]\npattern = \"uniform\"\nload = 0.1\n[run]\ncycles = 2000\n";
+    let e = experiment::parse("<test>", text).err().expect("refused");
+    assert_eq!(e.key, "router.vcs");
+    let listed = e.to_string();
+    assert!(listed.contains("dynamic_vcs") && listed.contains("escape") && listed.contains("overhead_bytes"), "{listed}");
+    // The dragonfly's and the fat-tree's keys are refused on a torus, with their reason.
+    assert!(!listed.contains("class_vcs") && !listed.contains("virtual_output_queues"), "{listed}");
+    for key in ["class_vcs = 2", "virtual_output_queues = true"] {
+        let e = experiment::parse("<test>", &text.replace("vcs = 3", key)).err().expect("refused");
+        assert!(e.to_string().contains("apply to"), "{e}");
+    }
+}
