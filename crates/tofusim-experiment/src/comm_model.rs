@@ -411,12 +411,21 @@ pub(crate) const TOFUD_LANES: u32 = 2;
 /// TofuD's split mode, its links' normal operation (DOMAIN.md §1.2,
 /// [S:000]): every packet is sliced over the lanes and each slice carries
 /// a copy of the routing header, so that virtual cut-through still works.
-/// The copies are wire bytes the other generations do not send: (lanes −
-/// 1) headers per packet, here the whole 64-byte header ([MEM]: the
-/// routing header's own size is not public).
+/// The copies are wire bytes the other generations do not send:
+/// (lanes − 1) headers per packet, here the whole 64-byte header ([MEM]:
+/// the routing header's own size is not public).
 const TOFUD_SPLIT_COPY_BYTES: u32 = (TOFUD_LANES - 1) * TOFU_HEADER_BYTES;
 const TOFUD_SPLIT_SOURCE: &str = "[S:000] TofuD slices every packet over its 2 lanes, each slice with a copy of the routing header: (2 - 1) x 64 B more per packet on the wire ([MEM] the copy is the whole 64-B header); `[link_errors] packet_slicing` models the lanes one by one, and then this copy is the protocol's, not the format's";
 const TOFU_FORMAT_SOURCE: &str = "[PUB] 1,920 B maximum data per packet: uTofu max_mtu on Fugaku, as reported in RIKEN's libfabric Tofu provider (github.com/yutaka-ishikawa/libfabric, utf_conf.h); [MEM] 64 B header and 32 B per-packet link overhead, and the same format for Tofu1 and Tofu2 (not public, DOMAIN.md §9 item 5). With them the Tofu1 put efficiency 1920/2016 = 0.952 follows, so P3 for Tofu1 counts as fitted";
+
+/// Wire bytes per packet that generation `g`'s packet format adds for
+/// split mode (TofuD's lanes' routing-header copies; 0 elsewhere).
+pub fn split_copy_bytes(g: Generation) -> u32 {
+    match g {
+        Generation::Tofud => TOFUD_SPLIT_COPY_BYTES,
+        _ => 0,
+    }
+}
 
 /// The generic fat-tree switch's packet: MTU and header, bytes ([MEM]).
 const FATTREE_MTU_BYTES: u32 = 2048;
@@ -564,16 +573,6 @@ impl CommModel {
                 },
             ],
         )
-    }
-
-    /// Wire bytes per packet that the format adds for TofuD's split mode
-    /// (0 on other generations): the lanes' routing-header copies.
-    pub fn split_copy_bytes(&self) -> u32 {
-        if self.generation == "tofud" {
-            TOFUD_SPLIT_COPY_BYTES
-        } else {
-            0
-        }
     }
 
     /// TofuD (Fugaku): 6 TNIs, 4 CMGs per chip, links in split mode.

@@ -85,7 +85,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         _ => Routes::Default,
     };
     let built = build::build(file, "network", system, routes)?;
-    let router = parse_router(&sec("router")?, built.ports, routes, built.router().clone())?;
+    let mut router = parse_router(&sec("router")?, built.ports, routes, built.router().clone())?;
     if let (Some((tree, _)), true) = (&built.fattree, router.virtual_output_queues) {
         // One queue per output: more VCs than outputs would never be used.
         let outputs = tofusim_routing::FatTreeRouting::outputs_of(tree);
@@ -93,7 +93,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
             return Err(sec("router")?.error("dynamic_vcs", format!("at most {outputs} with virtual output queues: one per output of the widest switch (more would never be used)")));
         }
     }
-    let mode = match routes {
+    let mut mode = match routes {
         Routes::Dragonfly(_) => RoutingMode::Deterministic,
         // Adaptive up-port choice: JSQ among the up ports at every switch.
         Routes::FatTree(FatTreeMode::Adaptive) => RoutingMode::Adaptive,
@@ -109,25 +109,18 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     }
     let link_errors = match top.table("link_errors")? {
         Some(le) => {
-            let mut router = router.clone();
             if le.has("packet_slicing") && !sec("router")?.has("overhead_bytes") {
                 // The lanes modelled one by one: the link protocol sends
                 // split mode's header copies (and none when duplicating),
                 // so the format's own copies come out of the overhead.
-                router.overhead_bytes -= built.model.split_copy_bytes();
+                router.overhead_bytes -= crate::comm_model::split_copy_bytes(built.system.generation);
             }
-            let parsed = crate::link_errors::parse(&le, &built, &built.routing(router.escape), &router)?;
-            Some((parsed, router))
+            Some(crate::link_errors::parse(&le, &built, &built.routing(router.escape), &router)?)
         }
         None => None,
     };
-    let (router, link_errors) = match link_errors {
-        Some((le, sliced_router)) => (sliced_router, Some(le)),
-        None => (router, None),
-    };
     let fault_sec = top.table("faults")?;
     top.finish(&["network", "router", "routing", "workload", "run", "link_errors", "faults"])?;
-    let (mut router, mut mode) = (router, mode);
     if (!built.system.network.faults.is_empty() || fault_sec.is_some()) && router.dynamic_vcs == 0 && matches!(built.system.network.topology, Topology::Torus(_) | Topology::Tofu(_)) {
         // A route around a failure may begin with a hop that leaves
         // dimension order; it must not enter the escape network (its
@@ -182,11 +175,10 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
     p.dynamic_vcs = int_or(sec, "dynamic_vcs", 0, most_dynamic, p.dynamic_vcs as i64)? as u8;
     // Keys of another topology's router are refused where given and not
     // looked up otherwise, so an unknown key's message does not list them.
-    if !fattree && sec.has("virtual_output_queues") {
+    if fattree {
+        p.virtual_output_queues = sec.boolean("virtual_output_queues")?.unwrap_or(p.virtual_output_queues);
+    } else if sec.has("virtual_output_queues") {
         return Err(sec.error("virtual_output_queues", "virtual output queues apply to fat-tree switches (topology = \"fattree\"), whose routing names each switch's outputs"));
-    }
-    if let Some(voq) = if fattree { sec.boolean("virtual_output_queues")? } else { None } {
-        p.virtual_output_queues = voq;
     }
     p.priority_vc = sec.boolean("priority_vc")?.unwrap_or(p.priority_vc);
     if let Some(b) = sec.size("vc_buffer")? {
@@ -211,11 +203,10 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
         p.token_latency_cycles as i64,
     )? as u32;
     p.paths = int_or(sec, "paths", 1, 8, p.paths as i64)? as u8;
-    if !dragonfly && sec.has("class_vcs") {
+    if dragonfly {
+        p.class_vcs = sec.int("class_vcs", 1, 8)?.map_or(p.class_vcs, |k| k as u8);
+    } else if sec.has("class_vcs") {
         return Err(sec.error("class_vcs", "VCs per hop class apply to dragonflies (escape = \"hop-class\")"));
-    }
-    if let Some(k) = if dragonfly { sec.int("class_vcs", 1, 8)? } else { None } {
-        p.class_vcs = k as u8;
     }
     if let Some(a) = sec.choice("arbitration", &["random", "slq"])? {
         p.arbitration = if a == "slq" {
