@@ -111,7 +111,7 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
     return json.loads(_core.collective_algorithms())
 
 
-def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int = 65536,
+def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int | None = None,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
          counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None,
@@ -135,11 +135,14 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     (``{"lengths": [Lx, Ly, Lz], "parents": [three lists of each rank's
     parent, null at the root]}``; checked: spanning, nearest-neighbour
     arcs, one tree per link, at most three children per rank over the
-    three), named ``trees_source`` in errors.
+    three), named ``trees_source`` in errors. ``segment_bytes`` and
+    ``tnis`` default to the algorithm's definition (Trinaryx3: 3 TNIs and a
+    segment derived from its pipeline depth; others: every TNI and 64 KiB);
+    the result's ``settings`` says what was used and why.
     """
     spec = {
         "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),
-        "segment_bytes": int(segment_bytes), "tnis": tnis, "descriptor": descriptor,
+        "segment_bytes": None if segment_bytes is None else int(segment_bytes), "tnis": tnis, "descriptor": descriptor,
         "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
         "model": model, "counter_cycles": int(counter_cycles), "steps": bool(steps),
     }

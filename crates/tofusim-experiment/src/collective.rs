@@ -36,9 +36,11 @@ pub struct CollectiveSpec {
     pub size_bytes: u64,
     pub system: String,
     pub root: u32,
-    /// Pipelining segment of the chain and tree algorithms, bytes.
-    pub segment_bytes: u64,
-    /// TNIs the algorithm may use (default: all of the node's).
+    /// Pipelining segment of the chain and tree algorithms, bytes
+    /// (`None`: the algorithm's own, [`settings`]).
+    pub segment_bytes: Option<u64>,
+    /// TNIs the algorithm may use (`None`: as many as the algorithm is
+    /// defined on, at most the node's, [`settings`]).
     pub tnis: Option<u8>,
     pub modes: Modes,
     pub verify: bool,
@@ -126,7 +128,16 @@ pub const MAX_SCHEDULE_MESSAGES: u64 = 40_000_000;
 /// building them).
 pub fn estimated_messages(spec: &CollectiveSpec, p: u64) -> u64 {
     let log = 64 - p.max(1).leading_zeros() as u64;
-    let segs = spec.size_bytes.div_ceil(spec.segment_bytes.max(1)).max(1);
+    let segs = match spec.segment_bytes {
+        Some(b) => spec.size_bytes.div_ceil(b.max(1)),
+        // A segment derived from the pipeline depth cuts a part of S bytes
+        // into sqrt(S (H - 1) beta / alpha) segments ([`pipeline_segment`]);
+        // (H - 1) beta / alpha stays under 1/16 per byte on every modelled
+        // system (H below 300 stages, alpha above 300 ns, beta below 1 ns/B).
+        None if matches!(spec.algorithm.as_str(), "trinaryx3" | "trinary-tree") => (spec.size_bytes as f64 / 16.0).sqrt().ceil() as u64,
+        None => spec.size_bytes.div_ceil(DEFAULT_SEGMENT_BYTES),
+    }
+    .max(1);
     let all_pairs = p.saturating_mul(p.saturating_sub(1));
     let plog = p.saturating_mul(log);
     match (spec.op.as_str(), spec.algorithm.as_str()) {
@@ -163,6 +174,9 @@ pub struct CollectiveResult {
     pub messages: u64,
     pub bytes_sent: u64,
     pub tnis_used: u8,
+    /// The segment and TNIs the algorithm ran with, and where each came
+    /// from (given, or the algorithm's definition).
+    pub settings: Settings,
     /// Packet-engine statistics of the run (packet model only).
     pub run: Option<RunSummary>,
     /// Flow-model statistics of the run (flow models only).
@@ -279,6 +293,11 @@ pub struct RunSummary {
     /// run (none unless asked: `--counter-period`); in JSON their count.
     #[serde(skip_serializing_if = "tofusim_packet::result::CounterSamples::is_empty")]
     pub counter_samples: tofusim_packet::result::CounterSamples,
+    /// What limited the network's part ([`tofusim_packet::limits`]).
+    pub limits: tofusim_packet::limits::Limits,
+    /// The schedule's critical path and each rank's time split
+    /// ([`tofusim_comm::exec::critical_path`]).
+    pub critical_path: Option<tofusim_comm::exec::critical_path::CriticalPath>,
 }
 
 fn err(key: &str, message: impl Into<String>) -> ConfigError {
@@ -309,9 +328,66 @@ fn algorithm_params(spec: &CollectiveSpec, ranks: u32, grid: Option<Grid>, tnis:
     let mut params = Params::new(ranks, 0);
     params.grid = grid;
     params.tnis = spec.tnis.unwrap_or(tnis).max(1);
-    params.segment_elements = spec.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+    params.segment_elements = spec.segment_bytes.unwrap_or(DEFAULT_SEGMENT_BYTES).div_ceil(ELEMENT_BYTES).max(1);
     params.trees = spec.trees.clone();
     params
+}
+
+/// The segment of pipelined algorithms without a derivation of their own
+/// (chain): long enough to amortise per-message costs, short enough to
+/// fill a pipeline of a few dozen hops.
+pub const DEFAULT_SEGMENT_BYTES: u64 = 64 << 10;
+
+/// The segment and TNIs a collective ran with, each with where it came
+/// from: given on the command line, or the algorithm's own definition.
+#[derive(Clone, Debug, Serialize)]
+pub struct Settings {
+    pub segment_bytes: u64,
+    pub segment: String,
+    pub tnis: u8,
+    pub tnis_reason: String,
+}
+
+/// The TNIs algorithm `algo` is defined on, and the source ([`None`]:
+/// every TNI of the node, the point-to-point rule of spreading messages
+/// round-robin over them).
+fn defined_tnis(algo: &str) -> Option<(u8, &'static str)> {
+    match algo {
+        "trinaryx3" | "trinary-tree" => Some((3, "three trees, one TNI each (Trinaryx3 uses 3 TNIs: Shida et al., Fujitsu Sci. Tech. J. 48(3), 2012)")),
+        "quad-rings" => Some((4, "four parts, each moved by its own TNI (reconstruction of the three-phase quad rings)")),
+        _ => None,
+    }
+}
+
+/// `spec` with its segment and TNIs settled on setup `s`, and what was
+/// settled: a given value stays (checked later); otherwise the algorithm's
+/// definition — the trinary-tree algorithms on 3 TNIs with the segment
+/// derived from their pipeline depth ([`pipeline_segment`]), quad rings on
+/// 4, the others on every TNI of a node and 64 KiB segments.
+pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Settings)> {
+    let node_tnis = s.built.model.tnis.max(1);
+    let (tnis, tnis_reason) = match (spec.tnis, defined_tnis(&spec.algorithm)) {
+        (Some(t), _) => (t, "given (--tnis)".to_string()),
+        (None, Some((t, why))) if t <= node_tnis => (t, why.to_string()),
+        (None, Some((_, why))) => (node_tnis, format!("all {node_tnis} of the node, fewer than the definition's: {why}")),
+        (None, None) => (node_tnis, format!("every TNI of the node ({node_tnis}), messages spread round-robin")),
+    };
+    let pipelined_tree = matches!(spec.algorithm.as_str(), "trinaryx3" | "trinary-tree");
+    let (segment_bytes, segment) = match spec.segment_bytes {
+        Some(b) => (b, "given (--segment)".to_string()),
+        None => match (pipelined_tree, s.grid) {
+            (true, Some(g)) if tofusim_comm::tree::trinary_unsupported(&g).is_none() => {
+                let phases = if spec.algorithm == "trinaryx3" { 2 } else { 1 };
+                let p = pipeline_segment(&s.built.model, &g, spec.root, phases, spec.size_bytes);
+                (p.segment_bytes, format!("derived from the pipeline depth: a third of the vector over {} stages of {:.0} ns + {:.3} ns/B (not fitted)", p.stages, p.alpha_ns, p.ns_per_byte))
+            }
+            _ => (DEFAULT_SEGMENT_BYTES, format!("default {} KiB (no derivation for {})", DEFAULT_SEGMENT_BYTES >> 10, spec.algorithm)),
+        },
+    };
+    let mut settled = spec.clone();
+    settled.tnis = Some(tnis);
+    settled.segment_bytes = Some(segment_bytes);
+    Ok((settled, Settings { segment_bytes, segment, tnis, tnis_reason }))
 }
 
 /// A schedule run on the packet engine.
@@ -432,8 +508,8 @@ pub fn run_sampled<T>(
         ..RunParams::default()
     };
     let engine = schedule_engine(setup, std::sync::Arc::clone(&s), modes, run)?;
-    let (r, (rank_end_cycles, seen)): (RunResult, (Vec<u64>, T)) = engine
-        .run_with(progress, |s| (s.rank_end_cycles(), inspect(s)));
+    let (r, (rank_end_cycles, critical_path, seen)): (RunResult, (Vec<u64>, _, T)) = engine
+        .run_with(progress, |s| (s.rank_end_cycles(), s.critical_path(), inspect(s)));
     let cycles = r.completion_cycles.unwrap_or(r.sim.cycles);
     let mut busiest_ports = r.ports;
     busiest_ports.sort_by(|a, b| b.counters.bytes.cmp(&a.counters.bytes).then(a.router.cmp(&b.router)));
@@ -462,6 +538,8 @@ pub fn run_sampled<T>(
             latency: r.latency,
             latency_distribution: r.latency_distribution,
             counter_samples: r.counter_samples,
+            limits: r.limits,
+            critical_path: Some(critical_path),
         },
     }, seen))
 }
@@ -486,6 +564,8 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let s = setup(&spec.system)?;
     let ranks = s.node_of_rank.len() as u32;
     check_spec(spec, ranks, s.built.model.tnis)?;
+    let (settled, settings) = settle(spec, &s)?;
+    let spec = &settled;
     let estimate = estimated_messages(spec, ranks as u64);
     let has_rounds = tofusim_comm::rounds::WITH_ROUNDS.contains(&(spec.op.as_str(), spec.algorithm.as_str()));
     let model = match spec.model {
@@ -505,12 +585,12 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
         let timed = match crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt) {
             Err(_) if interrupt.stopped() => {
-                return Ok(result(spec, rounds.collective, ranks, s.grid, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model));
+                return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model));
             }
             t => t?,
         };
         let _ = progress(1.0);
-        return Ok(result(spec, rounds.collective, ranks, s.grid, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model));
+        return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model));
     }
     check_estimate(spec, estimate)?;
     let sched = schedule(spec, ranks, s.grid, s.built.model.tnis)?;
@@ -519,13 +599,13 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         // Ctrl-C: what is known without the time — the schedule's size.
         Err(_) if interrupt.stopped() => {
             let flow = FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: true };
-            return Ok(result(spec, sched.collective, ranks, s.grid, 0.0, sched.fallback.clone(), counts, None, None, Some(flow), model));
+            return Ok(result(spec, &settings, sched.collective, ranks, s.grid, 0.0, sched.fallback.clone(), counts, None, None, Some(flow), model));
         }
         t => t?,
     };
     let _ = progress(1.0);
     let (verified, verify_error) = verification(spec, &sched);
-    Ok(result(spec, sched.collective, ranks, s.grid, time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: false }), model))
+    Ok(result(spec, &settings, sched.collective, ranks, s.grid, time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: false }), model))
 }
 
 /// Refuses a schedule too large to hold, naming the way out.
@@ -545,7 +625,7 @@ fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> 
     if spec.size_bytes == 0 && spec.op != "barrier" {
         return Err(err("size", "expected at least 1 byte (a 0-byte collective has nothing to time)"));
     }
-    if spec.segment_bytes == 0 {
+    if spec.segment_bytes == Some(0) {
         return Err(err("segment", "expected at least 1 byte"));
     }
     Ok(())
@@ -638,6 +718,7 @@ fn verification(spec: &CollectiveSpec, s: &tofusim_comm::Schedule) -> (Option<bo
 #[allow(clippy::too_many_arguments)]
 fn result(
     spec: &CollectiveSpec,
+    settings: &Settings,
     coll: Collective,
     ranks: u32,
     grid: Option<Grid>,
@@ -670,6 +751,7 @@ fn result(
         messages,
         bytes_sent,
         tnis_used,
+        settings: settings.clone(),
         run,
         flow,
         steps: None,
@@ -684,6 +766,8 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
     let setup = setup(&spec.system)?;
     let (ranks, tnis) = (setup.node_of_rank.len() as u32, setup.built.model.tnis);
     check_spec(spec, ranks, tnis)?;
+    let (settled, settings) = settle(spec, &setup)?;
+    let spec = &settled;
     check_estimate(spec, estimated_messages(spec, ranks as u64))?;
     let sched = schedule(spec, ranks, setup.grid, tnis)?;
     let step_count: u64 = sched.programs.iter().map(|p| p.steps.len() as u64).sum();
@@ -696,6 +780,7 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
     let (verified, verify_error) = verification(spec, s);
     let mut r = result(
         spec,
+        &settings,
         s.collective,
         timed.ranks,
         timed.grid,
@@ -739,7 +824,12 @@ pub fn trinaryx3_segment(system_name: &str, size_bytes: u64) -> Result<PipelineS
     if let Some(why) = tofusim_comm::tree::trinary_unsupported(&g) {
         return Err(bad(why));
     }
-    let model = &built.model;
+    Ok(pipeline_segment(&built.model, &g, 0, 2, size_bytes))
+}
+
+/// The segment of a trinary-tree algorithm of `phases` phases (Trinaryx3:
+/// 2, up then down) rooted at `root` on communicator `g`.
+fn pipeline_segment(model: &crate::comm_model::CommModel, g: &Grid, root: u32, phases: u32, size_bytes: u64) -> PipelineSegment {
     let modes = Modes::default();
     let alpha_ns = model.side_ns(crate::comm_model::Side::Send, &modes)
         + model.side_ns(crate::comm_model::Side::Receive, &modes)
@@ -747,7 +837,7 @@ pub fn trinaryx3_segment(system_name: &str, size_bytes: u64) -> Result<PipelineS
     let payload = (model.packet_bytes - model.header_bytes) as f64;
     let wire = (model.packet_bytes + model.router.overhead_bytes) as f64;
     let ns_per_byte = wire / payload * model.cycle_ns();
-    let stages = tofusim_comm::tree::trinary_stages(&g, 0, 2);
+    let stages = tofusim_comm::tree::trinary_stages(g, root, phases);
     let part_bytes = size_bytes.div_ceil(3);
     let segment_bytes = tofusim_comm::tree::pipeline_segment_bytes(
         part_bytes,
@@ -756,7 +846,7 @@ pub fn trinaryx3_segment(system_name: &str, size_bytes: u64) -> Result<PipelineS
         ns_per_byte,
         (model.packet_bytes - model.header_bytes) as u64,
     );
-    Ok(PipelineSegment { segment_bytes, stages, alpha_ns, ns_per_byte, part_bytes })
+    PipelineSegment { segment_bytes, stages, alpha_ns, ns_per_byte, part_bytes }
 }
 
 /// The hardware barrier across every node of `system_name` (one BCH per

@@ -111,6 +111,12 @@ pub struct CommModel {
     /// RDMA engines per node.
     pub tnis: u8,
     pub router: RouterParams,
+    /// Router + link latency of one hop (the header's), and of a token's
+    /// return, ns: a property of the router generation, from its source or
+    /// labelled assumed in `sources`. The engine's `hop_latency_cycles`
+    /// are derived from it on the system's own link rate, so a system with
+    /// other links keeps the generation's hop time, not its cycle count.
+    pub hop_latency_ns: f64,
     pub routing: RoutingMode,
     /// Largest packet the router carries, bytes (header included).
     pub packet_bytes: u32,
@@ -154,7 +160,7 @@ impl CommModel {
             Generation::Tofud => Self::tofud(),
             _ => Self::bgl(),
         };
-        m.link_Bps = link;
+        m.set_link_Bps(link);
         m.tnis = net.nic.interfaces.clamp(1, 16) as u8;
         m.router.injection_fifos = m.router.injection_fifos.max(m.tnis);
         if net.nic.host_limit_Bps.is_some() {
@@ -192,6 +198,7 @@ impl CommModel {
             generation: "fattree",
             link_Bps: link_bps,
             tnis: 1,
+            hop_latency_ns: FATTREE_HOP_NS,
             router: RouterParams {
                 dynamic_vcs: voqs,
                 escape: Escape::None,
@@ -254,13 +261,13 @@ impl CommModel {
     /// fastest link class, each port takes its class's cycles per byte, and
     /// `nodes_per_router` nodes share a router.
     fn fit_dragonfly(&mut self, d: &tofusim_topology::dragonfly::Dragonfly, space: &crate::node_space::DragonflySpace) {
-        self.link_Bps = space.reference_Bps;
+        self.set_link_Bps(space.reference_Bps);
         self.router.nodes_per_router = d.nodes_per_router;
         self.router.port_cycles_per_byte = space.port_cycles_per_byte.clone();
     }
 
     /// A dragonfly of no particular hardware: the BG/L model's host costs
-    /// and timing, with the hop-class VC policy and the link classes'
+    /// and buffers, an assumed 100 ns hop, with the hop-class VC policy and the link classes'
     /// rates; with several nodes per router, two FIFOs per node fed at the
     /// NIC rate.
     pub fn generic_dragonfly(
@@ -270,8 +277,17 @@ impl CommModel {
     ) -> Self {
         let mut m = Self::bgl();
         m.generation = "generic-dragonfly";
+        m.hop_latency_ns = GENERIC_DRAGONFLY_HOP_NS;
+        m.sources.retain(|(k, _)| *k != "hop latency");
+        m.sources.push(("hop latency", "[MEM] assumed: 100 ns per router + link hop, the class of the Aries (about 100 ns per hop [S:002]) and of EDR fat-tree switches; no particular dragonfly's figure"));
+        m.sources.push(("vc_buffer_bytes", "[DER] whole packets covering the credit loop (wire time + 2 hops of 100 ns) on the fastest link class, at least BG/L's 1 KiB"));
         m.fit_dragonfly(d, space);
         let r = &mut m.router;
+        // A VC's buffer covers its credit loop (a packet's wire time plus
+        // a hop there and a token's hop back), so one VC can keep its link
+        // busy at the assumed 100 ns hop: [DER], at least BG/L's 1 KiB.
+        let loop_bytes = 2 * r.hop_latency_cycles + r.max_packet_bytes + r.overhead_bytes;
+        r.vc_buffer_bytes = r.vc_buffer_bytes.max(loop_bytes.div_ceil(r.max_packet_bytes) * r.max_packet_bytes);
         r.escape = Escape::HopClass;
         r.dynamic_vcs = 0;
         r.priority_vc = false;
@@ -296,12 +312,19 @@ impl CommModel {
     ) -> Self {
         let mut m = Self::aries();
         m.fit_dragonfly(d, space);
-        m.router.hop_latency_cycles = ns_per_hop_cycles(ARIES_HOP_NS, m.link_Bps);
-        m.router.token_latency_cycles = m.router.hop_latency_cycles;
         let nic = net.nic.host_limit_Bps.unwrap_or(net.injection_per_node_Bps());
         m.host_limit_Bps = Some(nic);
         m.router.host_bytes_per_cycle = aries_host_packet_Bps(nic) / m.link_Bps;
         m
+    }
+
+    /// Puts the model on links of `link_Bps` (the cycle is their byte
+    /// time): the hop and token latencies keep their nanoseconds.
+    pub fn set_link_Bps(&mut self, link_Bps: f64) {
+        self.link_Bps = link_Bps;
+        let hop = ns_per_hop_cycles(self.hop_latency_ns, link_Bps).max(1);
+        self.router.hop_latency_cycles = hop;
+        self.router.token_latency_cycles = hop;
     }
 
     /// Length of one network cycle (a byte time of a link), ns.
@@ -380,6 +403,14 @@ fn tofu_router(packet_bytes: u32, overhead_bytes: u32, hop_cycles: u32, tnis: u8
     }
 }
 
+/// Blue Gene/L link rate, bytes per second ([S:004]: 1.4 Gb/s bit-serial).
+const BGL_LINK_BPS: f64 = 175e6;
+/// BG/L router + link latency per hop, ns: 16 cycles of the 175 MB/s link
+/// ([MEM]; the source describes an 8-stage input pipeline, not its time).
+const BGL_HOP_NS: f64 = 16.0 * 1e9 / BGL_LINK_BPS;
+/// A generic dragonfly router's hop, ns ([MEM], assumed: the Aries and
+/// fat-tree class, not a published figure of any one machine).
+const GENERIC_DRAGONFLY_HOP_NS: f64 = 100.0;
 /// Aries router + link latency per hop, ns ([S:002]: about 100 ns per
 /// additional router hop).
 const ARIES_HOP_NS: f64 = 100.0;
@@ -486,6 +517,7 @@ impl CommModel {
             generation,
             link_Bps: link_bps,
             tnis,
+            hop_latency_ns: hop_ns,
             router: tofu_router(packet, TOFU_OVERHEAD_BYTES, ns_per_hop_cycles(hop_ns, link_bps), tnis),
             routing: RoutingMode::Deterministic,
             packet_bytes: packet,
@@ -620,6 +652,7 @@ impl CommModel {
             generation: "aries",
             link_Bps,
             tnis: 1,
+            hop_latency_ns: ARIES_HOP_NS,
             router: RouterParams {
                 dynamic_vcs: 0,
                 escape: Escape::HopClass,
@@ -687,8 +720,9 @@ impl CommModel {
     pub fn bgl() -> Self {
         Self {
             generation: "bgl",
-            link_Bps: 175e6,
+            link_Bps: BGL_LINK_BPS,
             tnis: 1,
+            hop_latency_ns: BGL_HOP_NS,
             router: RouterParams::bgl(),
             routing: RoutingMode::Adaptive,
             packet_bytes: 256,
@@ -713,6 +747,7 @@ impl CommModel {
             copy_Bps: 2.8e9,
             host_limit_Bps: None,
             sources: vec![
+                ("hop latency", "[MEM] 16 cycles of the 175 MB/s link, 91.4 ns, for the header's hop and a token's return (the source gives the 8-stage input pipeline, not its time); on other links the same 91.4 ns"),
                 ("packet_bytes", "[S:004] 256-byte packets, 32-byte chunks"),
                 (
                     "header_bytes",

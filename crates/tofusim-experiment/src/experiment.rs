@@ -85,7 +85,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         _ => Routes::Default,
     };
     let built = build::build(file, "network", system, routes)?;
-    let mut router = parse_router(&sec("router")?, built.ports, routes, built.router().clone())?;
+    let mut router = parse_router(&sec("router")?, built.ports, routes, built.router().clone(), built.cycle_ns())?;
     if let (Some((tree, _)), true) = (&built.fattree, router.virtual_output_queues) {
         // One queue per output: more VCs than outputs would never be used.
         let outputs = tofusim_routing::FatTreeRouting::outputs_of(tree);
@@ -98,7 +98,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         // Adaptive up-port choice: JSQ among the up ports at every switch.
         Routes::FatTree(FatTreeMode::Adaptive) => RoutingMode::Adaptive,
         Routes::FatTree(_) => RoutingMode::Deterministic,
-        Routes::Default => parse_routing(&sec("routing")?, built.model.routing)?,
+        Routes::Default => parse_routing(&sec("routing")?, built.model.routing, &router, built.system.generation)?,
     };
     let run = parse_run(&sec("run")?)?;
     let workload = parse_workload(&sec("workload")?, &built.nodes, &router, built.model.header_bytes, run.seed, routes, built.group_nodes())?;
@@ -163,7 +163,7 @@ fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<
 
 /// The `[router]` table over the defaults `p` (BG/L's; dragonflies: the
 /// VC of a hop is its class of global hops).
-fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams) -> Result<RouterParams> {
+fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams, cycle_ns: f64) -> Result<RouterParams> {
     let dragonfly = matches!(routes, Routes::Dragonfly(_));
     let fattree = matches!(routes, Routes::FatTree(_));
     if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
@@ -188,20 +188,8 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
         p.injection_fifo_bytes = b as u32;
     }
     p.overhead_bytes = int_or(sec, "overhead_bytes", 0, 1024, p.overhead_bytes as i64)? as u32;
-    p.hop_latency_cycles = int_or(
-        sec,
-        "hop_latency_cycles",
-        1,
-        100_000,
-        p.hop_latency_cycles as i64,
-    )? as u32;
-    p.token_latency_cycles = int_or(
-        sec,
-        "token_latency_cycles",
-        1,
-        100_000,
-        p.token_latency_cycles as i64,
-    )? as u32;
+    p.hop_latency_cycles = latency_cycles(sec, "hop_latency", cycle_ns, p.hop_latency_cycles)?;
+    p.token_latency_cycles = latency_cycles(sec, "token_latency", cycle_ns, p.token_latency_cycles)?;
     p.paths = int_or(sec, "paths", 1, 8, p.paths as i64)? as u8;
     if dragonfly {
         p.class_vcs = sec.int("class_vcs", 1, 8)?.map_or(p.class_vcs, |k| k as u8);
@@ -303,15 +291,64 @@ fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams
     Ok(p)
 }
 
+/// A latency of the `[router]` table, `NAME_ns` (physical time, the
+/// same on any link) or `NAME_cycles` (byte times of this system's
+/// links), not both; `default` in cycles. Nanoseconds round to the
+/// nearest cycle, at least 1.
+fn latency_cycles(sec: &Section, name: &str, cycle_ns: f64, default: u32) -> Result<u32> {
+    let (ns_key, cycles_key) = (format!("{name}_ns"), format!("{name}_cycles"));
+    let ns = sec.float(&ns_key, 0.0, 1e7)?;
+    let cycles = sec.int(&cycles_key, 1, 100_000)?;
+    match (ns, cycles) {
+        (Some(_), Some(_)) => Err(sec.error(&ns_key, format!("give {ns_key} or {cycles_key}, not both"))),
+        (Some(ns), None) => {
+            let c = (ns / cycle_ns).round().max(1.0);
+            if c > 100_000.0 {
+                return Err(sec.error(&ns_key, format!("expected at most {:.0} ns (100,000 cycles of {cycle_ns:.3} ns)", 100_000.0 * cycle_ns)));
+            }
+            Ok(c as u32)
+        }
+        (None, Some(c)) => Ok(c as u32),
+        (None, None) => Ok(default),
+    }
+}
+
 /// The `[routing]` table of a torus; `default`: the generation's mode.
-fn parse_routing(sec: &Section, default: RoutingMode) -> Result<RoutingMode> {
-    let m = match sec.choice("algorithm", &ALGORITHMS)?.as_deref() {
+/// Adaptive routing needs dynamic VCs to adapt on: asked for on a router
+/// without them (the Tofu models route by extended dimension order and
+/// have none) it is refused, naming the router and the fix, rather than
+/// run as dimension order under the name "adaptive". Without the key, a
+/// router without dynamic VCs routes by dimension order, and says so.
+fn parse_routing(sec: &Section, default: RoutingMode, router: &RouterParams, generation: crate::generation::Generation) -> Result<RoutingMode> {
+    let asked = sec.choice("algorithm", &ALGORITHMS)?;
+    let m = match asked.as_deref() {
+        None if router.dynamic_vcs == 0 => RoutingMode::Deterministic,
         None => default,
         Some("adaptive") => RoutingMode::Adaptive,
         _ => RoutingMode::Deterministic,
     };
+    if m == RoutingMode::Adaptive && router.dynamic_vcs == 0 {
+        return Err(sec.error("algorithm", adaptive_refusal(generation)));
+    }
     sec.finish(&[])?;
     Ok(m)
+}
+
+/// Why adaptive routing is refused on a router of `generation` without
+/// dynamic VCs, and what to do instead.
+pub fn adaptive_refusal(generation: crate::generation::Generation) -> String {
+    use crate::generation::Generation as G;
+    let why = match generation {
+        G::Tofu1 | G::Tofu2 | G::Tofud => format!(
+            "the {} router has no dynamic VCs: Tofu routes by extended dimension order (X, Y, Z, A, C, B), so adaptive routing would run as dimension order",
+            generation.name()
+        ),
+        G::Bgl | G::Aries | G::GenericDragonfly | G::FatTree => format!(
+            "the {} router here has [router] dynamic_vcs = 0, so adaptive routing would run as dimension order",
+            generation.name()
+        ),
+    };
+    format!("{why}; use algorithm = \"dor\", or give the router dynamic VCs ([router] dynamic_vcs = 1 or more) to model an adaptive variant (not a published Tofu router), or generation = \"bgl\" for the BG/L adaptive router on this topology")
 }
 
 fn parse_run(sec: &Section) -> Result<RunParams> {

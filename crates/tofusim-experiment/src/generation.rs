@@ -24,8 +24,9 @@ pub enum Generation {
     Tofud,
     /// Cray Aries (XC) dragonfly.
     Aries,
-    /// A dragonfly of no particular hardware: the BG/L router's timing with
-    /// the hop-class VC policy and the link classes' rates.
+    /// A dragonfly of no particular hardware: the BG/L router's buffers and
+    /// host costs, an assumed 100 ns hop, the hop-class VC policy and the
+    /// link classes' rates.
     GenericDragonfly,
     /// A fat-tree switch (InfiniBand, Omni-Path, Sunway's network).
     FatTree,

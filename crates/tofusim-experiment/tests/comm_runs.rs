@@ -120,7 +120,7 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
         size_bytes: 4096,
         system: "bgl:2x2x2".into(),
         root: 0,
-        segment_bytes: 65536,
+        segment_bytes: Some(65536),
         tnis: None,
         modes: Modes::default(),
         verify: false,

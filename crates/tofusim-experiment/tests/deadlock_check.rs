@@ -25,6 +25,14 @@ const FAT_TREES: &[&str] = &["summit:2", "oakforest-pacs:4", "taihulight:2"];
 fn every_torus_preset_is_free_of_deadlock_in_both_modes() {
     for name in TORI {
         for mode in ["adaptive", "dor"] {
+            let tofu = ["k:", "fx10:", "fx100:", "fugaku:"].iter().any(|p| name.starts_with(p));
+            if tofu && mode == "adaptive" {
+                // The Tofu routers have no dynamic VCs: adaptive routing is
+                // refused there, not run as dimension order under its name.
+                let e = check("t", &system_text(name, Some(mode)), &mut |_, _| ControlFlow::Continue(())).err().expect("refused");
+                assert!(e.to_string().contains("routing.algorithm") && e.to_string().contains("no dynamic VCs"), "{e}");
+                continue;
+            }
             let r = system(name, Some(mode));
             assert!(r.proved(), "{name} {mode}: {r:?}");
             assert!(r.dependencies > 0 && r.cycle.is_empty());

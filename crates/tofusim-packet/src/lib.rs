@@ -21,6 +21,7 @@
 pub mod budget;
 pub mod config;
 pub mod engine;
+pub mod limits;
 mod event;
 mod layout;
 mod mail;

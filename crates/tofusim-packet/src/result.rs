@@ -225,7 +225,10 @@ pub struct RunResult {
     /// `offered_load × sending_fraction`.
     pub sending_fraction: Option<f64>,
     pub accepted_load: f64,
+    /// Packet latency (creation to delivery), cycles of `cycle_ns`.
     pub latency: LatencySummary,
+    /// The same in nanoseconds (comparable across systems, whose cycles differ).
+    pub latency_ns: LatencySummary,
     pub latency_distribution: Vec<(f64, u64)>,
     pub packets_injected: u64,
     pub packets_delivered: u64,
@@ -262,6 +265,9 @@ pub struct RunResult {
     pub invariant_error: Option<InvariantError>,
     /// Link errors and their recovery (`None`: error-free links).
     pub link_errors: Option<LinkErrorReport>,
+    /// What limited the run: the binding resource in one sentence, blocked
+    /// time by cause, utilisation by resource class ([`crate::limits`]).
+    pub limits: crate::limits::Limits,
     pub sim: SimInfo,
 }
 

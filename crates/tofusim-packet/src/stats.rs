@@ -39,6 +39,14 @@ pub struct LatencySummary {
     pub max: f64,
 }
 
+impl LatencySummary {
+    /// The summary in another unit: every value times `factor` (e.g.
+    /// cycles to nanoseconds by the cycle's length).
+    pub fn scaled(&self, factor: f64) -> Self {
+        LatencySummary { count: self.count, mean: self.mean * factor, p50: self.p50 * factor, p99: self.p99 * factor, max: self.max * factor }
+    }
+}
+
 impl Histogram {
     pub fn add(&mut self, v: u64) {
         if v < FINE {
@@ -244,17 +252,20 @@ pub struct PortCounters {
     /// Cycles in which a packet waited for this port with the link free but
     /// too few downstream tokens.
     pub depleted_cycles: u64,
+    /// Packet-cycles the packets that left on this port waited at the
+    /// head of their queue before (after the warm-up; [`crate::limits`]).
+    pub waited_cycles: u64,
 }
 
 impl PortCounters {
     pub(crate) fn put(&self, buf: &mut Vec<u8>) {
-        for x in [self.bytes, self.packets, self.busy_cycles, self.depleted_cycles] {
+        for x in [self.bytes, self.packets, self.busy_cycles, self.depleted_cycles, self.waited_cycles] {
             buf.put_u64(x);
         }
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
-        PortCounters { bytes: r.u64(), packets: r.u64(), busy_cycles: r.u64(), depleted_cycles: r.u64() }
+        PortCounters { bytes: r.u64(), packets: r.u64(), busy_cycles: r.u64(), depleted_cycles: r.u64(), waited_cycles: r.u64() }
     }
 }
 
@@ -367,6 +378,11 @@ pub(crate) struct Stats {
     pub events: u64,
     /// The cycle of the last delivery (a finite workload completes then).
     pub last_delivery: Option<u64>,
+    /// Per node: its host interface's busy cycles after the warm-up (0
+    /// without a host limit), and the cycles a packet of its send queue
+    /// waited for injection FIFO space.
+    pub host_busy_cycles: Vec<f64>,
+    pub fifo_waited_cycles: Vec<u64>,
 }
 
 impl Stats {
@@ -408,6 +424,8 @@ impl Stats {
             last_progress: 0,
             events: 0,
             last_delivery: None,
+            host_busy_cycles: Vec::new(),
+            fifo_waited_cycles: Vec::new(),
         }
     }
 

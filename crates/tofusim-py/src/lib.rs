@@ -256,6 +256,10 @@ fn run_experiment(
         "packet_bytes": exp.workload.packet_bytes,
         "header_bytes": exp.workload.header_bytes,
         "injection_links": exp.built.injection_links,
+        // Latencies in physical time beside the router's cycle counts.
+        "cycle_ns": exp.built.cycle_ns(),
+        "hop_latency_ns": exp.router.hop_latency_cycles as f64 * exp.built.cycle_ns(),
+        "token_latency_ns": exp.router.token_latency_cycles as f64 * exp.built.cycle_ns(),
         "nodes": exp.workload.nodes(),
         // Failed nodes (ids) and links (router pairs) the run routed around.
         "faults": exp.built.system.network.faults,
@@ -378,7 +382,10 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         size_bytes: get_u("size_bytes", 8)?,
         system: get_s("system"),
         root: u32::try_from(get_u("root", 0)?).map_err(|_| TofusimConfigError::new_err("<command line>: root: expected a rank of the communicator"))?,
-        segment_bytes: get_u("segment_bytes", 65536)?,
+        segment_bytes: match v.get("segment_bytes") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(_) => Some(get_u("segment_bytes", 0)?),
+        },
         tnis: match get_u("tnis", 0)? {
             0 if v.get("tnis").is_none_or(|x| x.is_null()) => None,
             t => Some(u8::try_from(t).map_err(|_| TofusimConfigError::new_err(format!("<command line>: tnis: expected 1 to the node's TNIs, found {t}")))?),

@@ -279,6 +279,11 @@ impl DragonflyRouting {
         (w != NONE).then_some((w, q))
     }
 
+    /// Whether this is the Aries form (rank-1/2/3 links).
+    pub fn aries_form(&self) -> bool {
+        self.aries.is_some()
+    }
+
     pub fn kind(&self, r: u32, p: u8) -> LinkKind {
         self.kind[r as usize * self.ports + p as usize]
     }

@@ -221,6 +221,28 @@ impl Routing {
         }
     }
 
+    /// The class of the link out of port `port` of `router`, the unit a
+    /// run's limits are told in: a torus axis ("X", and Tofu's "A", "B",
+    /// "C"), a dragonfly's "local"/"global" (Aries "rank-1", "rank-2",
+    /// "rank-3"), a fat-tree's "up"/"down" from a level ("up from L0").
+    pub fn link_class(&self, router: u32, port: u8) -> String {
+        match self {
+            Self::Torus(t) => t.port_name(port).trim_end_matches(['+', '-']).to_string(),
+            Self::Dragonfly(d) => match (d.kind(router, port), d.aries_form()) {
+                (dragonfly::LinkKind::Local, true) => "rank-1".into(),
+                (dragonfly::LinkKind::Rank2, _) => "rank-2".into(),
+                (dragonfly::LinkKind::Global, true) => "rank-3".into(),
+                (dragonfly::LinkKind::Local, false) => "local".into(),
+                (dragonfly::LinkKind::Global, false) => "global".into(),
+            },
+            Self::FatTree(f) => {
+                let label = f.port_label(router, port);
+                let dir = label.trim_end_matches(|c: char| c.is_ascii_digit());
+                format!("{dir} from L{}", f.locate(router).0)
+            }
+        }
+    }
+
     pub fn router_label(&self, router: u32) -> String {
         match self {
             Self::Torus(t) => t.router_label(router),

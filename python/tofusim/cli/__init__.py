@@ -22,6 +22,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "alloc": ("alloc", "alloc"),
     "check": ("check", "check"),
     "coll": ("coll", "coll"),
+    "explain": ("explain", "explain"),
     "map": ("map", "map_"),
     "pattern": ("rmatt", "pattern"),
     "replay": ("replay", "replay"),

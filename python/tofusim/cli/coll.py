@@ -116,8 +116,12 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 @click.option("--size", "size", default="8B", show_default=True, help="Vector size (bcast, reduce, allreduce), per-rank block (allgather) or per-pair block (alltoall); units accepted, e.g. 64KiB.")
 @click.option("--system", "system", help="System preset, optionally resized: k:4x4x4, fugaku:2x2x2, bgl-midplane; a dragonfly with its routing: aries-720/minimal (default adaptive-prefer-minimal).")
 @click.option("--root", default=0, show_default=True, help="Root rank of bcast and reduce.")
-@click.option("--segment", "segment", default="64KiB", show_default=True, help="Pipelining segment of the chain and tree algorithms.")
-@click.option("--tnis", type=int, default=None, help="TNIs the algorithm may use (default: all of the node's).")
+@click.option("--segment", "segment", default=None,
+              help="Pipelining segment of the chain and tree algorithms [default: the algorithm's: trinary-tree and trinaryx3 derive it "
+                   "from their pipeline depth, others 64 KiB].")
+@click.option("--tnis", type=int, default=None,
+              help="TNIs the algorithm may use [default: as many as it is defined on, at most the node's: trinaryx3 and trinary-tree 3, "
+                   "quad-rings 4, others all].")
 @click.option("--trees", "trees_file", metavar="FILE", default=None,
               help="trinary-tree and trinaryx3: three trees (JSON: lengths, and each tree's parent per rank, null at the root) instead of "
                    "the built ones; checked: spanning, nearest-neighbour arcs, one tree per link, at most three children per rank. "
@@ -160,7 +164,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
     # Anything else (an unknown operation too) is checked where the API checks it.
     if not system:
         raise click.UsageError("missing --system (e.g. k:4x4x4)")
-    segment_bytes = parse_bytes(segment, "--segment")
+    segment_bytes = None if segment is None else parse_bytes(segment, "--segment")
     sweeping = bool(algo) and ("," in algo or ":" in size)
     if counter_period is None:
         # One packet run with --out samples by default (a report's heat maps move over the samples).
@@ -214,7 +218,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
             ("time", f"{r['time_seconds'] * 1e6:.3f} µs"),
             ("bandwidth", f"{r['bandwidth_Bps'] / 1e9:.3f} GB/s"),
             ("messages / bytes sent", f"{r['messages']:,} / {r['bytes_sent']:,}"),
-            ("TNIs used", str(r["tnis_used"])),
+            ("TNIs", f"{r['settings']['tnis']} ({r['settings']['tnis_reason']}); {r['tnis_used']} used"),
+            ("segment", f"{r['settings']['segment_bytes']:,} bytes ({r['settings']['segment']})"),
             ("verified", "-" if r["verified"] is None else str(r["verified"])),
         ]
         if r["fallback"]:

@@ -14,6 +14,7 @@
 //! schedules on real ranks. The experiment layer builds the machine each
 //! executor needs (`tofusim_experiment::build`).
 
+pub mod critical_path;
 pub mod data;
 pub mod flow;
 pub mod packet;

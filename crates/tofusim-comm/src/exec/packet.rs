@@ -396,6 +396,42 @@ impl ScheduleRun {
         (0..self.schedule.ranks as usize).map(|r| self.rank_finish(r).max().unwrap_or(0)).collect()
     }
 
+    /// The critical path of the run and each rank's time split
+    /// ([`super::critical_path`]), from every step's finish cycle.
+    pub fn critical_path(&self) -> super::critical_path::CriticalPath {
+        use super::critical_path::{analyse, StepKind, StepView};
+        // The send step of each message.
+        let mut send_of = vec![u32::MAX; self.messages.len()];
+        for (s, &m) in self.message_of.iter().enumerate() {
+            if m != u32::MAX && self.messages[m as usize].recv_step != s as u32 {
+                send_of[m as usize] = s as u32;
+            }
+        }
+        let finish: Vec<u64> = (0..self.time.len()).map(|s| self.finish(s)).collect();
+        let ranges: Vec<std::ops::Range<u32>> = (0..self.schedule.ranks as usize).map(|r| self.base[r]..self.base[r + 1]).collect();
+        let view = |s: u32| {
+            let r = self.rank_of(s);
+            let i = s - self.base[r];
+            let step = &self.schedule.programs[r].steps[i as usize];
+            let kind = match &step.action {
+                Action::Send { offload, .. } => StepKind::Send { overhead: if *offload { 0 } else { self.timing.send_overhead_cycles } },
+                Action::Recv { peer, spans, combine, offload, .. } => {
+                    let bytes = total(spans) * ELEMENT_BYTES;
+                    let reduction = match combine {
+                        Combine::Sum if !*offload => (bytes as f64 / self.timing.reduce_bytes_per_cycle).ceil() as u64,
+                        _ => 0,
+                    };
+                    let host = if *offload { 0 } else { self.timing.recv_overhead_cycles };
+                    StepKind::Recv { send: send_of[self.message_of[s as usize] as usize], peer: *peer, bytes, overhead: host + reduction, reduction }
+                }
+                Action::Copy(_) => StepKind::Copy,
+                Action::Work { .. } => StepKind::Work,
+            };
+            StepView { rank: r as u32, step: i, deps: step.deps.iter().map(|&d| self.base[r] + d).collect(), finish: finish[s as usize], kind }
+        };
+        analyse(&finish, &ranges, &view)
+    }
+
     /// Per rank, the finish cycle of each step (`u64::MAX`: never ran).
     pub fn step_finish_cycles(&self) -> Vec<Vec<u64>> {
         (0..self.schedule.ranks as usize).map(|r| self.rank_finish(r).collect()).collect()

@@ -31,7 +31,7 @@ impl<W: Traffic> Engine<W> {
                 self.router.inputs.q_used[qi] += charged;
                 self.stats.held_chunks[ev.b as usize] += charged as u64;
                 cache_route(&self.net, &mut self.pool, ev.router, ev.x);
-                self.router.inputs.push(r, qi, ev.x, &self.net, &mut self.pool);
+                self.router.inputs.push(r, qi, ev.x, &self.net, &mut self.pool, t);
                 let p = self.pool.get(ev.x);
                 if p.flags & flags::DEPOSIT != 0 && self.net.router_of(p.dst) != ev.router {
                     // The copy is complete in the reception FIFO when the tail

@@ -96,6 +96,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
             trustworthy: bad.is_empty(),
         }
     });
+    let limits = limits(&e, window);
     let offered = e.workload.offered_load();
     let sim_us = t_end as f64 * e.net.cycle_ns / 1000.0;
     RunResult {
@@ -112,6 +113,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         sending_fraction: e.workload.sending_fraction(),
         accepted_load: e.stats.delivered_bytes_measured as f64 / (n * window * e.net.injection_links),
         latency: e.stats.hist.summary(),
+        latency_ns: e.stats.hist.summary().scaled(e.net.cycle_ns),
         latency_distribution: e.stats.hist.distribution(60),
         packets_injected: e.stats.created,
         packets_rerouted: e.stats.rerouted,
@@ -146,6 +148,7 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
         deadlock,
         invariant_error: e.error.clone(),
         link_errors,
+        limits,
         sim: SimInfo {
             cycles: t_end,
             events: e.stats.events,
@@ -156,6 +159,44 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
             partitions,
         },
     }
+}
+
+/// What limited the run ([`crate::limits`]) from the merged counters.
+fn limits<W: Traffic>(e: &Engine<W>, window: f64) -> crate::limits::Limits {
+    use crate::limits::{LinkUse, Limits, NodeUse};
+    let lay = e.net.lay;
+    let routing = &e.net.routing;
+    let mut class_names: Vec<String> = Vec::new();
+    let mut links = Vec::new();
+    for r in 0..lay.routers {
+        for o in 0..lay.ports {
+            let Some((to, _)) = routing.neighbor(r as u32, o as u8) else { continue };
+            let name = routing.link_class(r as u32, o as u8);
+            let class = match class_names.iter().position(|c| *c == name) {
+                Some(k) => k,
+                None => {
+                    class_names.push(name);
+                    class_names.len() - 1
+                }
+            };
+            let c = e.stats.counters[r * lay.ports + o];
+            links.push(LinkUse { router: r as u32, port: o as u8, to_router: to, class: class as u16, busy_cycles: c.busy_cycles, waited_cycles: c.waited_cycles, depleted_cycles: c.depleted_cycles });
+        }
+    }
+    let host_limited = e.net.params.host_bytes_per_cycle.is_finite();
+    let nodes: Vec<NodeUse> = (0..e.net.nodes)
+        .map(|n| NodeUse {
+            node: n as u32,
+            router: e.net.router_of(n as u32),
+            host_busy: host_limited.then(|| e.stats.host_busy_cycles[n]),
+            fifo_waited: e.stats.fifo_waited_cycles[n],
+        })
+        .collect();
+    let label = |r: u32, p: Option<u8>| match p {
+        Some(p) => format!("{} {}", routing.router_label(r), routing.port_name(p)),
+        None => routing.router_label(r),
+    };
+    Limits::new(&links, &class_names, &nodes, &e.router.inputs.clocks.blocked, e.stats.delivered, window, &label)
 }
 
 /// The merged counter samples as columns (see [`CounterSamples`]).

@@ -324,7 +324,9 @@ impl<W: Traffic> Engine<W> {
             .collect();
         let gen_remaining = gen_total.iter().sum();
         let connected_ports = (0..routers * ports).filter(|&i| routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some()).count();
-        let stats = Stats::new(routers * ports, vcs, run.sample_cycles, run.counter_cycles, crate::stats::counter_sample_limit(connected_ports as u64, vcs as u64));
+        let mut stats = Stats::new(routers * ports, vcs, run.sample_cycles, run.counter_cycles, crate::stats::counter_sample_limit(connected_ports as u64, vcs as u64));
+        stats.host_busy_cycles = vec![0.0; nodes];
+        stats.fifo_waited_cycles = vec![0; nodes];
         let ranges = params.jsq_ranges.max(1) as u32;
         let jsq_range = (0..=cap as u32).map(|t| (t * ranges / cap.max(1) as u32).min(ranges - 1) as u16).collect();
         let token_quarter = (0..=cap as u32).map(|t| (t * 4 / cap.max(1) as u32).min(3) as u8).collect();
@@ -594,6 +596,7 @@ impl<W: Traffic> Engine<W> {
                 // The head already waited: still no FIFO with room for it?
                 let need = self.nic.src_need[li];
                 if !(0..count).any(|k| self.fifo_room(r, unit0 + first + k * step, need)) {
+                    self.nic.fifo_wait_from(node, t);
                     return;
                 }
             }
@@ -656,7 +659,16 @@ impl<W: Traffic> Engine<W> {
                     room(self, f).then_some(f)
                 }
             };
-            let Some(f) = fifo else { return };
+            let Some(f) = fifo else {
+                self.nic.fifo_wait_from(node, t);
+                return;
+            };
+            if self.nic.fifo_wait_since[node] != u64::MAX {
+                let waited = t.saturating_sub(self.nic.fifo_wait_since[node].max(self.net.run.warmup));
+                self.stats.fifo_waited_cycles[node] += waited;
+                self.router.inputs.clocks.blocked[crate::limits::Cause::FifoSpace as usize] += waited;
+                self.nic.fifo_wait_since[node] = u64::MAX;
+            }
             let taken = if step == 1 { f - first } else { (f - first) / step };
             self.nic.fifo_rr[li] = wrap(taken + 1, count) as u8;
             let pkt = if from_source {
@@ -691,7 +703,7 @@ impl<W: Traffic> Engine<W> {
             }
             self.router.inputs.q_used[qi] += need;
             cache_route(&self.net, &mut self.pool, r as u32, pkt);
-            self.router.inputs.push(r, qi, pkt, &self.net, &mut self.pool);
+            self.router.inputs.push(r, qi, pkt, &self.net, &mut self.pool, t);
         }
     }
 

@@ -24,13 +24,16 @@ pub(crate) struct Summary {
     error: Option<InvariantError>,
     /// The traffic's per-node state ([`Traffic::export_nodes`]).
     workload: Vec<u64>,
+    /// Per node of this partition with any: (node, host busy cycles,
+    /// cycles waited for injection FIFO space).
+    node_limits: Vec<(u32, f64, u64)>,
     /// The link protocol's counts and the links whose CRCs disagree.
     link_tally: [u64; LinkTally::FIELDS],
     crc_mismatch: Vec<u32>,
     pub load: PartitionLoad,
 }
 
-const TALLY: usize = 18;
+const TALLY: usize = 18 + crate::limits::CAUSES;
 
 impl<W: Traffic> Engine<W> {
     fn tally(&self) -> [u64; TALLY] {
@@ -53,6 +56,13 @@ impl<W: Traffic> Engine<W> {
             self.router.jsq.ranges[1],
             self.router.jsq.ranges[2],
             self.router.jsq.ranges[3],
+            self.router.inputs.clocks.blocked[0],
+            self.router.inputs.clocks.blocked[1],
+            self.router.inputs.clocks.blocked[2],
+            self.router.inputs.clocks.blocked[3],
+            self.router.inputs.clocks.blocked[4],
+            self.router.inputs.clocks.blocked[5],
+            self.router.inputs.clocks.blocked[6],
         ]
     }
 
@@ -77,6 +87,9 @@ impl<W: Traffic> Engine<W> {
         for (x, y) in j.ranges.iter_mut().zip(&t[14..18]) {
             *x += y;
         }
+        for (x, y) in self.router.inputs.clocks.blocked.iter_mut().zip(&t[18..]) {
+            *x += y;
+        }
         for (f, x) in fields.into_iter().zip(t) {
             *f += x;
         }
@@ -98,7 +111,12 @@ impl<W: Traffic> Engine<W> {
             Some(lp) => (lp.tally.to_array(), lp.crc_mismatches(|l| self.owns((l / ports) as u32))),
             None => ([0; LinkTally::FIELDS], Vec::new()),
         };
+        let node_limits = (0..self.net.nodes)
+            .filter(|&n| self.owns_node(n as u32) && (self.stats.host_busy_cycles[n] > 0.0 || self.stats.fifo_waited_cycles[n] > 0))
+            .map(|n| (n as u32, self.stats.host_busy_cycles[n], self.stats.fifo_waited_cycles[n]))
+            .collect();
         Summary {
+            node_limits,
             link_tally,
             crc_mismatch,
             counters,
@@ -137,6 +155,10 @@ impl<W: Traffic> Engine<W> {
             self.fail(e.cycle, e.kind, e.detail.clone());
         }
         self.workload.absorb_nodes(&s.workload);
+        for &(n, host, fifo) in &s.node_limits {
+            self.stats.host_busy_cycles[n as usize] = host;
+            self.stats.fifo_waited_cycles[n as usize] = fifo;
+        }
         if let Some(lp) = &mut self.router.outputs.link {
             lp.tally.add(&s.link_tally);
             lp.absorbed_mismatches.extend_from_slice(&s.crc_mismatch);
@@ -174,6 +196,12 @@ impl Summary {
         }
         buf.put_u64(self.workload.len() as u64);
         self.workload.iter().for_each(|&w| buf.put_u64(w));
+        buf.put_u64(self.node_limits.len() as u64);
+        for &(n, h, f) in &self.node_limits {
+            buf.put_u32(n);
+            buf.put_f64(h);
+            buf.put_u64(f);
+        }
         self.link_tally.iter().for_each(|&x| buf.put_u64(x));
         buf.put_u64(self.crc_mismatch.len() as u64);
         self.crc_mismatch.iter().for_each(|&l| buf.put_u32(l));
@@ -195,10 +223,11 @@ impl Summary {
         tally.iter_mut().for_each(|x| *x = r.u64());
         let error = (r.u8() == 1).then(|| InvariantError::get(&mut r));
         let words: Vec<u64> = (0..r.u64()).map(|_| r.u64()).collect();
+        let node_limits = (0..r.u64()).map(|_| (r.u32(), r.f64(), r.u64())).collect();
         let mut link_tally = [0u64; LinkTally::FIELDS];
         link_tally.iter_mut().for_each(|x| *x = r.u64());
         let crc_mismatch = (0..r.u64()).map(|_| r.u32()).collect();
         let load = PartitionLoad { routers: r.u64(), events: r.u64(), busy_seconds: r.f64(), wait_seconds: r.f64() };
-        Summary { counters, hist, samples, snapshots, vc_snapshots, vc_hops, tally, error, workload: words, link_tally, crc_mismatch, load }
+        Summary { counters, hist, samples, snapshots, vc_snapshots, vc_hops, tally, error, workload: words, node_limits, link_tally, crc_mismatch, load }
     }
 }

@@ -8,6 +8,7 @@
 
 use super::route::head_candidates;
 use crate::layout::{Layout, HEAD_EJECTS};
+use crate::limits::{Cause, HeadClocks};
 use crate::net::Net;
 use crate::packet::{list_pop, list_push, Pool, NONE};
 use crate::partition::Ownership;
@@ -28,6 +29,9 @@ pub(crate) struct InputUnits {
     pub want: Vec<u64>,
     /// Receiver→sender paths in use, per router and input unit.
     pub paths_used: Vec<u8>,
+    /// Per queue: when its head became the head and what it has been
+    /// blocked by since ([`crate::limits`]).
+    pub clocks: HeadClocks,
 }
 
 impl InputUnits {
@@ -40,26 +44,33 @@ impl InputUnits {
             q_cand: vec![0; q],
             want: vec![0; lay.routers * (lay.ports + 1) * lay.qwords],
             paths_used: vec![0; lay.routers * lay.units],
+            clocks: HeadClocks::new(q),
         }
     }
 
     /// Appends packet `pkt` (its route already computed) to queue `qi`
-    /// (of router `r`).
+    /// (of router `r`) at `t`.
     #[inline]
-    pub fn push(&mut self, r: usize, qi: usize, pkt: u32, net: &Net, pool: &mut Pool) {
+    pub fn push(&mut self, r: usize, qi: usize, pkt: u32, net: &Net, pool: &mut Pool, t: u64) {
         if self.q_tail[qi] == NONE {
             let cand = head_candidates(net, pool, pkt);
             self.set_head_candidates(r, qi, cand, &net.lay);
+            self.clocks.new_head(qi, t, Cause::Link);
         }
         list_push(pool, &mut self.q_head[qi], &mut self.q_tail[qi], pkt);
     }
 
-    /// Takes the head packet of queue `qi` (of router `r`).
+    /// Takes the head packet of queue `qi` (of router `r`) at `t`.
     #[inline]
-    pub fn pop(&mut self, r: usize, qi: usize, net: &Net, pool: &Pool) -> u32 {
+    pub fn pop(&mut self, r: usize, qi: usize, net: &Net, pool: &Pool, t: u64) -> u32 {
         let h = list_pop(pool, &mut self.q_head[qi], &mut self.q_tail[qi]);
         let next = self.q_head[qi];
-        let cand = if next == NONE { 0 } else { head_candidates(net, pool, next) };
+        let cand = if next == NONE {
+            0
+        } else {
+            self.clocks.new_head(qi, t, Cause::Link);
+            head_candidates(net, pool, next)
+        };
         self.set_head_candidates(r, qi, cand, &net.lay);
         h
     }

@@ -180,7 +180,10 @@ impl Router {
             while i < self.requests.len() {
                 let req = self.requests[i];
                 i += 1;
+                let qi = r * env.net.lay.queues + req.queue as usize;
+                let warmup = env.net.run.warmup;
                 if req.out == WITHDRAWN {
+                    self.inputs.clocks.block(qi, t, crate::limits::Cause::Arbitration, warmup);
                     continue;
                 }
                 if req.out == EJECT {
@@ -193,10 +196,15 @@ impl Router {
                         q_taken.insert(req.queue as usize);
                         ejected |= path;
                         granted = true;
+                    } else {
+                        self.inputs.clocks.block(qi, t, crate::limits::Cause::Reception, warmup);
                     }
                     continue;
                 }
                 if out_taken & (1 << req.out) != 0 {
+                    if !q_taken.contains(req.queue as usize) {
+                        self.inputs.clocks.block(qi, t, crate::limits::Cause::Arbitration, warmup);
+                    }
                     continue;
                 }
                 let winner = self.sender_arbitration(r, req.out, &q_taken, &env.net.params);
@@ -205,6 +213,9 @@ impl Router {
                     out_taken |= 1 << w.out;
                     q_taken.insert(w.queue as usize);
                     granted = true;
+                    if w.queue != req.queue && !q_taken.contains(req.queue as usize) {
+                        self.inputs.clocks.block(qi, t, crate::limits::Cause::Arbitration, warmup);
+                    }
                 } else {
                     out_taken |= 1 << req.out;
                 }

@@ -72,7 +72,8 @@ impl Router {
     pub(super) fn grant_hop(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
         let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
-        let pkt = self.inputs.pop(r, qi, env.net, env.pool);
+        let waited = self.inputs.clocks.granted(qi, t, env.net.run.warmup);
+        let pkt = self.inputs.pop(r, qi, env.net, env.pool, t);
         let o = req.out as usize;
         let oi = r * lay.ports + o;
         let p = *env.pool.get(pkt);
@@ -85,8 +86,9 @@ impl Router {
         if !down || self.outputs.link.is_some() {
             self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
         }
+        env.stats.counters[oi].waited_cycles += waited;
         if req.unit as usize >= lay.ports {
-            env.nic.charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes, env.net.params.host_bytes_per_cycle, env.wheel);
+            Self::charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes, env);
         }
         self.inputs.paths_used[r * lay.units + req.unit as usize] += 1;
         let local_vc = if (req.unit as usize) < lay.ports {
@@ -302,15 +304,31 @@ impl Router {
         env.stats.last_progress = env.stats.last_progress.max(t);
     }
 
+    /// A packet of `bytes` crosses node `node`'s host interface at `t`
+    /// (a limit only where the model has one), its busy time counted
+    /// after the warm-up.
+    #[inline]
+    fn charge_host(node: usize, t: u64, bytes: u16, env: &mut Env) {
+        let rate = env.net.params.host_bytes_per_cycle;
+        if !rate.is_finite() {
+            return;
+        }
+        env.nic.charge_host(node, t, bytes, rate, env.wheel);
+        if t >= env.net.run.warmup {
+            env.stats.host_busy_cycles[node] += bytes as f64 / rate;
+        }
+    }
+
     pub(super) fn grant_eject(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
         let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
-        let pkt = self.inputs.pop(r, qi, env.net, env.pool);
+        self.inputs.clocks.granted(qi, t, env.net.run.warmup);
+        let pkt = self.inputs.pop(r, qi, env.net, env.pool, t);
         let p = *env.pool.get(pkt);
         if (req.unit as usize) < lay.ports {
             self.outputs.recv_free_at[r * lay.ports + req.unit as usize] = t + p.bytes as u64;
         } else {
-            env.nic.charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes, env.net.params.host_bytes_per_cycle, env.wheel);
+            Self::charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes, env);
         }
         env.wheel.schedule(
             t + p.bytes as u64,

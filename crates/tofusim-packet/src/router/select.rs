@@ -7,6 +7,7 @@ use rand::RngExt;
 use super::switch::{Request, EJECT};
 use super::{Env, Router};
 use crate::config::{Escape, RoutingMode};
+use crate::limits::Cause;
 use crate::packet::flags;
 
 impl Router {
@@ -18,10 +19,11 @@ impl Router {
     /// ([`tofusim_routing::FaultMap::with_detour_ports`]).
     #[cold]
     #[allow(clippy::too_many_arguments)]
-    fn detour_hop(&mut self, env: &Env, r: usize, t: u64, o: u8, out_taken: u64, chunks: u16, mk: impl Fn(u8, usize, u16, bool) -> Request) -> Option<Request> {
+    fn detour_hop(&mut self, env: &Env, r: usize, t: u64, qi: usize, o: u8, out_taken: u64, chunks: u16, mk: impl Fn(u8, usize, u16, bool) -> Request) -> Option<Request> {
         let lay = &env.net.lay;
         let o = o as usize;
         if !self.link_free(r, o, t, out_taken, lay.ports) {
+            self.inputs.clocks.block(qi, t, Cause::Link, env.net.run.warmup);
             return None;
         }
         let full = env.net.full;
@@ -32,6 +34,7 @@ impl Router {
             Some(mk(o as u8, vc, chunks, false))
         } else {
             self.mark_depleted(r, o, t, lay.ports);
+            self.inputs.clocks.block(qi, t, Cause::Tokens, env.net.run.warmup);
             None
         }
     }
@@ -94,13 +97,16 @@ impl Router {
             // From a network input: its reception path must be free. From an
             // injection FIFO (a node of the same router): the data turn
             // around in the router, paced by the host interface.
-            return (!network || self.outputs.recv_free_at[r * lay.ports + unit] <= t)
-                .then(|| mk(EJECT, p.vc as usize, 0, false));
+            if network && self.outputs.recv_free_at[r * lay.ports + unit] > t {
+                self.inputs.clocks.block(qi, t, Cause::Reception, env.net.run.warmup);
+                return None;
+            }
+            return Some(mk(EJECT, p.vc as usize, 0, false));
         }
         let chunks = env.net.chunks(p.bytes);
         let full = env.net.full;
         if p.detour != 0 && p.hops == 0 {
-            return self.detour_hop(env, r, t, p.detour - 1, out_taken, chunks, mk);
+            return self.detour_hop(env, r, t, qi, p.detour - 1, out_taken, chunks, mk);
         }
         let adaptive = !priority && env.net.mode == RoutingMode::Adaptive && lay.dynamic > 0;
         // Adaptive hops take no link that is down (a failure during the run).
@@ -108,6 +114,7 @@ impl Router {
         let dyn_mask = if adaptive { p.route_mask as u64 & !down } else { 0 };
         let esc_port = p.route_escape;
         if (dyn_mask | 1 << esc_port) & free_out == 0 {
+            self.inputs.clocks.block(qi, t, Cause::Link, env.net.run.warmup);
             return None;
         }
         if adaptive {
@@ -161,6 +168,7 @@ impl Router {
                 }
                 if !any {
                     self.mark_depleted(r, o, t, lay.ports);
+                    self.inputs.clocks.block(qi, t, Cause::Tokens, env.net.run.warmup);
                 }
             }
             if counting && seen > 1 {
@@ -173,6 +181,11 @@ impl Router {
         // The escape route (also deterministic traffic and priority packets).
         let o = esc_port as usize;
         if !self.link_free(r, o, t, out_taken, lay.ports) {
+            // Adaptive heads refused for tokens on their minimal ports keep
+            // that cause: the escape link being busy is not what held them.
+            if !adaptive || self.inputs.clocks.cause[qi] != Cause::Tokens as u8 {
+                self.inputs.clocks.block(qi, t, Cause::Link, env.net.run.warmup);
+            }
             return None;
         }
         let on_vc = |v: usize| network && p.vc as usize == v;
@@ -231,6 +244,7 @@ impl Router {
             Some(mk(o as u8, vc, cost, crossed))
         } else {
             self.mark_depleted(r, o, t, lay.ports);
+            self.inputs.clocks.block(qi, t, Cause::Tokens, env.net.run.warmup);
             None
         }
     }

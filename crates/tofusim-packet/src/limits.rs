@@ -1,0 +1,425 @@
+//! What limits a run: the time packets spend blocked, by cause, and the
+//! resource that binds.
+//!
+//! Every queue head (a VC buffer of a network input, an injection FIFO)
+//! keeps a clock: when its packet became the head, and since when it has
+//! been blocked for its current cause. Whenever arbitration finds the head
+//! cannot go, it names the cause ([`Cause`]); a change of cause charges the
+//! time since the last change to the old one, and the grant charges the
+//! rest. So the blocked time is split exactly at the moments the engine
+//! looked, and between them a head waits for the cause it was last refused
+//! for (a router is looked at again whenever something it waits for
+//! changes: a link frees, tokens return, a packet arrives). A head never
+//! looked at because all its outputs were busy waits for the link.
+//!
+//! Per output port, the waits of the packets that then left on it are
+//! added to its counters (`waited_cycles`), beside its busy and
+//! token-depleted cycles; per node, the host interface's busy time and the
+//! time a packet waited in the send queue for injection FIFO space. From
+//! these [`Limits::new`] names the binding resource.
+
+use serde::Serialize;
+
+/// Why a queue head could not go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Cause {
+    /// Every output it may take was busy sending another packet.
+    Link = 0,
+    /// A free output, but too few downstream tokens (credits) for it.
+    Tokens = 1,
+    /// It asked for an output and another packet won the arbitration.
+    Arbitration = 2,
+    /// Its input's receiver→sender paths were all in use.
+    Paths = 3,
+    /// At its destination, the input's reception path was busy.
+    Reception = 4,
+    /// An injection FIFO's head while the node's host interface was busy.
+    Host = 5,
+    /// A packet in the node's send queue while no injection FIFO had room.
+    FifoSpace = 6,
+}
+
+pub const CAUSES: usize = 7;
+
+impl Cause {
+    pub const ALL: [Cause; CAUSES] = [Cause::Link, Cause::Tokens, Cause::Arbitration, Cause::Paths, Cause::Reception, Cause::Host, Cause::FifoSpace];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Link => "link",
+            Cause::Tokens => "downstream-tokens",
+            Cause::Arbitration => "arbitration-lost",
+            Cause::Paths => "input-paths",
+            Cause::Reception => "reception",
+            Cause::Host => "host-interface",
+            Cause::FifoSpace => "injection-fifo-space",
+        }
+    }
+
+    /// What the cause means, for a sentence.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Cause::Link => "waiting for a busy link",
+            Cause::Tokens => "waiting for downstream buffer space (tokens)",
+            Cause::Arbitration => "losing the switch arbitration",
+            Cause::Paths => "waiting for a receiver-to-sender path of their input",
+            Cause::Reception => "waiting for the reception path at the destination",
+            Cause::Host => "waiting for the host interface",
+            Cause::FifoSpace => "waiting in the send queue for injection FIFO space",
+        }
+    }
+}
+
+/// The clocks of every queue head of a partition's routers (indexed like
+/// the queues, router · queues + queue).
+pub(crate) struct HeadClocks {
+    /// When the head packet became the head (its wait starts then).
+    pub start: Vec<u64>,
+    /// Since when it has been blocked for `cause`.
+    pub since: Vec<u64>,
+    pub cause: Vec<u8>,
+    /// Packet-cycles blocked after the warm-up, by cause.
+    pub blocked: [u64; CAUSES],
+}
+
+impl HeadClocks {
+    pub fn new(queues: usize) -> Self {
+        HeadClocks { start: vec![0; queues], since: vec![0; queues], cause: vec![Cause::Link as u8; queues], blocked: [0; CAUSES] }
+    }
+
+    /// Queue `qi` has a new head at `t` (blocked, until looked at, by
+    /// `cause`: its links for a network input, the host for a FIFO).
+    #[inline]
+    pub fn new_head(&mut self, qi: usize, t: u64, cause: Cause) {
+        self.start[qi] = t;
+        self.since[qi] = t;
+        self.cause[qi] = cause as u8;
+    }
+
+    /// The head of `qi` is blocked at `t` by `cause`: the time since the
+    /// last change goes to the old cause.
+    #[inline]
+    pub fn block(&mut self, qi: usize, t: u64, cause: Cause, warmup: u64) {
+        if self.cause[qi] != cause as u8 {
+            charge(&mut self.blocked, self.cause[qi], self.since[qi], t, warmup);
+            self.since[qi] = t;
+            self.cause[qi] = cause as u8;
+        }
+    }
+
+    /// The head of `qi` goes at `t`: the last stretch is charged, and its
+    /// whole wait as the head (measured part) returned.
+    #[inline]
+    pub fn granted(&mut self, qi: usize, t: u64, warmup: u64) -> u64 {
+        charge(&mut self.blocked, self.cause[qi], self.since[qi], t, warmup);
+        t.saturating_sub(self.start[qi].max(warmup))
+    }
+}
+
+/// Adds the measured part (after `warmup`) of `[since, t)` to `cause`.
+#[inline]
+pub(crate) fn charge(blocked: &mut [u64; CAUSES], cause: u8, since: u64, t: u64, warmup: u64) {
+    blocked[cause as usize] += t.saturating_sub(since.max(warmup));
+}
+
+/// One class of resources (the links of an axis or rank, the nodes' host
+/// interfaces…) over the measured window.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResourceClass {
+    /// "link" | "host-interface" | "injection-fifo".
+    pub kind: &'static str,
+    /// The class: a link class ("X", "rank-3", "up from L0"), or the kind.
+    pub name: String,
+    pub count: u64,
+    /// Busy time over the window: mean over the class, and its busiest one.
+    pub busy_mean: f64,
+    pub busy_max: f64,
+    /// Packet-cycles heads waited before leaving on these links (links),
+    /// or in the send queue for FIFO space (FIFOs), per member and cycle.
+    pub waited_per_cycle: f64,
+    /// Links: the share of the window in which a head waited with the
+    /// link free but too few downstream tokens (mean over the class).
+    pub depleted_mean: f64,
+}
+
+/// One resource of those most busy.
+#[derive(Clone, Debug, Serialize)]
+pub struct BusyResource {
+    pub kind: &'static str,
+    pub class: String,
+    /// "router (coords) port", or the node.
+    pub name: String,
+    pub router: u32,
+    pub port: Option<u8>,
+    /// The router the link leads to.
+    pub to_router: Option<u32>,
+    pub busy: f64,
+    pub waited_per_cycle: f64,
+}
+
+/// What limits a run (in the result as `limits`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Limits {
+    /// One sentence: the binding resource with its numbers.
+    pub summary: String,
+    /// The binding resource's kind and class, and the set it is part of
+    /// ("the 6 links into router (3,3,3)", "every rank-3 link"…).
+    pub binding: Binding,
+    /// Packet-cycles blocked over the window, by cause, and each cause's
+    /// share of all blocked time.
+    pub blocked_cycles: std::collections::BTreeMap<&'static str, u64>,
+    pub blocked_share: std::collections::BTreeMap<&'static str, f64>,
+    /// Blocked packet-cycles per delivered packet (how long an average
+    /// packet waited in all).
+    pub blocked_per_packet_cycles: f64,
+    pub classes: Vec<ResourceClass>,
+    /// The busiest resources, most first (at most 8).
+    pub busiest: Vec<BusyResource>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Binding {
+    pub kind: &'static str,
+    pub class: String,
+    /// The set of resources at the top ("links into router R", "links out
+    /// of router R", "one link", "the class").
+    pub set: String,
+    pub busy: f64,
+    /// The cause most of the blocked time went to.
+    pub dominant_cause: &'static str,
+}
+
+/// A link as the limits see it (its class an index into the names).
+pub(crate) struct LinkUse {
+    pub router: u32,
+    pub port: u8,
+    pub to_router: u32,
+    pub class: u16,
+    pub busy_cycles: u64,
+    pub waited_cycles: u64,
+    pub depleted_cycles: u64,
+}
+
+/// A node's interface as the limits see it.
+pub(crate) struct NodeUse {
+    pub node: u32,
+    pub router: u32,
+    /// Busy cycles of its host interface (`None`: no host limit modelled).
+    pub host_busy: Option<f64>,
+    pub fifo_waited: u64,
+}
+
+/// Share of resources at which the busiest of a set counts as saturated.
+const SATURATED: f64 = 0.9;
+
+impl Limits {
+    /// `class_names`: the links' classes; `label(router, port)` names a
+    /// link (`None`: the router, for a node's interface).
+    pub(crate) fn new(links: &[LinkUse], class_names: &[String], nodes: &[NodeUse], blocked: &[u64; CAUSES], delivered: u64, window: f64, label: &dyn Fn(u32, Option<u8>) -> String) -> Limits {
+        let window = window.max(1.0);
+        let total_blocked: u64 = blocked.iter().sum();
+        let blocked_cycles = Cause::ALL.iter().map(|c| (c.name(), blocked[*c as usize])).collect();
+        let blocked_share = Cause::ALL
+            .iter()
+            .map(|c| (c.name(), if total_blocked > 0 { blocked[*c as usize] as f64 / total_blocked as f64 } else { 0.0 }))
+            .collect();
+        let dominant = Cause::ALL.iter().copied().max_by_key(|c| (blocked[*c as usize], std::cmp::Reverse(*c as u8))).unwrap_or(Cause::Link);
+        let mut classes: Vec<ResourceClass> = Vec::new();
+        for (k, name) in class_names.iter().enumerate() {
+            let members: Vec<&LinkUse> = links.iter().filter(|l| l.class as usize == k).collect();
+            if members.is_empty() {
+                continue;
+            }
+            let n = members.len() as f64;
+            classes.push(ResourceClass {
+                kind: "link",
+                count: members.len() as u64,
+                busy_mean: members.iter().map(|l| l.busy_cycles as f64).sum::<f64>() / (n * window),
+                busy_max: members.iter().map(|l| l.busy_cycles).max().unwrap_or(0) as f64 / window,
+                waited_per_cycle: members.iter().map(|l| l.waited_cycles as f64).sum::<f64>() / (n * window),
+                depleted_mean: members.iter().map(|l| l.depleted_cycles as f64).sum::<f64>() / (n * window),
+                name: name.clone(),
+            });
+        }
+        let hosts: Vec<(&NodeUse, f64)> = nodes.iter().filter_map(|n| n.host_busy.map(|b| (n, b))).collect();
+        if !hosts.is_empty() {
+            let k = hosts.len() as f64;
+            classes.push(ResourceClass {
+                kind: "host-interface",
+                name: "host interface".into(),
+                count: hosts.len() as u64,
+                busy_mean: hosts.iter().map(|h| h.1).sum::<f64>() / (k * window),
+                busy_max: hosts.iter().map(|h| h.1).fold(0.0, f64::max) / window,
+                waited_per_cycle: blocked[Cause::Host as usize] as f64 / (k * window),
+                depleted_mean: 0.0,
+            });
+        }
+        if !nodes.is_empty() {
+            let k = nodes.len() as f64;
+            classes.push(ResourceClass {
+                kind: "injection-fifo",
+                name: "injection FIFOs".into(),
+                count: nodes.len() as u64,
+                // A FIFO is "busy" while a packet waits for room in it.
+                busy_mean: nodes.iter().map(|n| n.fifo_waited as f64).sum::<f64>() / (k * window),
+                busy_max: nodes.iter().map(|n| n.fifo_waited).max().unwrap_or(0) as f64 / window,
+                waited_per_cycle: blocked[Cause::FifoSpace as usize] as f64 / (k * window),
+                depleted_mean: 0.0,
+            });
+        }
+        // The busiest single resources: links by busy time, host
+        // interfaces by theirs.
+        // Candidates: the links and interfaces within 10 points of the
+        // busiest of each kind (at most a few thousand on a large machine).
+        let top_link = links.iter().map(|l| l.busy_cycles).max().unwrap_or(0) as f64 / window;
+        let top_host = hosts.iter().map(|h| h.1).fold(0.0, f64::max) / window;
+        let mut busiest: Vec<BusyResource> = links
+            .iter()
+            .filter(|l| l.busy_cycles as f64 / window >= top_link - 0.1)
+            .map(|l| BusyResource {
+                kind: "link",
+                class: class_names[l.class as usize].clone(),
+                name: label(l.router, Some(l.port)),
+                router: l.router,
+                port: Some(l.port),
+                to_router: Some(l.to_router),
+                busy: l.busy_cycles as f64 / window,
+                waited_per_cycle: l.waited_cycles as f64 / window,
+            })
+            .chain(hosts.iter().filter(|h| h.1 / window >= top_host - 0.1).map(|(n, b)| BusyResource {
+                kind: "host-interface",
+                class: "host interface".into(),
+                name: format!("node {} at router {}", n.node, label(n.router, None)),
+                router: n.router,
+                port: None,
+                to_router: None,
+                busy: b / window,
+                waited_per_cycle: 0.0,
+            }))
+            .collect();
+        // Most busy first; among equals, those with longer waits, then the
+        // lowest router and port (a stable order across runs).
+        busiest.sort_by(|a, b| {
+            b.busy
+                .total_cmp(&a.busy)
+                .then(b.waited_per_cycle.total_cmp(&a.waited_per_cycle))
+                .then(a.router.cmp(&b.router))
+                .then(a.port.cmp(&b.port))
+        });
+        let binding = binding(&busiest, &classes, links, dominant, label);
+        busiest.truncate(8);
+        let summary = sentence(&binding, &classes, dominant, blocked, total_blocked, delivered);
+        Limits {
+            summary,
+            binding,
+            blocked_cycles,
+            blocked_share,
+            blocked_per_packet_cycles: if delivered > 0 { total_blocked as f64 / delivered as f64 } else { 0.0 },
+            classes,
+            busiest,
+        }
+    }
+}
+
+/// The binding resource: the busiest one, with the set of resources as
+/// busy as it (within 10 points) when they share an end — links into one
+/// router, links out of one — or the whole class when most of it is that
+/// busy.
+fn binding(busiest: &[BusyResource], classes: &[ResourceClass], links: &[LinkUse], dominant: Cause, label: &dyn Fn(u32, Option<u8>) -> String) -> Binding {
+    let Some(top) = busiest.first() else {
+        return Binding { kind: "none", class: String::new(), set: "nothing ran".into(), busy: 0.0, dominant_cause: dominant.name() };
+    };
+    let near: Vec<&BusyResource> = busiest.iter().filter(|b| b.kind == top.kind && b.busy >= top.busy - 0.1).collect();
+    let class = classes.iter().find(|c| c.kind == top.kind && c.name == top.class);
+    let set = if top.kind == "host-interface" {
+        if near.len() > 1 {
+            format!("the host interfaces of {} nodes", near.len())
+        } else {
+            format!("the host interface of {}", top.name)
+        }
+    } else if let Some(c) = class.filter(|c| c.count > 1 && c.busy_mean >= top.busy - 0.1 && near.len() as u64 >= c.count) {
+        format!("every {} link ({} links)", c.name, c.count)
+    } else if near.len() > 1 && near.iter().all(|b| b.to_router == top.to_router) {
+        let into = links.iter().filter(|l| Some(l.to_router) == top.to_router).count();
+        format!("the links into router {} ({} of its {} incoming links)", label(top.to_router.unwrap_or(0), None), near.len(), into)
+    } else if near.len() > 1 && near.iter().all(|b| b.router == top.router) {
+        format!("the links out of router {} ({} links)", label(top.router, None), near.len())
+    } else if near.len() > 1 {
+        format!("{} {} links as busy as the busiest ({})", near.len(), top.class, top.name)
+    } else {
+        format!("one {} link: {}", top.class, top.name)
+    };
+    Binding { kind: top.kind, class: top.class.clone(), set, busy: top.busy, dominant_cause: dominant.name() }
+}
+
+fn sentence(b: &Binding, classes: &[ResourceClass], dominant: Cause, blocked: &[u64; CAUSES], total: u64, delivered: u64) -> String {
+    if b.kind == "none" {
+        return "Nothing was measured: no packet moved after the warm-up.".into();
+    }
+    let all_links: Vec<&ResourceClass> = classes.iter().filter(|c| c.kind == "link").collect();
+    let mean_links = {
+        let n: u64 = all_links.iter().map(|c| c.count).sum();
+        if n > 0 { all_links.iter().map(|c| c.busy_mean * c.count as f64).sum::<f64>() / n as f64 } else { 0.0 }
+    };
+    let share = if total > 0 { blocked[dominant as usize] as f64 / total as f64 } else { 0.0 };
+    let verdict = if b.busy >= SATURATED { "Limited by" } else { "No resource is saturated; the busiest is" };
+    let waits = if delivered > 0 && total > 0 {
+        format!("; packets spent {:.0}% of their blocked time {} ({:.0} cycles blocked per packet)", share * 100.0, dominant.meaning(), total as f64 / delivered as f64)
+    } else {
+        String::new()
+    };
+    format!("{verdict} {}: {:.1}% busy, against {:.1}% for the mean link{waits}.", b.set, b.busy * 100.0, mean_links * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(router: u32, port: u8, to: u32, class: u16, busy: u64) -> LinkUse {
+        LinkUse { router, port, to_router: to, class, busy_cycles: busy, waited_cycles: busy / 2, depleted_cycles: 0 }
+    }
+
+    fn label(r: u32, p: Option<u8>) -> String {
+        match p {
+            Some(p) => format!("r{r} p{p}"),
+            None => format!("r{r}"),
+        }
+    }
+
+    fn classes() -> Vec<String> {
+        vec!["X".into(), "Y".into()]
+    }
+
+    #[test]
+    fn a_clock_splits_a_wait_by_cause_and_skips_the_warmup() {
+        let mut c = HeadClocks::new(1);
+        c.new_head(0, 5, Cause::Link);
+        c.block(0, 20, Cause::Tokens, 10);
+        c.block(0, 25, Cause::Tokens, 10);
+        c.block(0, 30, Cause::Arbitration, 10);
+        assert_eq!(c.granted(0, 34, 10), 24);
+        let blocked = c.blocked;
+        assert_eq!(blocked[Cause::Link as usize], 10);
+        assert_eq!(blocked[Cause::Tokens as usize], 10);
+        assert_eq!(blocked[Cause::Arbitration as usize], 4);
+    }
+
+    #[test]
+    fn links_into_one_router_are_named_as_a_set() {
+        let links = vec![link(0, 0, 9, 0, 990), link(1, 1, 9, 0, 985), link(2, 2, 9, 1, 980), link(3, 0, 4, 1, 100), link(4, 0, 5, 0, 50), link(5, 0, 6, 0, 60)];
+        let l = Limits::new(&links, &classes(), &[], &[100, 0, 0, 0, 0, 0, 0], 10, 1000.0, &label);
+        assert!(l.binding.set.starts_with("the links into router"), "{}", l.binding.set);
+        assert!(l.summary.starts_with("Limited by the links into router"), "{}", l.summary);
+        assert_eq!(l.binding.dominant_cause, "link");
+    }
+
+    #[test]
+    fn a_busy_host_interface_binds_over_links() {
+        let links = vec![link(0, 0, 1, 0, 700), link(1, 0, 0, 0, 700)];
+        let nodes = vec![NodeUse { node: 0, router: 0, host_busy: Some(995.0), fifo_waited: 900 }];
+        let l = Limits::new(&links, &classes(), &nodes, &[0, 0, 0, 0, 0, 50, 10], 10, 1000.0, &label);
+        assert_eq!(l.binding.kind, "host-interface");
+        assert!(l.summary.contains("host interface of node 0"), "{}", l.summary);
+    }
+}
