@@ -169,7 +169,9 @@ class Report:
 def test_a_torus_run_report_draws_offline_and_its_heat_map_follows_both_sliders(browser, torus_dir, shots):
     r = Report(browser, torus_dir / "report.html")
     ids = r.page.evaluate("() => Array.from(document.querySelectorAll('section'), s => s.id)")
-    assert ids == ["summary", "latency", "throughput", "heatmap", "hottest", "buffers"]
+    assert ids == ["limits", "summary", "latency", "throughput", "heatmap", "hottest", "buffers"]
+    assert r.page.locator("section#limits .note").count() == 0
+    assert r.page.locator("section#limits p.lead").inner_text().startswith(("Limited by", "No resource is saturated"))
     assert r.page.locator("section#heatmap .note").count() == 0
     # Four z planes of a 4x4x4 torus, one shown; 8x8 cells (nodes and the links between them).
     traces = r.traces("heatmap")
@@ -281,7 +283,8 @@ def test_a_collectives_report_animates_its_schedule(browser, collective_dir, sho
     assert (collective_dir / "steps.parquet").exists()
     r = Report(browser, collective_dir / "report.html")
     ids = r.page.evaluate("() => Array.from(document.querySelectorAll('section'), s => s.id)")
-    assert ids == ["summary", "latency", "throughput", "heatmap", "hottest", "buffers", "progress"]
+    assert ids == ["limits", "summary", "latency", "throughput", "heatmap", "hottest", "buffers", "progress"]
+    assert "critical path" in r.page.locator("section#limits").inner_text().lower()
     assert r.page.locator("section .note").count() == 0
     # A binomial broadcast from node 0 of an 8x8 torus: the animation starts
     # with nothing received and ends with every node but the root (which

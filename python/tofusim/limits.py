@@ -18,7 +18,7 @@ from . import ConfigError
 
 #: What each kind of critical-path segment is.
 SEGMENT_MEANING = {
-    "transfer": "transfers through the network (a send's start to its message's arrival)",
+    "transfer": "transfers (a send's start to its message's arrival: queueing at the TNI and the network)",
     "send-overhead": "host send overhead",
     "receive-overhead": "host receive overhead",
     "reduction": "reductions on the host",

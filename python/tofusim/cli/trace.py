@@ -78,12 +78,17 @@ def show(path: str, as_json: bool, matrix: bool | None) -> None:
 @click.option("--halo-bytes", type=int, default=65536, show_default=True, help="Bytes to each of the six neighbours per iteration.")
 @click.option("--compute-us", type=float, default=200.0, show_default=True, help="Compute per iteration, microseconds.")
 @click.option("--allreduce-every", type=int, default=5, show_default=True, help="An 8-byte allreduce every this many iterations.")
+@click.option("--slow-rank", type=int, default=None, help="A rank that computes --slow-factor times as long as the others (load imbalance).")
+@click.option("--slow-factor", type=float, default=1.0, show_default=True, help="How much longer --slow-rank computes per iteration.")
 @click.option("--json", "as_json", is_flag=True)
-def synth_cmd(out: str, ranks: int, iterations: int, halo_bytes: int, compute_us: float, allreduce_every: int, as_json: bool) -> None:
+def synth_cmd(out: str, ranks: int, iterations: int, halo_bytes: int, compute_us: float, allreduce_every: int, slow_rank: int | None,
+              slow_factor: float, as_json: bool) -> None:
     """Write a synthetic OTF2 trace: a 3D halo exchange with a periodic allreduce (docs/traces.md)."""
     from ..trace.synth import write
 
     if not compute_us >= 0.0:
         raise click.UsageError(f"--compute-us {compute_us}: expected >= 0")
-    r = write(out, ranks, iterations, halo_bytes, int(round(compute_us * 1000)), allreduce_every)
+    if slow_factor != 1.0 and slow_rank is None:
+        raise click.UsageError("--slow-factor applies to --slow-rank: name the slow rank")
+    r = write(out, ranks, iterations, halo_bytes, int(round(compute_us * 1000)), allreduce_every, slow_rank=slow_rank, slow_factor=slow_factor)
     click.echo(json.dumps(r) if as_json else f"wrote {out}: {ranks} ranks on a {'x'.join(map(str, r['grid']))} grid, {iterations} iterations")

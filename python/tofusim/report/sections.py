@@ -488,9 +488,38 @@ def _flow_note(rd: RunDir) -> str | None:
     return f"The flow model has no packets, port counters or step times: run {again}."
 
 
+def limits(rd: RunDir) -> Section:
+    """What limits this run: the binding resource in one sentence with its
+    numbers, then the resource classes, the blocked time by cause and, for
+    a schedule, the critical path (tofusim explain's content)."""
+    from ..limits import SEGMENT_MEANING, of_result, rows
+
+    title = "What limits this run"
+    try:
+        x = of_result(rd.result)
+    except ConfigError as e:
+        return Section("limits", title, note=str(e).removeprefix("nothing to explain: ").capitalize() + ".")
+    lim = x["limits"]
+    parts = [f'<p class="lead">{esc(x["summary"])}</p>']
+    table = pd.DataFrame([{"resource": r["resource"], "count": r["count"], "busy mean %": r["busy_mean_pct"], "busy max %": r["busy_max_pct"],
+                           "waits per cycle": r["waited_per_cycle"], "token-depleted %": r["depleted_pct"]} for r in rows(lim)])
+    parts.append(frame_table(table, {"count": ",", "busy mean %": ".1f", "busy max %": ".1f", "waits per cycle": ".3f",
+                                     "token-depleted %": ".1f"}))
+    causes = pd.DataFrame([{"cause": k, "packet-cycles blocked": v, "share %": 100 * lim["blocked_share"][k]}
+                           for k, v in sorted(lim["blocked_cycles"].items(), key=lambda kv: -kv[1])])
+    parts.append("<h3>Blocked packet time by cause</h3>" + frame_table(causes, {"packet-cycles blocked": ",", "share %": ".1f"}))
+    cp = x["critical_path"]
+    if cp:
+        ns = x["cycle_ns"]
+        path = pd.DataFrame([{"part": SEGMENT_MEANING.get(k, k), "µs": v * ns / 1000, "share %": 100 * v / max(cp["end_cycle"], 1)}
+                             for k, v in sorted(cp["by_kind"].items(), key=lambda kv: -kv[1])])
+        parts.append("<h3>Critical path</h3>" + frame_table(path, {"µs": ",.2f", "share %": ".1f"}))
+    return Section("limits", title, "".join(parts))
+
+
 def run_sections(rd: RunDir, draw: Draw) -> list[Section]:
     """Every section of a report on one run, collective or replay."""
-    out = [summary(rd)]
+    out = [limits(rd), summary(rd)]
     if rd.kind == "replay":
         out.append(per_rank(rd, draw))
     flow = _flow_note(rd)

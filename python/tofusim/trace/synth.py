@@ -46,8 +46,10 @@ def neighbours(rank: int, dims: tuple[int, int, int]) -> list[int]:
 
 
 def write(out: str, ranks: int, iterations: int = 10, halo_bytes: int = 65536, compute_ns: int = 200_000,
-          allreduce_every: int = 5, call_ns: int = 1_000) -> dict[str, Any]:
-    """Writes the trace to ``out`` (a new directory); returns its shape."""
+          allreduce_every: int = 5, call_ns: int = 1_000, slow_rank: int | None = None, slow_factor: float = 1.0) -> dict[str, Any]:
+    """Writes the trace to ``out`` (a new directory); returns its shape.
+    ``slow_rank`` computes ``slow_factor`` times as long per iteration as
+    the others (a load imbalance its neighbours wait for)."""
     import otf2
     from otf2.enums import CollectiveOp, GroupType, LocationGroupType, Paradigm, RegionRole
 
@@ -55,6 +57,10 @@ def write(out: str, ranks: int, iterations: int = 10, halo_bytes: int = 65536, c
         raise ConfigError(f"trace synth: --ranks {ranks}: expected at least 2")
     if iterations < 1 or halo_bytes < 0 or compute_ns < 0 or allreduce_every < 1:
         raise ConfigError("trace synth: expected iterations >= 1, bytes >= 0, compute >= 0, allreduce-every >= 1")
+    if slow_rank is not None and not 0 <= slow_rank < ranks:
+        raise ConfigError(f"trace synth: --slow-rank {slow_rank}: expected a rank from 0 to {ranks - 1}")
+    if not 1.0 <= slow_factor <= 1e6:
+        raise ConfigError(f"trace synth: --slow-factor {slow_factor}: expected 1 to 1,000,000")
     target = Path(out)
     if target.exists():
         raise ConfigError(f"{out}: already exists; give a new directory")
@@ -93,7 +99,7 @@ def write(out: str, ranks: int, iterations: int = 10, halo_bytes: int = 65536, c
                 # Compute, on both threads.
                 w.enter(t, user_compute)
                 worker.enter(t, user_compute)
-                t += compute_ns
+                t += round(compute_ns * slow_factor) if r == slow_rank else compute_ns
                 worker.leave(t, user_compute)
                 w.leave(t, user_compute)
                 recv_requests = []
@@ -131,4 +137,4 @@ def write(out: str, ranks: int, iterations: int = 10, halo_bytes: int = 65536, c
             w.leave(t, mpi["MPI_Finalize"])
             w.leave(t, user_main)
     return {"out": out, "ranks": ranks, "grid": list(dims), "iterations": iterations, "halo_bytes": halo_bytes,
-            "compute_ns": compute_ns, "allreduce_every": allreduce_every, "writer": f"OTF2 Python bindings {otf2.__version__}"}
+            "compute_ns": compute_ns, "allreduce_every": allreduce_every, "slow_rank": slow_rank, "slow_factor": slow_factor, "writer": f"OTF2 Python bindings {otf2.__version__}"}
