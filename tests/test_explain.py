@@ -38,10 +38,10 @@ def test_minimal_routing_under_adversarial_traffic_is_limited_by_the_global_link
     r = run("run", str(exp), "--json")
     assert r.code == 0, r.err
     lim = r.json()["limits"]
-    assert lim["binding"]["class"] == "global" and lim["binding"]["busy"] > 0.95
+    assert lim["binding"]["resource_class"] == "global" and lim["binding"]["busy"] > 0.95
     # One global link per group pair i -> i+1 (5 groups): those five, and no local link near them.
     top = [b for b in lim["busiest"] if b["busy"] > 0.9]
-    assert len(top) == 5 and all(b["class"] == "global" for b in top)
+    assert len(top) == 5 and all(b["resource_class"] == "global" for b in top)
     local = next(c for c in lim["classes"] if c["name"] == "local")
     assert local["busy_max"] < 0.8
 
@@ -68,7 +68,7 @@ def test_a_ring_allreduce_is_limited_by_the_rings_links(run, tmp_path):
     x = explain(run, out)
     b = x["limits"]["binding"]
     # Ranks in x-fastest order: every ring edge goes x+ (two of them then turn in y).
-    assert b["kind"] == "link" and b["class"] == "x" and b["busy"] > 0.85
+    assert b["kind"] == "link" and b["resource_class"] == "x" and b["busy"] > 0.85
     assert all(r["name"].endswith("x+") for r in x["limits"]["busiest"])
     cp = x["critical_path"]
     assert cp["by_kind"]["transfer"] > 0.8 * cp["end_cycle"]

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from . import ConfigError
-from .records import (Deadlock, FlowRun, InvariantError, JsqStats, Key, Latency, LinkErrors, Maybe, PacketRun, Record, SamplingInfo,
-                      Setup, SimInfo, _dict, _list)
+from .records import (Deadlock, FlowRun, InvariantError, JsqStats, Key, Latency, Limits, LinkErrors, Maybe, PacketRun, Record,
+                      SamplingInfo, Setup, SimInfo, _dict, _list)
 from .samples import CounterSamples
 
 __all__ = ["CollectiveResult", "Experiment", "Latency", "ReplayResult", "Result", "RunResult", "System", "Table", "write_report"]
@@ -245,6 +245,7 @@ class RunResult(Result):
     warmup_cycles = Maybe(int)
     measured_cycles = Maybe(int)
     latency = Key(Latency, "packet latency, cycles (still the JSON object: r.latency['mean'] reads it too)")
+    latency_ns = Maybe(Latency, "packet latency in nanoseconds (comparable across systems, whose cycles differ)")
     latency_kind = Maybe(str, "the flow model's: zero-load")
     latency_distribution = Maybe(_list, "(bin's lower bound in cycles, packets), packet engine; :meth:`latency_histogram` as a table")
     vc_traffic = Maybe(_dict, "packet-hops per VC class in the measured window")
@@ -260,6 +261,7 @@ class RunResult(Result):
     deadlock = Maybe(Deadlock)
     invariant_error = Maybe(InvariantError)
     link_errors = Maybe(LinkErrors)
+    limits = Maybe(Limits, "what limited the run: the binding resource, blocked time by cause, resource classes (packet engine)")
     sim = Key(SimInfo)
     setup = Key(Setup)
 
@@ -329,6 +331,7 @@ class CollectiveResult(Result):
     messages = Key(int)
     bytes_sent = Key(int)
     tnis_used = Key(int)
+    settings = Maybe(_dict, "the segment and TNIs the algorithm ran with, and where each came from")
     steps_omitted = Maybe(int, "a schedule with more steps than are kept: how many it had")
     trees = Maybe(_dict, "the trees given instead of the built ones (trees=...): source and depths in arcs")
     run = Maybe(PacketRun, "the packet engine's run (None on the flow model)")
@@ -390,6 +393,7 @@ class ReplayResult(Result):
     peak_memory_bytes = Key(int)
     run = Maybe(PacketRun, "the packet engine's run (None on the flow model)")
     machine = Maybe(_dict, "the recording machine's model (system='recorded')")
+    mpi_software = Maybe(_dict, "whose MPI software the replay models (profile, native: whether it is the system's own, note)")
 
     @property
     def measured_seconds(self) -> float:

@@ -275,6 +275,9 @@ class Setup(Record):
     packet_bytes = Key(int)
     header_bytes = Key(int)
     injection_links = Key(float)
+    cycle_ns = Maybe(float, "length of one network cycle (a byte time of the reference link)")
+    hop_latency_ns = Maybe(float, "router + link latency of a hop, the router's hop_latency_cycles in ns")
+    token_latency_ns = Maybe(float, "a token's return to the sender, ns")
     router = Key(RouterSetup)
     run = Key(RunSetup)
     workload = Key(_dict, "the workload as the engine took it (its kind, then its keys)")
@@ -333,6 +336,42 @@ class LinkErrors(Record):
     trustworthy = Key(bool)
 
 
+# ---------------------------------------------------------------- what limits a run
+
+class Binding(Record):
+    """The binding resource (``limits.binding``)."""
+
+    kind = Key(str, "link, host-interface or injection-fifo")
+    resource_class = Key(str, "the class of the busiest: a link class ('x', 'rank-3', 'up from L0') or 'host interface'")
+    set = Key(str, "the resources at the top, e.g. 'the links into router (3,3,3) (6 of its 6 incoming links)'")
+    busy = Key(float, "busy share of the window of the busiest of them")
+    dominant_cause = Key(str, "the cause most blocked time went to")
+
+
+class ResourceClass(Record):
+    """One class of resources (``limits.classes``): the links of an axis or rank, host interfaces, FIFOs."""
+
+    kind = Key(str)
+    name = Key(str)
+    count = Key(int)
+    busy_mean = Key(float)
+    busy_max = Key(float)
+    waited_per_cycle = Key(float, "packet-cycles heads waited before leaving on these links, per member and cycle")
+    depleted_mean = Key(float, "share of the window a head waited for downstream tokens with the link free")
+
+
+class Limits(Record):
+    """What limits a run (``r.limits``; a collective's or replay's ``run.limits``): docs/model.md."""
+
+    summary = Key(str, "the binding resource in one sentence, with its numbers")
+    binding = Key(Binding)
+    blocked_cycles = Key(_dict, "packet-cycles blocked after the warm-up, by cause")
+    blocked_share = Key(_dict, "each cause's share of all blocked time")
+    blocked_per_packet_cycles = Key(float)
+    classes = Key(list_of(ResourceClass))
+    busiest = Key(_list, "the busiest resources, most first (at most 8)")
+
+
 # ---------------------------------------------------------------- collectives and replays
 
 class PacketRun(Record):
@@ -350,6 +389,8 @@ class PacketRun(Record):
     latency = Key(Latency)
     latency_distribution = Key(_list, "(bin's lower bound in cycles, packets)")
     counter_samples = Maybe(SamplingInfo)
+    limits = Maybe(Limits, "what limited the network's part")
+    critical_path = Maybe(_dict, "the schedule's critical path and the slowest ranks' time split (cycles)")
 
 
 class Rounds(Record):

@@ -869,10 +869,12 @@ pub fn hardware_barrier_us(
         node_of_rank,
         grid,
     } = setup(system_name)?;
-    let hw = if model.generation == "tofud" {
-        tofusim_comm::barrier_hw::BarrierHardware::tofud()
-    } else {
-        tofusim_comm::barrier_hw::BarrierHardware::tofu1()
+    // The barrier interface of the system's Tofu generation (Tofu2's
+    // gates are Tofu1's, [S:000]); other networks have no such hardware.
+    let hw = match model.generation {
+        "tofud" => tofusim_comm::barrier_hw::BarrierHardware::tofud(),
+        "tofu1" | "tofu2" => tofusim_comm::barrier_hw::BarrierHardware::tofu1(),
+        g => return Err(ConfigError::new(WHERE, "system", format!("the Tofu barrier interface is Tofu hardware; {system_name} is {g}, which has none"))),
     };
     let cycle = model.cycle_ns();
     let hop_ns = model.router.hop_latency_cycles as f64 * cycle;

@@ -161,6 +161,12 @@ impl CommModel {
             _ => Self::bgl(),
         };
         m.set_link_Bps(link);
+        if system.generation == Generation::Bgl && link != BGL_LINK_BPS {
+            // BG/L's router on faster links keeps its 91.4 ns hop: its 1 KiB
+            // VCs would no longer cover the credit loop.
+            cover_credit_loop(&mut m.router);
+            m.sources.push(("vc_buffer_bytes", "[DER] BG/L's router on links other than its 175 MB/s: whole packets covering the credit loop (wire time + 2 hops of 91.4 ns), at least BG/L's 1 KiB"));
+        }
         m.tnis = net.nic.interfaces.clamp(1, 16) as u8;
         m.router.injection_fifos = m.router.injection_fifos.max(m.tnis);
         if net.nic.host_limit_Bps.is_some() {
@@ -282,12 +288,8 @@ impl CommModel {
         m.sources.push(("hop latency", "[MEM] assumed: 100 ns per router + link hop, the class of the Aries (about 100 ns per hop [S:002]) and of EDR fat-tree switches; no particular dragonfly's figure"));
         m.sources.push(("vc_buffer_bytes", "[DER] whole packets covering the credit loop (wire time + 2 hops of 100 ns) on the fastest link class, at least BG/L's 1 KiB"));
         m.fit_dragonfly(d, space);
+        cover_credit_loop(&mut m.router);
         let r = &mut m.router;
-        // A VC's buffer covers its credit loop (a packet's wire time plus
-        // a hop there and a token's hop back), so one VC can keep its link
-        // busy at the assumed 100 ns hop: [DER], at least BG/L's 1 KiB.
-        let loop_bytes = 2 * r.hop_latency_cycles + r.max_packet_bytes + r.overhead_bytes;
-        r.vc_buffer_bytes = r.vc_buffer_bytes.max(loop_bytes.div_ceil(r.max_packet_bytes) * r.max_packet_bytes);
         r.escape = Escape::HopClass;
         r.dynamic_vcs = 0;
         r.priority_vc = false;
@@ -498,6 +500,14 @@ fn fattree_queues(ports: usize, npr: usize, outputs: usize) -> (u8, u8) {
     let room = tofusim_packet::MAX_QUEUES.saturating_sub(npr * fifos) / ports.max(1);
     let voqs = outputs.min(tofusim_packet::MAX_VCS).min(room).max(1);
     (voqs as u8, fifos as u8)
+}
+
+/// Grows a VC's buffer to whole packets covering its credit loop (a
+/// packet's wire time plus a hop there and a token's hop back), so one VC
+/// can keep its link busy ([DER]); never below what it was.
+fn cover_credit_loop(r: &mut RouterParams) {
+    let loop_bytes = r.hop_latency_cycles + r.token_latency_cycles + r.max_packet_bytes + r.overhead_bytes;
+    r.vc_buffer_bytes = r.vc_buffer_bytes.max(loop_bytes.div_ceil(r.max_packet_bytes) * r.max_packet_bytes);
 }
 
 fn ns_per_hop_cycles(ns: f64, link_bps: f64) -> u32 {

@@ -40,13 +40,15 @@ fn error_rate(sec: &Section, required: bool) -> Result<Option<ErrorRate>> {
     }
 }
 
-/// Lanes per link of a generation (DOMAIN.md §1.2), for packet slicing.
+/// Lanes per link of a generation whose links slice packets over their
+/// lanes: TofuD's split and duplicate modes [S:000]. Tofu1 (8 lanes) and
+/// Tofu2 (4) carry a packet over all their lanes as one channel, with no
+/// per-lane header copies: slicing them is a variant no source describes,
+/// modelled only when `lanes` is given.
 fn lanes_of(g: Generation) -> Option<u8> {
     match g {
-        Generation::Tofu1 => Some(8),
-        Generation::Tofu2 => Some(4),
         Generation::Tofud => Some(crate::comm_model::TOFUD_LANES as u8),
-        _ => None,
+        Generation::Tofu1 | Generation::Tofu2 | Generation::Bgl | Generation::Aries | Generation::GenericDragonfly | Generation::FatTree => None,
     }
 }
 
@@ -63,7 +65,7 @@ fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
     let lanes = match (sec.int("lanes", 1, 16)?, lanes_of(built.system.generation)) {
         (Some(n), _) => n as u8,
         (None, Some(n)) => n,
-        (None, None) => return Err(sec.error("lanes", "missing; expected the lanes per link (the system's generation does not say: Tofu1 8, Tofu2 4, TofuD 2)")),
+        (None, None) => return Err(sec.error("lanes", format!("missing: packet slicing is TofuD's (split and duplicate modes over its 2 lanes); the {} links carry each packet as one channel, so give lanes to model a sliced variant (Tofu1 links have 8 lanes, Tofu2 4)", built.system.generation.name()))),
     };
     for k in ["packet_error_rate", "links", "burst_error_rate"] {
         if sec.has(k) {

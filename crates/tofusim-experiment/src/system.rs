@@ -343,16 +343,16 @@ fn build(sec: &Section) -> Result<Resolved> {
             (Topology::FatTree(f), vec![r; classes], &FATTREE_KEYS)
         }
     };
-    let nic = build_nic(sec, &topology, &link_bps)?;
-    let faults = match sec.table("faults")? {
-        Some(f) => build_faults(&f, &topology)?,
-        None => Faults::default(),
-    };
     let generation = match sec.choice("generation", &Generation::names())? {
         Some(g) => Generation::parse(&g).expect("checked"),
         None => Generation::default_for(&topology),
     };
     generation.check(&topology).map_err(|e| sec.error("generation", e))?;
+    let nic = build_nic(sec, &topology, &link_bps, generation)?;
+    let faults = match sec.table("faults")? {
+        Some(f) => build_faults(&f, &topology)?,
+        None => Faults::default(),
+    };
     let host_Bps = sec.rate("host_bandwidth")?;
     if host_Bps.is_some_and(|h| !(h > 0.0 && h.is_finite())) {
         return Err(sec.error("host_bandwidth", "expected a positive rate such as \"15.5GB/s\""));
@@ -664,12 +664,19 @@ fn build_fattree(sec: &Section) -> Result<FatTree> {
     Ok(FatTree { rails, ..f })
 }
 
-fn build_nic(sec: &Section, topo: &Topology, link_bps: &[f64]) -> Result<NodeInterface> {
+fn build_nic(sec: &Section, topo: &Topology, link_bps: &[f64], generation: Generation) -> Result<NodeInterface> {
     let (default_n, default_rate) = match topo {
         // Direct networks: a node can inject into every link at once unless
         // the preset says how many interfaces it has.
         Topology::Torus(t) => (t.max_degree(), link_bps[0]),
-        Topology::Tofu(_) => (4, link_bps[0]),
+        // A Tofu node's TNIs are its generation's: TofuD 6, Tofu1 and
+        // Tofu2 4 [S:000]; the BG/L router on a Tofu topology injects into
+        // every link, as on any torus.
+        Topology::Tofu(t) => match generation {
+            Generation::Tofud => (6, link_bps[0]),
+            Generation::Tofu1 | Generation::Tofu2 => (4, link_bps[0]),
+            Generation::Bgl | Generation::Aries | Generation::GenericDragonfly | Generation::FatTree => (t.max_degree(), link_bps[0]),
+        },
         Topology::Dragonfly(_) => (1, 0.0),
         Topology::FatTree(f) => (f.rails, link_bps[0]),
     };

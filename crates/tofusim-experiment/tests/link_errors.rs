@@ -157,10 +157,17 @@ fn slicing_keys_are_refused_where_they_cannot_apply() {
     }
     // The duplicate threshold follows the lanes: where retransmission's
     // goodput falls to 1/lanes, (lanes - 1) / (lanes + 3).
-    for (system, want) in [("fugaku:2x3x2", 0.2), ("fx100:2x3x2", 3.0 / 7.0), ("k:2x3x2", 7.0 / 11.0)] {
-        let text = tofud("[link_errors]\npacket_slicing = \"dynamic\"\nbit_error_rate = 1e-9\n").replace("fugaku:2x3x2", system);
+    // Tofu1 and Tofu2 links do not slice (TofuD's mechanism): modelled
+    // as a variant only with `lanes` given, and refused without.
+    for (system, lanes, want) in [("fugaku:2x3x2", "", 0.2), ("fx100:2x3x2", "lanes = 4\n", 3.0 / 7.0), ("k:2x3x2", "lanes = 8\n", 7.0 / 11.0)] {
+        let text = tofud(&format!("[link_errors]\npacket_slicing = \"dynamic\"\nbit_error_rate = 1e-9\n{lanes}")).replace("fugaku:2x3x2", system);
         let s = experiment::parse("<test>", &text).ok().and_then(|e| e.link_errors).and_then(|l| l.slicing).expect("parsed");
         assert!((s.duplicate_above - want).abs() < 1e-12, "{system}: {}", s.duplicate_above);
+    }
+    for system in ["k:2x3x2", "fx100:2x3x2"] {
+        let text = tofud("[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n").replace("fugaku:2x3x2", system);
+        let e = experiment::parse("<test>", &text).err().expect("refused");
+        assert!(e.key == "link_errors.lanes" && e.to_string().contains("TofuD"), "{system}: {e}");
     }
     // BG/L has no lanes to name: slicing needs `lanes` there.
     let e = experiment::parse("<test>", &exp(ALLTOALL, "", "[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n")).err().expect("refused");

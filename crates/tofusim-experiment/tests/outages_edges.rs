@@ -113,12 +113,12 @@ fn short_resend_timeout_bgl() {
 /// goes before the generated ones instead of waiting for the last of them.
 #[test]
 fn resend_does_not_wait_for_the_generator() {
-    let text = "[network]\ntopology = \"torus\"\nshape = [4]\nlink_bandwidth = \"5GB/s\"\n[routing]\nalgorithm = \"deterministic\"\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 65536\n[run]\n[faults]\nevents = [{ cycle = 1000, action = \"fail\", node = [1], port = \"x+\" }, { cycle = 1100, action = \"recover\", node = [1], port = \"x+\" }]\nresend_timeout_cycles = 200\n";
+    let text = "[network]\ntopology = \"torus\"\nshape = [4]\nlink_bandwidth = \"5GB/s\"\n[routing]\nalgorithm = \"deterministic\"\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 65536\n[run]\n[faults]\nevents = [{ cycle = 5000, action = \"fail\", node = [1], port = \"x+\" }, { cycle = 5500, action = \"recover\", node = [1], port = \"x+\" }]\nresend_timeout_cycles = 1000\n";
     let r = run(text);
     clean(&r);
     assert!(r.packets_lost > 0 && r.packets_lost == r.packets_resent);
     let end = r.completion_cycles.expect("complete") as f64;
-    assert!(r.latency.max < 0.25 * end, "a packet lost at ~1,000 and sent again at ~1,200 was delivered {} cycles after its creation (the run ends at {end})", r.latency.max);
+    assert!(r.latency.max < 0.25 * end, "a packet lost at ~5,000 and sent again at ~6,000 was delivered {} cycles after its creation (the run ends at {end})", r.latency.max);
 }
 
 /// Dragonfly parallel links: as `[network.faults]`, an event naming the

@@ -147,7 +147,7 @@ pub struct ResourceClass {
 #[derive(Clone, Debug, Serialize)]
 pub struct BusyResource {
     pub kind: &'static str,
-    pub class: String,
+    pub resource_class: String,
     /// "router (coords) port", or the node.
     pub name: String,
     pub router: u32,
@@ -181,7 +181,7 @@ pub struct Limits {
 #[derive(Clone, Debug, Serialize)]
 pub struct Binding {
     pub kind: &'static str,
-    pub class: String,
+    pub resource_class: String,
     /// The set of resources at the top ("links into router R", "links out
     /// of router R", "one link", "the class").
     pub set: String,
@@ -279,7 +279,7 @@ impl Limits {
             .filter(|l| l.busy_cycles as f64 / window >= top_link - 0.1)
             .map(|l| BusyResource {
                 kind: "link",
-                class: class_names[l.class as usize].clone(),
+                resource_class: class_names[l.class as usize].clone(),
                 name: label(l.router, Some(l.port)),
                 router: l.router,
                 port: Some(l.port),
@@ -289,7 +289,7 @@ impl Limits {
             })
             .chain(hosts.iter().filter(|h| h.1 / window >= top_host - 0.1).map(|(n, b)| BusyResource {
                 kind: "host-interface",
-                class: "host interface".into(),
+                resource_class: "host interface".into(),
                 name: format!("node {} at router {}", n.node, label(n.router, None)),
                 router: n.router,
                 port: None,
@@ -328,10 +328,10 @@ impl Limits {
 /// busy.
 fn binding(busiest: &[BusyResource], classes: &[ResourceClass], links: &[LinkUse], dominant: Cause, label: &dyn Fn(u32, Option<u8>) -> String) -> Binding {
     let Some(top) = busiest.first() else {
-        return Binding { kind: "none", class: String::new(), set: "nothing ran".into(), busy: 0.0, dominant_cause: dominant.name() };
+        return Binding { kind: "none", resource_class: String::new(), set: "nothing ran".into(), busy: 0.0, dominant_cause: dominant.name() };
     };
     let near: Vec<&BusyResource> = busiest.iter().filter(|b| b.kind == top.kind && b.busy >= top.busy - 0.1).collect();
-    let class = classes.iter().find(|c| c.kind == top.kind && c.name == top.class);
+    let class = classes.iter().find(|c| c.kind == top.kind && c.name == top.resource_class);
     let set = if top.kind == "host-interface" {
         if near.len() > 1 {
             format!("the host interfaces of {} nodes", near.len())
@@ -346,11 +346,11 @@ fn binding(busiest: &[BusyResource], classes: &[ResourceClass], links: &[LinkUse
     } else if near.len() > 1 && near.iter().all(|b| b.router == top.router) {
         format!("the links out of router {} ({} links)", label(top.router, None), near.len())
     } else if near.len() > 1 {
-        format!("{} {} links as busy as the busiest ({})", near.len(), top.class, top.name)
+        format!("{} {} links as busy as the busiest ({})", near.len(), top.resource_class, top.name)
     } else {
-        format!("one {} link: {}", top.class, top.name)
+        format!("one {} link: {}", top.resource_class, top.name)
     };
-    Binding { kind: top.kind, class: top.class.clone(), set, busy: top.busy, dominant_cause: dominant.name() }
+    Binding { kind: top.kind, resource_class: top.resource_class.clone(), set, busy: top.busy, dominant_cause: dominant.name() }
 }
 
 fn sentence(b: &Binding, classes: &[ResourceClass], dominant: Cause, blocked: &[u64; CAUSES], total: u64, delivered: u64) -> String {

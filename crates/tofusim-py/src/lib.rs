@@ -250,7 +250,13 @@ fn run_experiment(
     let setup = serde_json::json!({
         "system": exp.built.system.name,
         "router": exp.router,
-        "routing": exp.mode,
+        // The routing as run: a dragonfly's or fat-tree's algorithm by name
+        // (their engine mode is "deterministic" whatever the algorithm).
+        "routing": match (&exp.built.dragonfly, &exp.built.fattree) {
+            (Some((_, m)), _) => serde_json::Value::from(m.name()),
+            (_, Some((_, m))) => serde_json::Value::from(m.name()),
+            _ => serde_json::to_value(exp.mode).expect("a mode serialises"),
+        },
         "run": exp.run,
         "workload": exp.workload.kind,
         "packet_bytes": exp.workload.packet_bytes,

@@ -91,6 +91,21 @@ impl DragonflyMode {
         })
     }
 
+    /// The mode's name ([`Self::parse`] takes it back).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Minimal => "minimal",
+            Self::Valiant => "valiant",
+            Self::UgalLocal => "ugal-l",
+            Self::UgalGlobal => "ugal-g",
+            Self::AdaptivePreferMinimal => "adaptive-prefer-minimal",
+            Self::Adaptive(0) => "adaptive-0",
+            Self::Adaptive(1) => "adaptive-1",
+            Self::Adaptive(2) => "adaptive-2",
+            Self::Adaptive(_) => "adaptive-3",
+        }
+    }
+
     /// The names [`Self::parse`] takes.
     pub const NAMES: [&'static str; 10] = [
         "minimal",

@@ -53,7 +53,7 @@ def explain(path: str, as_json: bool) -> None:
     for c in ("resource", "class", "busy", "waits per cycle"):
         top.add_column(c, justify="left" if c in ("resource", "class") else "right")
     for r in lim["busiest"]:
-        top.add_row(r["name"], r["class"], f"{100 * r['busy']:.1f}%", f"{r['waited_per_cycle']:.3f}")
+        top.add_row(r["name"], r["resource_class"], f"{100 * r['busy']:.1f}%", f"{r['waited_per_cycle']:.3f}")
     con.print(top)
     cp = x["critical_path"]
     if cp:
