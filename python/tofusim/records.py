@@ -356,7 +356,7 @@ class ResourceClass(Record):
     count = Key(int)
     busy_mean = Key(float)
     busy_max = Key(float)
-    waited_per_cycle = Key(float, "packet-cycles heads waited before leaving on these links, per member and cycle")
+    waited_per_cycle = Maybe(float, "host interfaces and FIFOs: packet-cycles waited for them per member and cycle (None for links)")
     depleted_mean = Key(float, "share of the window a head waited for downstream tokens with the link free")
 
 

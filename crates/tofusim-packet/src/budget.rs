@@ -87,14 +87,15 @@ pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packe
     // neighbour and arrival port per port (u32 + u8); the indirect networks
     // a neighbour per port and small per-router tables.
     let routing_tables = mul(routers, mul(axes, 2) + mul(ports, 5) + 8);
-    // Input units: head, tail (u32), fill (u16) and candidates (u64) per
-    // queue; request words per output; paths per unit. Output units: four
+    // Input units: head, tail (u32), fill (u16), and candidates with the
+    // head's clock (two u64) per queue; request words per output;
+    // paths per unit. Output units: four
     // u64 clocks and a u16 token count per VC, per port. The engine: dirty
     // flags and lists, action heads, a random generator and the owner per
     // router.
-    let per_router = mul(queues, 4 + 4 + 2 + 8) + mul(mul(ports + 1, qwords), 8) + units + mul(ports, 32 + 2 * vcs) + 1 + 4 + 4 + 16 + 2;
+    let per_router = mul(queues, 4 + 4 + 2 + 16) + mul(mul(ports + 1, qwords), 8) + units + mul(ports, 32 + 2 * vcs) + 1 + 4 + 4 + 16 + 2;
     let router_state = mul(routers, per_router);
-    let nodes_bytes = mul(nodes, 8 + 8 + 4 + mul(lanes, 4 + 4 + 8 + 8 + 1));
+    let nodes_bytes = mul(nodes, 8 + 8 + 4 + 8 + 8 + 8 + mul(lanes, 4 + 4 + 8 + 8 + 1));
     let samples = run.cycles.map_or(0, |c| c / run.sample_cycles.max(1) + 1);
     // Per-port and per-VC counter snapshots every `counter_cycles`: kept
     // during the run (at most `counter_sample_limit` samples, the period

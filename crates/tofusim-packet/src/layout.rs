@@ -2,9 +2,9 @@
 //! (VC buffers of the network inputs, then every node's injection FIFOs),
 //! input units (ports, then FIFOs), and the per-output masks.
 
-/// `q_cand` bit of a head packet that has arrived.
+/// `heads` bit of a head packet that has arrived.
 pub(crate) const HEAD_EJECTS: u64 = 1 << 63;
-/// Largest number of network ports per router (`q_cand` holds one bit
+/// Largest number of network ports per router (`heads` holds one bit
 /// per port and [`HEAD_EJECTS`]).
 pub const MAX_PORTS: usize = 63;
 /// Largest number of queues per router (VC buffers and injection FIFOs):

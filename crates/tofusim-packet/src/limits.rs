@@ -12,9 +12,8 @@
 //! changes: a link frees, tokens return, a packet arrives). A head never
 //! looked at because all its outputs were busy waits for the link.
 //!
-//! Per output port, the waits of the packets that then left on it are
-//! added to its counters (`waited_cycles`), beside its busy and
-//! token-depleted cycles; per node, the host interface's busy time and the
+//! Per output port the PA counters give its busy and token-depleted
+//! cycles; per node, the host interface's busy time and the
 //! time a packet waited in the send queue for injection FIFO space. From
 //! these [`Limits::new`] names the binding resource.
 
@@ -71,49 +70,49 @@ impl Cause {
     }
 }
 
-/// The clocks of every queue head of a partition's routers (indexed like
-/// the queues, router · queues + queue).
-pub(crate) struct HeadClocks {
-    /// When the head packet became the head (its wait starts then).
-    pub start: Vec<u64>,
-    /// Since when it has been blocked for `cause`.
-    pub since: Vec<u64>,
-    pub cause: Vec<u8>,
-    /// Packet-cycles blocked after the warm-up, by cause.
-    pub blocked: [u64; CAUSES],
+/// One queue head's clock: since when it has been blocked for which cause
+/// (the cause in the low 3 bits), one word kept beside the queue's head
+/// candidates (`InputUnits::heads`), which change at the same moments, so
+/// a hop touches one cache line for both. (Per-port head waits, a fifth
+/// word in the PA counters or an array of their own, cost 5–10% more time
+/// per hop at 16³: not kept; BENCHMARKS.md.)
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct HeadClock {
+    since_cause: u64,
 }
 
-impl HeadClocks {
-    pub fn new(queues: usize) -> Self {
-        HeadClocks { start: vec![0; queues], since: vec![0; queues], cause: vec![Cause::Link as u8; queues], blocked: [0; CAUSES] }
+impl HeadClock {
+    /// A new head at `t`, blocked (until looked at) by `cause`.
+    #[inline]
+    pub fn new(t: u64, cause: Cause) -> Self {
+        HeadClock { since_cause: t << 3 | cause as u64 }
     }
 
-    /// Queue `qi` has a new head at `t` (blocked, until looked at, by
-    /// `cause`: its links for a network input, the host for a FIFO).
     #[inline]
-    pub fn new_head(&mut self, qi: usize, t: u64, cause: Cause) {
-        self.start[qi] = t;
-        self.since[qi] = t;
-        self.cause[qi] = cause as u8;
+    fn since(self) -> u64 {
+        self.since_cause >> 3
     }
 
-    /// The head of `qi` is blocked at `t` by `cause`: the time since the
-    /// last change goes to the old cause.
+    /// The cause the head is blocked by now.
     #[inline]
-    pub fn block(&mut self, qi: usize, t: u64, cause: Cause, warmup: u64) {
-        if self.cause[qi] != cause as u8 {
-            charge(&mut self.blocked, self.cause[qi], self.since[qi], t, warmup);
-            self.since[qi] = t;
-            self.cause[qi] = cause as u8;
+    pub fn cause(self) -> u8 {
+        (self.since_cause & 7) as u8
+    }
+
+    /// The head is blocked at `t` by `cause`: the time since the last
+    /// change goes to the old cause in `blocked`.
+    #[inline]
+    pub fn block(&mut self, t: u64, cause: Cause, blocked: &mut [u64; CAUSES], warmup: u64) {
+        if self.cause() != cause as u8 {
+            charge(blocked, self.cause(), self.since(), t, warmup);
+            self.since_cause = t << 3 | cause as u64;
         }
     }
 
-    /// The head of `qi` goes at `t`: the last stretch is charged, and its
-    /// whole wait as the head (measured part) returned.
+    /// The head goes at `t`: the last stretch is charged.
     #[inline]
-    pub fn granted(&mut self, qi: usize, t: u64, warmup: u64) -> u64 {
-        charge(&mut self.blocked, self.cause[qi], self.since[qi], t, warmup);
-        t.saturating_sub(self.start[qi].max(warmup))
+    pub fn granted(self, t: u64, blocked: &mut [u64; CAUSES], warmup: u64) {
+        charge(blocked, self.cause(), self.since(), t, warmup);
     }
 }
 
@@ -135,9 +134,10 @@ pub struct ResourceClass {
     /// Busy time over the window: mean over the class, and its busiest one.
     pub busy_mean: f64,
     pub busy_max: f64,
-    /// Packet-cycles heads waited before leaving on these links (links),
-    /// or in the send queue for FIFO space (FIFOs), per member and cycle.
-    pub waited_per_cycle: f64,
+    /// Host interfaces: packet-cycles FIFO heads waited for them; FIFOs:
+    /// packet-cycles a send queue waited for space; per member and cycle
+    /// (links: `None`, their waits are only split by cause, globally).
+    pub waited_per_cycle: Option<f64>,
     /// Links: the share of the window in which a head waited with the
     /// link free but too few downstream tokens (mean over the class).
     pub depleted_mean: f64,
@@ -155,7 +155,9 @@ pub struct BusyResource {
     /// The router the link leads to.
     pub to_router: Option<u32>,
     pub busy: f64,
-    pub waited_per_cycle: f64,
+    /// Links: the share of the window a head waited for downstream tokens
+    /// with the link free.
+    pub depleted: Option<f64>,
 }
 
 /// What limits a run (in the result as `limits`).
@@ -197,7 +199,6 @@ pub(crate) struct LinkUse {
     pub to_router: u32,
     pub class: u16,
     pub busy_cycles: u64,
-    pub waited_cycles: u64,
     pub depleted_cycles: u64,
 }
 
@@ -237,7 +238,7 @@ impl Limits {
                 count: members.len() as u64,
                 busy_mean: members.iter().map(|l| l.busy_cycles as f64).sum::<f64>() / (n * window),
                 busy_max: members.iter().map(|l| l.busy_cycles).max().unwrap_or(0) as f64 / window,
-                waited_per_cycle: members.iter().map(|l| l.waited_cycles as f64).sum::<f64>() / (n * window),
+                waited_per_cycle: None,
                 depleted_mean: members.iter().map(|l| l.depleted_cycles as f64).sum::<f64>() / (n * window),
                 name: name.clone(),
             });
@@ -251,7 +252,7 @@ impl Limits {
                 count: hosts.len() as u64,
                 busy_mean: hosts.iter().map(|h| h.1).sum::<f64>() / (k * window),
                 busy_max: hosts.iter().map(|h| h.1).fold(0.0, f64::max) / window,
-                waited_per_cycle: blocked[Cause::Host as usize] as f64 / (k * window),
+                waited_per_cycle: Some(blocked[Cause::Host as usize] as f64 / (k * window)),
                 depleted_mean: 0.0,
             });
         }
@@ -264,7 +265,7 @@ impl Limits {
                 // A FIFO is "busy" while a packet waits for room in it.
                 busy_mean: nodes.iter().map(|n| n.fifo_waited as f64).sum::<f64>() / (k * window),
                 busy_max: nodes.iter().map(|n| n.fifo_waited).max().unwrap_or(0) as f64 / window,
-                waited_per_cycle: blocked[Cause::FifoSpace as usize] as f64 / (k * window),
+                waited_per_cycle: Some(blocked[Cause::FifoSpace as usize] as f64 / (k * window)),
                 depleted_mean: 0.0,
             });
         }
@@ -285,7 +286,7 @@ impl Limits {
                 port: Some(l.port),
                 to_router: Some(l.to_router),
                 busy: l.busy_cycles as f64 / window,
-                waited_per_cycle: l.waited_cycles as f64 / window,
+                depleted: Some(l.depleted_cycles as f64 / window),
             })
             .chain(hosts.iter().filter(|h| h.1 / window >= top_host - 0.1).map(|(n, b)| BusyResource {
                 kind: "host-interface",
@@ -295,15 +296,15 @@ impl Limits {
                 port: None,
                 to_router: None,
                 busy: b / window,
-                waited_per_cycle: 0.0,
+                depleted: None,
             }))
             .collect();
-        // Most busy first; among equals, those with longer waits, then the
-        // lowest router and port (a stable order across runs).
+        // Most busy first; among equals, those longer short of tokens, then
+        // the lowest router and port (a stable order across runs).
         busiest.sort_by(|a, b| {
             b.busy
                 .total_cmp(&a.busy)
-                .then(b.waited_per_cycle.total_cmp(&a.waited_per_cycle))
+                .then(b.depleted.unwrap_or(0.0).total_cmp(&a.depleted.unwrap_or(0.0)))
                 .then(a.router.cmp(&b.router))
                 .then(a.port.cmp(&b.port))
         });
@@ -377,7 +378,7 @@ mod tests {
     use super::*;
 
     fn link(router: u32, port: u8, to: u32, class: u16, busy: u64) -> LinkUse {
-        LinkUse { router, port, to_router: to, class, busy_cycles: busy, waited_cycles: busy / 2, depleted_cycles: 0 }
+        LinkUse { router, port, to_router: to, class, busy_cycles: busy, depleted_cycles: 0 }
     }
 
     fn label(r: u32, p: Option<u8>) -> String {
@@ -393,13 +394,12 @@ mod tests {
 
     #[test]
     fn a_clock_splits_a_wait_by_cause_and_skips_the_warmup() {
-        let mut c = HeadClocks::new(1);
-        c.new_head(0, 5, Cause::Link);
-        c.block(0, 20, Cause::Tokens, 10);
-        c.block(0, 25, Cause::Tokens, 10);
-        c.block(0, 30, Cause::Arbitration, 10);
-        assert_eq!(c.granted(0, 34, 10), 24);
-        let blocked = c.blocked;
+        let mut blocked = [0; CAUSES];
+        let mut c = HeadClock::new(5, Cause::Link);
+        c.block(20, Cause::Tokens, &mut blocked, 10);
+        c.block(25, Cause::Tokens, &mut blocked, 10);
+        c.block(30, Cause::Arbitration, &mut blocked, 10);
+        c.granted(34, &mut blocked, 10);
         assert_eq!(blocked[Cause::Link as usize], 10);
         assert_eq!(blocked[Cause::Tokens as usize], 10);
         assert_eq!(blocked[Cause::Arbitration as usize], 4);

@@ -252,20 +252,17 @@ pub struct PortCounters {
     /// Cycles in which a packet waited for this port with the link free but
     /// too few downstream tokens.
     pub depleted_cycles: u64,
-    /// Packet-cycles the packets that left on this port waited at the
-    /// head of their queue before (after the warm-up; [`crate::limits`]).
-    pub waited_cycles: u64,
 }
 
 impl PortCounters {
     pub(crate) fn put(&self, buf: &mut Vec<u8>) {
-        for x in [self.bytes, self.packets, self.busy_cycles, self.depleted_cycles, self.waited_cycles] {
+        for x in [self.bytes, self.packets, self.busy_cycles, self.depleted_cycles] {
             buf.put_u64(x);
         }
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
-        PortCounters { bytes: r.u64(), packets: r.u64(), busy_cycles: r.u64(), depleted_cycles: r.u64(), waited_cycles: r.u64() }
+        PortCounters { bytes: r.u64(), packets: r.u64(), busy_cycles: r.u64(), depleted_cycles: r.u64() }
     }
 }
 

@@ -40,7 +40,7 @@ def explain(path: str, as_json: bool) -> None:
         t.add_column(c, justify="left" if c == "resource" else "right")
     for r in rows(lim):
         t.add_row(r["resource"], f"{r['count']:,}", f"{r['busy_mean_pct']:.1f}%", f"{r['busy_max_pct']:.1f}%",
-                  f"{r['waited_per_cycle']:.3f}", f"{r['depleted_pct']:.1f}%")
+                  ("-" if r["waited_per_cycle"] is None else f"{r['waited_per_cycle']:.3f}"), f"{r['depleted_pct']:.1f}%")
     con.print(t)
     b = Table(title="Blocked packet time by cause")
     b.add_column("cause")
@@ -50,10 +50,10 @@ def explain(path: str, as_json: bool) -> None:
         b.add_row(cause, f"{cycles:,}", f"{lim['blocked_share'][cause]:.1%}")
     con.print(b)
     top = Table(title="Busiest resources")
-    for c in ("resource", "class", "busy", "waits per cycle"):
+    for c in ("resource", "class", "busy", "token-depleted"):
         top.add_column(c, justify="left" if c in ("resource", "class") else "right")
     for r in lim["busiest"]:
-        top.add_row(r["name"], r["resource_class"], f"{100 * r['busy']:.1f}%", f"{r['waited_per_cycle']:.3f}")
+        top.add_row(r["name"], r["resource_class"], f"{100 * r['busy']:.1f}%", "-" if r["depleted"] is None else f"{100 * r['depleted']:.1f}%")
     con.print(top)
     cp = x["critical_path"]
     if cp:

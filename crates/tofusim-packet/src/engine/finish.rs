@@ -180,7 +180,7 @@ fn limits<W: Traffic>(e: &Engine<W>, window: f64) -> crate::limits::Limits {
                 }
             };
             let c = e.stats.counters[r * lay.ports + o];
-            links.push(LinkUse { router: r as u32, port: o as u8, to_router: to, class: class as u16, busy_cycles: c.busy_cycles, waited_cycles: c.waited_cycles, depleted_cycles: c.depleted_cycles });
+            links.push(LinkUse { router: r as u32, port: o as u8, to_router: to, class: class as u16, busy_cycles: c.busy_cycles, depleted_cycles: c.depleted_cycles });
         }
     }
     let host_limited = e.net.params.host_bytes_per_cycle.is_finite();
@@ -196,7 +196,7 @@ fn limits<W: Traffic>(e: &Engine<W>, window: f64) -> crate::limits::Limits {
         Some(p) => format!("{} {}", routing.router_label(r), routing.port_name(p)),
         None => routing.router_label(r),
     };
-    Limits::new(&links, &class_names, &nodes, &e.router.inputs.clocks.blocked, e.stats.delivered, window, &label)
+    Limits::new(&links, &class_names, &nodes, &e.router.inputs.blocked, e.stats.delivered, window, &label)
 }
 
 /// The merged counter samples as columns (see [`CounterSamples`]).

@@ -139,8 +139,8 @@ impl<W: Traffic> Engine<W> {
                 let qi = r * lay.queues + q;
                 let h = self.router.inputs.q_head[qi];
                 let cand = if h == NONE { 0 } else { crate::router::route::head_candidates(&self.net, &self.pool, h) };
-                if cand != self.router.inputs.q_cand[qi] && index_err.is_none() {
-                    index_err = Some((qi as u64, format!("queue {qi}: head candidates {cand:#x} recorded as {:#x}", self.router.inputs.q_cand[qi])));
+                if cand != self.router.inputs.heads[qi].cand && index_err.is_none() {
+                    index_err = Some((qi as u64, format!("queue {qi}: head candidates {cand:#x} recorded as {:#x}", self.router.inputs.heads[qi].cand)));
                 }
                 for b in 0..64 {
                     if cand & (1 << b) != 0 {

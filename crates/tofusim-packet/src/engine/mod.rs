@@ -666,7 +666,7 @@ impl<W: Traffic> Engine<W> {
             if self.nic.fifo_wait_since[node] != u64::MAX {
                 let waited = t.saturating_sub(self.nic.fifo_wait_since[node].max(self.net.run.warmup));
                 self.stats.fifo_waited_cycles[node] += waited;
-                self.router.inputs.clocks.blocked[crate::limits::Cause::FifoSpace as usize] += waited;
+                self.router.inputs.blocked[crate::limits::Cause::FifoSpace as usize] += waited;
                 self.nic.fifo_wait_since[node] = u64::MAX;
             }
             let taken = if step == 1 { f - first } else { (f - first) / step };
@@ -827,8 +827,8 @@ impl<W: Traffic> Engine<W> {
         prefetch::line(&self.dirty, r);
         if ev.kind == EvKind::Arrive {
             // A packet joining an empty queue becomes its head: the head
-            // index (`q_cand`, the router's `want` masks) changes.
-            prefetch::line(&self.router.inputs.q_cand, qi);
+            // index (`heads`, the router's `want` masks) changes.
+            prefetch::line(&self.router.inputs.heads, qi);
             let w = r * (lay.ports + 1) * lay.qwords;
             prefetch::line(&self.router.inputs.want, w);
             prefetch::line(&self.router.inputs.want, w + (lay.ports + 1) * lay.qwords - 1);
@@ -879,9 +879,9 @@ impl<W: Traffic> Engine<W> {
             prefetch::line(&self.router.inputs.q_head, base + k);
         }
         prefetch::line(&self.router.inputs.q_used, base);
-        // A hop pops a head (its queue's `q_cand`) and counts at its port.
-        for k in (0..lay.queues).step_by(8) {
-            prefetch::line(&self.router.inputs.q_cand, base + k);
+        // A hop pops a head (its queue's `heads`) and counts at its port.
+        for k in (0..lay.queues).step_by(4) {
+            prefetch::line(&self.router.inputs.heads, base + k);
         }
         for o in (0..lay.ports).step_by(2) {
             prefetch::line(&self.stats.counters, r * lay.ports + o);

@@ -56,13 +56,13 @@ impl<W: Traffic> Engine<W> {
             self.router.jsq.ranges[1],
             self.router.jsq.ranges[2],
             self.router.jsq.ranges[3],
-            self.router.inputs.clocks.blocked[0],
-            self.router.inputs.clocks.blocked[1],
-            self.router.inputs.clocks.blocked[2],
-            self.router.inputs.clocks.blocked[3],
-            self.router.inputs.clocks.blocked[4],
-            self.router.inputs.clocks.blocked[5],
-            self.router.inputs.clocks.blocked[6],
+            self.router.inputs.blocked[0],
+            self.router.inputs.blocked[1],
+            self.router.inputs.blocked[2],
+            self.router.inputs.blocked[3],
+            self.router.inputs.blocked[4],
+            self.router.inputs.blocked[5],
+            self.router.inputs.blocked[6],
         ]
     }
 
@@ -87,7 +87,7 @@ impl<W: Traffic> Engine<W> {
         for (x, y) in j.ranges.iter_mut().zip(&t[14..18]) {
             *x += y;
         }
-        for (x, y) in self.router.inputs.clocks.blocked.iter_mut().zip(&t[18..]) {
+        for (x, y) in self.router.inputs.blocked.iter_mut().zip(&t[18..]) {
             *x += y;
         }
         for (f, x) in fields.into_iter().zip(t) {

@@ -3,12 +3,12 @@
 //! holds (packets waiting and tails still leaving) and the receiver→sender
 //! paths in use. An index of the heads lets arbitration skip heads whose
 //! outputs are all busy without touching the packets: per queue, the
-//! outputs its head could use (`q_cand`), and per router and output, the
+//! outputs its head could use (`heads`), and per router and output, the
 //! queues whose head could use it (`want`).
 
 use super::route::head_candidates;
 use crate::layout::{Layout, HEAD_EJECTS};
-use crate::limits::{Cause, HeadClocks};
+use crate::limits::{Cause, HeadClock, CAUSES};
 use crate::net::Net;
 use crate::packet::{list_pop, list_push, Pool, NONE};
 use crate::partition::Ownership;
@@ -19,9 +19,9 @@ pub(crate) struct InputUnits {
     pub q_tail: Vec<u32>,
     /// Chunks held in each queue.
     pub q_used: Vec<u16>,
-    /// Outputs the head packet of each queue could use (bit per port;
-    /// [`HEAD_EJECTS`] at its destination).
-    pub q_cand: Vec<u64>,
+    /// Per queue, its head: the outputs the head packet could use (bit
+    /// per port; [`HEAD_EJECTS`] at its destination) and its clock.
+    pub heads: Vec<QueueHead>,
     /// Per router and output (then one entry for heads at their
     /// destination): the queues whose head could use it. Arbitration ORs
     /// the entries of the free outputs instead of visiting every queue.
@@ -29,9 +29,17 @@ pub(crate) struct InputUnits {
     pub want: Vec<u64>,
     /// Receiver→sender paths in use, per router and input unit.
     pub paths_used: Vec<u8>,
-    /// Per queue: when its head became the head and what it has been
-    /// blocked by since ([`crate::limits`]).
-    pub clocks: HeadClocks,
+    /// Packet-cycles heads were blocked after the warm-up, by cause
+    /// ([`crate::limits`]).
+    pub blocked: [u64; CAUSES],
+}
+
+/// A queue's head: its candidate outputs and its clock, together (they
+/// change at the same moments).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QueueHead {
+    pub cand: u64,
+    pub clock: HeadClock,
 }
 
 impl InputUnits {
@@ -41,10 +49,10 @@ impl InputUnits {
             q_head: own.filled(lay.routers, lay.queues, NONE),
             q_tail: own.filled(lay.routers, lay.queues, NONE),
             q_used: vec![0; q],
-            q_cand: vec![0; q],
+            heads: vec![QueueHead::default(); q],
             want: vec![0; lay.routers * (lay.ports + 1) * lay.qwords],
             paths_used: vec![0; lay.routers * lay.units],
-            clocks: HeadClocks::new(q),
+            blocked: [0; CAUSES],
         }
     }
 
@@ -55,7 +63,7 @@ impl InputUnits {
         if self.q_tail[qi] == NONE {
             let cand = head_candidates(net, pool, pkt);
             self.set_head_candidates(r, qi, cand, &net.lay);
-            self.clocks.new_head(qi, t, Cause::Link);
+            self.heads[qi].clock = HeadClock::new(t, Cause::Link);
         }
         list_push(pool, &mut self.q_head[qi], &mut self.q_tail[qi], pkt);
     }
@@ -68,22 +76,34 @@ impl InputUnits {
         let cand = if next == NONE {
             0
         } else {
-            self.clocks.new_head(qi, t, Cause::Link);
+            self.heads[qi].clock = HeadClock::new(t, Cause::Link);
             head_candidates(net, pool, next)
         };
         self.set_head_candidates(r, qi, cand, &net.lay);
         h
     }
 
+    /// The head of queue `qi` cannot go at `t`, for `cause`.
+    #[inline]
+    pub fn block(&mut self, qi: usize, t: u64, cause: Cause, warmup: u64) {
+        self.heads[qi].clock.block(t, cause, &mut self.blocked, warmup);
+    }
+
+    /// The head of queue `qi` goes at `t`: its last wait is charged.
+    #[inline]
+    pub fn granted(&mut self, qi: usize, t: u64, warmup: u64) {
+        self.heads[qi].clock.granted(t, &mut self.blocked, warmup);
+    }
+
     /// Records the outputs the new head of queue `qi` could use, in
-    /// `q_cand` and in the router's per-output `want` masks.
+    /// `heads` and in the router's per-output `want` masks.
     #[inline]
     fn set_head_candidates(&mut self, r: usize, qi: usize, cand: u64, lay: &Layout) {
         // The router comes from the caller: dividing `qi` showed in profiles.
         let q = qi - r * lay.queues;
         let wbase = r * (lay.ports + 1);
         let (word, bit) = (q / 64, 1u64 << (q % 64));
-        let old = std::mem::replace(&mut self.q_cand[qi], cand);
+        let old = std::mem::replace(&mut self.heads[qi].cand, cand);
         let mut m = old ^ cand;
         while m != 0 {
             let b = m.trailing_zeros();

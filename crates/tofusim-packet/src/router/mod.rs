@@ -55,6 +55,7 @@ use rand::SeedableRng;
 use tofusim_des::TimeWheel;
 
 use crate::event::Ev;
+use crate::limits::Cause;
 use crate::layout::{QueueSet, WideQueues};
 use crate::mail::Mail;
 use crate::net::Net;
@@ -143,6 +144,13 @@ impl Router {
         }
     }
 
+    /// Queue `q` of router `r`: its head cannot go at `t`, for `cause`
+    /// ([`crate::limits`]).
+    #[inline]
+    pub(crate) fn block(&mut self, r: usize, q: u16, t: u64, cause: Cause, net: &Net) {
+        self.inputs.block(r * net.lay.queues + q as usize, t, cause, net.run.warmup);
+    }
+
     /// The router's stages, in the order the hardware pipelines them: up to
     /// three rounds of route choice and receiver arbitration
     /// ([`Self::collect_requests`]), sender arbitration per output
@@ -180,10 +188,8 @@ impl Router {
             while i < self.requests.len() {
                 let req = self.requests[i];
                 i += 1;
-                let qi = r * env.net.lay.queues + req.queue as usize;
-                let warmup = env.net.run.warmup;
                 if req.out == WITHDRAWN {
-                    self.inputs.clocks.block(qi, t, crate::limits::Cause::Arbitration, warmup);
+                    self.block(r, req.queue, t, Cause::Arbitration, env.net);
                     continue;
                 }
                 if req.out == EJECT {
@@ -197,13 +203,13 @@ impl Router {
                         ejected |= path;
                         granted = true;
                     } else {
-                        self.inputs.clocks.block(qi, t, crate::limits::Cause::Reception, warmup);
+                        self.block(r, req.queue, t, Cause::Reception, env.net);
                     }
                     continue;
                 }
                 if out_taken & (1 << req.out) != 0 {
                     if !q_taken.contains(req.queue as usize) {
-                        self.inputs.clocks.block(qi, t, crate::limits::Cause::Arbitration, warmup);
+                        self.block(r, req.queue, t, Cause::Arbitration, env.net);
                     }
                     continue;
                 }
@@ -214,7 +220,7 @@ impl Router {
                     q_taken.insert(w.queue as usize);
                     granted = true;
                     if w.queue != req.queue && !q_taken.contains(req.queue as usize) {
-                        self.inputs.clocks.block(qi, t, crate::limits::Cause::Arbitration, warmup);
+                        self.block(r, req.queue, t, Cause::Arbitration, env.net);
                     }
                 } else {
                     out_taken |= 1 << req.out;

@@ -72,7 +72,7 @@ impl Router {
     pub(super) fn grant_hop(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
         let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
-        let waited = self.inputs.clocks.granted(qi, t, env.net.run.warmup);
+        self.inputs.granted(qi, t, env.net.run.warmup);
         let pkt = self.inputs.pop(r, qi, env.net, env.pool, t);
         let o = req.out as usize;
         let oi = r * lay.ports + o;
@@ -86,7 +86,6 @@ impl Router {
         if !down || self.outputs.link.is_some() {
             self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
         }
-        env.stats.counters[oi].waited_cycles += waited;
         if req.unit as usize >= lay.ports {
             Self::charge_host(lay.fifo_node(r, req.unit as usize), t, p.bytes, env);
         }
@@ -322,7 +321,7 @@ impl Router {
     pub(super) fn grant_eject(&mut self, r: usize, t: u64, req: Request, env: &mut Env) {
         let lay = &env.net.lay;
         let qi = r * lay.queues + req.queue as usize;
-        self.inputs.clocks.granted(qi, t, env.net.run.warmup);
+        self.inputs.granted(qi, t, env.net.run.warmup);
         let pkt = self.inputs.pop(r, qi, env.net, env.pool, t);
         let p = *env.pool.get(pkt);
         if (req.unit as usize) < lay.ports {

@@ -23,7 +23,7 @@ impl Router {
         let lay = &env.net.lay;
         let o = o as usize;
         if !self.link_free(r, o, t, out_taken, lay.ports) {
-            self.inputs.clocks.block(qi, t, Cause::Link, env.net.run.warmup);
+            self.inputs.block(qi, t, Cause::Link, env.net.run.warmup);
             return None;
         }
         let full = env.net.full;
@@ -34,7 +34,7 @@ impl Router {
             Some(mk(o as u8, vc, chunks, false))
         } else {
             self.mark_depleted(r, o, t, lay.ports);
-            self.inputs.clocks.block(qi, t, Cause::Tokens, env.net.run.warmup);
+            self.inputs.block(qi, t, Cause::Tokens, env.net.run.warmup);
             None
         }
     }
@@ -98,7 +98,7 @@ impl Router {
             // injection FIFO (a node of the same router): the data turn
             // around in the router, paced by the host interface.
             if network && self.outputs.recv_free_at[r * lay.ports + unit] > t {
-                self.inputs.clocks.block(qi, t, Cause::Reception, env.net.run.warmup);
+                self.inputs.block(qi, t, Cause::Reception, env.net.run.warmup);
                 return None;
             }
             return Some(mk(EJECT, p.vc as usize, 0, false));
@@ -114,7 +114,7 @@ impl Router {
         let dyn_mask = if adaptive { p.route_mask as u64 & !down } else { 0 };
         let esc_port = p.route_escape;
         if (dyn_mask | 1 << esc_port) & free_out == 0 {
-            self.inputs.clocks.block(qi, t, Cause::Link, env.net.run.warmup);
+            self.inputs.block(qi, t, Cause::Link, env.net.run.warmup);
             return None;
         }
         if adaptive {
@@ -168,7 +168,7 @@ impl Router {
                 }
                 if !any {
                     self.mark_depleted(r, o, t, lay.ports);
-                    self.inputs.clocks.block(qi, t, Cause::Tokens, env.net.run.warmup);
+                    self.inputs.block(qi, t, Cause::Tokens, env.net.run.warmup);
                 }
             }
             if counting && seen > 1 {
@@ -183,8 +183,8 @@ impl Router {
         if !self.link_free(r, o, t, out_taken, lay.ports) {
             // Adaptive heads refused for tokens on their minimal ports keep
             // that cause: the escape link being busy is not what held them.
-            if !adaptive || self.inputs.clocks.cause[qi] != Cause::Tokens as u8 {
-                self.inputs.clocks.block(qi, t, Cause::Link, env.net.run.warmup);
+            if !adaptive || self.inputs.heads[qi].clock.cause() != Cause::Tokens as u8 {
+                self.inputs.block(qi, t, Cause::Link, env.net.run.warmup);
             }
             return None;
         }
@@ -244,7 +244,7 @@ impl Router {
             Some(mk(o as u8, vc, cost, crossed))
         } else {
             self.mark_depleted(r, o, t, lay.ports);
-            self.inputs.clocks.block(qi, t, Cause::Tokens, env.net.run.warmup);
+            self.inputs.block(qi, t, Cause::Tokens, env.net.run.warmup);
             None
         }
     }

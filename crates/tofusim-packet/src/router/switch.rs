@@ -73,12 +73,12 @@ impl Router {
                 cands.take_range(first, 1);
                 // The host interface feeds every injection FIFO of the node;
                 // while it is busy no FIFO starts a packet (a `Wake` is due).
-                let node = r * npr + (unit - ports) / fifos_per_node;
-                if env.nic.host_free_at[node] > t as f64 {
-                    self.inputs.clocks.block(r * lay.queues + first, t, crate::limits::Cause::Host, env.net.run.warmup);
+                if slots == 0 {
                     continue;
                 }
-                if slots == 0 {
+                let node = r * npr + (unit - ports) / fifos_per_node;
+                if env.nic.host_free_at[node] > t as f64 {
+                    self.inputs.block(r * lay.queues + first, t, crate::limits::Cause::Host, env.net.run.warmup);
                     continue;
                 }
                 if let Some(req) = self.route_head(env, r, t, unit, first, out_taken, free_out) {
@@ -104,7 +104,7 @@ impl Router {
                     self.requests.push(req);
                     k += 1;
                 } else {
-                    self.inputs.clocks.block(r * lay.queues + q, t, crate::limits::Cause::Paths, env.net.run.warmup);
+                    self.inputs.block(r * lay.queues + q, t, crate::limits::Cause::Paths, env.net.run.warmup);
                 }
             }
             if k > slots {
