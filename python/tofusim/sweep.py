@@ -322,7 +322,10 @@ def coll_sweep(op: str, algos: list[str], size_list: list[int], system: str, job
     for (a, s), r in zip(points, results):
         run = r.get("run") or {}
         failed = run.get("deadlock") or run.get("invariant_error") or r.get("verified") is False or not run.get("complete", True)
-        rows.append({"operation": op, "algorithm": a, "size_bytes": s, "system": system, "model": kw.get("model", "packet"),
+        settings = r.get("settings") or {}
+        rows.append({"operation": op, "algorithm": a, "size_bytes": s, "system": system, "model": r.get("model") or kw.get("model", "packet"),
+                     "segment_bytes": settings.get("segment_bytes"), "tnis": settings.get("tnis"),
+                     "binding": ((run.get("limits") or {}).get("binding") or {}).get("set", ""),
                      "processes": r["processes"], "time_seconds": r["time_seconds"], "bandwidth_Bps": r["bandwidth_Bps"],
                      "messages": r["messages"], "bytes_sent": r["bytes_sent"], "fallback": r["fallback"] or "",
                      "complete": run.get("complete", True), "verified": r.get("verified"), "verify_error": r.get("verify_error") or "",

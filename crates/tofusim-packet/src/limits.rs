@@ -193,6 +193,7 @@ pub struct Binding {
 }
 
 /// A link as the limits see it (its class an index into the names).
+#[derive(Clone, Copy)]
 pub(crate) struct LinkUse {
     pub router: u32,
     pub port: u8,
@@ -203,6 +204,7 @@ pub(crate) struct LinkUse {
 }
 
 /// A node's interface as the limits see it.
+#[derive(Clone, Copy)]
 pub(crate) struct NodeUse {
     pub node: u32,
     pub router: u32,
@@ -219,6 +221,14 @@ impl Limits {
     /// link (`None`: the router, for a node's interface).
     pub(crate) fn new(links: &[LinkUse], class_names: &[String], nodes: &[NodeUse], blocked: &[u64; CAUSES], delivered: u64, window: f64, label: &dyn Fn(u32, Option<u8>) -> String) -> Limits {
         let window = window.max(1.0);
+        // Busy time is counted when a packet is granted, its whole wire
+        // time at once: a packet sent near the end of a short window would
+        // make a link more than 100% busy. Each resource is capped at the
+        // window.
+        let links: Vec<LinkUse> = links.iter().map(|l| LinkUse { busy_cycles: l.busy_cycles.min(window as u64), ..*l }).collect();
+        let links = &links[..];
+        let nodes: Vec<NodeUse> = nodes.iter().map(|n| NodeUse { host_busy: n.host_busy.map(|b| b.min(window)), ..*n }).collect();
+        let nodes = &nodes[..];
         let total_blocked: u64 = blocked.iter().sum();
         let blocked_cycles = Cause::ALL.iter().map(|c| (c.name(), blocked[*c as usize])).collect();
         let blocked_share = Cause::ALL
