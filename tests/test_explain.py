@@ -111,5 +111,5 @@ def test_explain_prints_the_tables(run, tmp_path):
     assert run("coll", "bcast", "--algo", "binomial", "--size", "64KiB", "--system", "bgl:4x4x1", "--out", str(out)).code == 0
     r = run("explain", str(out))
     assert r.code == 0, r.err
-    for heading in ("Resources (measured window)", "Blocked packet time by cause", "Busiest resources", "Critical path", "Slowest ranks"):
+    for heading in ("Resources (measured window)", "Blocked queue-head time by cause", "Busiest resources", "Critical path", "Slowest ranks"):
         assert heading in r.out

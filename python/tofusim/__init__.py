@@ -136,8 +136,9 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     parent, null at the root]}``; checked: spanning, nearest-neighbour
     arcs, one tree per link, at most three children per rank over the
     three), named ``trees_source`` in errors. ``segment_bytes`` and
-    ``tnis`` default to the algorithm's definition (Trinaryx3: 3 TNIs and a
-    segment derived from its pipeline depth; others: every TNI and 64 KiB);
+    ``tnis`` default to the algorithm's definition (trinaryx3 and
+    trinary-tree: 3 TNIs and a segment derived from the pipeline depth;
+    quad-rings: 4 TNIs; others: every TNI and 64 KiB);
     the result's ``settings`` says what was used and why.
     """
     spec = {

@@ -18,13 +18,12 @@ from . import ConfigError
 
 #: What each kind of critical-path segment is.
 SEGMENT_MEANING = {
-    "transfer": "transfers (a send's start to its message's arrival: queueing at the TNI and the network)",
+    "transfer": "transfers (a message's release, after the send overhead, to its arrival: queueing at the TNI and the network)",
     "send-overhead": "host send overhead",
     "receive-overhead": "host receive overhead",
     "reduction": "reductions on the host",
     "copy": "local copies",
     "work": "compute and software work",
-    "queued": "steps queued behind earlier ones on their TNI",
 }
 
 

@@ -341,11 +341,11 @@ class LinkErrors(Record):
 class Binding(Record):
     """The binding resource (``limits.binding``)."""
 
-    kind = Key(str, "link, host-interface or injection-fifo")
+    kind = Key(str, "link, host-interface, or none (nothing was busy and nothing waited)")
     resource_class = Key(str, "the class of the busiest: a link class ('x', 'rank-3', 'up from L0') or 'host interface'")
     set = Key(str, "the resources at the top, e.g. 'the links into router (3,3,3) (6 of its 6 incoming links)'")
     busy = Key(float, "busy share of the window of the busiest of them")
-    dominant_cause = Key(str, "the cause most blocked time went to")
+    dominant_cause = Key(str, "the cause most blocked time went to ('none' when nothing waited)")
 
 
 class ResourceClass(Record):
@@ -365,9 +365,9 @@ class Limits(Record):
 
     summary = Key(str, "the binding resource in one sentence, with its numbers")
     binding = Key(Binding)
-    blocked_cycles = Key(_dict, "packet-cycles blocked after the warm-up, by cause")
+    blocked_cycles = Key(_dict, "queue-head cycles blocked after the warm-up, by cause (packets behind a head not counted)")
     blocked_share = Key(_dict, "each cause's share of all blocked time")
-    blocked_per_packet_cycles = Key(float)
+    blocked_per_packet_cycles = Key(float, "queue-head cycles blocked per packet delivered in the window")
     classes = Key(list_of(ResourceClass))
     busiest = Key(_list, "the busiest resources, most first (at most 8)")
 

@@ -381,7 +381,9 @@ pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Setti
                 let p = pipeline_segment(&s.built.model, &g, spec.root, phases, spec.size_bytes);
                 (p.segment_bytes, format!("derived from the pipeline depth: a third of the vector over {} stages of {:.0} ns + {:.3} ns/B (not fitted)", p.stages, p.alpha_ns, p.ns_per_byte))
             }
-            _ => (DEFAULT_SEGMENT_BYTES, format!("default {} KiB (no derivation for {})", DEFAULT_SEGMENT_BYTES >> 10, spec.algorithm)),
+            (true, Some(g)) => (DEFAULT_SEGMENT_BYTES, format!("default {} KiB: no pipeline depth to derive it from ({})", DEFAULT_SEGMENT_BYTES >> 10, tofusim_comm::tree::trinary_unsupported(&g).unwrap_or_default())),
+            (true, None) => (DEFAULT_SEGMENT_BYTES, format!("default {} KiB: the communicator is not a torus, so {} falls back and has no pipeline depth to derive it from", DEFAULT_SEGMENT_BYTES >> 10, spec.algorithm)),
+            (false, _) => (DEFAULT_SEGMENT_BYTES, format!("default {} KiB ({} derives no segment)", DEFAULT_SEGMENT_BYTES >> 10, spec.algorithm)),
         },
     };
     let mut settled = spec.clone();

@@ -236,7 +236,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         s.built.model.copy_Bps = bps;
         s.built.model.reduce_Bps = bps;
     }
-    let s_generation = s.built.system.generation;
+    let generation = s.built.system.generation;
     let params = ReplayParams { mpi: spec.mpi.apply(MpiConfig::k_computer()), compute_scale: spec.compute_scale, tnis: s.built.model.tnis.max(1), segment_bytes: 64 << 10 };
     let (schedule, timeline) = build(program, &params).map_err(|e| err("trace", e))?;
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());
@@ -283,14 +283,14 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         }
         Model::FlowRounds => return Err(err("model", "a replay has no lockstep rounds form; use flow or packet")),
     };
-    let native = s_generation == crate::generation::Generation::Tofu1;
+    let native = generation == crate::generation::Generation::Tofu1;
     let mpi_software = MpiSoftware {
         profile: "k-computer",
         native,
         note: if native {
             "the K computer's MPI (eager and low-latency limits, memory modes; its software cost from the 1.27 us MPI latency [S:001])".into()
         } else {
-            format!("the K computer's MPI layer on {} hardware: its protocol limits and the software cost fitted on K ([S:001]) stand in for {}'s own MPI, which is not modelled", s_generation.name(), spec.system)
+            format!("the K computer's MPI layer on {} hardware: its protocol limits and the software cost fitted on K ([S:001]) stand in for {}'s own MPI, which is not modelled", generation.name(), spec.system)
         },
     };
     Ok(ReplayResult {

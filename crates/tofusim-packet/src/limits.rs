@@ -85,7 +85,7 @@ impl HeadClock {
     /// A new head at `t`, blocked (until looked at) by `cause`.
     #[inline]
     pub fn new(t: u64, cause: Cause) -> Self {
-        HeadClock { since_cause: t << 3 | cause as u64 }
+        HeadClock { since_cause: stamp(t, cause) }
     }
 
     #[inline]
@@ -105,7 +105,7 @@ impl HeadClock {
     pub fn block(&mut self, t: u64, cause: Cause, blocked: &mut [u64; CAUSES], warmup: u64) {
         if self.cause() != cause as u8 {
             charge(blocked, self.cause(), self.since(), t, warmup);
-            self.since_cause = t << 3 | cause as u64;
+            self.since_cause = stamp(t, cause);
         }
     }
 
@@ -114,6 +114,14 @@ impl HeadClock {
     pub fn granted(self, t: u64, blocked: &mut [u64; CAUSES], warmup: u64) {
         charge(blocked, self.cause(), self.since(), t, warmup);
     }
+}
+
+/// A cycle and a cause in one word: the cycle in the upper 61 bits (runs
+/// are at most 2^61 cycles long: `run.cycles` stops below), the cause in
+/// the low 3.
+#[inline]
+fn stamp(t: u64, cause: Cause) -> u64 {
+    t.min(u64::MAX >> 3) << 3 | cause as u64
 }
 
 /// Adds the measured part (after `warmup`) of `[since, t)` to `cause`.
@@ -168,12 +176,14 @@ pub struct Limits {
     /// The binding resource's kind and class, and the set it is part of
     /// ("the 6 links into router (3,3,3)", "every rank-3 link"…).
     pub binding: Binding,
-    /// Packet-cycles blocked over the window, by cause, and each cause's
-    /// share of all blocked time.
+    /// Queue-head cycles blocked over the window, by cause (a head is the
+    /// packet at the front of a VC buffer, FIFO or send queue; packets
+    /// behind it are not counted), and each cause's share.
     pub blocked_cycles: std::collections::BTreeMap<&'static str, u64>,
     pub blocked_share: std::collections::BTreeMap<&'static str, f64>,
-    /// Blocked packet-cycles per delivered packet (how long an average
-    /// packet waited in all).
+    /// Queue-head cycles blocked per packet delivered in the window (the
+    /// waits of packets at the head of a queue; those behind a head are not
+    /// counted).
     pub blocked_per_packet_cycles: f64,
     pub classes: Vec<ResourceClass>,
     /// The busiest resources, most first (at most 8).
@@ -219,7 +229,8 @@ const SATURATED: f64 = 0.9;
 impl Limits {
     /// `class_names`: the links' classes; `label(router, port)` names a
     /// link (`None`: the router, for a node's interface).
-    pub(crate) fn new(links: &[LinkUse], class_names: &[String], nodes: &[NodeUse], blocked: &[u64; CAUSES], delivered: u64, window: f64, label: &dyn Fn(u32, Option<u8>) -> String) -> Limits {
+    /// `measured_packets`: packets delivered in the window.
+    pub(crate) fn new(links: &[LinkUse], class_names: &[String], nodes: &[NodeUse], blocked: &[u64; CAUSES], measured_packets: u64, window: f64, label: &dyn Fn(u32, Option<u8>) -> String) -> Limits {
         let window = window.max(1.0);
         // Busy time is counted when a packet is granted, its whole wire
         // time at once: a packet sent near the end of a short window would
@@ -279,77 +290,97 @@ impl Limits {
                 depleted_mean: 0.0,
             });
         }
-        // The busiest single resources: links by busy time, host
-        // interfaces by theirs.
-        // Candidates: the links and interfaces within 10 points of the
-        // busiest of each kind (at most a few thousand on a large machine).
+        // Candidates for the busiest: the links and host interfaces within
+        // 10 points of the busiest of their kind (under uniform load, every
+        // link: they are sorted as plain numbers, and only those kept are
+        // named).
         let top_link = links.iter().map(|l| l.busy_cycles).max().unwrap_or(0) as f64 / window;
         let top_host = hosts.iter().map(|h| h.1).fold(0.0, f64::max) / window;
-        let mut busiest: Vec<BusyResource> = links
+        let mut cands: Vec<Candidate> = links
             .iter()
             .filter(|l| l.busy_cycles as f64 / window >= top_link - 0.1)
-            .map(|l| BusyResource {
-                kind: "link",
-                resource_class: class_names[l.class as usize].clone(),
-                name: label(l.router, Some(l.port)),
-                router: l.router,
-                port: Some(l.port),
-                to_router: Some(l.to_router),
-                busy: l.busy_cycles as f64 / window,
-                depleted: Some(l.depleted_cycles as f64 / window),
-            })
-            .chain(hosts.iter().filter(|h| h.1 / window >= top_host - 0.1).map(|(n, b)| BusyResource {
-                kind: "host-interface",
-                resource_class: "host interface".into(),
-                name: format!("node {} at router {}", n.node, label(n.router, None)),
-                router: n.router,
-                port: None,
-                to_router: None,
-                busy: b / window,
-                depleted: None,
-            }))
+            .map(|l| Candidate { node: None, class: l.class, router: l.router, port: Some(l.port), to_router: Some(l.to_router), busy: l.busy_cycles as f64 / window, depleted: Some(l.depleted_cycles as f64 / window) })
+            .chain(hosts.iter().filter(|h| h.1 / window >= top_host - 0.1).map(|(n, b)| Candidate { node: Some(n.node), class: 0, router: n.router, port: None, to_router: None, busy: b / window, depleted: None }))
             .collect();
         // Most busy first; among equals, those longer short of tokens, then
         // the lowest router and port (a stable order across runs).
-        busiest.sort_by(|a, b| {
+        cands.sort_by(|a, b| {
             b.busy
                 .total_cmp(&a.busy)
                 .then(b.depleted.unwrap_or(0.0).total_cmp(&a.depleted.unwrap_or(0.0)))
                 .then(a.router.cmp(&b.router))
                 .then(a.port.cmp(&b.port))
         });
-        let binding = binding(&busiest, &classes, links, dominant, label);
-        busiest.truncate(8);
-        let summary = sentence(&binding, &classes, dominant, blocked, total_blocked, delivered);
+        let name_of = |c: &Candidate| match c.node {
+            Some(n) => format!("node {n} at router {}", label(c.router, None)),
+            None => label(c.router, c.port),
+        };
+        let class_of = |c: &Candidate| if c.node.is_some() { "host interface".to_string() } else { class_names[c.class as usize].clone() };
+        let nothing = cands.first().is_none_or(|c| c.busy == 0.0) && total_blocked == 0;
+        let dominant = if total_blocked == 0 { None } else { Some(dominant) };
+        let binding = if nothing {
+            Binding { kind: "none", resource_class: String::new(), set: "nothing".into(), busy: 0.0, dominant_cause: "none" }
+        } else {
+            binding(&cands, &classes, links, dominant, &|c| (name_of(c), class_of(c)), label)
+        };
+        let busiest = cands
+            .iter()
+            .take(8)
+            .map(|c| BusyResource { kind: c.kind(), resource_class: class_of(c), name: name_of(c), router: c.router, port: c.port, to_router: c.to_router, busy: c.busy, depleted: c.depleted })
+            .collect();
+        let summary = sentence(&binding, &classes, dominant, blocked, total_blocked, measured_packets);
         Limits {
             summary,
             binding,
             blocked_cycles,
             blocked_share,
-            blocked_per_packet_cycles: if delivered > 0 { total_blocked as f64 / delivered as f64 } else { 0.0 },
+            blocked_per_packet_cycles: if measured_packets > 0 { total_blocked as f64 / measured_packets as f64 } else { 0.0 },
             classes,
             busiest,
         }
     }
 }
 
+/// A busiest-resource candidate before it is named.
+#[derive(Clone, Copy)]
+struct Candidate {
+    /// A host interface's node (`None`: a link).
+    node: Option<u32>,
+    class: u16,
+    router: u32,
+    port: Option<u8>,
+    to_router: Option<u32>,
+    busy: f64,
+    depleted: Option<f64>,
+}
+
+impl Candidate {
+    fn kind(&self) -> &'static str {
+        if self.node.is_some() {
+            "host-interface"
+        } else {
+            "link"
+        }
+    }
+}
+
 /// The binding resource: the busiest one, with the set of resources as
 /// busy as it (within 10 points) when they share an end — links into one
-/// router, links out of one — or the whole class when most of it is that
-/// busy.
-fn binding(busiest: &[BusyResource], classes: &[ResourceClass], links: &[LinkUse], dominant: Cause, label: &dyn Fn(u32, Option<u8>) -> String) -> Binding {
-    let Some(top) = busiest.first() else {
-        return Binding { kind: "none", resource_class: String::new(), set: "nothing ran".into(), busy: 0.0, dominant_cause: dominant.name() };
-    };
-    let near: Vec<&BusyResource> = busiest.iter().filter(|b| b.kind == top.kind && b.busy >= top.busy - 0.1).collect();
-    let class = classes.iter().find(|c| c.kind == top.kind && c.name == top.resource_class);
-    let set = if top.kind == "host-interface" {
+/// router, links out of one — or its whole class when every member of the
+/// class is that busy. `names(c)`: a candidate's name and class.
+fn binding(cands: &[Candidate], classes: &[ResourceClass], links: &[LinkUse], dominant: Option<Cause>, names: &dyn Fn(&Candidate) -> (String, String), label: &dyn Fn(u32, Option<u8>) -> String) -> Binding {
+    let top = cands[0];
+    let (top_name, top_class) = names(&top);
+    let near: Vec<&Candidate> = cands.iter().filter(|b| b.kind() == top.kind() && b.busy >= top.busy - 0.1).collect();
+    let same_class = near.iter().filter(|b| b.node.is_none() && b.class == top.class).count() as u64;
+    let class = classes.iter().find(|c| c.kind == top.kind() && c.name == top_class);
+    let set = if top.node.is_some() {
         if near.len() > 1 {
             format!("the host interfaces of {} nodes", near.len())
         } else {
-            format!("the host interface of {}", top.name)
+            format!("the host interface of {top_name}")
         }
-    } else if let Some(c) = class.filter(|c| c.count > 1 && c.busy_mean >= top.busy - 0.1 && near.len() as u64 >= c.count) {
+    } else if let Some(c) = class.filter(|c| c.count > 1 && same_class == c.count) {
         format!("every {} link ({} links)", c.name, c.count)
     } else if near.len() > 1 && near.iter().all(|b| b.to_router == top.to_router) {
         let into = links.iter().filter(|l| Some(l.to_router) == top.to_router).count();
@@ -357,30 +388,34 @@ fn binding(busiest: &[BusyResource], classes: &[ResourceClass], links: &[LinkUse
     } else if near.len() > 1 && near.iter().all(|b| b.router == top.router) {
         format!("the links out of router {} ({} links)", label(top.router, None), near.len())
     } else if near.len() > 1 {
-        format!("{} {} links as busy as the busiest ({})", near.len(), top.resource_class, top.name)
+        format!("{} links as busy as the busiest ({top_name}, {top_class})", near.len())
     } else {
-        format!("one {} link: {}", top.resource_class, top.name)
+        format!("one {top_class} link: {top_name}")
     };
-    Binding { kind: top.kind, resource_class: top.resource_class.clone(), set, busy: top.busy, dominant_cause: dominant.name() }
+    Binding { kind: top.kind(), resource_class: top_class, set, busy: top.busy, dominant_cause: dominant.map_or("none", Cause::name) }
 }
 
-fn sentence(b: &Binding, classes: &[ResourceClass], dominant: Cause, blocked: &[u64; CAUSES], total: u64, delivered: u64) -> String {
+fn sentence(b: &Binding, classes: &[ResourceClass], dominant: Option<Cause>, blocked: &[u64; CAUSES], total: u64, measured_packets: u64) -> String {
     if b.kind == "none" {
-        return "Nothing was measured: no packet moved after the warm-up.".into();
+        return "Nothing was measured: no resource was busy and no packet waited after the warm-up.".into();
     }
     let all_links: Vec<&ResourceClass> = classes.iter().filter(|c| c.kind == "link").collect();
     let mean_links = {
         let n: u64 = all_links.iter().map(|c| c.count).sum();
         if n > 0 { all_links.iter().map(|c| c.busy_mean * c.count as f64).sum::<f64>() / n as f64 } else { 0.0 }
     };
-    let share = if total > 0 { blocked[dominant as usize] as f64 / total as f64 } else { 0.0 };
     let verdict = if b.busy >= SATURATED { "Limited by" } else { "No resource is saturated; the busiest is" };
-    let waits = if delivered > 0 && total > 0 {
-        format!("; packets spent {:.0}% of their blocked time {} ({:.0} cycles blocked per packet)", share * 100.0, dominant.meaning(), total as f64 / delivered as f64)
-    } else {
-        String::new()
+    let waits = match dominant {
+        Some(d) if measured_packets > 0 && total > 0 => format!(
+            "; queue heads spent {:.0}% of their blocked time {} ({:.0} head-cycles blocked per packet delivered)",
+            blocked[d as usize] as f64 / total as f64 * 100.0,
+            d.meaning(),
+            total as f64 / measured_packets as f64
+        ),
+        _ => String::new(),
     };
-    format!("{verdict} {}: {:.1}% busy, against {:.1}% for the mean link{waits}.", b.set, b.busy * 100.0, mean_links * 100.0)
+    let mean = if all_links.is_empty() { String::new() } else { format!(", against {:.1}% for the mean link", mean_links * 100.0) };
+    format!("{verdict} {}: {:.1}% busy{mean}{waits}.", b.set, b.busy * 100.0)
 }
 
 #[cfg(test)]
@@ -422,6 +457,21 @@ mod tests {
         assert!(l.binding.set.starts_with("the links into router"), "{}", l.binding.set);
         assert!(l.summary.starts_with("Limited by the links into router"), "{}", l.summary);
         assert_eq!(l.binding.dominant_cause, "link");
+        assert_eq!(l.busiest.len(), 3);
+    }
+
+    #[test]
+    fn idle_and_empty_runs_say_nothing_was_measured() {
+        let idle = vec![link(0, 0, 1, 0, 0), link(1, 0, 0, 0, 0)];
+        let l = Limits::new(&idle, &classes(), &[], &[0; CAUSES], 0, 1000.0, &label);
+        assert_eq!(l.binding.kind, "none");
+        assert!(l.summary.starts_with("Nothing was measured"), "{}", l.summary);
+        let l = Limits::new(&[], &classes(), &[], &[0; CAUSES], 0, 0.0, &label);
+        assert_eq!((l.binding.kind, l.binding.dominant_cause), ("none", "none"));
+        // A whole class only when every member is that busy.
+        let even = vec![link(0, 0, 1, 0, 990), link(1, 0, 2, 0, 985), link(2, 0, 0, 0, 980), link(0, 1, 2, 1, 975)];
+        let l = Limits::new(&even, &classes(), &[], &[5, 0, 0, 0, 0, 0, 0], 1, 1000.0, &label);
+        assert_eq!(l.binding.set, "every X link (3 links)");
     }
 
     #[test]

@@ -30,8 +30,8 @@ pub(crate) struct Nic {
     pub gen_total: Vec<u64>,
     /// Per (node, lane): the FIFO to try first (round robin).
     pub fifo_rr: Vec<u8>,
-    /// Per node: since when a packet of its send queue has waited for
-    /// injection FIFO space (`u64::MAX`: none waits).
+    /// Per (node, lane): since when the head of that send queue has waited
+    /// for injection FIFO space (`u64::MAX`: it does not wait).
     pub fifo_wait_since: Vec<u64>,
     /// Per node: when its answering thread is free again.
     pub turn_free_at: Vec<u64>,
@@ -73,16 +73,17 @@ impl Nic {
             gen_total,
             fifo_rr: vec![0; nodes * lanes],
             turn_free_at: vec![0; nodes],
-            fifo_wait_since: vec![u64::MAX; nodes],
+            fifo_wait_since: vec![u64::MAX; nodes * lanes],
             node_serial: vec![0; nodes],
         }
     }
 
-    /// A packet of node `node` found no injection FIFO with room at `t`.
+    /// The head of send queue `li` (node · lanes + lane) found no
+    /// injection FIFO with room at `t`.
     #[inline]
-    pub fn fifo_wait_from(&mut self, node: usize, t: u64) {
-        if self.fifo_wait_since[node] == u64::MAX {
-            self.fifo_wait_since[node] = t;
+    pub fn fifo_wait_from(&mut self, li: usize, t: u64) {
+        if self.fifo_wait_since[li] == u64::MAX {
+            self.fifo_wait_since[li] = t;
         }
     }
 

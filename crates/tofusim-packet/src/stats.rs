@@ -376,8 +376,8 @@ pub(crate) struct Stats {
     /// The cycle of the last delivery (a finite workload completes then).
     pub last_delivery: Option<u64>,
     /// Per node: its host interface's busy cycles after the warm-up (0
-    /// without a host limit), and the cycles a packet of its send queue
-    /// waited for injection FIFO space.
+    /// without a host limit), and the cycles the heads of its send queues
+    /// waited for injection FIFO space (summed over its lanes).
     pub host_busy_cycles: Vec<f64>,
     pub fifo_waited_cycles: Vec<u64>,
 }

@@ -42,7 +42,7 @@ def explain(path: str, as_json: bool) -> None:
         t.add_row(r["resource"], f"{r['count']:,}", f"{r['busy_mean_pct']:.1f}%", f"{r['busy_max_pct']:.1f}%",
                   ("-" if r["waited_per_cycle"] is None else f"{r['waited_per_cycle']:.3f}"), f"{r['depleted_pct']:.1f}%")
     con.print(t)
-    b = Table(title="Blocked packet time by cause")
+    b = Table(title="Blocked queue-head time by cause")
     b.add_column("cause")
     b.add_column("cycles", justify="right")
     b.add_column("share", justify="right")

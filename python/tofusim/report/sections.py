@@ -505,9 +505,9 @@ def limits(rd: RunDir) -> Section:
                            "waits per cycle": r["waited_per_cycle"], "token-depleted %": r["depleted_pct"]} for r in rows(lim)])
     parts.append(frame_table(table, {"count": ",", "busy mean %": ".1f", "busy max %": ".1f", "waits per cycle": ".3f",
                                      "token-depleted %": ".1f"}))
-    causes = pd.DataFrame([{"cause": k, "packet-cycles blocked": v, "share %": 100 * lim["blocked_share"][k]}
+    causes = pd.DataFrame([{"cause": k, "head-cycles blocked": v, "share %": 100 * lim["blocked_share"][k]}
                            for k, v in sorted(lim["blocked_cycles"].items(), key=lambda kv: -kv[1])])
-    parts.append("<h3>Blocked packet time by cause</h3>" + frame_table(causes, {"packet-cycles blocked": ",", "share %": ".1f"}))
+    parts.append("<h3>Blocked queue-head time by cause</h3>" + frame_table(causes, {"head-cycles blocked": ",", "share %": ".1f"}))
     cp = x["critical_path"]
     if cp:
         ns = x["cycle_ns"]

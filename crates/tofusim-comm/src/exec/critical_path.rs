@@ -21,8 +21,9 @@ use std::collections::BTreeMap;
 /// One segment of the critical path, cycles.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Segment {
-    /// "transfer" | "send-overhead" | "receive-overhead" | "reduction" |
-    /// "copy" | "work".
+    /// "transfer" (from the message's release, after the send overhead, to
+    /// its arrival: queueing at the TNI and the network) | "send-overhead" |
+    /// "receive-overhead" | "reduction" | "copy" | "work".
     pub kind: &'static str,
     /// The rank the segment runs on (the receiver for a transfer).
     pub rank: u32,
@@ -159,7 +160,10 @@ pub(crate) fn analyse(finish: &[u64], rank_steps: &[std::ops::Range<u32>], view:
                 if overhead > reduction {
                     segments.push(seg("receive-overhead", arrival, v.finish - reduction));
                 }
-                if arrival >= ready {
+                // The executor starts a receive at max(dependencies, the
+                // message's arrival): past its dependencies, the message held
+                // it; otherwise (a tie included) the dependency did.
+                if arrival > ready {
                     let sent = finish[send as usize];
                     segments.push(Segment { kind: "transfer", rank: v.rank, step: v.step, peer: Some(peer), bytes, start_cycle: sent.min(arrival), end_cycle: arrival });
                     Some(send)
@@ -182,12 +186,7 @@ pub(crate) fn analyse(finish: &[u64], rank_steps: &[std::ops::Range<u32>], view:
     for s in &segments {
         *by_kind.entry(s.kind).or_default() += s.end_cycle - s.start_cycle;
     }
-    // Time on the path no segment covers: a step that waited for its
-    // lane (a TNI busy with earlier sends) or for the path's start.
-    let covered: u64 = by_kind.values().sum();
-    if end_cycle > covered {
-        by_kind.insert("queued", end_cycle - covered);
-    }
+    debug_assert_eq!(by_kind.values().sum::<u64>(), end_cycle, "the segments cover the path");
     let transfers = segments.iter().filter(|s| s.kind == "transfer").count() as u64;
     let omitted = segments.len().saturating_sub(MAX_SEGMENTS);
     segments.drain(..omitted);
@@ -245,6 +244,27 @@ mod tests {
         };
         let p = analyse(&finish, &[0..2, 2..3], &view);
         assert_eq!(p.end_cycle, 200);
+        // The same receive held back by its own dependency (work until 190)
+        // although the message arrived at 120: the path is that work.
+        let held = [
+            StepView { rank: 0, step: 0, deps: Default::default(), finish: 10, kind: StepKind::Send { overhead: 10 } },
+            StepView { rank: 1, step: 0, deps: Default::default(), finish: 190, kind: StepKind::Work },
+            StepView { rank: 1, step: 1, deps: [1].into_iter().collect(), finish: 210, kind: StepKind::Recv { send: 0, peer: 0, bytes: 64, overhead: 20, reduction: 0 } },
+        ];
+        let finish2: Vec<u64> = held.iter().map(|s| s.finish).collect();
+        let view2 = |s: u32| {
+            let v = &held[s as usize];
+            StepView { rank: v.rank, step: v.step, deps: v.deps.clone(), finish: v.finish, kind: match v.kind {
+                StepKind::Send { overhead } => StepKind::Send { overhead },
+                StepKind::Recv { send, peer, bytes, overhead, reduction } => StepKind::Recv { send, peer, bytes, overhead, reduction },
+                StepKind::Copy => StepKind::Copy,
+                StepKind::Work => StepKind::Work,
+            } }
+        };
+        let q = analyse(&finish2, &[0..1, 1..3], &view2);
+        let kinds: Vec<&str> = q.segments.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, ["work", "receive-overhead"]);
+        assert_eq!(q.slowest_ranks[0].waiting_cycles, 0);
         let kinds: Vec<&str> = p.segments.iter().map(|s| s.kind).collect();
         assert_eq!(kinds, ["work", "send-overhead", "transfer", "receive-overhead"]);
         assert_eq!(p.by_kind["transfer"], 70);

@@ -196,7 +196,7 @@ fn limits<W: Traffic>(e: &Engine<W>, window: f64) -> crate::limits::Limits {
         Some(p) => format!("{} {}", routing.router_label(r), routing.port_name(p)),
         None => routing.router_label(r),
     };
-    Limits::new(&links, &class_names, &nodes, &e.router.inputs.blocked, e.stats.delivered, window, &label)
+    Limits::new(&links, &class_names, &nodes, &e.router.inputs.blocked, e.stats.hist.summary().count, window, &label)
 }
 
 /// The merged counter samples as columns (see [`CounterSamples`]).

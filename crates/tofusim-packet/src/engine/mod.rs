@@ -596,7 +596,7 @@ impl<W: Traffic> Engine<W> {
                 // The head already waited: still no FIFO with room for it?
                 let need = self.nic.src_need[li];
                 if !(0..count).any(|k| self.fifo_room(r, unit0 + first + k * step, need)) {
-                    self.nic.fifo_wait_from(node, t);
+                    self.nic.fifo_wait_from(li, t);
                     return;
                 }
             }
@@ -660,14 +660,14 @@ impl<W: Traffic> Engine<W> {
                 }
             };
             let Some(f) = fifo else {
-                self.nic.fifo_wait_from(node, t);
+                self.nic.fifo_wait_from(li, t);
                 return;
             };
-            if self.nic.fifo_wait_since[node] != u64::MAX {
-                let waited = t.saturating_sub(self.nic.fifo_wait_since[node].max(self.net.run.warmup));
+            if self.nic.fifo_wait_since[li] != u64::MAX {
+                let waited = t.saturating_sub(self.nic.fifo_wait_since[li].max(self.net.run.warmup));
                 self.stats.fifo_waited_cycles[node] += waited;
                 self.router.inputs.blocked[crate::limits::Cause::FifoSpace as usize] += waited;
-                self.nic.fifo_wait_since[node] = u64::MAX;
+                self.nic.fifo_wait_since[li] = u64::MAX;
             }
             let taken = if step == 1 { f - first } else { (f - first) / step };
             self.nic.fifo_rr[li] = wrap(taken + 1, count) as u8;
@@ -704,6 +704,36 @@ impl<W: Traffic> Engine<W> {
             self.router.inputs.q_used[qi] += need;
             cache_route(&self.net, &mut self.pool, r as u32, pkt);
             self.router.inputs.push(r, qi, pkt, &self.net, &mut self.pool, t);
+        }
+    }
+
+    /// Charges every wait still open at `t` (the end of the run): the
+    /// blocked heads of this partition's queues and its send queues waiting
+    /// for FIFO space ([`crate::limits`]); split runs then add the same
+    /// totals as an unsplit one.
+    pub(crate) fn close_waits(&mut self, t: u64) {
+        let lay = self.net.lay;
+        let warmup = self.net.run.warmup;
+        for r in 0..lay.routers {
+            if !self.owns(r as u32) {
+                continue;
+            }
+            for q in 0..lay.queues {
+                let qi = r * lay.queues + q;
+                if self.router.inputs.q_head[qi] != NONE {
+                    self.router.inputs.granted(qi, t, warmup);
+                }
+            }
+        }
+        let lanes = self.nic.lanes;
+        for li in 0..self.nic.fifo_wait_since.len() {
+            let since = self.nic.fifo_wait_since[li];
+            if since != u64::MAX && self.owns_node((li / lanes) as u32) {
+                let waited = t.saturating_sub(since.max(warmup));
+                self.stats.fifo_waited_cycles[li / lanes] += waited;
+                self.router.inputs.blocked[crate::limits::Cause::FifoSpace as usize] += waited;
+                self.nic.fifo_wait_since[li] = u64::MAX;
+            }
         }
     }
 

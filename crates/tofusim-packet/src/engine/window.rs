@@ -523,5 +523,8 @@ pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mu
             let _ = p(1.0);
         }
     }
+    // Waits still open at the end (heads blocked, send queues waiting for
+    // FIFO space) count up to the end of the measured window.
+    e.close_waits(completion.unwrap_or(t));
     Ending { t, completion, deadlock, interrupted, budget_exceeded, windows, busy_seconds: busy }
 }

@@ -74,6 +74,8 @@ impl Router {
                 // The host interface feeds every injection FIFO of the node;
                 // while it is busy no FIFO starts a packet (a `Wake` is due).
                 if slots == 0 {
+                    // Its one path still streams the packet before.
+                    self.inputs.block(r * lay.queues + first, t, crate::limits::Cause::Paths, env.net.run.warmup);
                     continue;
                 }
                 let node = r * npr + (unit - ports) / fifos_per_node;
