@@ -84,3 +84,9 @@ def test_a_tofud_written_out_gets_six_tnis_and_slicing_stays_tofud(run, tmp_path
                  '[workload]\npattern = "uniform"\nload = 0.1\n[run]\ncycles = 2000\n')
     r = run("run", str(k))
     assert r.code == 2 and "link_errors.lanes" in r.err and "TofuD" in r.err
+
+
+def test_a_collective_on_one_rail_of_several_says_so(run):
+    r = run("coll", "allreduce", "--algo", "ring", "--size", "64KiB", "--system", "summit:2", "--json")
+    assert r.code == 0, r.err
+    assert "one of the node's 2 rails is simulated" in r.json()["settings"]["tnis_reason"]

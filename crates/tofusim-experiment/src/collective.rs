@@ -386,6 +386,12 @@ pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Setti
             (false, _) => (DEFAULT_SEGMENT_BYTES, format!("default {} KiB ({} derives no segment)", DEFAULT_SEGMENT_BYTES >> 10, spec.algorithm)),
         },
     };
+    // A fat-tree node's rails are identical trees; one is simulated, so a
+    // schedule's messages all take one rail's rate.
+    let tnis_reason = match &s.built.system.network.topology {
+        tofusim_topology::Topology::FatTree(f) if f.rails > 1 => format!("{tnis_reason}; one of the node's {} rails is simulated, so bandwidth-bound collectives run at one rail's rate", f.rails),
+        _ => tnis_reason,
+    };
     let mut settled = spec.clone();
     settled.tnis = Some(tnis);
     settled.segment_bytes = Some(segment_bytes);

@@ -543,7 +543,7 @@ impl CommModel {
                 ("routing", "[PUB] dimension order X, Y, Z, A, C, B (DOMAIN.md 1.1)"),
                 ("virtual channels", "[MEM] a dateline pair per ring for deadlock freedom; buffer of 4 maximum packets per VC"),
                 ("hop latency", "[MEM] about 100 ns per router hop (router pipeline + link)"),
-                ("reduce rate", "[MEM] 64 GB/s host memory bandwidth, a sum moves 3 operands: 21 GB/s"),
+                ("reduce rate", "[MEM] the K computer's node: 64 GB/s host memory bandwidth, a sum moves 3 operands: 21 GB/s (copies 32 GB/s); Tofu2 and TofuD keep K's rates (assumed: their hosts' own memory, HMC and HBM2, is faster and not modelled)"),
             ],
         }
     }
