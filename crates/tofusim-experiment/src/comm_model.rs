@@ -5,7 +5,7 @@
 //! components and the packet engine (DESIGN.md principle 1). Each value
 //! carries its source tag (DOMAIN.md: `[S:…]`, `[PUB]`, `[DER]`, `[MEM]`,
 //! `[FIT]` = fitted to the named figure, which then is not a validation).
-//! `docs/comm-model.md` lists them.
+//! `docs/communication.md` lists them.
 
 // Rates carry their unit in the name (`link_Bps`), as the JSON keys do.
 #![allow(non_snake_case)]
@@ -304,7 +304,7 @@ impl CommModel {
     }
 
     /// The Cray Aries model on dragonfly `d` (DOMAIN.md §6; every value's
-    /// source in `sources` and docs/comm-model.md). The cycle is a byte
+    /// source in `sources` and docs/communication.md). The cycle is a byte
     /// time of the fastest link class; slower classes (rank-3 optical) take
     /// proportionally more cycles per byte.
     pub fn for_dragonfly(

@@ -28,7 +28,7 @@ lanes = 8
 line_code = "8b10b"
 nic_interfaces = 4
 [sources]
-generation = "[S:003] Tofu1 router and TNIs (docs/comm-model.md)"
+generation = "[S:003] Tofu1 router and TNIs (docs/communication.md)"
 host_bandwidth = "[FIT] K: 15.03 GB/s with 4 TNIs [S:001], capped by the CPU-side interface (packet bytes, headers included)"
 shape = "[S:003] 24x18x16x2x3x2 = 82,944 compute nodes"
 wrap = "[DER] hypothesis (DOMAIN.md 1.4): Y as the mesh axis reproduces the published 46 TB/s bisection exactly; not confirmed by a primary source"
@@ -52,7 +52,7 @@ lanes = 8
 line_code = "8b10b"
 nic_interfaces = 4
 [sources]
-generation = "[S:003] Tofu1 router and TNIs (docs/comm-model.md)"
+generation = "[S:003] Tofu1 router and TNIs (docs/communication.md)"
 host_bandwidth = "[FIT] FX10: 17.6 GB/s injection [S:000] (packet bytes, headers included)"
 shape = "[MEM] 4,800 nodes = 10x5x8x2x3x2 (Oakleaf-FX); axis wrap not checked"
 lane_rate = "[S:000] Tofu1 lane rate 6.25 Gb/s"
