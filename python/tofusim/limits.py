@@ -28,17 +28,18 @@ SEGMENT_MEANING = {
 
 
 def _load(path: str | Path) -> dict[str, Any]:
-    """A result from a run directory (results.json or result.json) or a JSON file."""
+    """A result from an output directory (read as the report reads it) or
+    from its result JSON file."""
     p = Path(path)
-    if p.is_dir():
-        for name in ("results.json", "result.json"):
-            if (p / name).exists():
-                p = p / name
-                break
-        else:
-            raise ConfigError(f"{path}: no results.json (tofusim run --out) or result.json (tofusim coll or replay --out) in it")
     if not p.exists():
         raise ConfigError(f"{path}: no such file or directory; expected a run directory or its result JSON")
+    if p.is_dir():
+        from .report.rundir import open_run_dir
+
+        rd = open_run_dir(p)
+        if rd.kind not in ("run", "collective", "replay"):
+            raise ConfigError(f"{path}: a {rd.kind} directory, not one run; explain one of its runs (tofusim run/coll/replay --out DIR)")
+        return rd.result
     try:
         r = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:

@@ -266,29 +266,11 @@ impl Limits {
         }
         let hosts: Vec<(&NodeUse, f64)> = nodes.iter().filter_map(|n| n.host_busy.map(|b| (n, b))).collect();
         if !hosts.is_empty() {
-            let k = hosts.len() as f64;
-            classes.push(ResourceClass {
-                kind: "host-interface",
-                name: "host interface".into(),
-                count: hosts.len() as u64,
-                busy_mean: hosts.iter().map(|h| h.1).sum::<f64>() / (k * window),
-                busy_max: hosts.iter().map(|h| h.1).fold(0.0, f64::max) / window,
-                waited_per_cycle: Some(blocked[Cause::Host as usize] as f64 / (k * window)),
-                depleted_mean: 0.0,
-            });
+            classes.push(node_class("host-interface", "host interface", hosts.iter().map(|h| h.1), blocked[Cause::Host as usize], window));
         }
         if !nodes.is_empty() {
-            let k = nodes.len() as f64;
-            classes.push(ResourceClass {
-                kind: "injection-fifo",
-                name: "injection FIFOs".into(),
-                count: nodes.len() as u64,
-                // A FIFO is "busy" while a packet waits for room in it.
-                busy_mean: nodes.iter().map(|n| n.fifo_waited as f64).sum::<f64>() / (k * window),
-                busy_max: nodes.iter().map(|n| n.fifo_waited).max().unwrap_or(0) as f64 / window,
-                waited_per_cycle: Some(blocked[Cause::FifoSpace as usize] as f64 / (k * window)),
-                depleted_mean: 0.0,
-            });
+            // A FIFO is "busy" while a packet waits for room in it.
+            classes.push(node_class("injection-fifo", "injection FIFOs", nodes.iter().map(|n| n.fifo_waited as f64), blocked[Cause::FifoSpace as usize], window));
         }
         // Candidates for the busiest: the links and host interfaces within
         // 10 points of the busiest of their kind (under uniform load, every
@@ -338,6 +320,21 @@ impl Limits {
             classes,
             busiest,
         }
+    }
+}
+
+/// A class of per-node resources: each member's busy cycles `busy`, and
+/// the cycles heads waited for the class in all.
+fn node_class(kind: &'static str, name: &str, busy: impl ExactSizeIterator<Item = f64> + Clone, waited: u64, window: f64) -> ResourceClass {
+    let k = busy.len() as f64;
+    ResourceClass {
+        kind,
+        name: name.into(),
+        count: busy.len() as u64,
+        busy_mean: busy.clone().sum::<f64>() / (k * window),
+        busy_max: busy.fold(0.0, f64::max) / window,
+        waited_per_cycle: Some(waited as f64 / (k * window)),
+        depleted_mean: 0.0,
     }
 }
 

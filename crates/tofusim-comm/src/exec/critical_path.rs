@@ -77,6 +77,7 @@ pub struct CriticalPath {
 pub const MAX_SEGMENTS: usize = 200;
 
 /// What the critical path needs of a step, resolved by the executor.
+#[derive(Clone)]
 pub(crate) struct StepView {
     pub rank: u32,
     pub step: u32,
@@ -86,6 +87,7 @@ pub(crate) struct StepView {
     pub kind: StepKind,
 }
 
+#[derive(Clone, Copy)]
 pub(crate) enum StepKind {
     /// A send: its host overhead (0 when offloaded).
     Send { overhead: u64 },
@@ -227,21 +229,7 @@ mod tests {
             StepView { rank: 1, step: 0, deps: Default::default(), finish: 200, kind: StepKind::Recv { send: 1, peer: 0, bytes: 64, overhead: 20, reduction: 0 } },
         ];
         let finish: Vec<u64> = steps.iter().map(|s| s.finish).collect();
-        let view = |s: u32| {
-            let v = &steps[s as usize];
-            StepView {
-                rank: v.rank,
-                step: v.step,
-                deps: v.deps.clone(),
-                finish: v.finish,
-                kind: match v.kind {
-                    StepKind::Send { overhead } => StepKind::Send { overhead },
-                    StepKind::Recv { send, peer, bytes, overhead, reduction } => StepKind::Recv { send, peer, bytes, overhead, reduction },
-                    StepKind::Copy => StepKind::Copy,
-                    StepKind::Work => StepKind::Work,
-                },
-            }
-        };
+        let view = |s: u32| steps[s as usize].clone();
         let p = analyse(&finish, &[0..2, 2..3], &view);
         assert_eq!(p.end_cycle, 200);
         // The same receive held back by its own dependency (work until 190)
@@ -252,15 +240,7 @@ mod tests {
             StepView { rank: 1, step: 1, deps: [1].into_iter().collect(), finish: 210, kind: StepKind::Recv { send: 0, peer: 0, bytes: 64, overhead: 20, reduction: 0 } },
         ];
         let finish2: Vec<u64> = held.iter().map(|s| s.finish).collect();
-        let view2 = |s: u32| {
-            let v = &held[s as usize];
-            StepView { rank: v.rank, step: v.step, deps: v.deps.clone(), finish: v.finish, kind: match v.kind {
-                StepKind::Send { overhead } => StepKind::Send { overhead },
-                StepKind::Recv { send, peer, bytes, overhead, reduction } => StepKind::Recv { send, peer, bytes, overhead, reduction },
-                StepKind::Copy => StepKind::Copy,
-                StepKind::Work => StepKind::Work,
-            } }
-        };
+        let view2 = |s: u32| held[s as usize].clone();
         let q = analyse(&finish2, &[0..1, 1..3], &view2);
         let kinds: Vec<&str> = q.segments.iter().map(|s| s.kind).collect();
         assert_eq!(kinds, ["work", "receive-overhead"]);
