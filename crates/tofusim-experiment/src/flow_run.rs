@@ -87,7 +87,12 @@ fn summary(mut v: Vec<f64>) -> Latency {
     }
     v.sort_unstable_by(f64::total_cmp);
     let q = |f: f64| v[((f * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
-    Latency { mean: v.iter().sum::<f64>() / v.len() as f64, p50: q(0.5), p99: q(0.99), max: v[v.len() - 1] }
+    Latency {
+        mean: v.iter().sum::<f64>() / v.len() as f64,
+        p50: q(0.5),
+        p99: q(0.99),
+        max: v[v.len() - 1],
+    }
 }
 
 /// One message of a finite workload, before routing.
@@ -119,23 +124,49 @@ fn part_bytes(path_links: f64) -> f64 {
 /// part (the distinct ones are fewer), 256 draws per open-loop source.
 pub fn memory_estimate(exp: &Experiment) -> u64 {
     let w = &exp.workload;
-    let nodes = (w.nodes() as u64).saturating_sub(exp.built.system.network.faults.nodes.len() as u64);
+    let nodes =
+        (w.nodes() as u64).saturating_sub(exp.built.system.network.faults.nodes.len() as u64);
     let flows = match &w.kind {
         Kind::Open { .. } => nodes * (DRAWS as u64).min(nodes.saturating_sub(1)),
         Kind::Finite(FinitePattern::AllToAll { .. }) => nodes * nodes.saturating_sub(1),
         Kind::Finite(FinitePattern::Trace { packets }) => packets.len() as u64,
-        Kind::Finite(FinitePattern::PingPong { repetitions, .. }) => 2 * (*repetitions).max(1) as u64,
+        Kind::Finite(FinitePattern::PingPong { repetitions, .. }) => {
+            2 * (*repetitions).max(1) as u64
+        }
         // A burst: each source's packets go to at most that many nodes.
-        Kind::Finite(_) => (0..w.nodes()).map(|n| w.initial_packets(n, 0).min(nodes)).sum(),
+        Kind::Finite(_) => (0..w.nodes())
+            .map(|n| w.initial_packets(n, 0).min(nodes))
+            .sum(),
     };
     let (parts, hops) = match &exp.built.system.network.topology {
         tofusim_topology::Topology::Torus(t) | tofusim_topology::Topology::Tofu(t) => {
             // Adaptive tori of up to 4 axes: every dimension order (flow_model).
             let axes = t.axes().len() as u64;
-            let orders = if exp.mode == tofusim_packet::RoutingMode::Adaptive && axes <= 4 { (1..=axes).product::<u64>() } else { 1 };
+            let orders = if exp.mode == tofusim_packet::RoutingMode::Adaptive && axes <= 4 {
+                (1..=axes).product::<u64>()
+            } else {
+                1
+            };
             (orders, t.average_hops())
         }
-        tofusim_topology::Topology::Dragonfly(_) => (if exp.built.dragonfly.as_ref().is_some_and(|(_, m)| *m == tofusim_routing::DragonflyMode::Valiant) { 16 } else { 1 }, 5.0),
+        // Valiant spreads a message over 16 routes, Aries' per-packet
+        // hashed minimal over 64 (tofusim_flow::FlowNet::visit_routes).
+        tofusim_topology::Topology::Dragonfly(_) => {
+            use tofusim_routing::DragonflyMode;
+            let parts = match exp.built.dragonfly.as_ref() {
+                Some((_, DragonflyMode::Valiant)) => 16,
+                Some((d, DragonflyMode::Minimal))
+                    if matches!(
+                        d.wiring,
+                        tofusim_topology::dragonfly::GroupWiring::Aries { .. }
+                    ) =>
+                {
+                    64
+                }
+                _ => 1,
+            };
+            (parts, 5.0)
+        }
         tofusim_topology::Topology::FatTree(f) => (1, f.average_hops()),
     };
     (flows as f64 * parts as f64 * part_bytes(hops + 2.0)).min(u64::MAX as f64) as u64
@@ -146,7 +177,9 @@ pub fn memory_estimate(exp: &Experiment) -> u64 {
 pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> Result<u64> {
     use tofusim_packet::budget::{gib, limit};
     let need = memory_estimate(exp);
-    let Some((limit, what)) = limit(limit_bytes) else { return Ok(need) };
+    let Some((limit, what)) = limit(limit_bytes) else {
+        return Ok(need);
+    };
     if need > limit {
         return Err(ConfigError::new(
             file,
@@ -167,7 +200,9 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
     let n = w.nodes();
     let header = w.header_bytes as u64;
     let mut out = Vec::new();
-    let Kind::Finite(pattern) = &w.kind else { unreachable!("finite workloads only") };
+    let Kind::Finite(pattern) = &w.kind else {
+        unreachable!("finite workloads only")
+    };
     match pattern {
         FinitePattern::AllToAll { message_bytes } => {
             let (k, last) = w.packets_per_pair(*message_bytes);
@@ -220,7 +255,11 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
 /// `progress` is asked between max-min solves; a `Break` (Ctrl-C) stops the
 /// run with `interrupted` (and `complete` false): the flow model's figures
 /// come from completed messages, so only the counts made so far are kept.
-pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> Result<FlowRunResult> {
+pub fn run(
+    file: &str,
+    exp: &Experiment,
+    progress: tofusim_packet::Progress,
+) -> Result<FlowRunResult> {
     let wall = Instant::now();
     exp.built.refuse_faults(file, "network", "the flow model")?;
     exp.refuse_packet_only(file, "the flow model")?;
@@ -228,7 +267,13 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
     let mut rng = tofusim_routing::Rng::seed_from_u64(exp.run.seed);
     let overhead = exp.router.overhead_bytes as f64;
     let hop = exp.router.hop_latency_cycles as f64;
-    let directed: Vec<usize> = (0..net.routers * net.ports).filter(|&i| net.routing.neighbor((i / net.ports) as u32, (i % net.ports) as u8).is_some()).collect();
+    let directed: Vec<usize> = (0..net.routers * net.ports)
+        .filter(|&i| {
+            net.routing
+                .neighbor((i / net.ports) as u32, (i % net.ports) as u8)
+                .is_some()
+        })
+        .collect();
     let nodes = net.nodes as f64;
     let mut result = FlowRunResult {
         model: "flow",
@@ -244,7 +289,12 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
         packets_delivered: 0,
         completion_cycles: None,
         cycle_ns: exp.built.cycle_ns(),
-        sim: FlowSim { wall_seconds: 0.0, peak_memory_bytes: 0, flows: 0, solves: 0 },
+        sim: FlowSim {
+            wall_seconds: 0.0,
+            peak_memory_bytes: 0,
+            flows: 0,
+            solves: 0,
+        },
     };
     // Wire bytes and payload carried over each resource.
     let mut carried = vec![0.0f64; net.capacity.len()];
@@ -278,21 +328,37 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
                 // The answer leaves when every part of the request has
                 // arrived and the node has turned around.
                 after.clear();
-                let mut start = Start { release: m.release, ..Start::default() };
+                let mut start = Start {
+                    release: m.release,
+                    ..Start::default()
+                };
                 if let Some(a) = m.after {
                     after.extend(parts[a].clone());
                     start.gap = hops[a] * hop + m.turn;
                 }
                 let mut most = 0u64;
-                net.visit_routes(m.src, m.dst, 0, &mut rng, &mut scratch, |links, h, share| {
-                    for &l in links {
-                        carried[l as usize] += wire * share;
-                        carried_payload[l as usize] += m.payload as f64 * share;
-                    }
-                    let own = pool.filter(|&p| p != flows.len());
-                    flows.push(links, f64::INFINITY, wire * share, &after, Start { pool: own, ..start });
-                    most = most.max(h);
-                });
+                net.visit_routes(
+                    m.src,
+                    m.dst,
+                    0,
+                    &mut rng,
+                    &mut scratch,
+                    |links, h, share| {
+                        for &l in links {
+                            carried[l as usize] += wire * share;
+                            carried_payload[l as usize] += m.payload as f64 * share;
+                        }
+                        let own = pool.filter(|&p| p != flows.len());
+                        flows.push(
+                            links,
+                            f64::INFINITY,
+                            wire * share,
+                            &after,
+                            Start { pool: own, ..start },
+                        );
+                        most = most.max(h);
+                    },
+                );
                 hops.push(most as f64);
                 parts.push(first..flows.len());
                 result.packets_injected += m.packets;
@@ -319,8 +385,16 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             let delivered: f64 = msgs.iter().map(|m| m.bytes as f64).sum();
             result.accepted_load = delivered / (nodes * end * exp.built.injection_links);
             let links = directed.len().max(1) as f64;
-            result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / (links * end);
-            result.payload_utilization = directed.iter().map(|&l| carried_payload[l] / net.capacity[l]).sum::<f64>() / (links * end);
+            result.link_utilization = directed
+                .iter()
+                .map(|&l| carried[l] / net.capacity[l])
+                .sum::<f64>()
+                / (links * end);
+            result.payload_utilization = directed
+                .iter()
+                .map(|&l| carried_payload[l] / net.capacity[l])
+                .sum::<f64>()
+                / (links * end);
         }
         Kind::Open { load, .. } => {
             let w = &exp.workload;
@@ -331,25 +405,27 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             // visited in ascending order.
             let mut draws = vec![0u32; w.nodes() as usize];
             let mut drawn: Vec<u32> = Vec::new();
-            let mut each_pair = |rng: &mut tofusim_routing::Rng, visit: &mut dyn FnMut(&mut tofusim_routing::Rng, u32, u32, f64)| {
-                for src in 0..w.nodes() {
-                    for _ in 0..DRAWS {
-                        if let Some(d) = w.open_destination(src, rng) {
-                            if draws[d as usize] == 0 {
-                                drawn.push(d);
+            let mut each_pair =
+                |rng: &mut tofusim_routing::Rng,
+                 visit: &mut dyn FnMut(&mut tofusim_routing::Rng, u32, u32, f64)| {
+                    for src in 0..w.nodes() {
+                        for _ in 0..DRAWS {
+                            if let Some(d) = w.open_destination(src, rng) {
+                                if draws[d as usize] == 0 {
+                                    drawn.push(d);
+                                }
+                                draws[d as usize] += 1;
                             }
-                            draws[d as usize] += 1;
                         }
+                        drawn.sort_unstable();
+                        for &dst in &drawn {
+                            let share = draws[dst as usize] as f64 / DRAWS as f64;
+                            draws[dst as usize] = 0;
+                            visit(rng, src, dst, demand * share);
+                        }
+                        drawn.clear();
                     }
-                    drawn.sort_unstable();
-                    for &dst in &drawn {
-                        let share = draws[dst as usize] as f64 / DRAWS as f64;
-                        draws[dst as usize] = 0;
-                        visit(rng, src, dst, demand * share);
-                    }
-                    drawn.clear();
-                }
-            };
+                };
             // First the load of every flow at its cap: below saturation
             // (no resource over its capacity) the caps are the max-min
             // rates, with no flow kept (the loads summed by leg on an
@@ -358,10 +434,20 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             let start = rng.clone();
             let route_loads = RouteLoads::new(&net);
             let mut sum = LoadSum::new(&net);
-            each_pair(&mut rng, &mut |rng, src, dst, demand| route_loads.add(&mut sum, src, dst, 0, demand, rng));
-            let LoadSum { load: mut carried, mut by_hops, routes: flow_count, .. } = sum;
+            each_pair(&mut rng, &mut |rng, src, dst, demand| {
+                route_loads.add(&mut sum, src, dst, 0, demand, rng)
+            });
+            let LoadSum {
+                load: mut carried,
+                mut by_hops,
+                routes: flow_count,
+                ..
+            } = sum;
             let flow_count = flow_count as usize;
-            let fits = carried.iter().zip(&net.capacity).all(|(&x, &c)| x <= c.max(0.0));
+            let fits = carried
+                .iter()
+                .zip(&net.capacity)
+                .all(|(&x, &c)| x <= c.max(0.0));
             if !fits {
                 // Saturated: the max-min solve over every flow, drawn again.
                 let mut flows = FlowTable::with_capacity(flow_count, 0);
@@ -393,12 +479,22 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
             result.accepted_load = accepted / (nodes * exp.built.injection_links);
             result.complete = true;
             let links = directed.len().max(1) as f64;
-            result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / links;
-            result.payload_utilization = result.link_utilization * (pb - w.header_bytes as f64) / (pb + overhead);
+            result.link_utilization = directed
+                .iter()
+                .map(|&l| carried[l] / net.capacity[l])
+                .sum::<f64>()
+                / links;
+            result.payload_utilization =
+                result.link_utilization * (pb - w.header_bytes as f64) / (pb + overhead);
             // Zero-load latency, weighted by the traffic each flow carries.
             let latency_of = |h: usize| h as f64 * hop + pb + overhead;
             let total: f64 = by_hops.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-            let mean = by_hops.iter().enumerate().map(|(h, r)| latency_of(h) * r).sum::<f64>() / total;
+            let mean = by_hops
+                .iter()
+                .enumerate()
+                .map(|(h, r)| latency_of(h) * r)
+                .sum::<f64>()
+                / total;
             let quantile = |q: f64| {
                 let mut acc = 0.0;
                 for (h, &r) in by_hops.iter().enumerate().filter(|x| *x.1 > 0.0) {
@@ -407,17 +503,29 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
                         return latency_of(h);
                     }
                 }
-                by_hops.iter().rposition(|&r| r > 0.0).map_or(0.0, latency_of)
+                by_hops
+                    .iter()
+                    .rposition(|&r| r > 0.0)
+                    .map_or(0.0, latency_of)
             };
-            let max = by_hops.iter().rposition(|&r| r > 0.0).map_or(0.0, latency_of);
-            result.latency = Latency { mean, p50: quantile(0.5), p99: quantile(0.99), max };
+            let max = by_hops
+                .iter()
+                .rposition(|&r| r > 0.0)
+                .map_or(0.0, latency_of);
+            result.latency = Latency {
+                mean,
+                p50: quantile(0.5),
+                p99: quantile(0.99),
+                max,
+            };
             result.latency_kind = "zero-load (no queueing in the flow model)";
             result.sim.flows = flow_count;
             result.sim.solves = u64::from(!fits);
             let per_cycle = accepted / pb;
             let cycles = exp.run.cycles.unwrap_or(0).saturating_sub(exp.run.warmup) as f64;
             result.packets_delivered = (per_cycle * cycles).round() as u64;
-            result.packets_injected = (load * exp.built.injection_links / pb * nodes * cycles).round() as u64;
+            result.packets_injected =
+                (load * exp.built.injection_links / pb * nodes * cycles).round() as u64;
         }
     }
     result.sim.wall_seconds = wall.elapsed().as_secs_f64();

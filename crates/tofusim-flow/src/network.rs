@@ -10,7 +10,7 @@
 //! the links into the node only, as in the packet engine (its reception
 //! FIFOs drain at once).
 
-use tofusim_routing::{DragonflyMode, Rng, Routing};
+use tofusim_routing::{DragonflyMode, DragonflyRouting, Rng, Routing};
 
 /// Capacities of the resources, in the caller's unit.
 #[allow(non_snake_case)]
@@ -108,9 +108,14 @@ impl FlowNet {
     /// engine's packets spread over the minimal or Valiant paths).
     pub fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut Rng) -> Vec<RoutePart> {
         let mut out = Vec::new();
-        self.visit_routes(a, b, tni, rng, &mut RouteScratch::default(), |links, hops, share| {
-            out.push((links.to_vec(), hops, share))
-        });
+        self.visit_routes(
+            a,
+            b,
+            tni,
+            rng,
+            &mut RouteScratch::default(),
+            |links, hops, share| out.push((links.to_vec(), hops, share)),
+        );
         out
     }
 
@@ -130,14 +135,33 @@ impl FlowNet {
     ) {
         let (ra, rb) = (a / self.npr, b / self.npr);
         if let Routing::Dragonfly(d) = &self.routing {
-            if d.mode == DragonflyMode::Valiant {
-                let all = d.valiant_choices(ra, rb);
+            // Valiant's random groups, and Aries' minimal routing hashed
+            // per packet: the message spreads over the routes its packets
+            // would take.
+            // (Valiant: 16 of its intermediate groups; the hash: all 64
+            // salts, which pick among up to 64 global links.)
+            let spread = match d.mode {
+                DragonflyMode::Valiant => Some((d.valiant_choices(ra, rb), 16)),
+                DragonflyMode::Minimal if d.aries_form() => Some((
+                    DragonflyRouting::hashed_minimal_choices().collect::<Vec<u8>>(),
+                    64,
+                )),
+                _ => None,
+            };
+            if let Some((all, most)) = spread {
                 if !all.is_empty() {
-                    let k = all.len().min(16);
+                    let k = all.len().min(most);
                     let step = all.len() as f64 / k as f64;
                     let buf = scratch.buffer(0);
                     for i in 0..k {
-                        let hops = self.walk(&self.routing, a, b, tni, all[(i as f64 * step) as usize], buf);
+                        let hops = self.walk(
+                            &self.routing,
+                            a,
+                            b,
+                            tni,
+                            all[(i as f64 * step) as usize],
+                            buf,
+                        );
                         visit(buf, hops, 1.0 / k as f64);
                     }
                     return;
@@ -187,7 +211,15 @@ impl FlowNet {
     /// The route of `routing` with route state `hints` from node `a` to
     /// node `b`, written to `links`: the sender's lane and injection, then
     /// the links. Returns its router hops.
-    fn walk(&self, routing: &Routing, a: u32, b: u32, tni: u8, hints: u8, links: &mut Vec<u32>) -> u64 {
+    fn walk(
+        &self,
+        routing: &Routing,
+        a: u32,
+        b: u32,
+        tni: u8,
+        hints: u8,
+        links: &mut Vec<u32>,
+    ) -> u64 {
         let links_end = self.routers * self.ports;
         links.clear();
         links.push((links_end + self.nodes + self.lane(a, tni)) as u32);

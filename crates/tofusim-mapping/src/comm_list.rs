@@ -65,7 +65,10 @@ impl CommList {
             if let Some(c) = comment {
                 if let Some(n) = c.strip_prefix("ranks") {
                     declared = Some(n.trim().parse().map_err(|_| {
-                        err(format!("`# ranks` expects a process count, got {:?}", clip(n.trim())))
+                        err(format!(
+                            "`# ranks` expects a process count, got {:?}",
+                            clip(n.trim())
+                        ))
                     })?);
                 }
             }
@@ -100,7 +103,11 @@ impl CommList {
                 bytes,
             });
         }
-        let largest = flows.iter().map(|f| f.src.max(f.dst) + 1).max().unwrap_or(0);
+        let largest = flows
+            .iter()
+            .map(|f| f.src.max(f.dst) + 1)
+            .max()
+            .unwrap_or(0);
         let ranks = match declared {
             Some(n) if n < largest => {
                 return Err(ParseError {
@@ -112,7 +119,10 @@ impl CommList {
             None => largest,
         };
         if ranks == 0 {
-            return Err(ParseError { line: 0, message: "no flows (and no `# ranks N`): the list is empty".into() });
+            return Err(ParseError {
+                line: 0,
+                message: "no flows (and no `# ranks N`): the list is empty".into(),
+            });
         }
         Ok(Self::new(ranks, flows))
     }
@@ -151,8 +161,16 @@ mod tests {
         assert_eq!(
             l.flows,
             vec![
-                Flow { src: 0, dst: 1, bytes: 15 },
-                Flow { src: 2, dst: 3, bytes: 7 }
+                Flow {
+                    src: 0,
+                    dst: 1,
+                    bytes: 15
+                },
+                Flow {
+                    src: 2,
+                    dst: 3,
+                    bytes: 7
+                }
             ]
         );
         assert_eq!(CommList::parse(&l.to_text()).unwrap(), l);

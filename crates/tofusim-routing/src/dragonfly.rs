@@ -57,7 +57,12 @@ pub enum LinkKind {
 /// How a packet's route is chosen at injection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DragonflyMode {
+    /// Minimal routes; on Aries hashed per packet (Cray's `MIN_HASH`).
     Minimal,
+    /// One minimal route per source and destination router pair (Cray's
+    /// `IN_ORDER`: "minimal, non-hashed, non-adaptive", every packet of a
+    /// pair in order).
+    InOrder,
     Valiant,
     /// UGAL with the source router's queues.
     UgalLocal,
@@ -79,6 +84,7 @@ impl DragonflyMode {
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "minimal" => Self::Minimal,
+            "in-order" => Self::InOrder,
             "valiant" => Self::Valiant,
             "ugal" | "ugal-l" => Self::UgalLocal,
             "ugal-g" => Self::UgalGlobal,
@@ -95,6 +101,7 @@ impl DragonflyMode {
     pub fn name(self) -> &'static str {
         match self {
             Self::Minimal => "minimal",
+            Self::InOrder => "in-order",
             Self::Valiant => "valiant",
             Self::UgalLocal => "ugal-l",
             Self::UgalGlobal => "ugal-g",
@@ -107,8 +114,9 @@ impl DragonflyMode {
     }
 
     /// The names [`Self::parse`] takes.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "minimal",
+        "in-order",
         "valiant",
         "ugal",
         "ugal-l",
@@ -133,7 +141,7 @@ impl DragonflyMode {
     /// Virtual channels the mode needs (one per class of global hops).
     pub fn vcs(self) -> u8 {
         match self {
-            Self::Minimal => 2,
+            Self::Minimal | Self::InOrder => 2,
             _ => 3,
         }
     }
@@ -168,7 +176,11 @@ impl DragonflyRouting {
         let mut links: Vec<Vec<(u32, LinkKind, u32)>> = vec![Vec::new(); routers];
         let aries = match d.wiring {
             GroupWiring::AllToAll { .. } => None,
-            GroupWiring::Aries { chassis, routers_per_chassis, .. } => Some((chassis, routers_per_chassis)),
+            GroupWiring::Aries {
+                chassis,
+                routers_per_chassis,
+                ..
+            } => Some((chassis, routers_per_chassis)),
         };
         for g in 0..groups {
             let base = g * a;
@@ -180,7 +192,11 @@ impl DragonflyRouting {
                             links[r].push((base + j, LinkKind::Local, 0));
                         }
                     }
-                    GroupWiring::Aries { chassis, routers_per_chassis: rpc, rank2_links } => {
+                    GroupWiring::Aries {
+                        chassis,
+                        routers_per_chassis: rpc,
+                        rank2_links,
+                    } => {
                         let (c, s) = (i / rpc, i % rpc);
                         for j in (0..rpc).filter(|&j| j != s) {
                             links[r].push((base + c * rpc + j, LinkKind::Local, 0));
@@ -208,7 +224,10 @@ impl DragonflyRouting {
             // The k-th parallel link to the same router with the same tag
             // pairs with the k-th at the far end.
             for (p, &(w, kd, tag)) in links[r].iter().enumerate() {
-                let nth = links[r][..p].iter().filter(|&&(w2, k2, t2)| w2 == w && k2 == kd && t2 == tag).count();
+                let nth = links[r][..p]
+                    .iter()
+                    .filter(|&&(w2, k2, t2)| w2 == w && k2 == kd && t2 == tag)
+                    .count();
                 let q = links[w as usize]
                     .iter()
                     .enumerate()
@@ -232,12 +251,17 @@ impl DragonflyRouting {
                         // chassis, then rank-2; or rank-2 directly.
                         let (c, s) = (i / rpc, i % rpc);
                         let (tc, ts) = (j / rpc, j % rpc);
-                        let first = if s != ts { g * a + c * rpc + ts } else { g * a + tc * rpc + s };
+                        let first = if s != ts {
+                            g * a + c * rpc + ts
+                        } else {
+                            g * a + tc * rpc + s
+                        };
                         let _ = tc;
                         links[r as usize].iter().position(|&(w, _, _)| w == first)
                     }
                 };
-                local[r as usize * a as usize + j as usize] = p.expect("a local route exists") as u8;
+                local[r as usize * a as usize + j as usize] =
+                    p.expect("a local route exists") as u8;
             }
         }
         let mut gateways = vec![Vec::new(); (groups * groups) as usize];
@@ -268,7 +292,18 @@ impl DragonflyRouting {
             GroupWiring::Aries { rank2_links, .. } => rank2_links.max(1),
             GroupWiring::AllToAll { .. } => 1,
         };
-        Self { mode, groups, a, ports, neighbor, kind, local, gateways, aries, rank2_links }
+        Self {
+            mode,
+            groups,
+            a,
+            ports,
+            neighbor,
+            kind,
+            local,
+            gateways,
+            aries,
+            rank2_links,
+        }
     }
 
     pub fn ports(&self) -> usize {
@@ -345,12 +380,15 @@ impl DragonflyRouting {
 
     /// The port of `r`'s first hop towards router `target` of its group;
     /// a rank-2 hop takes one of the connection's parallel links, chosen by
-    /// the destination.
+    /// the destination and the route's salt. (By the destination alone,
+    /// every packet into one router would cross each chassis pair on the
+    /// same one of its three parallel links: the hottest rank-2 links of a
+    /// random all-to-all ran at 3.5× the mean.)
     #[inline]
-    fn local_port(&self, r: u32, target: u32, dst: u32) -> u8 {
+    fn local_port(&self, r: u32, target: u32, dst: u32, salt: u8) -> u8 {
         let p = self.local[r as usize * self.a as usize + (target % self.a) as usize];
         if self.rank2_links > 1 && self.kind(r, p) == LinkKind::Rank2 {
-            p + (dst % self.rank2_links) as u8
+            p + ((dst + salt as u32) % self.rank2_links) as u8
         } else {
             p
         }
@@ -363,36 +401,63 @@ impl DragonflyRouting {
         }
         let (g, h) = (self.group(r), self.group(target));
         if g == h {
-            return Some(self.local_port(r, target, dst));
+            return Some(self.local_port(r, target, dst, salt));
         }
         let (gw, port) = self.gateway(g, h, dst, salt);
         if gw == r {
             Some(port)
         } else {
-            Some(self.local_port(r, gw, dst))
+            Some(self.local_port(r, gw, dst, salt))
         }
     }
 
     /// Route state at injection: minimal, or Valiant through a random group
     /// other than the source's and the destination's. (UGAL and adaptive
     /// modes start minimal; the engine chooses between the candidates.)
+    /// Aries' minimal routing is hashed per packet ([`Self::hashed_minimal`]).
     pub fn init(&self, src: u32, dst: u32, rng: &mut Rng) -> u8 {
         match self.mode {
             DragonflyMode::Valiant => self.valiant_hints(src, dst, rng),
+            DragonflyMode::InOrder => self.minimal_hints(src, dst),
+            _ if self.aries.is_some() => self.hashed_minimal(rng),
             _ => self.minimal_hints(src, dst),
         }
     }
 
-    /// The minimal route state from router `src` to `dst`. Across groups
-    /// the gateway is fixed per (source, destination) router pair by a
-    /// hash — deterministic and in order, like Aries' hashed minimal
-    /// routing — so the pairs spread over up to 64 of the group pair's
-    /// global links instead of all sharing the destination's one.
+    /// Aries' minimal routing (Cray's `MIN_HASH`, the default minimal
+    /// mode): "minimal, hashed, non-adaptive; the route is chosen from the
+    /// set of most direct routes; for a source and destination pair strict
+    /// ordering is kept only among packets to the same destination
+    /// cacheline" (Cray's `gni_pub.h` delivery modes). The hash takes the
+    /// packet's target address, so a message's packets spread over the
+    /// minimal routes — gateway, global link and parallel rank-2 link —
+    /// as a per-packet salt drawn from the router's seeded stream.
+    pub fn hashed_minimal(&self, rng: &mut Rng) -> u8 {
+        let salt = rng.random_range(0..64u8);
+        if salt == 0 {
+            0
+        } else {
+            SPREAD | salt
+        }
+    }
+
+    /// Every salt [`Self::hashed_minimal`] can draw, as route states.
+    pub fn hashed_minimal_choices() -> impl Iterator<Item = u8> {
+        std::iter::once(0).chain((1..64u8).map(|s| SPREAD | s))
+    }
+
+    /// The minimal route state from router `src` to `dst`, one per router
+    /// pair: across groups the gateway is fixed per (source, destination)
+    /// by a hash, so the pairs spread over up to 64 of the group pair's
+    /// global links instead of all sharing the destination's one; inside
+    /// an Aries group the same salt picks the parallel rank-2 link. (The
+    /// generic dragonfly's minimal routing; Aries hashes per packet.)
     pub fn minimal_hints(&self, src: u32, dst: u32) -> u8 {
-        if self.group(src) == self.group(dst) {
+        if self.group(src) == self.group(dst) && self.aries.is_none() {
             return 0;
         }
-        let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         let salt = ((x >> 40) % 64) as u8;
         if salt == 0 {
             0
@@ -408,7 +473,11 @@ impl DragonflyRouting {
         let (gs, gd) = (self.group(src), self.group(dst));
         let others = self.groups - 1 - u32::from(gs != gd);
         if others == 0 {
-            return if gs != gd { SPREAD | rng.random_range(1..64u8) } else { 0 };
+            return if gs != gd {
+                SPREAD | rng.random_range(1..64u8)
+            } else {
+                0
+            };
         }
         if self.groups > 64 {
             return 0;
@@ -436,12 +505,19 @@ impl DragonflyRouting {
         let (gs, gd) = (self.group(src), self.group(dst));
         let others = self.groups - 1 - u32::from(gs != gd);
         if others == 0 {
-            return if gs != gd { (1..64u8).map(|s| SPREAD | s).collect() } else { Vec::new() };
+            return if gs != gd {
+                (1..64u8).map(|s| SPREAD | s).collect()
+            } else {
+                Vec::new()
+            };
         }
         if self.groups > 64 {
             return Vec::new();
         }
-        (0..self.groups).filter(|&g| g != gs && g != gd).map(|g| VALIANT | g as u8).collect()
+        (0..self.groups)
+            .filter(|&g| g != gs && g != gd)
+            .map(|g| VALIANT | g as u8)
+            .collect()
     }
 
     /// Every route state a packet from `src` to `dst` can start with in
@@ -456,11 +532,22 @@ impl DragonflyRouting {
             valiant.push(0);
         }
         match self.mode {
-            DragonflyMode::Minimal => vec![self.minimal_hints(src, dst)],
             DragonflyMode::Valiant => valiant,
+            DragonflyMode::InOrder => vec![self.minimal_hints(src, dst)],
+            _ if self.aries.is_some() => {
+                let mut all: Vec<u8> = Self::hashed_minimal_choices().collect();
+                if self.mode != DragonflyMode::Minimal {
+                    let extra: Vec<u8> = valiant.into_iter().filter(|v| !all.contains(v)).collect();
+                    all.extend(extra);
+                }
+                all
+            }
+            DragonflyMode::Minimal => vec![self.minimal_hints(src, dst)],
             _ => {
                 let min = self.minimal_hints(src, dst);
-                std::iter::once(min).chain(valiant.into_iter().filter(|&v| v != min)).collect()
+                std::iter::once(min)
+                    .chain(valiant.into_iter().filter(|&v| v != min))
+                    .collect()
             }
         }
     }
@@ -469,7 +556,10 @@ impl DragonflyRouting {
     /// group reached).
     #[inline]
     pub fn advance(&self, r: u32, hints: u8) -> u8 {
-        if hints & VALIANT != 0 && hints & REACHED == 0 && self.group(r) == (hints & GROUP_BITS) as u32 {
+        if hints & VALIANT != 0
+            && hints & REACHED == 0
+            && self.group(r) == (hints & GROUP_BITS) as u32
+        {
             hints | REACHED
         } else {
             hints
@@ -489,7 +579,11 @@ impl DragonflyRouting {
             if self.group(r) != gi {
                 // Towards the intermediate group: its gateway's far end.
                 let (gw, port) = self.gateway(self.group(r), gi, dst, 0);
-                return Some(if gw == r { port } else { self.local_port(r, gw, dst) });
+                return Some(if gw == r {
+                    port
+                } else {
+                    self.local_port(r, gw, dst, 0)
+                });
             }
         }
         self.minimal_port(r, dst, dst, Self::salt(hints))
@@ -555,7 +649,12 @@ impl DragonflyRouting {
 
     pub fn router_label(&self, r: u32) -> String {
         match self.aries {
-            Some((_, rpc)) => format!("g{}c{}s{}", self.group(r), (r % self.a) / rpc, (r % self.a) % rpc),
+            Some((_, rpc)) => format!(
+                "g{}c{}s{}",
+                self.group(r),
+                (r % self.a) / rpc,
+                (r % self.a) % rpc
+            ),
             None => format!("g{}r{}", self.group(r), r % self.a),
         }
     }
@@ -587,7 +686,11 @@ mod tests {
         Dragonfly {
             groups: 3,
             nodes_per_router: 1,
-            wiring: GroupWiring::Aries { chassis: 2, routers_per_chassis: 4, rank2_links: 2 },
+            wiring: GroupWiring::Aries {
+                chassis: 2,
+                routers_per_chassis: 4,
+                rank2_links: 2,
+            },
             global_ports_per_router: 2,
             links_per_group_pair: 8,
             arrangement: Arrangement::RoundRobin,
@@ -612,7 +715,10 @@ mod tests {
                 let (mut r, mut n, mut class) = (s, 0, 0);
                 while let Some(p) = rt.next_port(r, t, h) {
                     let c = rt.vc_class(r, s, h, p);
-                    assert!(c >= class && c < mode.vcs(), "{mode:?}: class {c} after {class}");
+                    assert!(
+                        c >= class && c < mode.vcs(),
+                        "{mode:?}: class {c} after {class}"
+                    );
                     class = c;
                     r = rt.neighbor(r, p).unwrap().0;
                     h = rt.advance(r, h);
@@ -645,7 +751,11 @@ mod tests {
         let d = Dragonfly {
             groups: 2,
             nodes_per_router: 4,
-            wiring: GroupWiring::Aries { chassis: 6, routers_per_chassis: 15, rank2_links: 3 },
+            wiring: GroupWiring::Aries {
+                chassis: 6,
+                routers_per_chassis: 15,
+                rank2_links: 3,
+            },
             global_ports_per_router: 10,
             links_per_group_pair: 900,
             arrangement: Arrangement::RoundRobin,

@@ -47,6 +47,10 @@ def _draw(plots: list[dict], path: Path) -> None:
     for ax, p in zip(axes[:, 0], plots):
         for label, pts in p["curves"].items():
             ax.plot([q[0] for q in pts], [q[1] for q in pts], label=label, marker="." if len(pts) < 20 else None)
+        # Published levels (a figure's value without a curve): dashed lines.
+        for label, level in (p.get("published") or {}).items():
+            ax.axhline(level, linestyle="--", linewidth=0.8, color="grey")
+            ax.annotate(f"published {label}", (0.01, level), xycoords=("axes fraction", "data"), fontsize=6, color="grey", va="bottom")
         ax.set_title(p["title"], fontsize=9)
         ax.set_xlabel(p["x"])
         ax.set_ylabel(p["y"])
