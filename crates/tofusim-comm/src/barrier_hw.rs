@@ -138,31 +138,29 @@ pub fn intra_node(k: u32, hw: &BarrierHardware) -> Result<IntraNodeBarrier, Stri
     while gates.iter().filter(|g| g.tni == 0).count() < 2 {
         top[0] = add(&mut gates, 0, vec![top[0]]);
     }
-    // 3. Broadcast back: the last BG signals the first BCH and a fan-out
-    //    tree (each BG two outputs) reaching the other m − 1.
+    // 3. Broadcast back: the last BG's first output ends the first BCH; its
+    //    second feeds a fan-out reaching the other m − 1, built breadth
+    //    first and minimal (each BG turns one output into two: r − 1 BGs
+    //    for r ends).
     let mut ends: Vec<(usize, Source)> = Vec::new(); // (bch, signal that ends it)
     for (t, bchs) in members.iter().enumerate() {
         ends.push((bchs[0], top[t]));
-        let mut frontier = vec![top[t]];
-        let mut rest: Vec<usize> = bchs[1..].to_vec();
-        // Grow a binary fan-out until it has a leaf for every other BCH.
-        while frontier.len() < rest.len() {
-            let mut next = Vec::new();
-            for &f in &frontier {
-                let g = add(&mut gates, t, vec![f]);
-                next.push(g);
-                next.push(g);
-                if next.len() >= rest.len() {
-                    break;
-                }
-            }
-            frontier = next;
+        let rest = &bchs[1..];
+        let mut outputs = std::collections::VecDeque::from([top[t]]);
+        while outputs.len() < rest.len() {
+            let from = outputs.pop_front().expect("at least one output");
+            let g = add(&mut gates, t, vec![from]);
+            outputs.extend([g, g]);
         }
-        for (i, b) in rest.drain(..).enumerate() {
-            ends.push((b, frontier[i]));
-        }
+        ends.extend(rest.iter().copied().zip(outputs));
     }
-    let per_tni = |t: usize| gates.iter().filter(|g| g.tni == t).count() as u32;
+    // Each BCH is bound to a start/end BG of its TNI ([S:000]): its firings
+    // are the BCH's own 0.48 µs, so it adds no stage and no timing here, but
+    // it occupies a BG. (A lone BCH's two gates above are its start/end BG
+    // and a relay.) With it, a TNI at TofuD's 16-BCH limit needs exactly
+    // its 48 BGs.
+    let bound = |t: usize| if k == 1 { 0 } else { members[t].len() as u32 };
+    let per_tni = |t: usize| gates.iter().filter(|g| g.tni == t).count() as u32 + bound(t);
     let max_bg = (0..u).map(per_tni).max().unwrap_or(0);
     if max_bg > hw.bg_per_tni {
         return Err(format!(
@@ -278,11 +276,14 @@ mod tests {
             (16, 6, 3, 6),
             (48, 6, 8, 9),
         ];
-        for (k, tnis, bch, stages) in want {
+        // Max BGs per TNI, published 2, 2, 5, 9, 24: ours 2, 3, 6, 9, 24
+        // (one start/end BG per BCH; docs/validation.md, C2).
+        let bgs = [2, 3, 6, 9, 24];
+        for ((k, tnis, bch, stages), bg) in want.into_iter().zip(bgs) {
             let b = intra_node(k, &hw).unwrap();
             assert_eq!(
-                (b.tnis_used, b.max_bch_per_tni, b.stages),
-                (tnis, bch, stages),
+                (b.tnis_used, b.max_bch_per_tni, b.stages, b.max_bg_per_tni),
+                (tnis, bch, stages, bg),
                 "{k} BCHs"
             );
             assert!(b.serialised_us >= b.simple_estimate_us - 1e-9);
@@ -297,6 +298,9 @@ mod tests {
         assert!(intra_node(9, &BarrierHardware::tofu1()).is_err());
         assert!(intra_node(8, &BarrierHardware::tofu1()).is_ok());
         assert!(intra_node(97, &BarrierHardware::tofud()).is_err());
+        // 16 BCHs on every TNI: 16 start/end + 15 reduce + 3 dissemination
+        // + 14 fan-out = TofuD's 48 BGs per TNI.
+        assert_eq!(intra_node(96, &BarrierHardware::tofud()).unwrap().max_bg_per_tni, 48);
     }
 }
 
