@@ -300,7 +300,12 @@ mod tests {
         assert!(intra_node(97, &BarrierHardware::tofud()).is_err());
         // 16 BCHs on every TNI: 16 start/end + 15 reduce + 3 dissemination
         // + 14 fan-out = TofuD's 48 BGs per TNI.
-        assert_eq!(intra_node(96, &BarrierHardware::tofud()).unwrap().max_bg_per_tni, 48);
+        assert_eq!(
+            intra_node(96, &BarrierHardware::tofud())
+                .unwrap()
+                .max_bg_per_tni,
+            48
+        );
     }
 }
 

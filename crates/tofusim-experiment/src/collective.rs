@@ -1112,13 +1112,15 @@ pub fn hardware_barrier_us(
     let hw = match model.generation {
         "tofud" => tofusim_comm::barrier_hw::BarrierHardware::tofud(),
         "tofu1" | "tofu2" => tofusim_comm::barrier_hw::BarrierHardware::tofu1(),
-        g => return Err(ConfigError::new(
-            WHERE,
-            "system",
-            format!(
+        g => {
+            return Err(ConfigError::new(
+                WHERE,
+                "system",
+                format!(
                 "the Tofu barrier interface is Tofu hardware; {system_name} is {g}, which has none"
             ),
-        )),
+            ))
+        }
     };
     let cycle = model.cycle_ns();
     let hop_ns = model.router.hop_latency_cycles as f64 * cycle;

@@ -783,6 +783,36 @@ mod tests {
     }
 
     #[test]
+    fn aries_minimal_hashes_each_packet_and_in_order_keeps_one_route_per_pair() {
+        let d = aries_small();
+        let mut rng = Rng::seed_from_u64(3);
+        // Across groups: the first global link; inside a group across
+        // chassis: the first hop's port (a rank-2 link, one of 2 parallel).
+        let (src, far, near) = (0, 9, 4);
+        let first_port = |rt: &DragonflyRouting, h: u8| rt.next_port(src, near, rt.advance(src, h));
+        for (mode, many) in [
+            (DragonflyMode::Minimal, true),
+            (DragonflyMode::InOrder, false),
+        ] {
+            let rt = DragonflyRouting::new(&d, mode);
+            let states: Vec<u8> = (0..200).map(|_| rt.init(src, far, &mut rng)).collect();
+            let globals: std::collections::BTreeSet<_> =
+                states.iter().map(|&h| rt.global_hop(src, far, h)).collect();
+            let states: Vec<u8> = (0..200).map(|_| rt.init(src, near, &mut rng)).collect();
+            let ports: std::collections::BTreeSet<_> =
+                states.iter().map(|&h| first_port(&rt, h)).collect();
+            assert_eq!(
+                (globals.len() > 1, ports.len() > 1),
+                (many, many),
+                "{mode:?}: {globals:?} {ports:?}"
+            );
+            // Every state a packet can start with is one the deadlock check follows.
+            let all = rt.initial_states(src, near);
+            assert!(states.iter().all(|h| all.contains(h)) || !many);
+        }
+    }
+
+    #[test]
     fn the_gateways_count_the_global_links_between_groups() {
         let two = kim_dally(2, 4, 2, 8);
         let rt = DragonflyRouting::new(&two, DragonflyMode::Minimal);

@@ -722,9 +722,11 @@ fn resolve(path: &str, d: &Defs) -> Result<Resolved, String> {
                 }
                 Some(out)
             }
-            k => return Err(format!(
+            k => {
+                return Err(format!(
                 "{path}: communicator {name_s:?} has a group of type {k}, not a communicator group"
-            )),
+            ))
+            }
         };
         comms.insert(c, ranks);
         comm_names.insert(c, name_s);
