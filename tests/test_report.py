@@ -180,6 +180,10 @@ def test_a_torus_run_report_draws_offline_and_its_heat_map_follows_both_sliders(
     assert np.array(traces[0]["z"], dtype=float).shape == (8, 8)
     whole = r.drawn("heatmap")
     assert r.current("heatmap", 0).startswith("time: whole window")
+    # The colour scale ends at the busiest link (light loads still show),
+    # and no link is busier than the time that passed.
+    cmax = r.page.evaluate("() => document.getElementById('fig-heatmap')._fullLayout.coloraxis.cmax")
+    assert np.nanmax(whole) <= cmax <= 1.0
     # Hovering the cell between nodes (0,0,0) and (1,0,0) names the link's two directions.
     image = r.page.locator("#fig-heatmap .heatmaplayer image").first
     image.scroll_into_view_if_needed()
@@ -286,11 +290,15 @@ def test_a_collectives_report_animates_its_schedule(browser, collective_dir, sho
     assert ids == ["limits", "summary", "latency", "throughput", "heatmap", "hottest", "buffers", "progress"]
     assert "critical path" in r.page.locator("section#limits").inner_text().lower()
     assert r.page.locator("section .note").count() == 0
-    # A binomial broadcast from node 0 of an 8x8 torus: the animation starts
-    # with nothing received and ends with every node but the root (which
-    # receives nothing: no cell) holding all its bytes, and every step finished.
+    # A binomial broadcast from node 0 of an 8x8 torus: the page opens where
+    # half of all steps have finished (not on the empty first frame); the
+    # animation starts with nothing received and ends with every node but
+    # the root (which receives nothing: no cell) holding all its bytes, and
+    # every step finished.
     traces = r.traces("animation")
     assert [t["visible"] for t in traces] == [True, True] and np.array(traces[0]["z"], dtype=float).shape == (8, 8)
+    assert 0 < np.nanmean(np.array(traces[1]["z"], dtype=float)) < 1
+    r.slide("animation", 0, 0.0)
     assert np.nanmax(r.drawn("animation")) == 0
     r.slide("animation", 0, 1.0)
     received, finished = (np.array(t["z"], dtype=float) for t in r.traces("animation"))
@@ -312,7 +320,9 @@ def test_a_collectives_report_animates_its_schedule(browser, collective_dir, sho
 def test_counter_samples_agree_with_the_engines_own_time_series(torus_dir):
     """The report's utilisation per interval, from the per-port counter
     samples, averaged over the links, is the run's time series of link
-    utilisation (both every 1,000 cycles)."""
+    utilisation (both every 1,000 cycles), apart from the wire time of
+    packets still sending at a sample, which the report moves into the next
+    interval (the engine counts it at the grant): no link above 100%."""
     import json
 
     import pandas as pd
@@ -322,8 +332,19 @@ def test_counter_samples_agree_with_the_engines_own_time_series(torus_dir):
     r = json.loads((torus_dir / "results.json").read_text())
     end, mean, busiest = activity.over_time(pd.read_parquet(torus_dir / "port_samples.parquet"), r["warmup_cycles"])
     series = {s["cycle"]: s["link_utilization"] for s in r["timeseries"]}
-    assert len(end) == 4 and all(series[int(c)] == pytest.approx(m, rel=1e-9) for c, m in zip(end, mean))
-    assert (busiest >= mean).all()
+    assert len(end) == 4 and all(series[int(c)] == pytest.approx(m, rel=0.02) for c, m in zip(end, mean))
+    assert (busiest >= mean).all() and (busiest <= 1.0 + 1e-12).all()
+
+
+def test_busy_time_is_placed_on_the_wire_never_above_the_elapsed_time():
+    import numpy as np
+
+    from tofusim.report.activity import on_the_wire
+
+    # Cumulative busy cycles counted at the grant (one link sends 2 cycles
+    # past the first sample, 6 past the third), and the elapsed cycles.
+    placed = on_the_wire(np.array([[12.0, 5.0], [15.0, 15.0], [31.0, 20.0]]), np.array([10.0, 20.0, 30.0]))
+    assert placed.tolist() == [[10.0, 5.0], [15.0, 15.0], [25.0, 20.0]]
 
 
 def test_report_refuses_what_is_not_a_run_directory(tmp_path):

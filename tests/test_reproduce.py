@@ -315,3 +315,14 @@ def test_a_hot_region_burst_ends_when_its_busiest_incoming_link_drains():
         least = measured(j, f"hot region {name}: least busy incoming link")
         # The burst's length is the busiest link's: near 1, the mean below.
         assert busiest > 0.95 and least <= frac <= busiest
+
+
+def test_reproduce_all_ends_with_a_summary_of_within_known_and_unexpected():
+    from tofusim.cli.reproduce import summary, summary_line
+
+    results = [{"metrics": [{"within": True}, {"within": None}, {"within": False, "known_difference": "why"}]},
+               {"metrics": [{"within": False}, {"within": True}]}]
+    t = summary(results)
+    assert t == {"cases": 2, "compared": 4, "within": 2, "known_misses": 1, "unexpected": 1}
+    assert summary_line(t) == ("2 cases, 4 figures compared with a published value: 2 within tolerance, "
+                               "1 known misses (docs/validation.md), 1 unexpected")

@@ -95,5 +95,24 @@ def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str
             Console(width=None if sys.stdout.isatty() else 140).print(_table(res))
     if report:
         write_into(out)
+    tally = summary(results)
     if as_json:
-        click.echo(json.dumps(results[0] if len(results) == 1 else {"cases": results}))
+        click.echo(json.dumps(results[0] if len(results) == 1 else {"cases": results, "summary": tally}))
+    elif len(results) > 1:
+        click.echo(summary_line(tally))
+
+
+def summary(results: list[dict]) -> dict[str, int]:
+    """How the compared figures of ``results`` came out: within their
+    tolerance, outside it with the difference explained
+    (``known_difference``, docs/validation.md), or outside it unexplained."""
+    rows = [m for r in results for m in r["metrics"] if m.get("within") is not None]
+    return {"cases": len(results), "compared": len(rows),
+            "within": sum(1 for m in rows if m["within"]),
+            "known_misses": sum(1 for m in rows if not m["within"] and m.get("known_difference")),
+            "unexpected": sum(1 for m in rows if not m["within"] and not m.get("known_difference"))}
+
+
+def summary_line(t: dict[str, int]) -> str:
+    return (f"{t['cases']} cases, {t['compared']} figures compared with a published value: {t['within']} within tolerance, "
+            f"{t['known_misses']} known misses (docs/validation.md), {t['unexpected']} unexpected")

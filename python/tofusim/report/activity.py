@@ -45,16 +45,29 @@ class Activity:
         return busy_share(self.intervals["busy_cycles"], np.maximum(self.ends - self.starts, 1)[:, None])
 
     def total_utilisation(self) -> np.ndarray:
-        return busy_share(self.total["busy_cycles"], max(self.window_cycles, 1))
+        """Busy share of the whole window, at most 1 (the final counters
+        include the wire time of a packet still sending at its end)."""
+        return np.minimum(busy_share(self.total["busy_cycles"], max(self.window_cycles, 1)), 1.0)
 
 
 def busy_share(busy: np.ndarray, cycles: np.ndarray | int) -> np.ndarray:
-    """Busy cycles over a window's length. Not capped at 1: the engine
-    counts a packet's whole wire time when the link is granted, so a link
-    sending across a window's end shows a little above 1 there and that
-    much less in the next window — as the engine's own link_utilization
-    counts it, which the mean over links then equals."""
+    """Busy cycles over a window's length (with busy time as
+    :func:`on_the_wire` places it, at most the window)."""
     return busy / cycles
+
+
+def on_the_wire(cumulative_busy: np.ndarray, elapsed: np.ndarray) -> np.ndarray:
+    """Cumulative busy cycles as the wire spent them. The engine counts a
+    packet's whole wire time when the link is granted, so a link sending
+    across a sample showed more busy cycles than had passed (a busiest
+    link at 108%). The time that has not passed yet belongs to the next
+    interval: C_i = min(B_i, C_{i-1} + L_i), which is the elapsed time plus
+    the running minimum of min(0, B_j - elapsed_j) — exact, and the totals
+    agree with the engine's except for the packet still on the wire at the
+    last sample. ``cumulative_busy``: (samples, links); ``elapsed``: cycles
+    since the window's start at each sample."""
+    lead = np.minimum.accumulate(cumulative_busy - elapsed[:, None], axis=0)
+    return elapsed[:, None] + np.minimum(lead, 0.0)
 
 
 def from_samples(samples: pd.DataFrame, net: Network, start_cycle: int, most: int) -> Activity:
@@ -77,6 +90,8 @@ def from_samples(samples: pd.DataFrame, net: Network, start_cycle: int, most: in
         a = np.zeros((len(cycles), len(net.links)))
         a[row[keep], link[keep]] = samples[c].to_numpy()[keep]
         cum[c] = a
+    if len(cycles):
+        cum["busy_cycles"] = on_the_wire(cum["busy_cycles"], (cycles - start_cycle).astype(float))
     starts = np.concatenate([[start_cycle], cycles[:-1]]) if len(cycles) else np.zeros(0)
     intervals = {c: np.diff(a, axis=0, prepend=np.zeros((1, a.shape[1]))) for c, a in cum.items()}
     total = {c: a[-1] if len(a) else np.zeros(len(net.links)) for c, a in cum.items()}
@@ -91,10 +106,13 @@ def over_time(samples: pd.DataFrame, start_cycle: int) -> tuple[np.ndarray, np.n
     s = samples[samples["cycle"] > start_cycle][["cycle", "router", "port", "busy_cycles"]]
     s = s.sort_values(["router", "port", "cycle"], kind="stable")
     cycle = s["cycle"].to_numpy(dtype=np.int64)
-    busy = s["busy_cycles"].to_numpy(dtype=float)
     first = np.ones(len(s), dtype=bool)
     same = (s["router"].to_numpy()[1:] == s["router"].to_numpy()[:-1]) & (s["port"].astype(str).to_numpy()[1:] == s["port"].astype(str).to_numpy()[:-1])
     first[1:] = ~same
+    # Busy time as the wire spent it (on_the_wire), per port.
+    elapsed = (cycle - start_cycle).astype(float)
+    lead = pd.Series(s["busy_cycles"].to_numpy(dtype=float) - elapsed).groupby(np.cumsum(first)).cummin().to_numpy()
+    busy = elapsed + np.minimum(lead, 0.0)
     length = np.where(first, cycle - start_cycle, cycle - np.roll(cycle, 1))
     added = np.where(first, busy, busy - np.roll(busy, 1))
     share = busy_share(added, np.maximum(length, 1))

@@ -30,16 +30,17 @@ def _frame_args(duration: int) -> dict[str, Any]:
 def cell_figure(panels: Sequence[Panel], planes: Sequence[str], plane_title: str,
                 frames: Sequence[tuple[str, Sequence[np.ndarray]]], hovers: Sequence[np.ndarray], *,
                 value_name: str, time_title: str, zmax: float = 1.0, square: Sequence[bool] | None = None,
-                height: int | None = None) -> go.Figure:
+                height: int | None = None, initial: int = 0) -> go.Figure:
     """Heat maps of ``panels`` × ``planes``; ``frames[i] = (label, [z of
     each panel as (planes, rows, cols)])``; ``hovers[p]`` the static hover
-    text of panel ``p``'s cells (same shape)."""
+    text of panel ``p``'s cells (same shape). The page opens on frame
+    ``initial``; the colour scale runs from 0 to ``zmax``."""
     square = list(square) if square is not None else [True] * len(panels)
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p.title for p in panels], horizontal_spacing=0.08)
     owner: list[tuple[int, int]] = []  # (panel, plane) of each trace
     for k in range(len(planes)):
         for p, panel in enumerate(panels):
-            fig.add_trace(go.Heatmap(z=_rounded(frames[0][1][p][k]), text=hovers[p][k], coloraxis="coloraxis", visible=k == 0,
+            fig.add_trace(go.Heatmap(z=_rounded(frames[initial][1][p][k]), text=hovers[p][k], coloraxis="coloraxis", visible=k == 0,
                                      xgap=1, ygap=1, hoverongaps=False, name=f"{panel.title} {planes[k]}".strip(),
                                      hovertemplate=f"%{{text}}<br>{value_name} %{{z:.3f}}<extra></extra>"),
                           row=1, col=p + 1)
@@ -57,7 +58,7 @@ def cell_figure(panels: Sequence[Panel], planes: Sequence[str], plane_title: str
     hidden = {"color": "rgba(0,0,0,0)", "size": 1}
     sliders = []
     if len(frames) > 1:
-        sliders.append({"active": 0, "currentvalue": {"prefix": f"{time_title}: ", "font": {"size": 13, "color": "#222"}}, "font": hidden,
+        sliders.append({"active": initial, "currentvalue": {"prefix": f"{time_title}: ", "font": {"size": 13, "color": "#222"}}, "font": hidden,
                         "x": 0.12, "len": 0.88, "y": 0, "yanchor": "top", "pad": {"t": 75, "b": 10},
                         "steps": [{"method": "animate", "label": label, "args": [[str(i)], _frame_args(0)]}
                                   for i, (label, _) in enumerate(frames)]})

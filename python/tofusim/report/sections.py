@@ -299,10 +299,15 @@ def heatmap(rd: RunDir, draw: Draw, net: Network, cm: CellMap, a: act.Activity |
     u = a.utilisation() if len(a.ends) else np.zeros((0, len(net.links)))
     frames += [(_cycle_label(int(s), int(e), cycle_ns), cm.split(cm.reduce(row))) for s, e, row in zip(a.starts, a.ends, u)]
     square = [p.title != "local links by router" for p in cm.panels]
+    # The colour scale ends at the busiest link's utilisation, so that a
+    # lightly loaded network still shows where its load is.
+    top = max([float(a.total_utilisation().max(initial=0.0))] + [float(np.nanmax(row, initial=0.0)) for row in u])
+    zmax = top if top > 0 else 1.0
     fig = cell_figure(cm.panels, cm.planes, cm.plane_title, frames, cm.hover(net.link_names()), value_name="utilisation",
-                      time_title="time", square=square)
-    text = (f"<p>{esc(cm.legend)} Utilisation is the share of cycles a link was sending, packet overheads included (a packet's "
-            "wire time counts when the link is granted, so a link busy across an interval's end can show a little above 1 there). "
+                      time_title="time", square=square, zmax=zmax)
+    text = (f"<p>{esc(cm.legend)} Utilisation is the share of cycles a link was sending, packet overheads included (the wire "
+            "time of a packet sending across an interval's end counts in the interval it falls in). The colour scale runs from 0 "
+            f"to the busiest link's utilisation, {zmax:.3f}. "
             f"The time slider's first step is the whole measured window, then each interval between counter samples"
             + (f" ({a.samples:,} samples shown as {len(a.ends):,} intervals)" if a.samples != len(a.ends) else "")
             + (", the plane slider chooses the plane." if len(cm.planes) > 1 else ".") + "</p>")
@@ -458,10 +463,16 @@ def progress(rd: RunDir, draw: Draw, net: Network) -> Section:
              + (f", rank {rank_of[n]}: receives {int(total_bytes[n]):,} B in {int(total_steps[n]):,} steps" if n in rank_of.index else ", no rank")
              for n in range(n_nodes)]
     hover = cm.hover(names)
+    # Open where half of all steps have finished (the first frame, at cycle
+    # 0, is empty), not at the start.
+    done = did.sum(axis=1) / max(total_steps.sum(), 1.0)
+    initial = int(np.searchsorted(done, 0.5)) if len(done) else 0
+    initial = min(initial, len(times) - 1)
     fig = cell_figure(panels, cm.planes, cm.plane_title, frames, [hover[0], hover[0]], value_name="share", time_title="time",
-                      square=[net.kind != "dragonfly"] * 2)
+                      square=[net.kind != "dragonfly"] * 2, initial=initial)
     text = (f"<p>{esc(cm.legend)} Left: the share of the bytes a node receives in the collective that it has received; "
-            "right: the share of its schedule's steps (sends, receives, copies) that have finished. Press play, or move "
+            "right: the share of its schedule's steps (sends, receives, copies) that have finished. The page opens at the "
+            "moment half of all steps had finished; press play, or move "
             f"the time slider ({len(times)} frames from the start to the last step's finish at cycle {int(end):,}).</p>")
     return Section("progress", title, text + draw(fig, "animation"))
 

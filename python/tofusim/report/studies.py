@@ -92,7 +92,12 @@ def reproduce_sections(rd: RunDir, draw: Draw) -> list[Section]:
         for k, plot in enumerate(case.get("plots") or []):
             series = {name: [p[1] for p in pts] for name, pts in plot["curves"].items()}
             xs = {name: [p[0] for p in pts] for name, pts in plot["curves"].items()}
-            body += f"<h3>{esc(plot['title'])}</h3>" + draw(curves_figure(xs, series, plot["x"], plot["y"]), f"case-{n}-plot-{k}")
+            fig = curves_figure(xs, series, plot["x"], plot["y"])
+            # A published level without a curve: a dashed line.
+            for label, level in (plot.get("published") or {}).items():
+                fig.add_hline(y=level, line_dash="dash", line_color="grey", annotation_text=f"published {label}",
+                              annotation_position="top left")
+            body += f"<h3>{esc(plot['title'])}</h3>" + draw(fig, f"case-{n}-plot-{k}")
         body += details("setup (JSON)", json.dumps(case.get("setup", {}), indent=1))
         out.append(Section(f"case-{case['case']}", f"{case['case']}: {case['title']}", body))
     return out
