@@ -1,4 +1,5 @@
-"""The world-systems network table of the TofuD paper ([S:000]; DOMAIN.md §1.4).
+"""The world-systems network table of the TofuD paper ([S:000]; the [DER]
+conventions of docs/sources.md, Tofu topology and rates).
 
 Total injection bandwidth, bisection bandwidth (both directions) and their
 ratio, computed from the presets beside the published values. The K

@@ -462,7 +462,7 @@ pub(crate) const TOFUD_LANES: u32 = 2;
 /// the routing header's own size is not public).
 const TOFUD_SPLIT_COPY_BYTES: u32 = (TOFUD_LANES - 1) * TOFU_HEADER_BYTES;
 const TOFUD_SPLIT_SOURCE: &str = "[S:000] TofuD slices every packet over its 2 lanes, each slice with a copy of the routing header: (2 - 1) x 64 B more per packet on the wire ([MEM] the copy is the whole 64-B header); `[link_errors] packet_slicing` models the lanes one by one, and then this copy is the protocol's, not the format's";
-const TOFU_FORMAT_SOURCE: &str = "[PUB] 1,920 B maximum data per packet: uTofu max_mtu on Fugaku, as reported in RIKEN's libfabric Tofu provider (github.com/yutaka-ishikawa/libfabric, utf_conf.h); [MEM] 64 B header and 32 B per-packet link overhead, and the same format for Tofu1 and Tofu2 (not public, DOMAIN.md §9 item 5). With them the Tofu1 put efficiency 1920/2016 = 0.952 follows, so P3 for Tofu1 counts as fitted";
+const TOFU_FORMAT_SOURCE: &str = "[PUB] 1,920 B maximum data per packet: uTofu max_mtu on Fugaku, as reported in RIKEN's libfabric Tofu provider (github.com/yutaka-ishikawa/libfabric, utf_conf.h); [MEM] 64 B header and 32 B per-packet link overhead, and the same format for Tofu1 and Tofu2 (not public: docs/sources.md, open item 5). With them the Tofu1 put efficiency 1920/2016 = 0.952 follows, so P3 for Tofu1 counts as fitted";
 
 /// Wire bytes per packet that generation `g`'s packet format adds for
 /// split mode (TofuD's lanes' routing-header copies; 0 elsewhere).
@@ -556,7 +556,7 @@ impl CommModel {
             host_limit_Bps: None,
             sources: vec![
                 ("packet format", TOFU_FORMAT_SOURCE),
-                ("routing", "[PUB] dimension order X, Y, Z, A, C, B (DOMAIN.md 1.1)"),
+                ("routing", "[PUB] dimension order X, Y, Z, A, C, B (Mynavi article on the K computer; docs/sources.md)"),
                 ("virtual channels", "[MEM] a dateline pair per ring for deadlock freedom; buffer of 4 maximum packets per VC"),
                 ("hop latency", "[MEM] about 100 ns per router hop (router pipeline + link)"),
                 ("reduce rate", "[MEM] the K computer's node: 64 GB/s host memory bandwidth, a sum moves 3 operands: 21 GB/s (copies 32 GB/s); Tofu2 and TofuD keep K's rates (assumed: their hosts' own memory, HMC and HBM2, is faster and not modelled)"),
@@ -734,8 +734,8 @@ impl CommModel {
                 ("hop latency", "[S:002] about 100 ns per additional router hop, used as the router + link latency (the +100 ns/hop figure is then a consistency check)"),
                 ("NIC host interface", "[MEM] PCIe Gen3 x16: 15.75 GB/s raw, about 10 GB/s of data after protocol overhead (the Piz Daint preset's injection); the NIC adds the headers, so full packets leave it at 10 x 96/64 = 15 GB/s"),
                 ("nodes_per_router", "[S:002] 4 nodes per Aries"),
-                ("router buffering", "[MEM] a documented equivalent of the YARC/Aries tiles (DOMAIN.md 6.1): a packet leaves its input buffer for a row buffer before its output is free, so one input feeds several outputs at once (4 receiver-to-sender paths per input) and a blocked head does not hold the packets of the other VCs of its hop class (2 VCs per class, JSQ between them); the row and column buffers themselves are not modelled"),
-                ("NIC", "[MEM] the NIC keeps many transfers outstanding (FMA and BTE engines, DOMAIN.md 6.1): 4 injection FIFOs per node, so one busy destination does not block the node"),
+                ("router buffering", "[MEM] a documented equivalent of the YARC/Aries tiles (docs/sources.md, Cray Aries): a packet leaves its input buffer for a row buffer before its output is free, so one input feeds several outputs at once (4 receiver-to-sender paths per input) and a blocked head does not hold the packets of the other VCs of its hop class (2 VCs per class, JSQ between them); the row and column buffers themselves are not modelled"),
+                ("NIC", "[MEM] the NIC keeps many transfers outstanding (FMA and BTE engines; docs/sources.md, Cray Aries): 4 injection FIFOs per node, so one busy destination does not block the node"),
                 ("reduce/copy rates", "[MEM] Xeon node: about 5 GB/s summing, 10 GB/s copying"),
             ],
         }

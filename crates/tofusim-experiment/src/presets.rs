@@ -31,7 +31,7 @@ nic_interfaces = 4
 generation = "[S:003] Tofu1 router and TNIs (docs/communication.md)"
 host_bandwidth = "[FIT] K: 15.03 GB/s with 4 TNIs [S:001], capped by the CPU-side interface (packet bytes, headers included)"
 shape = "[S:003] 24x18x16x2x3x2 = 82,944 compute nodes"
-wrap = "[DER] hypothesis (DOMAIN.md 1.4): Y as the mesh axis reproduces the published 46 TB/s bisection exactly; not confirmed by a primary source"
+wrap = "[DER] hypothesis (on the network table of [S:000]): Y as the mesh axis reproduces the published 46 TB/s bisection exactly; not confirmed by a primary source"
 lane_rate = "[S:000] Tofu1 lane rate 6.25 Gb/s"
 lanes = "[S:000] 8 lanes per link"
 line_code = "[DER] 8b/10b gives 6.25 x 8 x 0.8 / 8 = 5.0 GB/s per direction [S:000]"

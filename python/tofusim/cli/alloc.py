@@ -1,5 +1,5 @@
 """``tofusim alloc``: the job allocator on a synthetic job stream, with and
-without rotation and padding (DOMAIN.md §2.1; docs/mapping.md)."""
+without rotation and padding ([S:003], [S:001]; docs/mapping.md)."""
 
 from __future__ import annotations
 

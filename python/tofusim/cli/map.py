@@ -1,5 +1,5 @@
 """``tofusim map virtual``: virtual 1D/2D/3D torus rank maps on Tofu
-regions, avoiding failed nodes (DOMAIN.md §2; docs/mapping.md)."""
+regions, avoiding failed nodes ([S:003], [S:001]; docs/mapping.md)."""
 
 from __future__ import annotations
 

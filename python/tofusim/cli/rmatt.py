@@ -1,5 +1,5 @@
 """``tofusim pattern`` and ``tofusim rmatt``: communication lists and the
-RMATT rank-order optimiser (DOMAIN.md §4; docs/mapping.md)."""
+RMATT rank-order optimiser ([S:003]; docs/mapping.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 """The published results, measured beside the published values.
 
 Each case builds experiment files, runs them on the engine and reports
-metrics in the DESIGN.md reproduction shape:
+metrics in the reproduction shape:
 ``{"case", "title", "source", "metrics": [{"name", "unit", "measured",
 "published", "tolerance", "within"}], "setup"}``, and optionally
 ``"plots"`` (curves the CLI draws into CASE.png with ``--out``). ``published`` is ``None``
-where DOMAIN.md holds the figure back (a blind check). Cases run at a
+where the figure was withheld from the model's development for a blind
+check (docs/sources.md). Cases run at a
 reduced scale by default and at the published scale with ``scale="full"``.
 """
 
@@ -35,8 +36,8 @@ def metric(name: str, unit: str, measured: float, published: float | None, toler
     """A metric row; ``within`` compares with the tolerance (relative), or as a lower bound.
 
     ``unpublished`` marks a figure no source publishes (the model's own
-    result, e.g. the cost of link errors), as opposed to one held back for a
-    blind check. ``known_difference`` explains a figure the model does not reproduce (see
+    result, e.g. the cost of link errors), as opposed to one withheld from the
+    model's development for a blind check. ``known_difference`` explains a figure the model does not reproduce (see
     docs/validation.md); the row still reports ``within`` honestly.
     """
     if published is None or tolerance is None:

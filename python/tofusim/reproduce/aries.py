@@ -1,4 +1,4 @@
-"""Cray Aries dragonfly results (DOMAIN.md §6; [S:002] Alverson et al., Cray
+"""Cray Aries dragonfly results ([S:002] Alverson et al., Cray
 XC Series Network / Cascade, SC12): MPI latency by router hops, pair
 bandwidth, and the adversarial-traffic bound of minimal routing.
 
@@ -166,8 +166,9 @@ def alltoall(scale: str) -> dict[str, Any]:
     """The 720-node random all-to-all of [S:002], minimal against adaptive
     prefer-minimal, Cray's in-order routing, and Cray's four adaptive
     biases (ADAPTIVE_0..3; our ADAPTIVE_3 is adaptive prefer-minimal,
-    DOMAIN.md §6.2). Published: minimal about 3 GB/s per node (below 3 for
-    small messages), adaptive prefer-minimal about 5."""
+    likely, not verified: docs/sources.md, Cray Aries). Published: minimal
+    about 3 GB/s per node (below 3 for small messages), adaptive
+    prefer-minimal about 5."""
     from . import metric
 
     nodes = 720

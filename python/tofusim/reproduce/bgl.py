@@ -1,4 +1,4 @@
-"""Blue Gene/L torus results (DOMAIN.md §5 and §8, source [S:004])."""
+"""Blue Gene/L torus results (source [S:004]; docs/sources.md, BG/L router)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bubble rule for variable-sized packets (DOMAIN.md §5.5): the original
+"""The bubble rule for variable-sized packets ([S:004]): the original
 rule deadlocks, the BG/L fix (every packet on the bubble VC charged as
 full-sized) does not.
 

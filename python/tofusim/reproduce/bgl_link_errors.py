@@ -1,4 +1,5 @@
-"""Link errors on Blue Gene/L and its link-level recovery (DOMAIN.md §5.8).
+"""Link errors on Blue Gene/L and its link-level recovery ([S:004];
+docs/sources.md, BG/L router).
 
 The source describes the protocol — CRC on every link, a retransmission
 FIFO with acknowledgements on the token-acks, a time-out, the cumulative

@@ -1,5 +1,5 @@
 """Tofu results: RDMA put latency and throughput, injection with several TNIs,
-Trinaryx3 allreduce, and the TofuD barrier (DOMAIN.md §3, §7; [S:000], [S:001]).
+Trinaryx3 allreduce, and the TofuD barrier ([S:000], [S:001]).
 
 Every figure comes out of the communication model (packet format, router
 hop latency, host/TNI components: ``tofusim._core.comm_model``) run on the
@@ -133,7 +133,7 @@ def trinaryx3(scale: str) -> dict[str, Any]:
     for algo in ("trinaryx3", "ring", "recursive-doubling"):
         curves[algo] = []
         for n in sizes:
-            # The source's Trinaryx3 figure is "with 3 TNIs" (DOMAIN.md C1); a K node has 4.
+            # The source's Trinaryx3 figure is "with 3 TNIs" ([S:001], C1); a K node has 4.
             tnis = TRINARYX3_TNIS if algo == "trinaryx3" else None
             r = run_coll("allreduce", algo, n, system, segment_bytes=segments[n]["segment_bytes"], tnis=tnis)
             curves[algo].append((n, r["bandwidth_Bps"] / 1e9))

@@ -1,5 +1,6 @@
 """A link and a node failing in the middle of a Tofu job, and recovering
-(issue 22; DOMAIN.md §2: routes are chosen by the source, the ABC group
+(issue 22; docs/sources.md, virtual torus mapping: routes are chosen by
+the source, the ABC group
 gives Tofu a way round a failure).
 
 No source publishes the throughput of a Tofu job through a failure: every
@@ -24,7 +25,7 @@ from typing import Any
 from .. import run as run_experiment
 from .case import case_maker
 
-_C = case_maker("issue 22 (no published figure): a failure during a run on the K computer's Tofu (DOMAIN.md §2)")
+_C = case_maker("issue 22 (no published figure): a failure during a run on the K computer's Tofu ([S:003]; fault avoidance [MEM/RECON], docs/sources.md)")
 
 #: Cycles are byte times of a 5 GB/s link (0.2 ns): a full Tofu packet
 #: takes about 2,000 of them on a link.

@@ -1,5 +1,5 @@
-"""TofuD's dynamic packet slicing against plain retransmission (DOMAIN.md
-§1.2, [S:000]): one lane of every link goes bad; the link either keeps
+"""TofuD's dynamic packet slicing against plain retransmission
+([S:000]): one lane of every link goes bad; the link either keeps
 slicing packets over both lanes and retransmits what fails (``split``),
 sends every packet whole on both lanes (``duplicate``), or switches
 between the two as it monitors each lane's errors (``dynamic``, TofuD).

@@ -1,4 +1,4 @@
-"""Topologies side by side (issue 6, DOMAIN.md §6.1): a 3D torus, Tofu 6D,
+"""Topologies side by side (issue 6, [S:002]): a 3D torus, Tofu 6D,
 a dragonfly and a fat-tree of similar node count on the same links and the
 same workloads, and the cable-count argument of [S:002] (a dragonfly needs
 half the optical links of a fat-tree of equal global bandwidth).
@@ -21,7 +21,7 @@ from .case import case_maker
 from .. import _core
 from .. import run as run_experiment
 
-SOURCE = "[S:002] Alverson et al., Cray XC Series Network (SC12), cable-count argument; topologies from DOMAIN.md §1, §5, §6"
+SOURCE = "[S:002] Alverson et al., Cray XC Series Network (SC12), cable-count argument; topologies from [S:000], [S:003], [S:004], [S:002]"
 _C = case_maker(SOURCE)
 
 LINK = "5.25GB/s"
