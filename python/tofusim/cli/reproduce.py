@@ -30,7 +30,7 @@ def _table(res: dict) -> Table:
     for c in ("metric", "unit", "measured", "published", "within"):
         t.add_column(c)
     for m in res["metrics"]:
-        pub = ("none published" if m.get("unpublished") else "held back") if m["published"] is None else _criterion(m)
+        pub = ("none published" if m.get("unpublished") else "withheld (blind check)") if m["published"] is None else _criterion(m)
         within = "-" if m["within"] is None else ("yes" if m["within"] else ("no (known)" if m.get("known_difference") else "NO"))
         t.add_row(m["name"], m["unit"], f"{m['measured']:.4g}", pub, within)
     return t

@@ -71,7 +71,7 @@ def coll_sweep_sections(rd: RunDir, draw: Draw) -> list[Section]:
 def _criterion(m: dict[str, Any]) -> str:
     p, tol = m.get("published"), m.get("tolerance")
     if p is None:
-        return "none published" if m.get("unpublished") else "held back"
+        return "none published" if m.get("unpublished") else "withheld (blind check)"
     if m.get("lower_bound"):
         return f"≥ {p * (1 - (tol or 0.0)):.4g}"
     return f"{p:.4g}" if tol is None else f"{p:.4g} ± {tol:.0%}"
