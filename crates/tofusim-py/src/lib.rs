@@ -1356,9 +1356,13 @@ fn rmatt(
 
 /// One NAS CG iteration's communication on the packet engine: `torus`
 /// (the job's virtual torus, with the links and host model of `system`),
-/// ranks placed by `order`. Timing JSON as the other schedule runs.
+/// ranks placed by `order` (one per node), or with `ranks_per_node` > 1
+/// `order` gives each rank its node of `torus` (several share a node:
+/// their messages to each other turn around in its NIC). Timing JSON as
+/// the other schedule runs.
 #[pyfunction]
-#[pyo3(signature = (torus, procs, class, order, system="k"))]
+#[pyo3(signature = (torus, procs, class, order, system="k", ranks_per_node=1))]
+#[allow(clippy::too_many_arguments)]
 fn cg_iteration_time(
     py: Python<'_>,
     torus: &str,
@@ -1366,11 +1370,32 @@ fn cg_iteration_time(
     class: &str,
     order: Vec<u32>,
     system: &str,
+    ranks_per_node: u32,
 ) -> PyResult<String> {
     let t = torus_shape(torus)?;
     let layout = cg_layout(procs, class)?;
     let procs = procs as u32;
-    tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| bad("order", m))?;
+    if ranks_per_node <= 1 {
+        tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| bad("order", m))?;
+    } else {
+        let nodes: u32 = t.lengths.iter().product();
+        let mut held = vec![0u32; nodes as usize];
+        for &n in &order {
+            match held.get_mut(n as usize) {
+                Some(h) if *h < ranks_per_node => *h += 1,
+                _ => return Err(bad("order", format!("expected {procs} nodes of the {nodes} of {torus}, at most {ranks_per_node} ranks on each"))),
+            }
+        }
+        if order.len() != procs as usize {
+            return Err(bad(
+                "order",
+                format!(
+                    "expected a node for each of the {procs} ranks, got {}",
+                    order.len()
+                ),
+            ));
+        }
+    }
     let lengths = t.lengths.clone();
     let system = system.to_string();
     let timed = py.detach(move || {
