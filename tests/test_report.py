@@ -360,12 +360,17 @@ def test_report_refuses_what_is_not_a_run_directory(tmp_path):
     assert p.returncode == 2 and "results.json" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
-def test_report_flag_needs_an_out_directory(tmp_path):
+def test_report_without_out_writes_into_a_named_directory_of_the_working_directory(tmp_path):
+    """One rule for every command: --out DIR, else a directory named after
+    the command and its input, in the working directory; an empty --out
+    is refused."""
     (tmp_path / "t.toml").write_text(TORUS)
-    for args in (("run", str(tmp_path / "t.toml")), ("coll", "allreduce", "--algo", "ring", "--system", "bgl:2x2x2"),
-                 ("replay", "missing-trace", "--system", "bgl:2x2x2"), ("reproduce", "tofu-put-latency")):
-        p = tofusim_cli(*args, "--report")
-        assert p.returncode == 2 and "--report" in p.stderr and "--out" in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)
+    for args, name in ((("run", "t.toml"), "run-t"), (("coll", "allreduce", "--algo", "ring", "--system", "bgl:2x2x2"), "coll-allreduce-bgl-2x2x2")):
+        p = subprocess.run([TOFUSIM, *args, "--report"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        assert f"writing into {name}/" in p.stderr and (tmp_path / name / "report.html").is_file(), (args, p.stderr)
+    p = tofusim_cli("coll", "allreduce", "--algo", "ring", "--system", "bgl:2x2x2", "--out", "")
+    assert p.returncode == 2 and "--out" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
 def test_report_out_option_and_the_python_api(torus_dir, tmp_path):

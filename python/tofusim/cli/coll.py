@@ -13,7 +13,7 @@ from .. import coll as run_coll
 from .. import collective_algorithms
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
 from ..units import parse_bytes
-from .report import report_option, require_out, write_into
+from .report import out_for, report_option, slug, write_into
 from .run import _LazyProgress
 
 OPERATIONS = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
@@ -48,7 +48,7 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
     with bar:
         task = bar.add_task("runs", total=len(algos) * len(size_list))
         rows = coll_sweep(op, algos, size_list, system, jobs, progress=lambda d, n: bar.update(task, completed=d), **kw)
-    d = Path(out) if out else Path(f"coll-{op}-{system.replace(':', '-').replace('/', '-')}")
+    d = Path(out) if out else Path(f"coll-{op}-{slug(system or 'default')}")
     try:
         d.mkdir(parents=True, exist_ok=True)
         pd.DataFrame(rows).to_csv(d / "coll.csv", index=False)
@@ -187,11 +187,11 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         from .files import read_text
 
         trees = read_text(trees_file, "trees file")
+    out = out_for(report, out, f"coll-{op}-{slug(system or 'default')}")
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
         return
-    require_out(report, out)
     size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
     columns: dict = {}

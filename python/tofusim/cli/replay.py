@@ -14,7 +14,7 @@ from .. import ConfigError, _core
 from ..trace import replay as run_replay
 from .rmatt import read_order
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
-from .report import report_option, require_out, write_into
+from .report import out_for, report_option, slug, write_into
 from .run import _LazyProgress
 
 
@@ -47,7 +47,7 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 def replay(trace: str, system: str, order_file: str | None, map_: str | None, model: str, coll: tuple[str, ...],
            compute_scale: float, seed: int, counter_period: int, as_json: bool, out: str | None, report: bool) -> None:
     """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
-    require_out(report, out)
+    out = out_for(report, out, f"replay-{slug(Path(trace).stem)}")
     if not (compute_scale >= 0.0) or compute_scale == float("inf"):
         raise click.UsageError(f"--compute-scale {compute_scale}: expected a finite factor >= 0")
     if order_file and map_:

@@ -14,13 +14,25 @@ import click
 #: The ``--report`` option of run, coll, sweep, reproduce and replay.
 report_option: Callable[[Any], Any] = click.option(
     "--report", "report", is_flag=True,
-    help="Also write report.html into the --out directory: the interactive HTML report (tofusim report, docs/report.md).")
+    help="Also write report.html into the --out directory (without --out: a directory named after the command and its "
+         "input, in the working directory): the interactive HTML report (tofusim report, docs/report.md).")
 
 
-def require_out(report: bool, out: str | None) -> None:
-    """Refuses ``--report`` without ``--out`` before anything runs."""
-    if report and not out:
-        raise click.UsageError("--report writes report.html into the --out directory: give --out DIR")
+def out_for(report: bool, out: str | None, name: str) -> str | None:
+    """Where a command writes: ``--out``, or with ``--report`` alone the
+    directory ``name`` in the working directory (one rule for every
+    command; a sweep always writes, into ``name`` by default)."""
+    if out == "":
+        raise click.UsageError("--out: expected a directory, got an empty name")
+    if out or not report:
+        return out
+    click.echo(f"writing into {name}/ (give --out DIR for another place)", err=True)
+    return name
+
+
+def slug(text: str) -> str:
+    """``text`` as one directory name (a system such as k:4x4x4/minimal)."""
+    return "".join(c if c.isalnum() or c in "-_.x" else "-" for c in text).strip("-") or "out"
 
 
 def write_into(out: str) -> None:

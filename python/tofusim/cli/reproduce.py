@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..reproduce import CASES, run_case
-from .report import report_option, require_out, write_into
+from .report import out_for, report_option, slug, write_into
 
 
 def _criterion(m: dict) -> str:
@@ -77,7 +77,7 @@ def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str
             for c in CASES.values():
                 click.echo(f"{c.id:28s} {c.title}")
         return
-    require_out(report, out)
+    out = out_for(report, out, f"reproduce-{slug(case)}")
     ids = list(CASES) if case == "all" else [case]
     for i in ids:
         if i not in CASES:

@@ -13,7 +13,7 @@ import click
 from .. import ConfigError, Experiment, _read_text
 from .. import run as run_text
 from ..samples import DEFAULT_COUNTER_PERIOD
-from .report import report_option, require_out, write_into
+from .report import out_for, report_option, slug, write_into
 from ..units import parse_bytes
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     Exit code 1 when the run deadlocks or an invariant check fails (the
     result, with its "deadlock" or "invariant_error", is still printed).
     """
-    require_out(report, out)
+    out = out_for(report, out, f"run-{slug(Path(experiment).stem)}")
     text = _with_counter_period(experiment, counter_period, out, model)
     comm = _mpi_world() if mpi else None
     progress = _LazyProgress()

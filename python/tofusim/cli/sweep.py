@@ -13,7 +13,7 @@ from rich.table import Table
 
 from .. import ConfigError
 from ..sweep import parse_axis, plot, run_sweep
-from .report import report_option, write_into
+from .report import out_for, report_option, slug, write_into
 
 
 @click.command()
@@ -23,7 +23,7 @@ from .report import report_option, write_into
                    "--vary workload.load=0.1:0.9:0.1 --vary routing.algorithm=dor,adaptive.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Runs at a time (processes).")
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
-@click.option("--out", "out", help="Directory for sweep.csv, sweep.parquet and sweep.png (default: sweep-EXP next to the file).")
+@click.option("--out", "out", help="Directory for sweep.csv, sweep.parquet and sweep.png (default: sweep-EXP in the working directory).")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as one JSON object.")
 @report_option
 def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: str | None, as_json: bool, report: bool) -> None:
@@ -42,7 +42,7 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
     with bar:
         task = bar.add_task("points", total=n)
         rows = run_sweep(experiment, axes, jobs, model, progress=lambda done, total: bar.update(task, completed=done))
-    d = Path(out) if out else Path(experiment).with_name(f"sweep-{Path(experiment).stem}")
+    d = Path(out_for(False, out, "") or f"sweep-{slug(Path(experiment).stem)}")
     try:
         d.mkdir(parents=True, exist_ok=True)
         frame = pd.DataFrame(rows)
