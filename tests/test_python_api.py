@@ -1,9 +1,13 @@
 """The Python API (issue 21, part 1): the examples of docs/python.md and
-of the API module's docstrings run as doctests."""
+of the API module's docstrings run as doctests; its boundary refuses
+wrong arguments by name (issue 37)."""
 
 import doctest
 
+import pytest
 from conftest import ROOT
+
+import tofusim
 
 
 def test_the_documented_examples_run():
@@ -90,3 +94,36 @@ def test_results_and_their_nested_objects_are_typed_records(tmp_path):
     assert r.sim.partitions is None and r.setup.router.vc_buffer_bytes == 1024 and r.setup.run.counter_cycles == 1500
     assert r.counter_samples.samples == 3 and r.counter_samples["samples"] == 3 and r.latency.p99 >= r.latency.p50
     assert _results(tmp_path / "split")["split run"].sim.partitions.partitions[1].routers == 32
+
+
+# Issue 37: wrong types and ranges at the Python API's boundary come back as
+# ConfigError naming the argument (never a bare TypeError, OverflowError,
+# ValueError or UnicodeEncodeError from the core, nor a traceback from
+# inside a run); errors from Python name <arguments>, not <command line>.
+_SMALL = '[network]\nsystem = "bgl:2x2x2"\n'
+_LONG = '[network]\nsystem = "bgl:4x4x4"\n[workload]\npattern = "uniform"\nload = 0.1\n[run]\ncycles = 200000\n'
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda: tofusim.run(42), "text"),
+    (lambda: tofusim.run(None), "text"),
+    (lambda: tofusim.System(b"k"), "name"),
+    (lambda: tofusim.System("k\udc80"), "lone surrogates"),
+    (lambda: tofusim.run(_SMALL, threads=2**70), "threads"),
+    (lambda: tofusim.run(_SMALL, threads="2"), "threads"),
+    (lambda: tofusim.run(_SMALL, max_memory=-1), "max_memory"),
+    (lambda: tofusim.run(_SMALL, notice=lambda: None), "notice"),
+    (lambda: tofusim.run(_LONG, progress=lambda f: 1 / 0), "progress: the function raised ZeroDivisionError"),
+    (lambda: tofusim.coll("allreduce", "ring", "1 parsec", "bgl:2x2x2"), "size_bytes"),
+    (lambda: tofusim.coll("allreduce", "ring", 8, "bgl:2x2x2", counter_cycles=-5), "counter_cycles"),
+    (lambda: tofusim.coll("allreduce", "ring", 8, "nope"), "system"),
+    (lambda: tofusim.replay("no-trace", "k:1x1x1", order=[-1]), "order[0]"),
+])
+def test_the_api_refuses_wrong_arguments_naming_them(call, needle):
+    with pytest.raises(tofusim.ConfigError) as e:
+        call()
+    assert needle in str(e.value) and str(e.value).startswith("<arguments>"), str(e.value)
+
+
+def test_the_api_takes_sizes_with_units_as_the_command_line_does():
+    assert tofusim.coll("allreduce", "ring", "1KiB", "bgl:2x2x2")["size_bytes"] == 1024

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import _core
+from . import _core, arguments
 from ._core import ConfigError
 
 __version__ = _core.version()
@@ -33,7 +33,10 @@ def _read_text(path: str | Path) -> str:
 
 def topo(system: str) -> dict[str, Any]:
     """Metrics of a preset, e.g. ``topo("k")`` or ``topo("k:8x8x8")``."""
-    return json.loads(_core.topo_name(system))
+    try:
+        return json.loads(_core.topo_name(arguments.text("system", system)))
+    except ConfigError as e:
+        raise arguments.relabel(e) from None
 
 
 def topo_toml(text: str, file: str = "<string>") -> dict[str, Any]:
@@ -80,9 +83,18 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
     """
     if isinstance(text, Experiment):
         text, file = text.toml(), text.file
+    text = arguments.text("text (the experiment's TOML, or an Experiment)", text)
+    file, model = arguments.text("file", file), arguments.text("model", model)
+    ports, keep_partial = arguments.flag("ports", ports), arguments.flag("keep_partial", keep_partial)
+    threads = arguments.whole("threads", threads, 0, 65536)
+    max_memory = None if max_memory is None else arguments.size("max_memory", max_memory, 1)
+    progress, notice = arguments.callback("progress", progress), arguments.callback("notice", notice)
     columns: dict[str, Any] = {}
-    out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory,
-                               keep_partial, notice, columns)
+    try:
+        out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory,
+                                   keep_partial, notice, columns)
+    except ConfigError as e:
+        raise arguments.relabel(e) from None
     return None if out is None else RunResult(json.loads(out), samples=CounterSamples(columns))
 
 
@@ -90,6 +102,8 @@ def run_file(path: str | Path, progress: Any = None, ports: bool = False, thread
              comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
              notice: Any = None) -> "RunResult | None":
     """Runs the experiment file at ``path`` (see :func:`run`)."""
+    if not isinstance(path, (str, Path)):
+        raise arguments.refuse("path", "a file path", path)
     return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory, keep_partial, notice)
 
 
@@ -141,15 +155,22 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     quad-rings: 4 TNIs; others: every TNI and 64 KiB);
     the result's ``settings`` says what was used and why.
     """
+    a = arguments
     spec = {
-        "op": op, "algo": algo, "size_bytes": int(size_bytes), "system": system, "root": int(root),
-        "segment_bytes": None if segment_bytes is None else int(segment_bytes), "tnis": tnis, "descriptor": descriptor,
-        "cache_injection": bool(cache_injection), "cmg": cmg, "verify": bool(verify), "seed": int(seed),
-        "model": model, "counter_cycles": int(counter_cycles), "steps": bool(steps),
+        "op": a.text("op", op), "algo": a.text("algo", algo), "size_bytes": a.size("size_bytes", size_bytes), "system": a.text("system", system),
+        "root": a.whole("root", root, 0, 2**32 - 1),
+        "segment_bytes": None if segment_bytes is None else a.size("segment_bytes", segment_bytes),
+        "tnis": None if tnis is None else a.whole("tnis", tnis, 0, 255), "descriptor": a.text("descriptor", descriptor),
+        "cache_injection": a.flag("cache_injection", cache_injection), "cmg": a.text("cmg", cmg), "verify": a.flag("verify", verify),
+        "seed": a.whole("seed", seed), "model": a.text("model", model), "counter_cycles": a.whole("counter_cycles", counter_cycles),
+        "steps": a.flag("steps", steps),
     }
     if trees is not None:
-        spec["trees"], spec["trees_source"] = trees, trees_source
-    return json.loads(_core.run_collective(json.dumps(spec), progress, keep_partial, samples))
+        spec["trees"], spec["trees_source"] = a.text("trees", trees), a.text("trees_source", trees_source)
+    try:
+        return json.loads(_core.run_collective(json.dumps(spec), a.callback("progress", progress), a.flag("keep_partial", keep_partial), samples))
+    except ConfigError as e:
+        raise a.relabel(e) from None
 
 
 def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root: int = 0,

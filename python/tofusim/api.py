@@ -36,9 +36,9 @@ class System:
     """
 
     def __init__(self, name: str) -> None:
-        from . import topo
+        from . import arguments, topo
 
-        self.name = name
+        self.name = arguments.text("name", name)
         #: Every topology metric (`tofusim topo NAME --json`).
         self.metrics: dict[str, Any] = topo(name)
 

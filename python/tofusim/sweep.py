@@ -21,6 +21,7 @@ import math
 import tomllib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from . import ConfigError
@@ -212,18 +213,28 @@ def _run_all(fn: Callable[[Any], dict[str, Any]], args: list[Any], jobs: int, pr
     return results
 
 
-def run_sweep(path: str, axes: list[Axis], jobs: int = 1, model: str = "packet",
+def run_sweep(path: "str | Path | Experiment", axes: list[Axis], jobs: int = 1, model: str = "packet",
               progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Runs every grid point of the experiment file at ``path``; returns the
-    rows (one per point, in grid order) with saturation marked. The first
-    point's configuration error stops the sweep (exit 2 naming the point)."""
-    from . import _read_text
+    """Runs every grid point of the experiment file at ``path`` (or of an
+    :class:`~tofusim.Experiment`); returns the rows (one per point, in grid
+    order) with saturation marked. The first point's configuration error
+    stops the sweep (exit 2 naming the point)."""
+    from . import Experiment, _read_text, arguments
 
-    text = _read_text(path)
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    if isinstance(path, Experiment):
+        doc, path = tomllib.loads(path.toml()), path.file
+    else:
+        if not isinstance(path, (str, Path)):
+            raise arguments.refuse("path", "an experiment file's path or an Experiment", path)
+        text = _read_text(path)
+        path = str(path)
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    jobs = arguments.whole("jobs", jobs, 1, 1024)
+    model = arguments.text("model", model)
+    progress = arguments.callback("progress", progress, 2)
     points = grid(axes)
     texts = [point_text(doc, p) for p in points]
     results = _run_all(_run_point, [(t, path, model) for t in texts], jobs, progress,

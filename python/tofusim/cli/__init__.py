@@ -58,6 +58,9 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps errors to exit codes once, for every command."""
+    from ..arguments import WHERE
+
+    WHERE.set("<command line>")
     try:
         cli.main(args=argv, prog_name="tofusim", standalone_mode=False)
     except ConfigError as e:

@@ -52,7 +52,19 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     go into the dict ``samples`` if given, see
     :class:`tofusim.samples.CounterSamples`).
     """
-    trace = str(trace)
+    from .. import arguments as a
+
+    if not isinstance(trace, (str, Path)):
+        raise a.refuse("trace", "the path of an OTF2 archive", trace)
+    trace = a.text("trace", str(trace))
+    system, model = a.text("system", system), a.text("model", model)
+    order = None if order is None else a.ranks("order", order)
+    compute_scale = a.number("compute_scale", compute_scale, 0.0, 1e9)
+    seed, counter_cycles = a.whole("seed", seed), a.whole("counter_cycles", counter_cycles)
+    if algorithms is not None and (not isinstance(algorithms, dict)
+                                   or not all(isinstance(k, str) and isinstance(v, str) for k, v in algorithms.items())):
+        raise a.refuse("algorithms", "a dict of operation name to algorithm name", algorithms)
+    progress = a.callback("progress", progress)
     _refuse_unrecorded_threads(trace)
     system_toml = mpi = machine = None
     if system == "recorded":
@@ -60,8 +72,11 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
 
         machine = recorded_machine(trace_dir(trace), _core.trace_ranks(trace))
         system_toml, mpi = machine["system_toml"], json.dumps(machine["mpi"])
-    r = json.loads(_core.trace_replay(trace, system, model, order, float(compute_scale), int(seed), progress, True,
-                                      system_toml, mpi, dict(algorithms or {}), int(counter_cycles), samples))
+    try:
+        r = json.loads(_core.trace_replay(trace, system, model, order, compute_scale, seed, progress, True,
+                                          system_toml, mpi, dict(algorithms or {}), counter_cycles, samples))
+    except ConfigError as e:
+        raise a.relabel(e) from None
     if machine is not None:
         # With its system file (system_toml): what the run was laid out on.
         r["machine"] = dict(machine)
