@@ -40,6 +40,20 @@ def test_run_json_has_the_design_keys(run, tmp_path):
     assert j["deadlock"] is None
 
 
+def test_run_gives_physical_units_beside_cycles_and_fractions(run, tmp_path):
+    """Loads in GB/s per node beside the fraction of injection, latency in
+    ns beside cycles: comparable across systems whose cycles differ."""
+    exp = write(tmp_path, SMALL)
+    j = run("run", exp, "--json").json()
+    # BG/L: 6 injection links of 175 MB/s per node.
+    assert j["injection_GBps_per_node"] == pytest.approx(6 * 0.175)
+    assert j["accepted_GBps_per_node"] == pytest.approx(j["accepted_load"] * j["injection_GBps_per_node"])
+    assert j["offered_GBps_per_node"] == pytest.approx(0.05 * 6 * 0.175)
+    assert j["latency_ns"]["mean"] == pytest.approx(j["latency"]["mean"] * j["cycle_ns"])
+    table = run("run", exp).out
+    assert "GB/s per node" in table and "GB/s per link" in table and "(µs)" in table
+
+
 def test_run_out_dir(run, tmp_path):
     out = tmp_path / "out"
     r = run("run", write(tmp_path, SMALL), "--out", str(out))

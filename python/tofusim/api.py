@@ -233,6 +233,9 @@ class RunResult(Result):
     accepted_load = Key(float, "delivered bytes over the nodes' injection capacity in the measured window")
     offered_load = Maybe(float)
     sending_fraction = Maybe(float, "open loop: the share of nodes that send")
+    injection_GBps_per_node = Maybe(float, "a node's injection bandwidth, GB/s: the unit of the loads (packet engine)")  # noqa: N815
+    offered_GBps_per_node = Maybe(float, "the load offered per node (mean over all nodes), GB/s")  # noqa: N815
+    accepted_GBps_per_node = Maybe(float, "the load delivered per node (mean over all nodes), GB/s")  # noqa: N815
     link_utilization = Key(float, "mean busy fraction of all links, overheads included")
     payload_utilization = Key(float)
     packets_injected = Key(int)

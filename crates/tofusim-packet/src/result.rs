@@ -217,6 +217,7 @@ impl Serialize for CounterSamples {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[allow(non_snake_case)] // the unit in the name: GBps (gigabytes per second)
 pub struct RunResult {
     pub complete: bool,
     /// Stopped early at the caller's request (Ctrl-C): what is reported
@@ -234,6 +235,13 @@ pub struct RunResult {
     /// `offered_load × sending_fraction`.
     pub sending_fraction: Option<f64>,
     pub accepted_load: f64,
+    /// A node's injection bandwidth, GB/s (the unit of the loads above: a
+    /// cycle is one byte-time of a link, `injection_links` links per node).
+    pub injection_GBps_per_node: f64,
+    /// The offered and accepted loads per node in GB/s (mean over all
+    /// nodes; comparable across systems, whose links differ).
+    pub offered_GBps_per_node: Option<f64>,
+    pub accepted_GBps_per_node: f64,
     /// Packet latency (creation to delivery), cycles of `cycle_ns`.
     pub latency: LatencySummary,
     /// The same in nanoseconds (comparable across systems, whose cycles differ).

@@ -69,6 +69,21 @@ def flow_table(r: dict[str, Any], title: str) -> Table:
     return t
 
 
+def _loads(r: dict[str, Any]) -> str:
+    """Offered and accepted load as fractions of a node's injection
+    bandwidth and in GB/s per node."""
+    off, acc = r.get("offered_load"), r["accepted_load"]
+    text = f"{off if off is not None else '-'} / {acc:.4f} of injection"
+    if r.get("accepted_GBps_per_node") is not None:
+        og = r.get("offered_GBps_per_node")
+        text += f" ({'-' if og is None else format(og, '.4g')} / {r['accepted_GBps_per_node']:.4g} GB/s per node, of {r['injection_GBps_per_node']:.4g})"
+    return text
+
+
+def _us(ns: dict[str, Any]) -> str:
+    return " / ".join(f"{ns[k] / 1000:.4g}" for k in ("mean", "p50", "p99", "max"))
+
+
 def summary_table(r: dict[str, Any], title: str) -> Table:
     if r.get("model") == "flow":
         return flow_table(r, title)
@@ -82,17 +97,18 @@ def summary_table(r: dict[str, Any], title: str) -> Table:
         ("complete", str(r["complete"])),
         ("simulated cycles", f"{r['sim']['cycles']:,} ({r['sim']['cycles'] * r['cycle_ns'] / 1000:.1f} µs at {r['cycle_ns']:.3g} ns/cycle)"),
         ("packets injected / delivered", f"{r['packets_injected']:,} / {r['packets_delivered']:,}"),
-        ("offered / accepted load", f"{r['offered_load'] if r['offered_load'] is not None else '-'} / {r['accepted_load']:.4f}"),
-        ("link utilisation", f"{r['link_utilization']:.4f}"),
+        ("offered / accepted load", _loads(r)),
+        ("link utilisation", f"{r['link_utilization']:.4f} ({r['link_utilization'] / r['cycle_ns']:.3g} GB/s per link)"),
         ("payload utilisation", f"{r['payload_utilization']:.4f}"),
         ("latency mean / p50 / p99 / max (cycles)", f"{lat['mean']:.1f} / {lat['p50']:.0f} / {lat['p99']:.0f} / {lat['max']:.0f}"),
+        ("latency mean / p50 / p99 / max (µs)", _us(r.get("latency_ns") or {k: v * r["cycle_ns"] for k, v in lat.items() if k != "count"})),
         ("unblocking probability", f"{r['unblocking_probability']:.4f}"),
     ]
     # The escape share means something only beside dynamic VCs: on hop-class
     # (dragonfly) and escape-free (fat-tree) routers every VC is of one kind.
     router = r.get("setup", {}).get("router", {})
     if router.get("dynamic_vcs", 0) > 0 and router.get("escape") not in ("hop-class", "none"):
-        rows.insert(7, ("escape-VC share of hops", f"{r['escape_fraction']:.4f}"))
+        rows.insert(8, ("escape-VC share of hops", f"{r['escape_fraction']:.4f}"))
     if r.get("completion_cycles") is not None:
         rows.append(("completion", f"{r['completion_cycles']:,} cycles"))
     faults = r.get("setup", {}).get("faults") or {}

@@ -132,6 +132,9 @@ pub(crate) fn finish<W: Traffic>(
     let limits = limits(&e, window);
     let offered = e.workload.offered_load();
     let sim_us = t_end as f64 * e.net.cycle_ns / 1000.0;
+    // A cycle is one byte-time of a link: bytes per ns are GB/s.
+    let injection_gbps = e.net.injection_links / e.net.cycle_ns;
+    let accepted = e.stats.delivered_bytes_measured as f64 / (n * window * e.net.injection_links);
     RunResult {
         complete: deadlock.is_none()
             && e.error.is_none()
@@ -144,8 +147,11 @@ pub(crate) fn finish<W: Traffic>(
         payload_utilization: e.stats.payload_measured as f64 / (links * window),
         offered_load: offered,
         sending_fraction: e.workload.sending_fraction(),
-        accepted_load: e.stats.delivered_bytes_measured as f64
-            / (n * window * e.net.injection_links),
+        accepted_load: accepted,
+        injection_GBps_per_node: injection_gbps,
+        offered_GBps_per_node: offered
+            .map(|o| o * e.workload.sending_fraction().unwrap_or(1.0) * injection_gbps),
+        accepted_GBps_per_node: accepted * injection_gbps,
         latency: e.stats.hist.summary(),
         latency_ns: e.stats.hist.summary().scaled(e.net.cycle_ns),
         latency_distribution: e.stats.hist.distribution(60),
