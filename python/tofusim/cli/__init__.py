@@ -84,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0)
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        # A file or directory the command could not read or write (an --out
+        # under /proc, a full disk): the user's input, not a defect.
+        where = f"{e.filename}: " if e.filename else ""
+        click.echo(f"tofusim: error: {where}{e.strerror or e}", err=True)
+        return 2
     except Exception as e:  # noqa: BLE001 - the one place internal errors become exit 1
         click.echo(f"tofusim: internal error: {type(e).__name__}: {e}", err=True)
         return 1

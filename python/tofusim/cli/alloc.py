@@ -15,9 +15,9 @@ from .. import _core
 
 @click.command()
 @click.option("--system", default="k", show_default=True, help="Tofu system, optionally resized: k, k:12x9x8.")
-@click.option("--jobs", default=500, show_default=True, help="Jobs in the synthetic stream.")
+@click.option("--jobs", default=500, show_default=True, type=click.IntRange(1, 10_000_000), help="Jobs in the synthetic stream.")
 @click.option("--load", default=0.9, show_default=True, help="Offered load: node-seconds asked per machine node-second.")
-@click.option("--seed", default=1, show_default=True, help="Seed of the stream (same seed, same stream).")
+@click.option("--seed", default=1, show_default=True, type=click.IntRange(0, 2**64 - 1), help="Seed of the stream (same seed, same stream).")
 @click.option("--json", "as_json", is_flag=True)
 def alloc(system: str, jobs: int, load: float, seed: int, as_json: bool) -> None:
     """Allocate a synthetic stream of virtual-torus jobs to rectangular blocks, FCFS, four policies."""

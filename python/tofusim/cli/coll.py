@@ -138,7 +138,7 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 @click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
               help="Packet engine: sample every port's and VC's counters every CYCLES (0: none) into --out DIR's port_samples.parquet "
                    f"and vc_samples.parquet [default with --out: {DEFAULT_COUNTER_PERIOD}].")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Sweeps: runs at a time (processes).")
+@click.option("--jobs", type=click.IntRange(1, 1024), default=1, show_default=True, help="Sweeps: runs at a time (processes).")
 @click.option("--out", "out", help="Directory for the results: a sweep's coll.csv, coll.parquet and coll.png (default coll-OP-SYSTEM); "
                                    "one run's result.json, on the packet engine steps.parquet (every step's finish cycle) and, "
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
@@ -165,6 +165,12 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
     if not system:
         raise click.UsageError("missing --system (e.g. k:4x4x4)")
     segment_bytes = None if segment is None else parse_bytes(segment, "--segment")
+    if algo and "," in algo:
+        names = [a.strip() for a in algo.split(",")]
+        if "" in names:
+            raise click.UsageError(f"--algo {algo!r}: an empty algorithm name (expected names separated by commas, e.g. ring,recursive-doubling)")
+        if len(set(names)) < len(names):
+            raise click.UsageError(f"--algo {algo!r}: an algorithm named twice")
     sweeping = bool(algo) and ("," in algo or ":" in size)
     if counter_period is None:
         # One packet run with --out samples by default (a report's heat maps move over the samples).

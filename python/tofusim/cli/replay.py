@@ -35,7 +35,7 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--map", "map_", metavar="virtual:SHAPE", help="Place the ranks as a virtual torus SHAPE on a Tofu system (tofusim map virtual), e.g. virtual:4x6x4.")
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
 @click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
-@click.option("--compute-scale", type=float, default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
+@click.option("--compute-scale", type=click.FloatRange(0.0, 1e9), default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
               help="Packet engine: sample every port's and VC's counters every CYCLES (0: none) into --out DIR's port_samples.parquet "

@@ -21,7 +21,7 @@ from .report import out_for, report_option, slug, write_into
 @click.option("--vary", "varies", multiple=True, required=True, metavar="KEY=SPEC",
               help="A key and its values: START:STOP:STEP (inclusive) or A,B,C; repeat for a grid, e.g. "
                    "--vary workload.load=0.1:0.9:0.1 --vary routing.algorithm=dor,adaptive.")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Runs at a time (processes).")
+@click.option("--jobs", type=click.IntRange(1, 1024), default=1, show_default=True, help="Runs at a time (processes).")
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
 @click.option("--out", "out", help="Directory for sweep.csv, sweep.parquet and sweep.png (default: sweep-EXP in the working directory).")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as one JSON object.")

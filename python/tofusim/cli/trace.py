@@ -73,13 +73,13 @@ def show(path: str, as_json: bool, matrix: bool | None) -> None:
 
 @trace.command("synth")
 @click.option("--out", required=True, help="Directory of the new trace (must not exist).")
-@click.option("--ranks", type=int, required=True, help="MPI ranks (laid out as a 3D grid, x fastest).")
-@click.option("--iterations", type=int, default=10, show_default=True)
-@click.option("--halo-bytes", type=int, default=65536, show_default=True, help="Bytes to each of the six neighbours per iteration.")
-@click.option("--compute-us", type=float, default=200.0, show_default=True, help="Compute per iteration, microseconds.")
-@click.option("--allreduce-every", type=int, default=5, show_default=True, help="An 8-byte allreduce every this many iterations.")
-@click.option("--slow-rank", type=int, default=None, help="A rank that computes --slow-factor times as long as the others (load imbalance).")
-@click.option("--slow-factor", type=float, default=1.0, show_default=True, help="How much longer --slow-rank computes per iteration.")
+@click.option("--ranks", type=click.IntRange(2, 1_048_576), required=True, help="MPI ranks (laid out as a 3D grid, x fastest).")
+@click.option("--iterations", type=click.IntRange(1, 1_000_000), default=10, show_default=True)
+@click.option("--halo-bytes", type=click.IntRange(0, 2**40), default=65536, show_default=True, help="Bytes to each of the six neighbours per iteration.")
+@click.option("--compute-us", type=click.FloatRange(0.0, 1e9), default=200.0, show_default=True, help="Compute per iteration, microseconds.")
+@click.option("--allreduce-every", type=click.IntRange(1, 1_000_000), default=5, show_default=True, help="An 8-byte allreduce every this many iterations.")
+@click.option("--slow-rank", type=click.IntRange(0, 1_048_575), default=None, help="A rank that computes --slow-factor times as long as the others (load imbalance).")
+@click.option("--slow-factor", type=click.FloatRange(1.0, 1e6), default=1.0, show_default=True, help="How much longer --slow-rank computes per iteration.")
 @click.option("--json", "as_json", is_flag=True)
 def synth_cmd(out: str, ranks: int, iterations: int, halo_bytes: int, compute_us: float, allreduce_every: int, slow_rank: int | None,
               slow_factor: float, as_json: bool) -> None:

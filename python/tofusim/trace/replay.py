@@ -64,6 +64,12 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     if algorithms is not None and (not isinstance(algorithms, dict)
                                    or not all(isinstance(k, str) and isinstance(v, str) for k, v in algorithms.items())):
         raise a.refuse("algorithms", "a dict of operation name to algorithm name", algorithms)
+    known = {op: [x["name"] for x in xs] for op, xs in json.loads(_core.collective_algorithms()).items()}
+    # (An operation the replay does not know is refused by the core, which
+    # knows which operations it replays.)
+    for op, name in (algorithms or {}).items():
+        if op in known and name not in known[op]:
+            raise ConfigError(f"{a.WHERE.get()}: algorithms: {op}={name!r}: expected one of {', '.join(known[op])}")
     progress = a.callback("progress", progress)
     _refuse_unrecorded_threads(trace)
     system_toml = mpi = machine = None

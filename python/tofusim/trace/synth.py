@@ -16,6 +16,9 @@ from typing import Any
 
 from .. import ConfigError
 
+#: The most events ``write`` produces (about 4 GiB of OTF2, minutes of writing).
+MAX_EVENTS = 100_000_000
+
 
 def grid(ranks: int) -> tuple[int, int, int]:
     """Three factors of ``ranks``, as equal as they come."""
@@ -61,6 +64,13 @@ def write(out: str, ranks: int, iterations: int = 10, halo_bytes: int = 65536, c
         raise ConfigError(f"trace synth: --slow-rank {slow_rank}: expected a rank from 0 to {ranks - 1}")
     if not 1.0 <= slow_factor <= 1e6:
         raise ConfigError(f"trace synth: --slow-factor {slow_factor}: expected 1 to 1,000,000")
+    # Each iteration writes about 14 events per rank (six sends, six
+    # receives, the compute burst, the allreduce's share): refuse what
+    # would take hours and gigabytes before writing a byte.
+    events = ranks * iterations * 14
+    if events > MAX_EVENTS:
+        raise ConfigError(f"trace synth: --ranks {ranks:,} x --iterations {iterations:,}: about {events:,} events, "
+                          f"more than the {MAX_EVENTS:,} this writer takes (about {events * 40 / 2**30:,.0f} GiB)")
     target = Path(out)
     if target.exists():
         raise ConfigError(f"{out}: already exists; give a new directory")
