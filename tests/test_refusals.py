@@ -23,3 +23,28 @@ def test_refused_in_one_line(run, args, needle):
     r = run(*args)
     assert r.code == 2, (args, r.code, r.err)
     assert needle in r.err and r.err.count("\n") == 1 and "Traceback" not in r.err, r.err
+
+
+TRACE_RUN = '[network]\nsystem = "bgl:4x4x4"\n[workload]\npattern = "trace"\ntrace_file = "p.csv"\n[run]\ncycles = 2000\n'
+
+
+@pytest.mark.parametrize("csv,needle", [
+    ("cycle,src,dst,bytes\n", "workload.trace_file: no packets"),
+    ("cycle,src,dst,bytes\n999999,0,1,64\n", "cycle 999999 lies beyond the run"),
+])
+def test_a_trace_workload_that_would_carry_nothing_is_refused(run, tmp_path, csv, needle):
+    (tmp_path / "p.csv").write_text(csv)
+    (tmp_path / "t.toml").write_text(TRACE_RUN)
+    r = run("run", str(tmp_path / "t.toml"))
+    assert r.code == 2 and needle in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_group_shift_needs_two_groups_and_pattern_time_a_torus(run, tmp_path):
+    from conftest import ROOT
+
+    text = (ROOT / "examples" / "experiments" / "dragonfly-adversarial.toml").read_text()
+    (tmp_path / "d.toml").write_text("\n".join("groups = 1" if line.startswith("groups =") else line for line in text.splitlines()))
+    r = run("run", str(tmp_path / "d.toml"))
+    assert r.code == 2 and "at least 2 groups" in r.err, r.err
+    r = run("pattern", "time", "--torus", "4x4", "--procs", "16", "--class", "S", "--system", "summit")
+    assert r.code == 2 and "summit is not a torus" in r.err, r.err

@@ -409,6 +409,14 @@ pub fn setup_toml(file: &str, text: &str) -> Result<Setup> {
 /// which a rank order from RMATT is evaluated.
 pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) -> Result<Setup> {
     let sys = system::from_name(model_system)?;
+    if !matches!(sys.network.topology, Topology::Torus(_) | Topology::Tofu(_)) {
+        // Its links and host model describe another topology: a torus with
+        // them would be a machine that does not exist.
+        return Err(err(
+            "system",
+            format!("{model_system} is not a torus: the job's virtual torus takes a torus or Tofu system's links and host model (k, fugaku, bgl, bgq…)"),
+        ));
+    }
     let axes = lengths
         .iter()
         .enumerate()

@@ -121,6 +121,18 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         routes,
         built.group_nodes(),
     )?;
+    if let (Kind::Finite(tofusim_workload::FinitePattern::Trace { packets }), Some(cycles)) =
+        (&workload.kind, run.cycles)
+    {
+        // A packet made after the run's end would never be sent: the run
+        // would report a workload it did not carry.
+        if let Some((i, p)) = packets.iter().enumerate().find(|(_, p)| p.cycle >= cycles) {
+            return Err(sec("workload")?.error(
+                &format!("trace[{i}]"),
+                format!("cycle {} lies beyond the run (run.cycles = {cycles}); expected cycles below it, or a longer run", p.cycle),
+            ));
+        }
+    }
     if matches!(workload.kind, Kind::Open { .. }) && run.cycles.is_none() {
         // An open-loop pattern never runs out of packets: without a length
         // the run would never end.
@@ -561,6 +573,13 @@ fn parse_workload(
             "group-shift (every node of group i sends to group i + 1) needs a dragonfly",
         ));
     }
+    if pattern == "group-shift" && group_nodes.is_some_and(|g| g as u64 >= net.node_count()) {
+        // Group i + 1 is group i itself: every node would send to itself.
+        return Err(sec.error(
+            "pattern",
+            "group-shift (every node of group i sends to group i + 1) needs at least 2 groups; this dragonfly has 1",
+        ));
+    }
     let kind = match pattern.as_str() {
         "uniform" => open(OpenPattern::Uniform)?,
         "transpose" => open(OpenPattern::Transpose)?,
@@ -753,6 +772,16 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
             ))
         }
     };
+    if rows.is_empty() {
+        return Err(sec.error(
+            if sec.has("trace") {
+                "trace"
+            } else {
+                "trace_file"
+            },
+            "no packets; expected at least one row cycle,src,dst,bytes",
+        ));
+    }
     let hint_limit = (1i64 << net.axes().len().min(8)) - 1;
     rows.iter()
         .enumerate()
