@@ -48,3 +48,17 @@ def test_group_shift_needs_two_groups_and_pattern_time_a_torus(run, tmp_path):
     assert r.code == 2 and "at least 2 groups" in r.err, r.err
     r = run("pattern", "time", "--torus", "4x4", "--procs", "16", "--class", "S", "--system", "summit")
     assert r.code == 2 and "summit is not a torus" in r.err, r.err
+
+
+def test_a_run_estimated_beyond_its_time_budget_is_refused_before_it_starts(run, tmp_path):
+    """Announced and then started anyway, a run whose own estimate said
+    millions of minutes hung; now the estimate is checked against a budget
+    (a day, or --max-minutes)."""
+    (tmp_path / "huge.toml").write_text('[network]\nsystem = "bgl:32x32x32"\n[workload]\npattern = "uniform"\nload = 0.5\n'
+                                        '[run]\ncycles = 1000000000\n')
+    r = run("run", str(tmp_path / "huge.toml"), timeout=60)
+    assert r.code == 2 and "1440-minute budget" in r.err and "--max-minutes" in r.err, r.err
+    (tmp_path / "small.toml").write_text('[network]\nsystem = "bgl:4x4x4"\n[workload]\npattern = "uniform"\nload = 0.1\n[run]\ncycles = 5000\n')
+    assert run("run", str(tmp_path / "small.toml")).code == 0
+    r = run("run", str(tmp_path / "small.toml"), "--max-minutes", "0")
+    assert r.code == 2 and "0-minute budget" in r.err, r.err

@@ -56,7 +56,7 @@ def presets() -> list[dict[str, Any]]:
 
 def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
         comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
-        notice: Any = None) -> "RunResult | None":
+        notice: Any = None, max_minutes: float | None = None) -> "RunResult | None":
     """Runs the experiment in TOML ``text`` (or an :class:`Experiment`) on the packet engine.
 
     Returns a :class:`RunResult`: the run's JSON object, its keys also
@@ -79,7 +79,8 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
     returns what was measured instead, with ``interrupted: True``. The
     run's work is estimated too (``sim.estimated_packet_hops``); one
     expected to take over a minute is announced through ``notice(text)``
-    before it starts.
+    before it starts, and one expected to take more than ``max_minutes``
+    (default a day) is refused with a ConfigError giving the estimate.
     """
     if isinstance(text, Experiment):
         text, file = text.toml(), text.file
@@ -89,10 +90,11 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
     threads = arguments.whole("threads", threads, 0, 65536)
     max_memory = None if max_memory is None else arguments.size("max_memory", max_memory, 1)
     progress, notice = arguments.callback("progress", progress), arguments.callback("notice", notice)
+    max_minutes = None if max_minutes is None else arguments.number("max_minutes", max_minutes, 0.0, 1e12)
     columns: dict[str, Any] = {}
     try:
         out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory,
-                                   keep_partial, notice, columns)
+                                   keep_partial, notice, columns, max_minutes)
     except ConfigError as e:
         raise arguments.relabel(e) from None
     return None if out is None else RunResult(json.loads(out), samples=CounterSamples(columns))
@@ -100,11 +102,11 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
              comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
-             notice: Any = None) -> "RunResult | None":
+             notice: Any = None, max_minutes: float | None = None) -> "RunResult | None":
     """Runs the experiment file at ``path`` (see :func:`run`)."""
     if not isinstance(path, (str, Path)):
         raise arguments.refuse("path", "a file path", path)
-    return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory, keep_partial, notice)
+    return run(_read_text(path), str(path), progress, ports, threads, comm, model, max_memory, keep_partial, notice, max_minutes)
 
 
 class MpiTransport:

@@ -249,6 +249,10 @@ fn deadlock_check(
 
 /// Runs estimated to take longer than this are announced before they start.
 const LONG_RUN_SECONDS: f64 = 60.0;
+/// The longest run started without being asked (its estimate, minutes): a
+/// day. The estimate is rough (a few times either way), so only runs far
+/// beyond any session are refused by default.
+const DEFAULT_MAX_MINUTES: f64 = 24.0 * 60.0;
 /// Threads a run may split over (`--threads`).
 const MAX_THREADS: i64 = 4096;
 /// Proposed swaps an RMATT run may make (`--iterations`).
@@ -265,7 +269,7 @@ const MAX_ITERATIONS: i64 = 1_000_000_000_000;
 /// `model = "flow"` runs the workload on the flow model instead (one
 /// thread; see `tofusim_experiment::flow_run`).
 #[pyfunction]
-#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false, notice=None, samples=None))]
+#[pyo3(signature = (text, file, progress=None, ports=false, threads=1, comm=None, model="packet", max_memory=None, keep_partial=false, notice=None, samples=None, max_minutes=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_experiment(
     py: Python<'_>,
@@ -280,6 +284,7 @@ fn run_experiment(
     keep_partial: bool,
     notice: Option<Py<PyAny>>,
     samples: Option<Bound<'_, pyo3::types::PyDict>>,
+    max_minutes: Option<f64>,
 ) -> PyResult<Option<String>> {
     let mut exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     if !matches!(model, "packet" | "flow") {
@@ -354,6 +359,18 @@ fn run_experiment(
     // The run's length, before it starts: a long one is announced
     // (`notice`, the command line's stderr) with the way to stop it.
     let work = tofusim_experiment::experiment::work_estimate(&exp);
+    // A run whose own estimate exceeds the time budget is refused before
+    // it starts (it would otherwise be announced and then run for years).
+    let budget = max_minutes.unwrap_or(DEFAULT_MAX_MINUTES);
+    if work.wall_seconds() / 60.0 > budget {
+        return Err(TofusimConfigError::new_err(format!(
+            "{file}: run: about {:.2e} packet-hops, roughly {:.3e} minutes at the engine's usual {:.1} us per hop: over the {budget:.0}-minute budget; \
+             shorten the run (run.cycles, the load, the system) or raise the budget (--max-minutes)",
+            work.packet_hops as f64,
+            work.wall_seconds() / 60.0,
+            tofusim_experiment::experiment::NS_PER_PACKET_HOP / 1000.0
+        )));
+    }
     if let Some(n) = &notice {
         if work.wall_seconds() > LONG_RUN_SECONDS {
             let m = format!(
