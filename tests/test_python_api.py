@@ -118,6 +118,8 @@ _LONG = '[network]\nsystem = "bgl:4x4x4"\n[workload]\npattern = "uniform"\nload 
     (lambda: tofusim.coll("allreduce", "ring", 8, "bgl:2x2x2", counter_cycles=-5), "counter_cycles"),
     (lambda: tofusim.coll("allreduce", "ring", 8, "nope"), "system"),
     (lambda: tofusim.replay("no-trace", "k:1x1x1", order=[-1]), "order[0]"),
+    (lambda: tofusim.collective_schedule("allreduce", "ring", 10**8, 8), "messages"),
+    (lambda: tofusim.collective_schedule("allreduce", "ring", 2**40, 8), "ranks"),
 ])
 def test_the_api_refuses_wrong_arguments_naming_them(call, needle):
     with pytest.raises(tofusim.ConfigError) as e:

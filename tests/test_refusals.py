@@ -18,6 +18,8 @@ import pytest
     (["coll", "allreduce", "--algo", "ring", "--size", "8", "--system", "bgl:2x2x2", "--out", ""], "--out"),
     (["replay", "no-such-trace", "--system", "k:1x1x1", "--coll", "allreduce=nope"], "allreduce='nope'"),
     (["replay", "no-such-trace", "--system", "k:1x1x1", "--seed", "-1"], "seed"),
+    # An allocation abort before: checking 4 GiB vectors on 8 ranks.
+    (["coll", "allreduce", "--algo", "ring", "--size", "1024GiB", "--verify", "--model", "flow", "--system", "bgl:2x2x2"], "verify"),
 ])
 def test_refused_in_one_line(run, args, needle):
     r = run(*args)

@@ -178,7 +178,14 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
 def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root: int = 0,
                         shape: list[int] | None = None, segment_bytes: int = 65536, tnis: int = 4) -> dict[str, Any]:
     """The schedule of a collective (per rank: steps with dependencies), as a dict."""
-    return json.loads(_core.collective_schedule(op, algo, ranks, size_bytes, root, shape, segment_bytes, tnis))
+    a = arguments
+    shape = None if shape is None else a.ranks("shape", shape)
+    try:
+        return json.loads(_core.collective_schedule(a.text("op", op), a.text("algo", algo), a.whole("ranks", ranks, 1, 2**32 - 1),
+                                                    a.size("size_bytes", size_bytes), a.whole("root", root, 0, 2**32 - 1), shape,
+                                                    a.size("segment_bytes", segment_bytes, 1), a.whole("tnis", tnis, 0, 255)))
+    except ConfigError as e:
+        raise a.relabel(e) from None
 
 
 def collective(op: str, algo: str, size_bytes: int, system: str, **kw: Any) -> CollectiveResult:

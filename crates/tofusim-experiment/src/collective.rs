@@ -125,22 +125,39 @@ pub const MAX_SCHEDULE_MESSAGES: u64 = 40_000_000;
 /// estimate, to refuse schedules that cannot be held in memory before
 /// building them).
 pub fn estimated_messages(spec: &CollectiveSpec, p: u64) -> u64 {
+    messages_estimate(
+        &spec.op,
+        &spec.algorithm,
+        spec.size_bytes,
+        spec.segment_bytes,
+        p,
+    )
+}
+
+/// [`estimated_messages`] from the operation, algorithm, size and segment.
+pub fn messages_estimate(
+    op: &str,
+    algorithm: &str,
+    size_bytes: u64,
+    segment_bytes: Option<u64>,
+    p: u64,
+) -> u64 {
     let log = 64 - p.max(1).leading_zeros() as u64;
-    let segs = match spec.segment_bytes {
-        Some(b) => spec.size_bytes.div_ceil(b.max(1)),
+    let segs = match segment_bytes {
+        Some(b) => size_bytes.div_ceil(b.max(1)),
         // A segment derived from the pipeline depth cuts a part of S bytes
         // into sqrt(S (H - 1) beta / alpha) segments ([`pipeline_segment`]);
         // (H - 1) beta / alpha stays under 1/16 per byte on every modelled
         // system (H below 300 stages, alpha above 300 ns, beta below 1 ns/B).
-        None if matches!(spec.algorithm.as_str(), "trinaryx3" | "trinary-tree") => {
-            (spec.size_bytes as f64 / 16.0).sqrt().ceil() as u64
+        None if matches!(algorithm, "trinaryx3" | "trinary-tree") => {
+            (size_bytes as f64 / 16.0).sqrt().ceil() as u64
         }
-        None => spec.size_bytes.div_ceil(DEFAULT_SEGMENT_BYTES),
+        None => size_bytes.div_ceil(DEFAULT_SEGMENT_BYTES),
     }
     .max(1);
     let all_pairs = p.saturating_mul(p.saturating_sub(1));
     let plog = p.saturating_mul(log);
-    match (spec.op.as_str(), spec.algorithm.as_str()) {
+    match (op, algorithm) {
         (_, "pairwise" | "overlaid-symmetric") => all_pairs,
         ("allreduce", "ring") => all_pairs.saturating_mul(2),
         (_, "ring" | "scatter-allgather" | "quad-rings") => all_pairs.saturating_add(plog),
@@ -872,7 +889,29 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
                 .saturating_add(nodes.saturating_mul(96)),
         )
     };
-    let total = communicator.saturating_add(bytes);
+    // `verify` moves real data: every rank's vector in and out, and the
+    // blocks of every rank for the gathering operations.
+    let verify_bytes = if spec.verify {
+        let per_rank = match spec.op.as_str() {
+            "allgather" | "alltoall" => spec.size_bytes.saturating_mul(nodes),
+            _ => spec.size_bytes,
+        };
+        per_rank.saturating_mul(nodes).saturating_mul(3)
+    } else {
+        0
+    };
+    if verify_bytes > limit {
+        return Err(err(
+            "verify",
+            format!(
+                "{} {} of {} B on {}: checking the data holds every rank's vectors, about {}, more than the memory available ({}); verify a smaller size or system",
+                spec.op, spec.algorithm, spec.size_bytes, spec.system, gib(verify_bytes), gib(limit)
+            ),
+        ));
+    }
+    let total = communicator
+        .saturating_add(bytes)
+        .saturating_add(verify_bytes);
     if total > limit {
         return Err(err(
             "system",

@@ -816,6 +816,22 @@ fn collective_schedule(
     segment_bytes: u64,
     tnis: u8,
 ) -> PyResult<String> {
+    // The schedule comes back as JSON, a few hundred bytes per message:
+    // refuse what cannot be held before building it.
+    let most = tofusim_experiment::collective::MAX_SCHEDULE_MESSAGES / 10;
+    let messages = tofusim_experiment::collective::messages_estimate(
+        &op,
+        &algo,
+        size_bytes,
+        Some(segment_bytes),
+        ranks as u64,
+    );
+    if messages > most {
+        return Err(TofusimConfigError::new_err(format!(
+            "<arguments>: ranks: {ranks} ranks of {op} {algo}: about {messages:.3e} messages, more than the {most:.1e} a schedule handed back as JSON may hold; \
+             time it with tofusim.coll instead (which keeps it in the engine)"
+        )));
+    }
     let mut p = tofusim_comm::Params::new(ranks, 0);
     p.grid = match shape {
         Some(s) => Some(tofusim_comm::tree::Grid::from_shape(&s).ok_or_else(|| {
