@@ -64,3 +64,12 @@ def test_a_run_estimated_beyond_its_time_budget_is_refused_before_it_starts(run,
     assert run("run", str(tmp_path / "small.toml")).code == 0
     r = run("run", str(tmp_path / "small.toml"), "--max-minutes", "0")
     assert r.code == 2 and "0-minute budget" in r.err, r.err
+
+
+def test_topology_metrics_with_faults_on_a_huge_network_are_refused(run, tmp_path):
+    """A 2^31-node torus with one failed node: the exact metrics would walk
+    the graph from every router (21 GB and hours); refused at once."""
+    (tmp_path / "big.toml").write_text('[network]\ntopology = "torus"\nshape = [2048, 1024, 1024]\nlink_bandwidth = "1GB/s"\n'
+                                       '[network.faults]\nnodes = [17]\n')
+    r = run("topo", "--config", str(tmp_path / "big.toml"), timeout=30)
+    assert r.code == 2 and "network.faults" in r.err and r.err.count("\n") == 1, r.err
