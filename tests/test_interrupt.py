@@ -99,3 +99,54 @@ def test_ctrl_c_stops_a_flow_model_run(tmp_path):
     r = json.loads(out)
     assert r["complete"] is False and r["interrupted"] is True and r["model"] == "flow"
     assert "interrupted after" in err
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] == "Z"  # a zombie has finished
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("kind", ["sweep", "coll"])
+def test_ctrl_c_stops_a_parallel_sweep_and_its_workers(tmp_path, kind):
+    """Issue 37: sweeps with --jobs 2 ran on for 20 s after SIGINT, their
+    worker processes left behind."""
+    exp = tmp_path / "long.toml"
+    exp.write_text(ENDLESS.replace("cycles = 1000000000", "cycles = 5000000"))
+    args = (["sweep", str(exp), "--vary", "workload.load=0.1,0.11,0.12,0.13", "--jobs", "2", "--out", str(tmp_path / "s")] if kind == "sweep"
+            else ["coll", "allreduce", "--algo", "ring,rabenseifner", "--size", "4MiB:8MiB", "--system", "bgl:8x8x8", "--jobs", "2",
+                  "--out", str(tmp_path / "c")])
+    p = subprocess.Popen([TOFUSIM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=default_sigint)
+    time.sleep(4)
+    assert p.poll() is None, "the sweep ended before the interrupt"
+    workers = _children(p.pid)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert p.returncode == 130, err
+    assert took < 3, f"stopped {took:.2f} s after the interrupt"
+    time.sleep(0.5)
+    assert workers and all(_gone(w) for w in workers), workers
+
+
+def test_ctrl_c_stops_a_replay_with_exit_130(tmp_path):
+    """Issue 37: an interrupted replay printed its partial figures and
+    exited 0, as if the program had been replayed."""
+    trace = tmp_path / "halo"
+    made = subprocess.run([TOFUSIM, "trace", "synth", "--ranks", "64", "--iterations", "100", "--halo-bytes", "4194304",
+                           "--out", str(trace)], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    code, out, err, took = interrupt(["replay", str(trace), "--system", "bgl:4x4x4", "--json"])
+    assert code == 130, err
+    assert took < 2, f"stopped {took:.2f} s after the interrupt"
+    assert json.loads(out)["run"]["interrupted"] is True

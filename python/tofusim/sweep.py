@@ -208,6 +208,15 @@ def _run_all(fn: Callable[[Any], dict[str, Any]], args: list[Any], jobs: int, pr
             results[i] = out["result"]
             if progress:
                 progress(done, len(args))
+    except BaseException:
+        # Ctrl-C (or a point's error): the points still running stop now.
+        # A SIGINT sent to this process alone never reaches the workers, and
+        # shutdown() would leave them running their points to the end.
+        # (ProcessPoolExecutor has no public way to stop its workers before
+        # Python 3.14's terminate_workers.)
+        for worker in list(getattr(pool, "_processes", {}).values()):
+            worker.terminate()
+        raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return results

@@ -95,8 +95,11 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
             raise ConfigError(f"{out}: cannot write the replay's results: {e.strerror}") from None
         if report:
             write_into(out)
+    interrupted = bool((r.get("run") or {}).get("interrupted") or (r.get("flow") or {}).get("interrupted"))
     if as_json:
         click.echo(json.dumps(r))
+        if interrupted:
+            raise SystemExit(130)
         return
     con = Console()
     ratio = r["time_seconds"] / r["measured_seconds"] if r["measured_seconds"] > 0 else float("nan")
@@ -124,3 +127,7 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
     con.print(f"{r['messages']:,} network messages, {r['bytes_sent']:,} bytes; simulated in {r['wall_seconds']:.2f} s")
     if r["uncompleted_receives"]:
         con.print(f"[yellow]{r['uncompleted_receives']} receives posted but never completed in the trace: not replayed[/]")
+    if interrupted:
+        # As run and coll do: what was replayed up to Ctrl-C, and exit 130.
+        click.echo("tofusim: interrupted: the replay stopped before the trace ended; the figures above are not the program's (complete: false)", err=True)
+        raise SystemExit(130)
