@@ -150,3 +150,14 @@ def test_ctrl_c_stops_a_replay_with_exit_130(tmp_path):
     assert code == 130, err
     assert took < 2, f"stopped {took:.2f} s after the interrupt"
     assert json.loads(out)["run"]["interrupted"] is True
+
+
+def test_ctrl_c_stops_alloc_and_reproduce_all(tmp_path):
+    """Issue 37: alloc ran on for minutes after SIGINT; reproduce all --json
+    printed no JSON object when interrupted."""
+    code, out, err, took = interrupt(["alloc", "--jobs", "1000000"], after_s=2.0)
+    assert code == 130 and took < 2, (code, took, err)
+    code, out, err, took = interrupt(["reproduce", "all", "--json"], after_s=4.0)
+    assert code == 130 and took < 3, (code, took, err)
+    r = json.loads(out)
+    assert r["interrupted"] is True and r["summary"]["cases"] == len(r["cases"]) >= 1

@@ -246,6 +246,17 @@ impl Occupancy {
 
 /// Runs the stream on machine `t` under `policy`.
 pub fn simulate(t: &Torus, jobs: &[Job], policy: Policy) -> AllocStats {
+    simulate_until(t, jobs, policy, &mut || false).expect("never stopped")
+}
+
+/// [`simulate`], asking `stop` now and then (every 256 events) whether to
+/// give up (Ctrl-C): `None` when it said so.
+pub fn simulate_until(
+    t: &Torus,
+    jobs: &[Job],
+    policy: Policy,
+    stop: &mut dyn FnMut() -> bool,
+) -> Option<AllocStats> {
     let l = t.lengths();
     let mut occ = Occupancy {
         lens: [l[0], l[1], l[2]],
@@ -257,7 +268,13 @@ pub fn simulate(t: &Torus, jobs: &[Job], policy: Policy) -> AllocStats {
         busy: vec![false; (l[0] * l[1] * l[2]) as usize],
     };
     let machine = t.node_count() as f64;
-    let opts: Vec<_> = jobs.iter().map(|j| options(t, &j.shape, policy)).collect();
+    let mut opts = Vec::with_capacity(jobs.len());
+    for (i, j) in jobs.iter().enumerate() {
+        if i % 64 == 63 && stop() {
+            return None;
+        }
+        opts.push(options(t, &j.shape, policy));
+    }
     let mut stats = AllocStats {
         jobs: jobs.len(),
         ..Default::default()
@@ -269,7 +286,12 @@ pub fn simulate(t: &Torus, jobs: &[Job], policy: Policy) -> AllocStats {
     let (mut busy_ns, mut alloc_ns, mut pad_ns) = (0.0, 0.0, 0.0);
     let (mut free_cells, mut frag_area, mut blocked_time) = (occ.busy.len() as f64, 0.0, 0.0);
     let mut waits = Vec::new();
+    let mut events = 0u64;
     loop {
+        events += 1;
+        if events % 256 == 0 && stop() {
+            return None;
+        }
         // Start queued jobs in order while the head fits.
         while let Some(&j) = queue.front() {
             let placed = opts[j].iter().find_map(|&(size, ranks, rot, pad)| {
@@ -340,7 +362,7 @@ pub fn simulate(t: &Torus, jobs: &[Job], policy: Policy) -> AllocStats {
     } else {
         0.0
     };
-    stats
+    Some(stats)
 }
 
 #[cfg(test)]

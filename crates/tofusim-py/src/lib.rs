@@ -1554,7 +1554,7 @@ fn alloc_stream(
     load: f64,
     seed: u64,
 ) -> PyResult<String> {
-    use tofusim_mapping::alloc::{simulate, synthetic_jobs, Policy};
+    use tofusim_mapping::alloc::{simulate_until, synthetic_jobs, Policy};
     let sys = tofusim_experiment::from_name(system).map_err(config_err)?;
     let t = match &sys.network.topology {
         tofusim_topology::Topology::Tofu(t) => t.clone(),
@@ -1578,18 +1578,32 @@ fn alloc_stream(
         ));
     }
     let stream = synthetic_jobs(&t, jobs, load, seed);
+    // Ctrl-C: each policy's simulation asks now and then.
+    let interrupted = std::sync::atomic::AtomicBool::new(false);
+    let mut stop = || {
+        let hit = Python::attach(|py| py.check_signals().is_err());
+        if hit {
+            interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        hit || interrupted.load(std::sync::atomic::Ordering::Relaxed)
+    };
     let runs = py.detach(|| {
         [(false, false), (true, false), (false, true), (true, true)].map(|(rotation, padding)| {
-            let st = simulate(&t, &stream, Policy { rotation, padding });
-            serde_json::json!({
+            let st = simulate_until(&t, &stream, Policy { rotation, padding }, &mut stop)?;
+            Some(serde_json::json!({
                 "rotation": rotation, "padding": padding, "jobs": st.jobs, "unplaceable": st.unplaceable,
                 "utilization": st.utilization, "allocated_fraction": st.allocated_fraction,
                 "mean_wait_seconds": st.mean_wait_s, "max_wait_seconds": st.max_wait_s,
                 "fragmentation": st.fragmentation, "makespan_seconds": st.makespan_s,
                 "rotated_jobs": st.rotated, "padded_jobs": st.padded, "padding_fraction": st.padding_fraction,
-            })
+            }))
         })
     });
+    if runs.iter().any(Option::is_none) {
+        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(
+            "alloc interrupted",
+        ));
+    }
     Ok(serde_json::json!({"system": system, "nodes": t.node_count(), "jobs": jobs, "load": load, "seed": seed, "policies": runs}).to_string())
 }
 

@@ -87,9 +87,16 @@ def check(target: str, routing: str | None, as_json: bool) -> None:
     its [router] and [routing] tables. Exit 0: deadlock-free; 1: a cycle,
     or no proof; 2: bad input.
     """
-    with Progress(transient=True, disable=as_json or not sys.stderr.isatty(), console=Console(stderr=True)) as bar:
-        task = bar.add_task("checking", total=1.0)
-        r = deadlock_check(target, routing, progress=lambda f: bar.update(task, completed=f))
+    try:
+        with Progress(transient=True, disable=as_json or not sys.stderr.isatty(), console=Console(stderr=True)) as bar:
+            task = bar.add_task("checking", total=1.0)
+            r = deadlock_check(target, routing, progress=lambda f: bar.update(task, completed=f))
+    except KeyboardInterrupt:
+        # Ctrl-C: no proof either way; under --json still one object.
+        if as_json:
+            click.echo(json.dumps({"target": target, "verdict": "interrupted", "interrupted": True}))
+        click.echo("tofusim: interrupted: the check stopped before its proof (no verdict)", err=True)
+        raise SystemExit(130) from None
     if as_json:
         click.echo(json.dumps(r))
     else:

@@ -84,7 +84,14 @@ def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str
             raise click.UsageError(f"unknown case {i!r}; valid cases are: {', '.join(CASES)}, all")
     results = []
     for i in ids:
-        res = run_case(i, scale)
+        try:
+            res = run_case(i, scale)
+        except KeyboardInterrupt:
+            # Ctrl-C: the cases finished so far, as one object under --json.
+            if as_json:
+                click.echo(json.dumps({"cases": results, "summary": summary(results), "interrupted": True, "interrupted_case": i}))
+            click.echo(f"tofusim: interrupted in case {i}: {len(results)} of {len(ids)} cases finished", err=True)
+            raise SystemExit(130) from None
         results.append(res)
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)
