@@ -5,19 +5,17 @@ naming it — never a bare ``TypeError``, ``OverflowError`` or
 
 Errors name where the value came from: ``<arguments>`` for a call from
 Python, ``<command line>`` when the ``tofusim`` command made the call
-(:data:`WHERE`, set by the command's entry point).
+(:data:`tofusim.origin.WHERE`, set by the command's entry point).
 """
 
 from __future__ import annotations
 
 import inspect
-from contextvars import ContextVar
 from typing import Any, Callable, Iterable
 
 from ._core import ConfigError
-
-#: What an error names as its origin.
-WHERE: ContextVar[str] = ContextVar("tofusim_where", default="<arguments>")
+from .origin import WHERE
+from .units import parse_bytes
 
 #: The largest whole number the core takes (u64; seeds may use all of it).
 U64_MAX = 2**64 - 1
@@ -62,8 +60,6 @@ def whole(name: str, value: Any, lo: int = 0, hi: int = U64_MAX) -> int:
 
 def size(name: str, value: Any, lo: int = 0, hi: int = U64_MAX) -> int:
     """Bytes: a whole number, or a size with its unit (``"64KiB"``)."""
-    from .units import parse_bytes
-
     if isinstance(value, str):
         value = parse_bytes(text(name, value), name)
     return whole(name, value, lo, hi)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 
 from ._core import ConfigError
+from .origin import WHERE
 
 _SCALE = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
 
 
 def parse_bytes(text: str | int, key: str) -> int:
     """``"64KiB"`` → 65536; a plain number is bytes. Raises ConfigError naming ``key``."""
-    from .arguments import WHERE
-
     if isinstance(text, int):
         return text
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)

@@ -43,6 +43,30 @@ pub struct Built {
     pub injection_links: f64,
 }
 
+/// Most routers whose exact hop metrics with faults are computed (a BFS
+/// from every router: about routers² steps, a minute near this size).
+pub const MAX_FAULTY_METRICS_ROUTERS: u64 = 100_000;
+
+/// Refuses topology metrics that would take hours: with faults the hop
+/// metrics walk the surviving graph from every router.
+pub fn check_metrics_cost(file: &str, sys: &crate::system::System) -> Result<()> {
+    if sys.network.faults.is_empty() {
+        return Ok(());
+    }
+    let routers = network_size(&sys.network.topology, None).routers;
+    if routers > MAX_FAULTY_METRICS_ROUTERS {
+        return Err(ConfigError::new(
+            file,
+            "network.faults",
+            format!(
+                "exact hop metrics with faults search the surviving graph from every router: {routers} routers (about {:.1e} steps) is more than the {MAX_FAULTY_METRICS_ROUTERS} this takes; drop the faults for the closed-form metrics, or a smaller network",
+                (routers as f64).powi(2)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The size the memory budget needs (`tofusim_packet::budget`), from the
 /// topology alone: `ports` per router when the network is built, else a
 /// torus's own and, for the indirect networks, the engine's most (63).

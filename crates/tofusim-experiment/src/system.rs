@@ -91,30 +91,6 @@ pub fn from_name(spec: &str) -> Result<System> {
 }
 
 /// Resolves the `[network]` table of a TOML file's text.
-/// Most routers whose exact hop metrics with faults are computed (a BFS
-/// from every router: about routers² steps, a minute near this size).
-pub const MAX_FAULTY_METRICS_ROUTERS: u64 = 100_000;
-
-/// Refuses topology metrics that would take hours: with faults the hop
-/// metrics walk the surviving graph from every router.
-pub fn check_metrics_cost(file: &str, sys: &System) -> Result<()> {
-    if sys.network.faults.is_empty() {
-        return Ok(());
-    }
-    let routers = crate::build::network_size(&sys.network.topology, None).routers;
-    if routers > MAX_FAULTY_METRICS_ROUTERS {
-        return Err(ConfigError::new(
-            file,
-            "network.faults",
-            format!(
-                "exact hop metrics with faults search the surviving graph from every router: {routers} routers (about {:.1e} steps) is more than the {MAX_FAULTY_METRICS_ROUTERS} this takes; drop the faults for the closed-form metrics, or a smaller network",
-                (routers as f64).powi(2)
-            ),
-        ));
-    }
-    Ok(())
-}
-
 pub fn from_toml(file: &str, text: &str) -> Result<System> {
     from_doc(file, &parse_toml(file, text)?)
 }

@@ -77,7 +77,7 @@ fn topo_name(py: Python<'_>, spec: String) -> PyResult<String> {
 #[pyfunction]
 fn topo_toml(py: Python<'_>, text: String, file: String) -> PyResult<String> {
     let sys = system::from_toml(&file, &text).map_err(config_err)?;
-    system::check_metrics_cost(&file, &sys).map_err(config_err)?;
+    tofusim_experiment::build::check_metrics_cost(&file, &sys).map_err(config_err)?;
     Ok(py.detach(|| metrics_json(sys)))
 }
 

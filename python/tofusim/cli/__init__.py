@@ -58,9 +58,18 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps errors to exit codes once, for every command."""
-    from ..arguments import WHERE
+    from ..origin import WHERE
 
-    WHERE.set("<command line>")
+    # Refusals name the command line while the command runs, and Python's
+    # <arguments> again after it (main may be called in-process).
+    token = WHERE.set("<command line>")
+    try:
+        return _main(argv)
+    finally:
+        WHERE.reset(token)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="tofusim", standalone_mode=False)
     except ConfigError as e:
