@@ -28,9 +28,9 @@ pub mod tree;
 
 pub use algorithms::{Algorithm, BuildError, Params};
 pub use collective::Collective;
+pub use rounds::{Rounds, Stream};
 pub use exec::data::{execute, DataError, Outcome};
 pub use exec::packet::{HostTiming, ScheduleRun};
-pub use rounds::{Rounds, Stream};
 pub use schedule::{Action, Combine, Program, Rank, Schedule, Span, Step, StepId};
 
 /// Bytes per buffer element.

@@ -177,16 +177,7 @@ fn message(
     deps_a: &[StepId],
     deps_b: &[StepId],
 ) -> (StepId, StepId) {
-    let m = Message {
-        cfg,
-        lay,
-        a,
-        b,
-        bytes,
-        mode,
-        tag: 0,
-        eager: None,
-    };
+    let m = Message { cfg, lay, a, b, bytes, mode, tag: 0, eager: None };
     let (_, sent) = m.send_side(s, deps_a);
     (sent, m.recv_side(s, deps_b))
 }
@@ -213,8 +204,7 @@ pub struct Message<'a> {
 
 impl Message<'_> {
     fn is_eager(&self) -> bool {
-        self.eager
-            .unwrap_or(self.bytes <= self.cfg.eager_limit_bytes)
+        self.eager.unwrap_or(self.bytes <= self.cfg.eager_limit_bytes)
     }
 
     /// The sender's steps after `deps`: returns the step that ends the

@@ -30,20 +30,12 @@ pub const OPERATIONS: [(&str, &str); 5] = [
 /// The schedule of `op` on `ranks` ranks: `block_bytes` is the vector
 /// (scan, exscan), each rank's block (gather, scatter) or each rank's
 /// share of the reduced vector (reduce_scatter).
-pub fn build(
-    op: &str,
-    algorithm: &str,
-    ranks: u32,
-    root: Rank,
-    block_bytes: u64,
-) -> Result<Schedule, String> {
+pub fn build(op: &str, algorithm: &str, ranks: u32, root: Rank, block_bytes: u64) -> Result<Schedule, String> {
     let Some(&(_, algo)) = OPERATIONS.iter().find(|(o, _)| *o == op) else {
         return Err(format!("no timing schedule for {op}"));
     };
     if algorithm != algo {
-        return Err(format!(
-            "{op} has one algorithm here, {algo}; got {algorithm}"
-        ));
+        return Err(format!("{op} has one algorithm here, {algo}; got {algorithm}"));
     }
     if ranks == 0 || root >= ranks {
         return Err(format!("root {root} of {ranks} ranks"));
@@ -87,13 +79,7 @@ pub fn build(
                         }
                         if vr + mask < p {
                             let from = real(vr + mask);
-                            let rcv = s.recv(
-                                r,
-                                from,
-                                vec![Span::new(0, blocks(vr + mask, mask))],
-                                Combine::Replace,
-                                &prev,
-                            );
+                            let rcv = s.recv(r, from, vec![Span::new(0, blocks(vr + mask, mask))], Combine::Replace, &prev);
                             prev = vec![rcv];
                         }
                         mask <<= 1;
@@ -106,13 +92,7 @@ pub fn build(
                     }
                     if vr != 0 {
                         let from = real(vr - mask);
-                        let rcv = s.recv(
-                            r,
-                            from,
-                            vec![Span::new(0, blocks(vr, mask))],
-                            Combine::Replace,
-                            &[],
-                        );
+                        let rcv = s.recv(r, from, vec![Span::new(0, blocks(vr, mask))], Combine::Replace, &[]);
                         prev = vec![rcv];
                     }
                     let mut m = mask >> 1;
@@ -121,13 +101,7 @@ pub fn build(
                     }
                     while m > 0 {
                         if vr + m < p {
-                            let snd = s.send(
-                                r,
-                                real(vr + m),
-                                vec![Span::new(0, blocks(vr + m, m))],
-                                0,
-                                &prev,
-                            );
+                            let snd = s.send(r, real(vr + m), vec![Span::new(0, blocks(vr + m, m))], 0, &prev);
                             prev = vec![snd];
                         }
                         m >>= 1;
@@ -141,13 +115,7 @@ pub fn build(
                 let mut prev: Vec<StepId> = Vec::new();
                 for k in 1..p {
                     let snd = s.send(r, (r + k) % p, vec![Span::new(0, b)], 0, &prev);
-                    let rcv = s.recv(
-                        r,
-                        (r + p - k) % p,
-                        vec![Span::new(b, b)],
-                        Combine::Sum,
-                        &prev,
-                    );
+                    let rcv = s.recv(r, (r + p - k) % p, vec![Span::new(b, b)], Combine::Sum, &prev);
                     prev = vec![snd, rcv];
                 }
             }
@@ -168,12 +136,9 @@ mod tests {
         for &(op, algo) in &OPERATIONS {
             for p in 1..=13 {
                 for root in [0, p / 2, p - 1] {
-                    let s =
-                        build(op, algo, p, root, 24).unwrap_or_else(|e| panic!("{op} on {p}: {e}"));
-                    s.validate()
-                        .unwrap_or_else(|e| panic!("{op} on {p} ranks, root {root}: {e}"));
-                    execute(&s, Order::Fifo)
-                        .unwrap_or_else(|e| panic!("{op} on {p} ranks, root {root}: {e:?}"));
+                    let s = build(op, algo, p, root, 24).unwrap_or_else(|e| panic!("{op} on {p}: {e}"));
+                    s.validate().unwrap_or_else(|e| panic!("{op} on {p} ranks, root {root}: {e}"));
+                    execute(&s, Order::Fifo).unwrap_or_else(|e| panic!("{op} on {p} ranks, root {root}: {e:?}"));
                 }
             }
         }
@@ -186,28 +151,10 @@ mod tests {
                 let s = build("gather", "binomial", p, root, 8).unwrap();
                 // Every non-root rank sends exactly once; the root receives
                 // p - 1 blocks in all.
-                let sends: Vec<u64> = (0..p)
-                    .map(|r| {
-                        s.programs[r as usize]
-                            .steps
-                            .iter()
-                            .filter(|st| matches!(st.action, crate::Action::Send { .. }))
-                            .count() as u64
-                    })
-                    .collect();
+                let sends: Vec<u64> = (0..p).map(|r| s.programs[r as usize].steps.iter().filter(|st| matches!(st.action, crate::Action::Send { .. })).count() as u64).collect();
                 assert_eq!(sends[root as usize], 0);
-                assert!(sends
-                    .iter()
-                    .enumerate()
-                    .all(|(r, &k)| r as u32 == root || k == 1));
-                let at_root: u64 = s.programs[root as usize]
-                    .steps
-                    .iter()
-                    .map(|st| match &st.action {
-                        crate::Action::Recv { spans, .. } => crate::schedule::total(spans),
-                        _ => 0,
-                    })
-                    .sum();
+                assert!(sends.iter().enumerate().all(|(r, &k)| r as u32 == root || k == 1));
+                let at_root: u64 = s.programs[root as usize].steps.iter().map(|st| match &st.action { crate::Action::Recv { spans, .. } => crate::schedule::total(spans), _ => 0 }).sum();
                 assert_eq!(at_root, p as u64 - 1);
             }
         }

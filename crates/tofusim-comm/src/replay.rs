@@ -194,19 +194,14 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
         for op in prog {
             if let Op::Send { msg, .. } = op {
                 let peers = exchanges.len() as u32;
-                let e = exchanges
-                    .entry(p.messages[*msg as usize].dst)
-                    .or_insert((0, peers));
+                let e = exchanges.entry(p.messages[*msg as usize].dst).or_insert((0, peers));
                 modes[*msg as usize] = params.mpi.mode_of_exchange(e.0, e.1);
                 e.0 += 1;
             }
         }
     }
     // The collectives' schedules, built once per distinct shape.
-    let mut built: std::collections::HashMap<
-        (String, String, u32, u64, Rank),
-        std::sync::Arc<Schedule>,
-    > = Default::default();
+    let mut built: std::collections::HashMap<(String, String, u32, u64, Rank), std::sync::Arc<Schedule>> = Default::default();
     let mut coll_schedules = Vec::with_capacity(p.collectives.len());
     for c in &p.collectives {
         let n = c.members.len() as u32;
@@ -216,15 +211,10 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
             prm.tnis = params.tnis.max(1);
             prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
             let what = || format!("collective {} ({} on {n} ranks)", c.op, c.algorithm);
-            let s = if crate::mpi_collectives::OPERATIONS
-                .iter()
-                .any(|(o, _)| *o == c.op)
-            {
-                crate::mpi_collectives::build(&c.op, &c.algorithm, n, c.root, c.size_bytes)
-                    .map_err(|e| err(format!("{}: {e}", what())))?
+            let s = if crate::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == c.op) {
+                crate::mpi_collectives::build(&c.op, &c.algorithm, n, c.root, c.size_bytes).map_err(|e| err(format!("{}: {e}", what())))?
             } else {
-                build_named(&c.op, &c.algorithm, c.root, c.size_bytes, prm)
-                    .map_err(|e| err(format!("{}: {}", what(), e.message)))?
+                build_named(&c.op, &c.algorithm, c.root, c.size_bytes, prm).map_err(|e| err(format!("{}: {}", what(), e.message)))?
             };
             built.insert(key.clone(), std::sync::Arc::new(s));
         }
@@ -240,9 +230,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
         .max(1);
     let mut s = Schedule::new(Collective::Transfers, "replay", ranks, max_elements);
     s.buffer_elements = max_elements;
-    let mut timeline = Timeline {
-        ops: vec![Vec::new(); ranks as usize],
-    };
+    let mut timeline = Timeline { ops: vec![Vec::new(); ranks as usize] };
     for r in 0..ranks {
         let mut frontier: Vec<StepId> = Vec::new();
         let mut requests: std::collections::HashMap<u64, StepId> = Default::default();
@@ -266,16 +254,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
                 Op::Send { msg, request } => {
                     let m = &p.messages[*msg as usize];
                     let lay = Layout::new(elements(m.bytes), ctrl);
-                    let mm = Message {
-                        cfg: &params.mpi,
-                        lay: &lay,
-                        a: m.src,
-                        b: m.dst,
-                        bytes: m.bytes,
-                        mode: modes[*msg as usize],
-                        tag: 2 * msg + 1,
-                        eager: m.eager(),
-                    };
+                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1, eager: m.eager() };
                     let (host, done) = mm.send_side(&mut s, &frontier);
                     match request {
                         Some(q) => {
@@ -288,16 +267,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
                 Op::Recv { msg, request } => {
                     let m = &p.messages[*msg as usize];
                     let lay = Layout::new(elements(m.bytes), ctrl);
-                    let mm = Message {
-                        cfg: &params.mpi,
-                        lay: &lay,
-                        a: m.src,
-                        b: m.dst,
-                        bytes: m.bytes,
-                        mode: modes[*msg as usize],
-                        tag: 2 * msg + 1,
-                        eager: m.eager(),
-                    };
+                    let mm = Message { cfg: &params.mpi, lay: &lay, a: m.src, b: m.dst, bytes: m.bytes, mode: modes[*msg as usize], tag: 2 * msg + 1, eager: m.eager() };
                     let done = mm.recv_side(&mut s, &frontier);
                     match request {
                         // Posting costs nothing on the host until the wait.
@@ -310,11 +280,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
                 Op::Wait(qs) => {
                     let mut deps = frontier.clone();
                     for q in qs {
-                        let d = requests.remove(q).ok_or_else(|| {
-                            err(format!(
-                                "rank {r}: a wait on request {q}, which is not pending"
-                            ))
-                        })?;
+                        let d = requests.remove(q).ok_or_else(|| err(format!("rank {r}: a wait on request {q}, which is not pending")))?;
                         deps.push(d);
                     }
                     if deps.len() > 1 {
@@ -326,17 +292,8 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
                 }
                 Op::Collective(k) => {
                     let c = &p.collectives[*k as usize];
-                    let me = c.members.iter().position(|&x| x == r).ok_or_else(|| {
-                        err(format!("rank {r} calls collective {k} but is not a member"))
-                    })?;
-                    let end = embed(
-                        &mut s,
-                        r,
-                        &coll_schedules[*k as usize].programs[me].steps,
-                        &c.members,
-                        COLLECTIVE_TAGS + k,
-                        &frontier,
-                    );
+                    let me = c.members.iter().position(|&x| x == r).ok_or_else(|| err(format!("rank {r} calls collective {k} but is not a member")))?;
+                    let end = embed(&mut s, r, &coll_schedules[*k as usize].programs[me].steps, &c.members, COLLECTIVE_TAGS + k, &frontier);
                     frontier = vec![end];
                 }
             }
@@ -359,14 +316,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
 /// Writes `steps` (one member's program of a collective) into rank `r`'s
 /// program after `frontier`, peers translated to world ranks and messages
 /// tagged `tag`. Returns a step after which all of them are done.
-fn embed(
-    s: &mut Schedule,
-    r: Rank,
-    steps: &[crate::Step],
-    members: &[Rank],
-    tag: u32,
-    frontier: &[StepId],
-) -> StepId {
+fn embed(s: &mut Schedule, r: Rank, steps: &[crate::Step], members: &[Rank], tag: u32, frontier: &[StepId]) -> StepId {
     let base = s.programs[r as usize].steps.len() as StepId;
     let mut has_dependant = vec![false; steps.len()];
     for st in steps {
@@ -383,20 +333,10 @@ fn embed(
             }
             Action::Copy(_) | Action::Work { .. } => {}
         }
-        let deps: Vec<StepId> = if st.deps.is_empty() {
-            frontier.to_vec()
-        } else {
-            st.deps.iter().map(|&d| base + d).collect()
-        };
-        s.programs[r as usize].steps.push(crate::Step {
-            action,
-            deps: crate::schedule::Deps::from_slice(&deps),
-        });
+        let deps: Vec<StepId> = if st.deps.is_empty() { frontier.to_vec() } else { st.deps.iter().map(|&d| base + d).collect() };
+        s.programs[r as usize].steps.push(crate::Step { action, deps: crate::schedule::Deps::from_slice(&deps) });
     }
-    let sinks: Vec<StepId> = (0..steps.len())
-        .filter(|&i| !has_dependant[i])
-        .map(|i| base + i as StepId)
-        .collect();
+    let sinks: Vec<StepId> = (0..steps.len()).filter(|&i| !has_dependant[i]).map(|i| base + i as StepId).collect();
     if sinks.is_empty() {
         // A member with nothing to do (a barrier of one): just the frontier.
         return s.work(r, 0, frontier);
@@ -407,25 +347,14 @@ fn embed(
 /// Structural checks with messages naming what is wrong.
 fn check(p: &ReplayProgram) -> Result<(), String> {
     if p.programs.len() != p.ranks as usize {
-        return Err(err(format!(
-            "{} programs for {} ranks",
-            p.programs.len(),
-            p.ranks
-        )));
+        return Err(err(format!("{} programs for {} ranks", p.programs.len(), p.ranks)));
     }
     if p.messages.len() as u64 >= (COLLECTIVE_TAGS as u64 - 2) / 2 {
-        return Err(err(format!(
-            "{} messages: more than a replay numbers ({})",
-            p.messages.len(),
-            COLLECTIVE_TAGS / 2 - 1
-        )));
+        return Err(err(format!("{} messages: more than a replay numbers ({})", p.messages.len(), COLLECTIVE_TAGS / 2 - 1)));
     }
     for (i, m) in p.messages.iter().enumerate() {
         if m.src >= p.ranks || m.dst >= p.ranks || m.src == m.dst {
-            return Err(err(format!(
-                "message {i}: from rank {} to rank {} (of {})",
-                m.src, m.dst, p.ranks
-            )));
+            return Err(err(format!("message {i}: from rank {} to rank {} (of {})", m.src, m.dst, p.ranks)));
         }
     }
     let mut sent = vec![0u8; p.messages.len()];
@@ -434,32 +363,17 @@ fn check(p: &ReplayProgram) -> Result<(), String> {
         for op in prog {
             match op {
                 Op::Send { msg, .. } | Op::Recv { msg, .. } => {
-                    let m = p
-                        .messages
-                        .get(*msg as usize)
-                        .ok_or_else(|| err(format!("rank {r}: message {msg} does not exist")))?;
-                    let (side, who, count) = if matches!(op, Op::Send { .. }) {
-                        ("sends", m.src, &mut sent)
-                    } else {
-                        ("receives", m.dst, &mut received)
-                    };
+                    let m = p.messages.get(*msg as usize).ok_or_else(|| err(format!("rank {r}: message {msg} does not exist")))?;
+                    let (side, who, count) = if matches!(op, Op::Send { .. }) { ("sends", m.src, &mut sent) } else { ("receives", m.dst, &mut received) };
                     if who as usize != r {
-                        return Err(err(format!(
-                            "rank {r} {side} message {msg}, which is rank {who}'s"
-                        )));
+                        return Err(err(format!("rank {r} {side} message {msg}, which is rank {who}'s")));
                     }
                     count[*msg as usize] += 1;
                 }
                 Op::Collective(k) => {
-                    let c = p
-                        .collectives
-                        .get(*k as usize)
-                        .ok_or_else(|| err(format!("rank {r}: collective {k} does not exist")))?;
+                    let c = p.collectives.get(*k as usize).ok_or_else(|| err(format!("rank {r}: collective {k} does not exist")))?;
                     if c.members.iter().any(|&x| x >= p.ranks) {
-                        return Err(err(format!(
-                            "collective {k}: a member beyond the {} ranks",
-                            p.ranks
-                        )));
+                        return Err(err(format!("collective {k}: a member beyond the {} ranks", p.ranks)));
                     }
                 }
                 Op::Compute(_) | Op::Wait(_) => {}
@@ -479,12 +393,7 @@ mod tests {
     use crate::exec::data::{execute, Order};
 
     fn params() -> ReplayParams {
-        ReplayParams {
-            mpi: MpiConfig::k_computer(),
-            compute_scale: 1.0,
-            tnis: 1,
-            segment_bytes: 65536,
-        }
+        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536 }
     }
 
     /// Two ranks: an Irecv posted before the matching send, a blocking
@@ -495,67 +404,14 @@ mod tests {
         ReplayProgram {
             ranks: 2,
             messages: vec![
-                ReplayMessage {
-                    src: 0,
-                    dst: 1,
-                    bytes: 100,
-                    mode: SendMode::Standard,
-                },
-                ReplayMessage {
-                    src: 1,
-                    dst: 0,
-                    bytes: 1 << 20,
-                    mode: SendMode::Standard,
-                },
-                ReplayMessage {
-                    src: 0,
-                    dst: 1,
-                    bytes: 8,
-                    mode: SendMode::Synchronous,
-                },
+                ReplayMessage { src: 0, dst: 1, bytes: 100, mode: SendMode::Standard },
+                ReplayMessage { src: 1, dst: 0, bytes: 1 << 20, mode: SendMode::Standard },
+                ReplayMessage { src: 0, dst: 1, bytes: 8, mode: SendMode::Synchronous },
             ],
-            collectives: vec![ReplayCollective {
-                op: "allreduce".into(),
-                algorithm: "recursive-doubling".into(),
-                members: vec![0, 1],
-                root: 0,
-                size_bytes: 64,
-            }],
+            collectives: vec![ReplayCollective { op: "allreduce".into(), algorithm: "recursive-doubling".into(), members: vec![0, 1], root: 0, size_bytes: 64 }],
             programs: vec![
-                vec![
-                    Compute(1000),
-                    Send {
-                        msg: 0,
-                        request: None,
-                    },
-                    Recv {
-                        msg: 1,
-                        request: Some(7),
-                    },
-                    Send {
-                        msg: 2,
-                        request: None,
-                    },
-                    Wait(vec![7]),
-                    Collective(0),
-                ],
-                vec![
-                    Recv {
-                        msg: 2,
-                        request: Some(1),
-                    },
-                    Compute(5_000_000_000),
-                    Recv {
-                        msg: 0,
-                        request: None,
-                    },
-                    Send {
-                        msg: 1,
-                        request: None,
-                    },
-                    Wait(vec![1]),
-                    Collective(0),
-                ],
+                vec![Compute(1000), Send { msg: 0, request: None }, Recv { msg: 1, request: Some(7) }, Send { msg: 2, request: None }, Wait(vec![7]), Collective(0)],
+                vec![Recv { msg: 2, request: Some(1) }, Compute(5_000_000_000), Recv { msg: 0, request: None }, Send { msg: 1, request: None }, Wait(vec![1]), Collective(0)],
             ],
         }
     }
@@ -568,14 +424,7 @@ mod tests {
         execute(&s, Order::Lifo).expect("in any order");
         assert_eq!(timeline.ops[0].len(), program().programs[0].len());
         // Rank 1's 5 s of compute are two Work steps (a step holds < 4.3 s).
-        let work: u64 = s.programs[1]
-            .steps
-            .iter()
-            .filter_map(|st| match st.action {
-                Action::Work { ns } => Some(ns as u64),
-                _ => None,
-            })
-            .sum();
+        let work: u64 = s.programs[1].steps.iter().filter_map(|st| match st.action { Action::Work { ns } => Some(ns as u64), _ => None }).sum();
         assert!(work >= 5_000_000_000);
         // Each step taking 1 s per position: the breakdown covers the
         // rank's whole clock.
@@ -591,38 +440,12 @@ mod tests {
     #[test]
     fn buffered_sends_do_not_wait_for_the_receiver() {
         use Op::*;
-        let msg = |src, dst| ReplayMessage {
-            src,
-            dst,
-            bytes: 1 << 20,
-            mode: SendMode::Buffered,
-        };
+        let msg = |src, dst| ReplayMessage { src, dst, bytes: 1 << 20, mode: SendMode::Buffered };
         let p = ReplayProgram {
             ranks: 2,
             messages: vec![msg(0, 1), msg(1, 0)],
             collectives: vec![],
-            programs: vec![
-                vec![
-                    Send {
-                        msg: 0,
-                        request: None,
-                    },
-                    Recv {
-                        msg: 1,
-                        request: None,
-                    },
-                ],
-                vec![
-                    Send {
-                        msg: 1,
-                        request: None,
-                    },
-                    Recv {
-                        msg: 0,
-                        request: None,
-                    },
-                ],
-            ],
+            programs: vec![vec![Send { msg: 0, request: None }, Recv { msg: 1, request: None }], vec![Send { msg: 1, request: None }, Recv { msg: 0, request: None }]],
         };
         let (s, _) = build(&p, &params()).unwrap();
         execute(&s, Order::Fifo).expect("no deadlock");
@@ -631,10 +454,7 @@ mod tests {
             m.mode = SendMode::Standard;
         }
         let (s, _) = build(&standard, &params()).unwrap();
-        assert!(
-            execute(&s, Order::Fifo).is_err(),
-            "standard sends of 1 MiB (rendezvous) deadlock head to head"
-        );
+        assert!(execute(&s, Order::Fifo).is_err(), "standard sends of 1 MiB (rendezvous) deadlock head to head");
     }
 
     #[test]

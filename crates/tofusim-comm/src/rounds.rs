@@ -60,24 +60,12 @@ pub struct Rounds {
 
 impl Rounds {
     fn new(collective: Collective, algorithm: &'static str, ranks: u32) -> Self {
-        Self {
-            collective,
-            algorithm,
-            ranks,
-            streams: Vec::new(),
-            copy_bytes_before: 0,
-            copy_bytes_after: 0,
-            pipelined: false,
-        }
+        Self { collective, algorithm, ranks, streams: Vec::new(), copy_bytes_before: 0, copy_bytes_after: 0, pipelined: false }
     }
 
     /// Rounds from the first to the last message.
     pub fn rounds(&self) -> u64 {
-        self.streams
-            .iter()
-            .map(|s| s.first + s.count)
-            .max()
-            .unwrap_or(0)
+        self.streams.iter().map(|s| s.first + s.count).max().unwrap_or(0)
     }
 
     /// Messages over all rounds.
@@ -90,56 +78,27 @@ impl Rounds {
         self.streams.iter().map(|s| s.count * s.bytes).sum()
     }
 
-    fn stream(
-        &mut self,
-        src: Rank,
-        dst: Rank,
-        tni: u8,
-        bytes: u64,
-        reduce: bool,
-        first: u64,
-        count: u64,
-    ) {
+    fn stream(&mut self, src: Rank, dst: Rank, tni: u8, bytes: u64, reduce: bool, first: u64, count: u64) {
         if count > 0 && src != dst {
-            self.streams.push(Stream {
-                src,
-                dst,
-                tni,
-                bytes,
-                reduce,
-                first,
-                count,
-            });
+            self.streams.push(Stream { src, dst, tni, bytes, reduce, first, count });
         }
     }
 }
 
 /// The algorithms that have a rounds form: (operation, algorithm).
-pub const WITH_ROUNDS: [(&str, &str); 4] = [
-    ("allreduce", "ring"),
-    ("allreduce", "recursive-doubling"),
-    ("allreduce", "trinaryx3"),
-    ("alltoall", "bruck"),
-];
+pub const WITH_ROUNDS: [(&str, &str); 4] =
+    [("allreduce", "ring"), ("allreduce", "recursive-doubling"), ("allreduce", "trinaryx3"), ("alltoall", "bruck")];
 
 /// The rounds form of `algorithm` for operation `op` (see [`WITH_ROUNDS`]).
 /// `params.count` is the elements per rank, as for [`crate::algorithms::build`].
 pub fn build(op: &str, algorithm: &str, params: &Params) -> Result<Rounds, BuildError> {
     let p = params.ranks;
     if p == 0 {
-        return Err(BuildError {
-            key: "ranks",
-            message: "expected at least one process".into(),
-        });
+        return Err(BuildError { key: "ranks", message: "expected at least one process".into() });
     }
     // Trees are checked for the forms there are (others say they have none).
     if WITH_ROUNDS.iter().any(|&(o, a)| (o, a) == (op, algorithm)) {
-        crate::algorithms::check_given_trees(
-            params,
-            (op, algorithm) == ("allreduce", "trinaryx3"),
-            algorithm,
-            0,
-        )?;
+        crate::algorithms::check_given_trees(params, (op, algorithm) == ("allreduce", "trinaryx3"), algorithm, 0)?;
     }
     match (op, algorithm) {
         ("allreduce", "ring") => Ok(ring_allreduce(p, params.count)),
@@ -150,11 +109,7 @@ pub fn build(op: &str, algorithm: &str, params: &Params) -> Result<Rounds, Build
             key: "algo",
             message: format!(
                 "{op} {algorithm} has no rounds form; these have: {}",
-                WITH_ROUNDS
-                    .iter()
-                    .map(|(o, a)| format!("{o} {a}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                WITH_ROUNDS.iter().map(|(o, a)| format!("{o} {a}")).collect::<Vec<_>>().join(", ")
             ),
         }),
     }
@@ -258,19 +213,10 @@ fn heights_and_depths(t: &Tree) -> (Vec<u64>, Vec<u64>) {
 /// (the least loaded, in the same order).
 fn trinaryx3_allreduce(params: &Params) -> Result<Rounds, BuildError> {
     let p = params.ranks;
-    let bad = |message: String| BuildError {
-        key: "shape",
-        message,
-    };
-    let g = params
-        .grid
-        .ok_or_else(|| bad("trinaryx3 needs a torus-shaped communicator".into()))?;
+    let bad = |message: String| BuildError { key: "shape", message };
+    let g = params.grid.ok_or_else(|| bad("trinaryx3 needs a torus-shaped communicator".into()))?;
     if g.ranks() != p {
-        return Err(bad(format!(
-            "the communicator shape {:?} has {} ranks, not {p}",
-            g.lengths,
-            g.ranks()
-        )));
+        return Err(bad(format!("the communicator shape {:?} has {} ranks, not {p}", g.lengths, g.ranks())));
     }
     if let Some(why) = trinary_unsupported(&g) {
         return Err(bad(why));
@@ -321,11 +267,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// (src, dst, tni) → (messages, payload bytes) over a whole schedule.
-    fn schedule_messages(
-        op: &str,
-        algo: &str,
-        params: &Params,
-    ) -> BTreeMap<(u32, u32, u8), (u64, u64)> {
+    fn schedule_messages(op: &str, algo: &str, params: &Params) -> BTreeMap<(u32, u32, u8), (u64, u64)> {
         let c = match op {
             "allreduce" => Collective::Allreduce,
             _ => Collective::Alltoall,
@@ -334,10 +276,7 @@ mod tests {
         let mut m = BTreeMap::new();
         for (r, prog) in s.programs.iter().enumerate() {
             for st in &prog.steps {
-                if let Action::Send {
-                    peer, spans, tni, ..
-                } = &st.action
-                {
+                if let Action::Send { peer, spans, tni, .. } = &st.action {
                     let e = m.entry((r as u32, *peer, *tni)).or_insert((0, 0));
                     e.0 += 1;
                     e.1 += total(spans) * ELEMENT_BYTES;
@@ -363,20 +302,11 @@ mod tests {
     fn check_same_messages(op: &str, algo: &str, params: &Params) {
         let want = schedule_messages(op, algo, params);
         let got = rounds_messages(&build(op, algo, params).unwrap());
-        assert_eq!(
-            got.keys().collect::<Vec<_>>(),
-            want.keys().collect::<Vec<_>>(),
-            "{op} {algo} p={}: edges",
-            params.ranks
-        );
+        assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{op} {algo} p={}: edges", params.ranks);
         for (k, (n, b)) in &want {
             let (gn, gb) = got[k];
             assert_eq!(gn, *n, "{op} {algo} p={}: messages on {k:?}", params.ranks);
-            assert!(
-                gb >= *b && gb <= b + n * ELEMENT_BYTES,
-                "{op} {algo} p={}: bytes on {k:?}: {gb} vs {b}",
-                params.ranks
-            );
+            assert!(gb >= *b && gb <= b + n * ELEMENT_BYTES, "{op} {algo} p={}: bytes on {k:?}: {gb} vs {b}", params.ranks);
         }
     }
 
@@ -392,11 +322,7 @@ mod tests {
 
     #[test]
     fn trinaryx3_sends_the_schedules_messages_on_its_tnis() {
-        for (shape, count, seg) in [
-            ([3, 3, 3], 3000, 128),
-            ([4, 3, 5], 10_000, 256),
-            ([3, 4, 4], 700, 1000),
-        ] {
+        for (shape, count, seg) in [([3, 3, 3], 3000, 128), ([4, 3, 5], 10_000, 256), ([3, 4, 4], 700, 1000)] {
             let mut params = Params::new(shape.iter().product(), count);
             params.grid = Some(Grid::new(shape));
             params.segment_elements = seg;
@@ -414,33 +340,13 @@ mod tests {
         // messages use the tree's TNI), and copies go down only after the
         // root's children have sent up.
         for s in r.streams.iter().filter(|s| s.reduce) {
-            for c in r
-                .streams
-                .iter()
-                .filter(|c| c.reduce && c.dst == s.src && c.tni == s.tni)
-            {
+            for c in r.streams.iter().filter(|c| c.reduce && c.dst == s.src && c.tni == s.tni) {
                 assert!(c.first < s.first, "{c:?} before {s:?}");
             }
         }
-        let root_in = r
-            .streams
-            .iter()
-            .filter(|s| s.reduce && s.dst == 0)
-            .map(|s| s.first)
-            .max()
-            .unwrap();
-        assert!(r
-            .streams
-            .iter()
-            .filter(|s| !s.reduce)
-            .all(|s| s.first > root_in));
-        assert_eq!(
-            r.messages(),
-            schedule_messages("allreduce", "trinaryx3", &params)
-                .values()
-                .map(|v| v.0)
-                .sum::<u64>()
-        );
+        let root_in = r.streams.iter().filter(|s| s.reduce && s.dst == 0).map(|s| s.first).max().unwrap();
+        assert!(r.streams.iter().filter(|s| !s.reduce).all(|s| s.first > root_in));
+        assert_eq!(r.messages(), schedule_messages("allreduce", "trinaryx3", &params).values().map(|v| v.0).sum::<u64>());
     }
 
     #[test]
@@ -449,9 +355,6 @@ mod tests {
         assert_eq!(r.streams.len(), 2 * 82_944);
         assert_eq!(r.rounds(), 2 * 82_943);
         assert_eq!(r.messages(), 2 * 82_943 * 82_944);
-        assert!(build("allreduce", "rabenseifner", &Params::new(4, 4))
-            .unwrap_err()
-            .message
-            .contains("ring"));
+        assert!(build("allreduce", "rabenseifner", &Params::new(4, 4)).unwrap_err().message.contains("ring"));
     }
 }

@@ -371,21 +371,8 @@ impl Schedule {
         }
     }
 
-    pub fn copy(
-        &mut self,
-        rank: Rank,
-        from: impl Into<Spans>,
-        to: impl Into<Spans>,
-        deps: &[StepId],
-    ) -> StepId {
-        self.push(
-            rank,
-            Action::Copy(Box::new(LocalCopy {
-                from: compact(from),
-                to: compact(to),
-            })),
-            deps,
-        )
+    pub fn copy(&mut self, rank: Rank, from: impl Into<Spans>, to: impl Into<Spans>, deps: &[StepId]) -> StepId {
+        self.push(rank, Action::Copy(Box::new(LocalCopy { from: compact(from), to: compact(to) })), deps)
     }
 
     pub fn work(&mut self, rank: Rank, ns: u32, deps: &[StepId]) -> StepId {
@@ -395,9 +382,7 @@ impl Schedule {
     /// Gives back the room the programs grew into while being written (up
     /// to half of a large schedule).
     pub fn shrink_to_fit(&mut self) {
-        self.programs
-            .iter_mut()
-            .for_each(|p| p.steps.shrink_to_fit());
+        self.programs.iter_mut().for_each(|p| p.steps.shrink_to_fit());
     }
 
     /// Messages sent by all ranks.
@@ -467,12 +452,7 @@ impl Schedule {
                 let in_buffer =
                     |spans: &[Span]| spans.iter().all(|s| s.end() <= self.buffer_elements);
                 match &step.action {
-                    Action::Send {
-                        peer, spans, tag, ..
-                    }
-                    | Action::Recv {
-                        peer, spans, tag, ..
-                    } => {
+                    Action::Send { peer, spans, tag, .. } | Action::Recv { peer, spans, tag, .. } => {
                         if *peer >= p || *peer == r {
                             return Err(format!(
                                 "{}: peer {peer} is not another rank of {p}",
@@ -516,28 +496,13 @@ impl Schedule {
                 .zip(&recvd)
                 .position(|(a, b)| !same(a, b))
                 .unwrap_or(sent.len().min(recvd.len()));
-            let k = sent
-                .get(at)
-                .or(recvd.get(at))
-                .map(key)
-                .expect("a difference");
-            let sizes = |v: &[MessageRecord]| {
-                v.iter()
-                    .filter(|m| key(m) == k)
-                    .map(|m| m.4)
-                    .collect::<Vec<_>>()
-            };
+            let k = sent.get(at).or(recvd.get(at)).map(key).expect("a difference");
+            let sizes = |v: &[MessageRecord]| v.iter().filter(|m| key(m) == k).map(|m| m.4).collect::<Vec<_>>();
             let (s_, r_) = (sizes(&sent), sizes(&recvd));
             if s_.is_empty() {
-                return Err(format!(
-                    "rank {} receives from rank {} which sends nothing",
-                    k.1, k.0
-                ));
+                return Err(format!("rank {} receives from rank {} which sends nothing", k.1, k.0));
             }
-            return Err(format!(
-                "rank {} sends {:?} elements to rank {} (tag {}) but it receives {:?}",
-                k.0, s_, k.1, k.2, r_
-            ));
+            return Err(format!("rank {} sends {:?} elements to rank {} (tag {}) but it receives {:?}", k.0, s_, k.1, k.2, r_));
         }
         Ok(())
     }
@@ -558,6 +523,7 @@ pub struct Transfer {
     pub tni: u8,
 }
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,30 +541,19 @@ mod tests {
 
     #[test]
     fn messages_match_in_order_per_pair() {
-        pair(1, 3, 1, 3)
-            .validate()
-            .expect("same sizes in the same order");
+        pair(1, 3, 1, 3).validate().expect("same sizes in the same order");
         let swapped = pair(1, 3, 3, 1).validate().unwrap_err();
-        assert_eq!(
-            swapped,
-            "rank 0 sends [1, 3] elements to rank 1 (tag 0) but it receives [3, 1]"
-        );
+        assert_eq!(swapped, "rank 0 sends [1, 3] elements to rank 1 (tag 0) but it receives [3, 1]");
     }
 
     #[test]
     fn a_receive_without_its_send_is_named() {
         let mut s = pair(2, 2, 2, 2);
         s.recv(0, 1, vec![Span::new(0, 2)], Combine::Replace, &[]);
-        assert_eq!(
-            s.validate().unwrap_err(),
-            "rank 0 receives from rank 1 which sends nothing"
-        );
+        assert_eq!(s.validate().unwrap_err(), "rank 0 receives from rank 1 which sends nothing");
         let mut t = pair(2, 2, 2, 2);
         t.send(1, 0, vec![Span::new(0, 2)], 0, &[]);
-        assert_eq!(
-            t.validate().unwrap_err(),
-            "rank 1 sends [2] elements to rank 0 (tag 0) but it receives []"
-        );
+        assert_eq!(t.validate().unwrap_err(), "rank 1 sends [2] elements to rank 0 (tag 0) but it receives []");
     }
 
     #[test]
@@ -608,10 +563,7 @@ mod tests {
         for ids in [&[][..], &[4], &[4, 2], &[4, 2, 9], &[7, StepId::MAX]] {
             let d = Deps::from_slice(ids);
             assert_eq!(&d[..], ids);
-            assert_eq!(
-                serde_json::to_string(&d).unwrap(),
-                serde_json::to_string(ids).unwrap()
-            );
+            assert_eq!(serde_json::to_string(&d).unwrap(), serde_json::to_string(ids).unwrap());
         }
         assert!(Deps::from_slice(&[1, 2]).is_inline() && !Deps::from_slice(&[1, 2, 3]).is_inline());
         assert_eq!(Deps::from_slice(&[7, StepId::MAX])[..], [7, StepId::MAX]);
@@ -624,9 +576,6 @@ mod tests {
     fn a_dependency_on_a_later_step_is_refused() {
         let mut s = pair(1, 1, 1, 1);
         s.programs[0].steps[0].deps = Deps::from_slice(&[1]);
-        assert_eq!(
-            s.validate().unwrap_err(),
-            "rank 0 step 0: depends on step 1, not an earlier one"
-        );
+        assert_eq!(s.validate().unwrap_err(), "rank 0 step 0: depends on step 1, not an earlier one");
     }
 }

@@ -196,37 +196,17 @@ impl TrinaryTrees {
         if let Some(why) = trinary_unsupported(&grid) {
             return Err(why);
         }
-        if grid
-            .lengths
-            .iter()
-            .try_fold(1u32, |a, &l| a.checked_mul(l))
-            .is_none()
-        {
-            return Err(format!(
-                "a {}x{}x{} communicator has more ranks than a rank number holds",
-                grid.lengths[0], grid.lengths[1], grid.lengths[2]
-            ));
+        if grid.lengths.iter().try_fold(1u32, |a, &l| a.checked_mul(l)).is_none() {
+            return Err(format!("a {}x{}x{} communicator has more ranks than a rank number holds", grid.lengths[0], grid.lengths[1], grid.lengths[2]));
         }
         let n = grid.ranks();
         let mut root = None;
         for (t, p) in parents.iter().enumerate() {
             if p.len() != n as usize {
-                return Err(format!(
-                    "tree {t} has {} parents, the {}x{}x{} communicator {n} ranks",
-                    p.len(),
-                    grid.lengths[0],
-                    grid.lengths[1],
-                    grid.lengths[2]
-                ));
+                return Err(format!("tree {t} has {} parents, the {}x{}x{} communicator {n} ranks", p.len(), grid.lengths[0], grid.lengths[1], grid.lengths[2]));
             }
-            if let Some((r, q)) = p
-                .iter()
-                .enumerate()
-                .find_map(|(r, q)| q.filter(|&q| q >= n).map(|q| (r, q)))
-            {
-                return Err(format!(
-                    "tree {t}: rank {r}'s parent {q} is not a rank of {n}"
-                ));
+            if let Some((r, q)) = p.iter().enumerate().find_map(|(r, q)| q.filter(|&q| q >= n).map(|q| (r, q))) {
+                return Err(format!("tree {t}: rank {r}'s parent {q} is not a rank of {n}"));
             }
             let roots: Vec<Rank> = (0..n).filter(|&r| p[r as usize].is_none()).collect();
             match (roots.as_slice(), root) {
@@ -238,12 +218,7 @@ impl TrinaryTrees {
         let root = root.expect("three trees checked");
         let trees = parents.map(|p| Tree::from_parents(root, p));
         check_trinary(&grid, &trees)?;
-        Ok(Self {
-            grid,
-            root,
-            trees,
-            source: "<trees>".into(),
-        })
+        Ok(Self { grid, root, trees, source: "<trees>".into() })
     }
 }
 
@@ -254,36 +229,25 @@ pub fn check_trinary(grid: &Grid, trees: &[Tree; 3]) -> Result<(), String> {
     let mut links = std::collections::HashSet::new();
     for (t, tree) in trees.iter().enumerate() {
         for r in 0..n {
-            let Some(p) = tree.parent[r as usize] else {
-                continue;
-            };
+            let Some(p) = tree.parent[r as usize] else { continue };
             if p >= n {
-                return Err(format!(
-                    "tree {t}: rank {r}'s parent {p} is not a rank of {n}"
-                ));
+                return Err(format!("tree {t}: rank {r}'s parent {p} is not a rank of {n}"));
             }
             if grid.hops(p, r) != 1 {
-                return Err(format!(
-                    "tree {t}: arc {p} -> {r} is not between torus neighbours"
-                ));
+                return Err(format!("tree {t}: arc {p} -> {r} is not between torus neighbours"));
             }
             if !links.insert((p.min(r), p.max(r))) {
                 return Err(format!("tree {t}: the link {p}-{r} already carries a tree"));
             }
         }
         if tree.top_down().len() != n as usize {
-            return Err(format!(
-                "tree {t} does not reach every rank from the root {} (it has a cycle)",
-                tree.root
-            ));
+            return Err(format!("tree {t} does not reach every rank from the root {} (it has a cycle)", tree.root));
         }
     }
     for r in 0..n as usize {
         let total: usize = trees.iter().map(|t| t.children[r].len()).sum();
         if total > 3 {
-            return Err(format!(
-                "rank {r} has {total} children over the three trees, more than three"
-            ));
+            return Err(format!("rank {r} has {total} children over the three trees, more than three"));
         }
     }
     Ok(())
@@ -339,37 +303,23 @@ mod tests {
     fn given_trees_are_checked() {
         let g = Grid::new([3, 3, 3]);
         let parents = trinary_trees(&g, 4).map(|t| t.parent);
-        let ok =
-            TrinaryTrees::from_parents(g, parents.clone()).expect("the construction's trees pass");
+        let ok = TrinaryTrees::from_parents(g, parents.clone()).expect("the construction's trees pass");
         assert_eq!(ok.root, 4);
         // A parent in tree 0 moved to the root, two hops away.
         let mut far = parents.clone();
-        let r = (0..27)
-            .find(|&r| far[0][r as usize].is_some() && g.hops(r, 0) == 2)
-            .unwrap();
+        let r = (0..27).find(|&r| far[0][r as usize].is_some() && g.hops(r, 0) == 2).unwrap();
         far[0][r as usize] = Some(0);
-        assert!(TrinaryTrees::from_parents(g, far)
-            .unwrap_err()
-            .contains("not between torus neighbours"));
+        assert!(TrinaryTrees::from_parents(g, far).unwrap_err().contains("not between torus neighbours"));
         // Two trees on one link.
         let mut shared = parents.clone();
-        let (c, p) = (0..27u32)
-            .find_map(|c| parents[0][c as usize].map(|p| (c, p)))
-            .unwrap();
-        let other = (0..27u32)
-            .find(|&x| x != c && parents[1][x as usize].is_some() && g.hops(x, p) == 1)
-            .unwrap();
+        let (c, p) = (0..27u32).find_map(|c| parents[0][c as usize].map(|p| (c, p))).unwrap();
+        let other = (0..27u32).find(|&x| x != c && parents[1][x as usize].is_some() && g.hops(x, p) == 1).unwrap();
         shared[1][other as usize] = Some(p);
         shared[1][c as usize] = Some(p);
-        assert!(TrinaryTrees::from_parents(g, shared)
-            .unwrap_err()
-            .contains("already carries a tree"));
+        assert!(TrinaryTrees::from_parents(g, shared).unwrap_err().contains("already carries a tree"));
         let mut outside = parents.clone();
         outside[2][5] = Some(99);
-        assert_eq!(
-            TrinaryTrees::from_parents(g, outside).unwrap_err(),
-            "tree 2: rank 5's parent 99 is not a rank of 27"
-        );
+        assert_eq!(TrinaryTrees::from_parents(g, outside).unwrap_err(), "tree 2: rank 5's parent 99 is not a rank of 27");
         // A cycle: two neighbours made each other's parent in tree 0.
         let mut cycle = parents.clone();
         let (a, b) = (1u32, 2u32);
@@ -379,40 +329,21 @@ mod tests {
         free.trees[0].parent[b as usize] = Some(a);
         cycle[0] = free.trees[0].parent.clone();
         let e = TrinaryTrees::from_parents(g, cycle).unwrap_err();
-        assert!(
-            e.contains("does not reach every rank") || e.contains("already carries a tree"),
-            "{e}"
-        );
+        assert!(e.contains("does not reach every rank") || e.contains("already carries a tree"), "{e}");
         // Four children at one rank over the three trees.
         let built = trinary_trees(&g, 4);
-        let r = (0..27u32)
-            .find(|&r| {
-                built
-                    .iter()
-                    .map(|t| t.children[r as usize].len())
-                    .sum::<usize>()
-                    == 3
-            })
-            .unwrap();
+        let r = (0..27u32).find(|&r| built.iter().map(|t| t.children[r as usize].len()).sum::<usize>() == 3).unwrap();
         let mut extra = built.map(|t| t.parent);
-        let nb = (0..27u32)
-            .find(|&x| {
-                g.hops(x, r) == 1 && x != 4 && (0..3).all(|t| extra[t][x as usize] != Some(r))
-            })
-            .unwrap();
+        let nb = (0..27u32).find(|&x| g.hops(x, r) == 1 && x != 4 && (0..3).all(|t| extra[t][x as usize] != Some(r))).unwrap();
         let t = (0..3).find(|&t| extra[t][r as usize] != Some(nb)).unwrap();
         extra[t][nb as usize] = Some(r);
         assert!(TrinaryTrees::from_parents(g, extra).is_err());
         let mut rootless = parents.clone();
         rootless[2][4] = Some(3);
-        assert!(TrinaryTrees::from_parents(g, rootless)
-            .unwrap_err()
-            .contains("one root"));
+        assert!(TrinaryTrees::from_parents(g, rootless).unwrap_err().contains("one root"));
         let mut short = parents;
         short[1].pop();
-        assert!(TrinaryTrees::from_parents(g, short)
-            .unwrap_err()
-            .contains("26 parents"));
+        assert!(TrinaryTrees::from_parents(g, short).unwrap_err().contains("26 parents"));
     }
 
     #[test]

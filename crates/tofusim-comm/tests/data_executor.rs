@@ -5,6 +5,7 @@ use tofusim_comm::algorithms::{build, Algorithm, Params};
 use tofusim_comm::exec::data::{execute, DataError, Order};
 use tofusim_comm::{Action, Collective, Combine, Schedule, Span};
 
+
 fn schedule(op: &str, algo: Algorithm, p: u32) -> Schedule {
     build(Collective::parse(op, 0).unwrap(), algo, &Params::new(p, 8)).unwrap()
 }

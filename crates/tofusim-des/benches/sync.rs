@@ -35,15 +35,9 @@ fn run(sync: &mut dyn WindowSync, windows: u64, mail_bytes: usize) {
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("window");
     const WINDOWS: u64 = 1000;
-    g.bench_function("serial-1000-windows", |b| {
-        b.iter(|| run(&mut Serial, WINDOWS, 0))
-    });
-    g.bench_function("2-threads-1000-windows-reports-only", |b| {
-        b.iter(|| meet(WINDOWS, 0))
-    });
-    g.bench_function("2-threads-1000-windows-4KiB-mail", |b| {
-        b.iter(|| meet(WINDOWS, 4096))
-    });
+    g.bench_function("serial-1000-windows", |b| b.iter(|| run(&mut Serial, WINDOWS, 0)));
+    g.bench_function("2-threads-1000-windows-reports-only", |b| b.iter(|| meet(WINDOWS, 0)));
+    g.bench_function("2-threads-1000-windows-4KiB-mail", |b| b.iter(|| meet(WINDOWS, 4096)));
     g.finish();
 }
 

@@ -2,17 +2,11 @@
 //! `cargo run --release -p tofusim-experiment --example run_experiment -- FILE [THREADS]`
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args
-        .next()
-        .expect("usage: run_experiment FILE.toml [THREADS]");
-    let threads: usize = args
-        .next()
-        .map_or(1, |t| t.parse().expect("THREADS: a whole number"));
+    let path = args.next().expect("usage: run_experiment FILE.toml [THREADS]");
+    let threads: usize = args.next().map_or(1, |t| t.parse().expect("THREADS: a whole number"));
     let text = std::fs::read_to_string(&path).expect("readable file");
     let split = tofusim_packet::Split::threads(threads);
-    match tofusim_experiment::experiment::run_split(&path, &text, split, &mut |_| {
-        std::ops::ControlFlow::Continue(())
-    }) {
+    match tofusim_experiment::experiment::run_split(&path, &text, split, &mut |_| std::ops::ControlFlow::Continue(())) {
         Ok((_, r)) => {
             let r = r.expect("one process has the result");
             // The speed figures of BENCHMARKS.md, derived from the run's own counters.

@@ -7,20 +7,17 @@
 //! ([`crate::generation`]); the `[router]` table of an experiment file may
 //! then override the router's parameters.
 
-use tofusim_comm::tree::Grid;
-use tofusim_mapping::VirtualTorus;
 use tofusim_packet::{Escape, RouterParams};
-use tofusim_routing::{
-    DragonflyMode, DragonflyRouting, EscapeOrder, FatTreeMode, FatTreeRouting, Routing,
-    TorusRouting,
-};
+use tofusim_routing::{DragonflyMode, DragonflyRouting, EscapeOrder, FatTreeMode, FatTreeRouting, Routing, TorusRouting};
 use tofusim_topology::dragonfly::Dragonfly;
 use tofusim_topology::FatTree;
+use tofusim_comm::tree::Grid;
+use tofusim_mapping::VirtualTorus;
 use tofusim_topology::{tofu, Topology, Torus};
 
 use crate::comm_model::CommModel;
-use crate::error::{ConfigError, Result};
 use crate::node_space::dragonfly_space;
+use crate::error::{ConfigError, Result};
 use crate::system::{self, System};
 
 /// A system built for the engines.
@@ -70,10 +67,7 @@ pub fn check_metrics_cost(file: &str, sys: &crate::system::System) -> Result<()>
 /// The size the memory budget needs (`tofusim_packet::budget`), from the
 /// topology alone: `ports` per router when the network is built, else a
 /// torus's own and, for the indirect networks, the engine's most (63).
-pub fn network_size(
-    topology: &Topology,
-    ports: Option<usize>,
-) -> tofusim_packet::budget::NetworkSize {
+pub fn network_size(topology: &Topology, ports: Option<usize>) -> tofusim_packet::budget::NetworkSize {
     let (axes, own_ports) = match topology {
         Topology::Torus(t) | Topology::Tofu(t) => (t.axes().len() as u64, t.ports().len() as u64),
         _ => (0, 63),
@@ -106,40 +100,21 @@ pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Bu
         Routes::Dragonfly(m) => Some(m),
         _ => None,
     };
-    if matches!(routes, Routes::FatTree(_))
-        && !matches!(system.network.topology, Topology::FatTree(_))
-    {
-        return Err(err(format!(
-            "{}: a fat-tree routing mode applies to fat-trees only",
-            system.name
-        )));
+    if matches!(routes, Routes::FatTree(_)) && !matches!(system.network.topology, Topology::FatTree(_)) {
+        return Err(err(format!("{}: a fat-tree routing mode applies to fat-trees only", system.name)));
     }
     match &system.network.topology {
         Topology::Torus(t) | Topology::Tofu(t) => {
             if mode.is_some() {
-                return Err(err(format!(
-                    "{}: a routing mode applies to dragonflies only",
-                    system.name
-                )));
+                return Err(err(format!("{}: a routing mode applies to dragonflies only", system.name)));
             }
             let model = CommModel::for_system(&system, None);
             let injection_links = system.network.injection_per_node_Bps() / model.link_Bps;
-            Ok(Built {
-                nodes: t.clone(),
-                ports: t.ports().len(),
-                dragonfly: None,
-                fattree: None,
-                model,
-                injection_links,
-                system,
-            })
+            Ok(Built { nodes: t.clone(), ports: t.ports().len(), dragonfly: None, fattree: None, model, injection_links, system })
         }
         Topology::Dragonfly(d) => {
             if matches!(routes, Routes::FatTree(_)) {
-                return Err(err(format!(
-                    "{}: a fat-tree routing mode applies to fat-trees only",
-                    system.name
-                )));
+                return Err(err(format!("{}: a fat-tree routing mode applies to fat-trees only", system.name)));
             }
             let mode = mode.unwrap_or(DragonflyMode::AdaptivePreferMinimal);
             if !matches!(mode, DragonflyMode::Minimal | DragonflyMode::InOrder) && d.groups > 64 {
@@ -163,29 +138,17 @@ pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Bu
                 )));
             }
             let injection_links = system.network.injection_per_node_Bps() / model.link_Bps;
-            Ok(Built {
-                nodes: space.nodes,
-                ports: space.ports,
-                dragonfly: Some((d.clone(), mode)),
-                fattree: None,
-                model,
-                injection_links,
-                system,
-            })
+            Ok(Built { nodes: space.nodes, ports: space.ports, dragonfly: Some((d.clone(), mode)), fattree: None, model, injection_links, system })
         }
         Topology::FatTree(f) => {
             if mode.is_some() {
-                return Err(err(format!(
-                    "{}: a dragonfly routing mode applies to dragonflies only",
-                    system.name
-                )));
+                return Err(err(format!("{}: a dragonfly routing mode applies to dragonflies only", system.name)));
             }
             let mode = match routes {
                 Routes::FatTree(m) => m,
                 _ => FatTreeMode::DModK,
             };
-            let routing =
-                FatTreeRouting::new(f, mode).map_err(|e| err(format!("{}: {e}", system.name)))?;
+            let routing = FatTreeRouting::new(f, mode).map_err(|e| err(format!("{}: {e}", system.name)))?;
             let ports = routing.ports();
             let model = CommModel::for_system(&system, None);
             let queues = model.router.queues(ports);
@@ -202,26 +165,14 @@ pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Bu
             }
             let nodes = f.node_count();
             if nodes > u32::MAX as u64 / 2 {
-                return Err(err(format!(
-                    "{}: {nodes} nodes; the engine numbers nodes in 31 bits",
-                    system.name
-                )));
+                return Err(err(format!("{}: {nodes} nodes; the engine numbers nodes in 31 bits", system.name)));
             }
             // One rail is simulated: the rails are identical trees and a
             // node spreads its traffic evenly over them, so each carries
             // 1/rails of it; figures per node are those of one rail.
-            let injection_links =
-                system.network.injection_per_node_Bps() / f.rails.max(1) as f64 / model.link_Bps;
+            let injection_links = system.network.injection_per_node_Bps() / f.rails.max(1) as f64 / model.link_Bps;
             let ring = Torus::new(vec![tofusim_topology::Axis::ring("node", nodes as u32)]);
-            Ok(Built {
-                nodes: ring,
-                ports,
-                dragonfly: None,
-                fattree: Some((f.clone(), mode)),
-                model,
-                injection_links,
-                system,
-            })
+            Ok(Built { nodes: ring, ports, dragonfly: None, fattree: Some((f.clone(), mode)), model, injection_links, system })
         }
     }
 }
@@ -262,21 +213,14 @@ impl Built {
 
     /// Nodes of one dragonfly group (`None` on other topologies).
     pub fn group_nodes(&self) -> Option<u32> {
-        self.dragonfly
-            .as_ref()
-            .map(|(d, _)| d.routers_per_group() * d.nodes_per_router)
+        self.dragonfly.as_ref().map(|(d, _)| d.routers_per_group() * d.nodes_per_router)
     }
 
     /// The routing function for a router whose escape scheme is `escape`:
     /// Tofu in its X, Y, Z, A, C, B order, other tori in axis order; the
     /// escape route in direction order for `dateline-direction`.
     pub fn routing(&self, escape: Escape) -> Routing {
-        routing_of(
-            &self.nodes,
-            self.dragonfly.as_ref(),
-            self.fattree.as_ref(),
-            escape,
-        )
+        routing_of(&self.nodes, self.dragonfly.as_ref(), self.fattree.as_ref(), escape)
     }
 
     /// The router the engine runs: the model's.
@@ -300,11 +244,7 @@ pub fn routing_of(
     if let Some((f, mode)) = fattree {
         return Routing::FatTree(FatTreeRouting::new(f, *mode).expect("checked when built"));
     }
-    let eo = if escape == Escape::DatelineDirection {
-        EscapeOrder::Direction
-    } else {
-        EscapeOrder::Dimension
-    };
+    let eo = if escape == Escape::DatelineDirection { EscapeOrder::Direction } else { EscapeOrder::Dimension };
     Routing::Torus(TorusRouting::new(nodes, &torus_order(nodes), eo))
 }
 
@@ -361,48 +301,24 @@ pub fn setup(system_name: &str) -> Result<Setup> {
     let sys = system::from_name(name)?;
     let routes = match (mode, &sys.network.topology) {
         (None, _) => Routes::Default,
-        (Some(m), Topology::Dragonfly(_)) => {
-            Routes::Dragonfly(DragonflyMode::parse(m).ok_or_else(|| {
-                err(
-                    "system",
-                    format!(
-                        "{name}/{m}: unknown dragonfly routing; expected one of {}",
-                        DragonflyMode::NAMES.join(", ")
-                    ),
-                )
-            })?)
-        }
-        (Some(m), Topology::FatTree(_)) => {
-            Routes::FatTree(FatTreeMode::parse(m).ok_or_else(|| {
-                err(
-                    "system",
-                    format!(
-                        "{name}/{m}: unknown fat-tree routing; expected {}",
-                        FatTreeMode::NAMES.join(", ")
-                    ),
-                )
-            })?)
-        }
+        (Some(m), Topology::Dragonfly(_)) => Routes::Dragonfly(DragonflyMode::parse(m).ok_or_else(|| {
+            err("system", format!("{name}/{m}: unknown dragonfly routing; expected one of {}", DragonflyMode::NAMES.join(", ")))
+        })?),
+        (Some(m), Topology::FatTree(_)) => Routes::FatTree(FatTreeMode::parse(m).ok_or_else(|| {
+            err("system", format!("{name}/{m}: unknown fat-tree routing; expected {}", FatTreeMode::NAMES.join(", ")))
+        })?),
         (Some(_), _) => {
             return Err(err("system", format!("{system_name}: a routing suffix (/mode) applies to dragonflies and fat-trees only")));
         }
     };
     let built = build(WHERE, "system", sys, routes)?;
-    built.refuse_faults(
-        WHERE,
-        "system",
-        "a collective on a communicator of every node",
-    )?;
+    built.refuse_faults(WHERE, "system", "a collective on a communicator of every node")?;
     let (node_of_rank, grid) = if built.dragonfly.is_some() || built.fattree.is_some() {
         ((0..built.nodes.node_count() as u32).collect(), None)
     } else {
         communicator(&built.nodes)
     };
-    Ok(Setup {
-        built,
-        node_of_rank,
-        grid,
-    })
+    Ok(Setup { built, node_of_rank, grid })
 }
 
 /// The communicator of a system written as a TOML `[network]` table
@@ -410,21 +326,13 @@ pub fn setup(system_name: &str) -> Result<Setup> {
 pub fn setup_toml(file: &str, text: &str) -> Result<Setup> {
     let sys = system::from_toml(file, text)?;
     let built = build(file, "network", sys, Routes::Default)?;
-    built.refuse_faults(
-        file,
-        "network",
-        "a replay or collective on a communicator of every node",
-    )?;
+    built.refuse_faults(file, "network", "a replay or collective on a communicator of every node")?;
     let (node_of_rank, grid) = if built.dragonfly.is_some() || built.fattree.is_some() {
         ((0..built.nodes.node_count() as u32).collect(), None)
     } else {
         communicator(&built.nodes)
     };
-    Ok(Setup {
-        built,
-        node_of_rank,
-        grid,
-    })
+    Ok(Setup { built, node_of_rank, grid })
 }
 
 /// A plain torus of `lengths` (every axis wraps) with the links and
@@ -455,28 +363,11 @@ pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) 
         .collect();
     let t = Torus::new(axes);
     if node_of_rank.iter().any(|&n| n as u64 >= t.node_count()) {
-        return Err(err(
-            "order",
-            format!(
-                "a rank is placed beyond the {} nodes of the torus",
-                t.node_count()
-            ),
-        ));
+        return Err(err("order", format!("a rank is placed beyond the {} nodes of the torus", t.node_count())));
     }
     let model = CommModel::for_system(&sys, None);
     let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
-    let built = Built {
-        ports: t.ports().len(),
-        nodes: t,
-        dragonfly: None,
-        fattree: None,
-        model,
-        injection_links,
-        system: sys,
-    };
-    Ok(Setup {
-        built,
-        node_of_rank,
-        grid: Grid::from_shape(lengths),
-    })
+    let built = Built { ports: t.ports().len(), nodes: t, dragonfly: None, fattree: None, model, injection_links, system: sys };
+    Ok(Setup { built, node_of_rank, grid: Grid::from_shape(lengths) })
 }
+

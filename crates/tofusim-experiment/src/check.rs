@@ -75,24 +75,15 @@ impl CheckResult {
 pub fn scheme_of(p: &RouterParams, mode: RoutingMode) -> VcScheme {
     let escape = match p.escape {
         Escape::Bubble => EscapeVcs::Bubble { full_charge: true },
-        Escape::BubbleUnfixed | Escape::BubbleFullCounts => {
-            EscapeVcs::Bubble { full_charge: false }
-        }
+        Escape::BubbleUnfixed | Escape::BubbleFullCounts => EscapeVcs::Bubble { full_charge: false },
         Escape::DatelineDimension | Escape::DatelineDirection => EscapeVcs::DatelinePair,
-        Escape::HopClass => EscapeVcs::HopClass {
-            class_vcs: p.class_vcs,
-        },
+        Escape::HopClass => EscapeVcs::HopClass { class_vcs: p.class_vcs },
         Escape::None => EscapeVcs::None,
     };
     // Adaptive routing needs dynamic VCs (the engine routes a router
     // without them, the Tofu model's, deterministically).
     let adaptive = mode == RoutingMode::Adaptive && p.dynamic_vcs > 0;
-    VcScheme {
-        dynamic: p.dynamic_vcs,
-        escape,
-        adaptive,
-        output_queues: p.virtual_output_queues,
-    }
+    VcScheme { dynamic: p.dynamic_vcs, escape, adaptive, output_queues: p.virtual_output_queues }
 }
 
 /// The experiment text for a system named on the command line: the
@@ -121,12 +112,8 @@ pub fn system_text(system: &str, routing: Option<&str>) -> String {
 /// `text` with `[routing] algorithm` set to `routing` (the `--routing`
 /// option over an experiment file).
 pub fn with_routing(file: &str, text: &str, routing: &str) -> Result<String> {
-    let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        ConfigError::new(file, "", format!("valid TOML: {}", e.message()))
-    })?;
-    let table = doc
-        .entry("routing")
-        .or_insert_with(|| toml::Table::new().into());
+    let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::new(file, "", format!("valid TOML: {}", e.message())))?;
+    let table = doc.entry("routing").or_insert_with(|| toml::Table::new().into());
     let Some(t) = table.as_table_mut() else {
         return Err(ConfigError::new(file, "routing", "a table"));
     };
@@ -137,11 +124,7 @@ pub fn with_routing(file: &str, text: &str, routing: &str) -> Result<String> {
 /// The name of the routing the experiment runs.
 fn routing_name(exp: &Experiment) -> String {
     if let Some((_, m)) = &exp.built.dragonfly {
-        return DragonflyMode::NAMES
-            .iter()
-            .find(|n| DragonflyMode::parse(n) == Some(*m))
-            .unwrap_or(&"minimal")
-            .to_string();
+        return DragonflyMode::NAMES.iter().find(|n| DragonflyMode::parse(n) == Some(*m)).unwrap_or(&"minimal").to_string();
     }
     if let Some((_, m)) = &exp.built.fattree {
         return m.name().to_string();
@@ -155,11 +138,7 @@ fn routing_name(exp: &Experiment) -> String {
 /// Checks the experiment in `text` (its file name `file` for messages).
 /// Refuses networks with failures (the check covers fault-free networks)
 /// and checks estimated above [`MAX_STATES`].
-pub fn check(
-    file: &str,
-    text: &str,
-    progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
-) -> Result<CheckResult> {
+pub fn check(file: &str, text: &str, progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>) -> Result<CheckResult> {
     let exp = experiment::parse(file, text)?;
     if exp.fault_schedule.is_some() {
         return Err(ConfigError::new(file, "faults", "a network without failures: the static check covers fault-free networks (failures during a run change the routes as it goes)"));
@@ -180,10 +159,7 @@ pub fn check(
         }
         Kind::Finite(FinitePattern::Trace { packets }) => {
             let npr = exp.router.nodes_per_router.max(1);
-            packets
-                .iter()
-                .filter_map(|p| p.hints.map(|h| (p.src / npr, p.dst / npr, h)))
-                .collect()
+            packets.iter().filter_map(|p| p.hints.map(|h| (p.src / npr, p.dst / npr, h))).collect()
         }
         _ => Vec::new(),
     };
@@ -197,19 +173,10 @@ pub fn check(
     };
     let estimated = deadlock::work_estimate(&routing, &scheme, npl);
     if estimated > MAX_STATES {
-        return Err(too_large(format!(
-            "about {estimated:.3e} packet states (every destination from every router)"
-        )));
+        return Err(too_large(format!("about {estimated:.3e} packet states (every destination from every router)")));
     }
     let start = Instant::now();
-    let report =
-        deadlock::check(&routing, scheme, npl, MAX_STATES, &extra, progress).map_err(|e| {
-            if e.starts_with("more than") {
-                too_large(e)
-            } else {
-                ConfigError::new(file, "", e)
-            }
-        })?;
+    let report = deadlock::check(&routing, scheme, npl, MAX_STATES, &extra, progress).map_err(|e| if e.starts_with("more than") { too_large(e) } else { ConfigError::new(file, "", e) })?;
     let (verdict, method, cycle) = match report.verdict {
         Verdict::DeadlockFree(m) => ("deadlock-free", Some(m), Vec::new()),
         Verdict::Cycle(c) => ("cycle", None, c),

@@ -11,15 +11,18 @@
 
 use serde::Serialize;
 use tofusim_comm::algorithms::{build_named, Params};
-use tofusim_comm::exec::data;
 use tofusim_comm::tree::{Grid, TrinaryTrees};
+use tofusim_comm::exec::data;
 use tofusim_comm::{Collective, ScheduleRun, ELEMENT_BYTES};
 
 use tofusim_packet::{Engine, RunParams, RunResult};
 
-pub use crate::build::{setup, torus_setup, Setup};
+
+
 use crate::comm_model::Modes;
+pub use crate::build::{setup, torus_setup, Setup};
 use crate::error::{ConfigError, Result};
+
 
 const WHERE: &str = "<command line>";
 
@@ -73,8 +76,7 @@ pub fn trees_from_json(text: &str, source: &str) -> Result<TrinaryTrees> {
     let f: TreesFile = serde_json::from_str(text).map_err(|e| {
         ConfigError::new(source, "trees", format!("expected {{\"lengths\": [Lx, Ly, Lz], \"parents\": [three lists of each rank's parent, null at the root]}}: {e}"))
     })?;
-    let mut t = TrinaryTrees::from_parents(Grid::new(f.lengths), f.parents)
-        .map_err(|e| ConfigError::new(source, "trees", e))?;
+    let mut t = TrinaryTrees::from_parents(Grid::new(f.lengths), f.parents).map_err(|e| ConfigError::new(source, "trees", e))?;
     t.source = source.to_string();
     Ok(t)
 }
@@ -254,10 +256,7 @@ impl StepTimes {
     /// `u64::MAX` for a step that never ran) on the nodes `node_of_rank`.
     pub fn new(s: &tofusim_comm::Schedule, node_of_rank: &[u32], finish: &[Vec<u64>]) -> Self {
         use tofusim_comm::schedule::{total, Action};
-        let mut t = StepTimes {
-            kinds: STEP_KINDS,
-            ..Default::default()
-        };
+        let mut t = StepTimes { kinds: STEP_KINDS, ..Default::default() };
         for (rank, (program, times)) in s.programs.iter().zip(finish).enumerate() {
             for (i, (step, &f)) in program.steps.iter().zip(times).enumerate() {
                 let (kind, peer, elements) = match &step.action {
@@ -348,11 +347,7 @@ fn algorithm_params(spec: &CollectiveSpec, ranks: u32, grid: Option<Grid>, tnis:
     let mut params = Params::new(ranks, 0);
     params.grid = grid;
     params.tnis = spec.tnis.unwrap_or(tnis).max(1);
-    params.segment_elements = spec
-        .segment_bytes
-        .unwrap_or(DEFAULT_SEGMENT_BYTES)
-        .div_ceil(ELEMENT_BYTES)
-        .max(1);
+    params.segment_elements = spec.segment_bytes.unwrap_or(DEFAULT_SEGMENT_BYTES).div_ceil(ELEMENT_BYTES).max(1);
     params.trees = spec.trees.clone();
     params
 }
@@ -393,14 +388,8 @@ pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Setti
     let (tnis, tnis_reason) = match (spec.tnis, defined_tnis(&spec.algorithm)) {
         (Some(t), _) => (t, "given (--tnis)".to_string()),
         (None, Some((t, why))) if t <= node_tnis => (t, why.to_string()),
-        (None, Some((_, why))) => (
-            node_tnis,
-            format!("all {node_tnis} of the node, fewer than the definition's: {why}"),
-        ),
-        (None, None) => (
-            node_tnis,
-            format!("every TNI of the node ({node_tnis}), messages spread round-robin"),
-        ),
+        (None, Some((_, why))) => (node_tnis, format!("all {node_tnis} of the node, fewer than the definition's: {why}")),
+        (None, None) => (node_tnis, format!("every TNI of the node ({node_tnis}), messages spread round-robin")),
     };
     let pipelined_tree = matches!(spec.algorithm.as_str(), "trinaryx3" | "trinary-tree");
     let (segment_bytes, segment) = match spec.segment_bytes {
@@ -425,15 +414,7 @@ pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Setti
     let mut settled = spec.clone();
     settled.tnis = Some(tnis);
     settled.segment_bytes = Some(segment_bytes);
-    Ok((
-        settled,
-        Settings {
-            segment_bytes,
-            segment,
-            tnis,
-            tnis_reason,
-        },
-    ))
+    Ok((settled, Settings { segment_bytes, segment, tnis, tnis_reason }))
 }
 
 /// A schedule run on the packet engine.
@@ -475,11 +456,7 @@ pub fn run_schedule_sampled(
     progress: tofusim_packet::Progress,
 ) -> Result<Timed> {
     let setup = setup(system_name)?;
-    let s = make(
-        setup.node_of_rank.len() as u32,
-        setup.grid,
-        setup.built.model.tnis,
-    )?;
+    let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.built.model.tnis)?;
     run_sampled(setup, s, modes, seed, counter_cycles, progress, |_| ()).map(|(t, ())| t)
 }
 
@@ -503,52 +480,22 @@ pub fn schedule_engine(
     run: RunParams,
 ) -> Result<Engine<ScheduleRun>> {
     let Setup {
-        built:
-            crate::build::Built {
-                nodes: t,
-                dragonfly,
-                fattree,
-                model,
-                injection_links,
-                ..
-            },
+        built: crate::build::Built { nodes: t, dragonfly, fattree, model, injection_links, .. },
         node_of_rank,
         ..
     } = setup;
     let ranks = node_of_rank.len() as u32;
     if s.ranks != ranks {
-        return Err(err(
-            "schedule",
-            format!("{} ranks for {ranks} placed ranks", s.ranks),
-        ));
+        return Err(err("schedule", format!("{} ranks for {ranks} placed ranks", s.ranks)));
     }
     let timing = model.host_timing(modes);
-    let run_state = ScheduleRun::new(
-        s,
-        node_of_rank,
-        timing,
-        model.packet_bytes,
-        model.header_bytes,
-    )
-    .map_err(|e| err("algo", e))?;
+    let run_state = ScheduleRun::new(s, node_of_rank, timing, model.packet_bytes, model.header_bytes)
+        .map_err(|e| err("algo", e))?;
     if t.node_count() < 2 {
         return Err(err("pattern", "a workload needs at least 2 nodes"));
     }
-    let routing = crate::build::routing_of(
-        &t,
-        dragonfly.as_ref(),
-        fattree.as_ref(),
-        model.router.escape,
-    );
-    Ok(Engine::new(
-        routing,
-        model.router.clone(),
-        model.routing,
-        run,
-        run_state,
-        injection_links,
-        model.cycle_ns(),
-    ))
+    let routing = crate::build::routing_of(&t, dragonfly.as_ref(), fattree.as_ref(), model.router.escape);
+    Ok(Engine::new(routing, model.router.clone(), model.routing, run, run_state, injection_links, model.cycle_ns()))
 }
 
 /// [`run_on`], and what `inspect` reads from the finished run's state
@@ -589,65 +536,49 @@ pub fn run_sampled<T>(
     };
     let engine = schedule_engine(setup, std::sync::Arc::clone(&s), modes, run)?;
     let (r, (rank_end_cycles, critical_path, seen)): (RunResult, (Vec<u64>, _, T)) = engine
-        .run_with(progress, |s| {
-            (s.rank_end_cycles(), s.critical_path(), inspect(s))
-        });
+        .run_with(progress, |s| (s.rank_end_cycles(), s.critical_path(), inspect(s)));
     let cycles = r.completion_cycles.unwrap_or(r.sim.cycles);
     let mut busiest_ports = r.ports;
-    busiest_ports.sort_by(|a, b| {
-        b.counters
-            .bytes
-            .cmp(&a.counters.bytes)
-            .then(a.router.cmp(&b.router))
-    });
+    busiest_ports.sort_by(|a, b| b.counters.bytes.cmp(&a.counters.bytes).then(a.router.cmp(&b.router)));
     busiest_ports.truncate(10);
     busiest_ports.retain(|p| p.counters.bytes > 0);
-    Ok((
-        Timed {
-            schedule: s,
-            ranks,
-            grid,
+    Ok((Timed {
+        schedule: s,
+        ranks,
+        grid,
+        cycles,
+        time_seconds: cycles as f64 * r.cycle_ns * 1e-9,
+        rank_end_cycles,
+        busiest_ports,
+        run: RunSummary {
+            complete: r.complete,
+            interrupted: r.interrupted,
             cycles,
-            time_seconds: cycles as f64 * r.cycle_ns * 1e-9,
-            rank_end_cycles,
-            busiest_ports,
-            run: RunSummary {
-                complete: r.complete,
-                interrupted: r.interrupted,
-                cycles,
-                cycle_ns: r.cycle_ns,
-                packets_delivered: r.packets_delivered,
-                link_utilization: r.link_utilization,
-                deadlock: r.deadlock.is_some(),
-                invariant_error: r
-                    .invariant_error
-                    .map(|e| format!("{}: {}", e.kind, e.detail)),
-                wall_seconds: r.sim.wall_seconds,
-                latency: r.latency,
-                latency_distribution: r.latency_distribution,
-                counter_samples: r.counter_samples,
-                limits: r.limits,
-                critical_path: Some(critical_path),
-            },
+            cycle_ns: r.cycle_ns,
+            packets_delivered: r.packets_delivered,
+            link_utilization: r.link_utilization,
+            deadlock: r.deadlock.is_some(),
+            invariant_error: r
+                .invariant_error
+                .map(|e| format!("{}: {}", e.kind, e.detail)),
+            wall_seconds: r.sim.wall_seconds,
+            latency: r.latency,
+            latency_distribution: r.latency_distribution,
+            counter_samples: r.counter_samples,
+            limits: r.limits,
+            critical_path: Some(critical_path),
         },
-        seen,
-    ))
+    }, seen))
 }
 
 /// Runs one collective on the model `spec` names (and, with `verify`, on
 /// real buffers).
 pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
     if spec.counter_cycles > 0 && spec.model != Model::Packet {
-        return Err(err(
-            "counter-period",
-            "samples the packet engine's counters: use the packet model",
-        ));
+        return Err(err("counter-period", "samples the packet engine's counters: use the packet model"));
     }
     if spec.steps && spec.model != Model::Packet {
-        return Err(err(
-            "steps",
-            "step finish cycles come from the packet engine: use the packet model",
-        ));
+        return Err(err("steps", "step finish cycles come from the packet engine: use the packet model"));
     }
     check_memory(spec)?;
     if spec.model == Model::Packet {
@@ -663,8 +594,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let (settled, settings) = settle(spec, &s)?;
     let spec = &settled;
     let estimate = estimated_messages(spec, ranks as u64);
-    let has_rounds =
-        tofusim_comm::rounds::WITH_ROUNDS.contains(&(spec.op.as_str(), spec.algorithm.as_str()));
+    let has_rounds = tofusim_comm::rounds::WITH_ROUNDS.contains(&(spec.op.as_str(), spec.algorithm.as_str()));
     let model = match spec.model {
         Model::Flow if has_rounds && estimate > 2_000_000 => Model::FlowRounds,
         Model::Flow => Model::FlowEvents,
@@ -673,113 +603,36 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let tnis = spec.tnis.unwrap_or(s.built.model.tnis).max(1);
     if model == Model::FlowRounds {
         if spec.verify {
-            return Err(err(
-                "verify",
-                "the rounds form moves no data: --verify needs the packet or flow-events model",
-            ));
+            return Err(err("verify", "the rounds form moves no data: --verify needs the packet or flow-events model"));
         }
         let mut params = algorithm_params(spec, ranks, s.grid, tnis);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
-        let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params)
-            .map_err(|e| build_err(spec, e))?;
-        let flow_summary = |rounds, interrupted| FlowSummary {
-            wall_seconds: wall.elapsed().as_secs_f64(),
-            peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(),
-            rounds,
-            interrupted,
+        let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| build_err(spec, e))?;
+        let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };
+        let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
+        let timed = match crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt) {
+            Err(_) if interrupt.stopped() => {
+                return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model));
+            }
+            t => t?,
         };
-        let counts = (
-            rounds.messages(),
-            rounds.bytes_sent(),
-            rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0),
-        );
-        let timed =
-            match crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt) {
-                Err(_) if interrupt.stopped() => {
-                    return Ok(result(
-                        spec,
-                        &settings,
-                        rounds.collective,
-                        ranks,
-                        s.grid,
-                        0.0,
-                        None,
-                        counts,
-                        None,
-                        None,
-                        Some(flow_summary(None, true)),
-                        model,
-                    ));
-                }
-                t => t?,
-            };
         let _ = progress(1.0);
-        return Ok(result(
-            spec,
-            &settings,
-            rounds.collective,
-            ranks,
-            s.grid,
-            timed.time_seconds,
-            None,
-            counts,
-            None,
-            None,
-            Some(flow_summary(Some(timed), false)),
-            model,
-        ));
+        return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model));
     }
     check_estimate(spec, estimate)?;
     let sched = schedule(spec, ranks, s.grid, s.built.model.tnis)?;
     let counts = (sched.messages(), sched.bytes_sent(), sched.tnis_used());
-    let time =
-        match crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, &interrupt) {
-            // Ctrl-C: what is known without the time — the schedule's size.
-            Err(_) if interrupt.stopped() => {
-                let flow = FlowSummary {
-                    wall_seconds: wall.elapsed().as_secs_f64(),
-                    peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(),
-                    rounds: None,
-                    interrupted: true,
-                };
-                return Ok(result(
-                    spec,
-                    &settings,
-                    sched.collective,
-                    ranks,
-                    s.grid,
-                    0.0,
-                    sched.fallback.clone(),
-                    counts,
-                    None,
-                    None,
-                    Some(flow),
-                    model,
-                ));
-            }
-            t => t?,
-        };
+    let time = match crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, &interrupt) {
+        // Ctrl-C: what is known without the time — the schedule's size.
+        Err(_) if interrupt.stopped() => {
+            let flow = FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: true };
+            return Ok(result(spec, &settings, sched.collective, ranks, s.grid, 0.0, sched.fallback.clone(), counts, None, None, Some(flow), model));
+        }
+        t => t?,
+    };
     let _ = progress(1.0);
     let (verified, verify_error) = verification(spec, &sched);
-    Ok(result(
-        spec,
-        &settings,
-        sched.collective,
-        ranks,
-        s.grid,
-        time,
-        sched.fallback.clone(),
-        counts,
-        verified.map(|v| (v, verify_error)),
-        None,
-        Some(FlowSummary {
-            wall_seconds: wall.elapsed().as_secs_f64(),
-            peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(),
-            rounds: None,
-            interrupted: false,
-        }),
-        model,
-    ))
+    Ok(result(spec, &settings, sched.collective, ranks, s.grid, time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: false }), model))
 }
 
 /// Refuses a schedule too large to hold, naming the way out.
@@ -789,32 +642,15 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
 /// rather than timed as something it is not).
 fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> {
     if spec.root >= ranks {
-        return Err(err(
-            "root",
-            format!(
-                "expected a rank from 0 to {}, found {}",
-                ranks - 1,
-                spec.root
-            ),
-        ));
+        return Err(err("root", format!("expected a rank from 0 to {}, found {}", ranks - 1, spec.root)));
     }
     if let Some(t) = spec.tnis {
         if t == 0 || t > system_tnis.max(1) {
-            return Err(err(
-                "tnis",
-                format!(
-                    "expected 1 to {} (the TNIs of a node of {}), found {t}",
-                    system_tnis.max(1),
-                    spec.system
-                ),
-            ));
+            return Err(err("tnis", format!("expected 1 to {} (the TNIs of a node of {}), found {t}", system_tnis.max(1), spec.system)));
         }
     }
     if spec.size_bytes == 0 && spec.op != "barrier" {
-        return Err(err(
-            "size",
-            "expected at least 1 byte (a 0-byte collective has nothing to time)",
-        ));
+        return Err(err("size", "expected at least 1 byte (a 0-byte collective has nothing to time)"));
     }
     if spec.segment_bytes == Some(0) {
         return Err(err("segment", "expected at least 1 byte"));
@@ -831,26 +667,17 @@ fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> 
 /// available (exit 2, the estimate by part).
 fn check_memory(spec: &CollectiveSpec) -> Result<()> {
     use tofusim_packet::budget::{available_bytes, estimate, gib, NetworkSize};
-    let Some(limit) = available_bytes() else {
-        return Ok(());
-    };
+    let Some(limit) = available_bytes() else { return Ok(()) };
     let name = spec.system.split('/').next().unwrap_or_default();
     let sys = crate::system::from_name(name)?;
     let topology = &sys.network.topology;
     let size = crate::build::network_size(topology, None);
-    let NetworkSize {
-        routers,
-        ports,
-        nodes,
-        axes,
-    } = size;
+    let NetworkSize { routers, ports, nodes, axes } = size;
     let communicator = nodes.saturating_mul(8);
     // A dragonfly's model needs its node space (link classes, nodes per
     // router); building a dragonfly is small.
     let model = match topology {
-        tofusim_topology::Topology::Dragonfly(_) => {
-            crate::build::build(WHERE, "system", sys.clone(), crate::build::Routes::Default)?.model
-        }
+        tofusim_topology::Topology::Dragonfly(_) => crate::build::build(WHERE, "system", sys.clone(), crate::build::Routes::Default)?.model,
         _ => crate::comm_model::CommModel::for_system(&sys, None),
     };
     if spec.model == Model::Packet {
@@ -866,28 +693,14 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
         let per_message = spec.size_bytes.div_ceil(payload).max(1);
         let concurrent = estimated_messages(spec, nodes).min(nodes.saturating_mul(8));
         let packets = concurrent.saturating_mul(per_message);
-        let f = estimate(
-            size,
-            &model.router,
-            &RunParams::default(),
-            model.packet_bytes,
-            packets,
-        );
+        let f = estimate(size, &model.router, &RunParams::default(), model.packet_bytes, packets);
         ("the packet engine", f.total())
     } else {
         // Resources: every directed link, every node's injection and TNIs;
         // per rank its ready times and a stream or two.
-        let resources = routers
-            .saturating_mul(ports)
-            .saturating_add(nodes.saturating_mul(1 + model.tnis.max(1) as u64));
+        let resources = routers.saturating_mul(ports).saturating_add(nodes.saturating_mul(1 + model.tnis.max(1) as u64));
         let routing = routers.saturating_mul(2 * axes + 5 * ports + 8);
-        (
-            "the flow model",
-            resources
-                .saturating_mul(8)
-                .saturating_add(routing)
-                .saturating_add(nodes.saturating_mul(96)),
-        )
+        ("the flow model", resources.saturating_mul(8).saturating_add(routing).saturating_add(nodes.saturating_mul(96)))
     };
     // `verify` moves real data: every rank's vector in and out, and the
     // blocks of every rank for the gathering operations.
@@ -931,10 +744,7 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
 
 fn check_estimate(spec: &CollectiveSpec, estimate: u64) -> Result<()> {
     if estimate > MAX_SCHEDULE_MESSAGES {
-        let rounds: Vec<String> = tofusim_comm::rounds::WITH_ROUNDS
-            .iter()
-            .map(|(o, a)| format!("{o} {a}"))
-            .collect();
+        let rounds: Vec<String> = tofusim_comm::rounds::WITH_ROUNDS.iter().map(|(o, a)| format!("{o} {a}")).collect();
         return Err(err("system", format!(
             "{} {} on {} has about {estimate} messages, more than the {} an explicit schedule may hold; the flow model's rounds form (--model flow) runs {} at any scale",
             spec.op, spec.algorithm, spec.system, MAX_SCHEDULE_MESSAGES, rounds.join(", ")
@@ -943,10 +753,7 @@ fn check_estimate(spec: &CollectiveSpec, estimate: u64) -> Result<()> {
     Ok(())
 }
 
-fn verification(
-    spec: &CollectiveSpec,
-    s: &tofusim_comm::Schedule,
-) -> (Option<bool>, Option<String>) {
+fn verification(spec: &CollectiveSpec, s: &tofusim_comm::Schedule) -> (Option<bool>, Option<String>) {
     if !spec.verify {
         return (None, None);
     }
@@ -977,8 +784,7 @@ fn result(
         _ => spec.size_bytes,
     };
     CollectiveResult {
-        complete: run.as_ref().is_none_or(|r| r.complete)
-            && flow.as_ref().is_none_or(|f| !f.interrupted),
+        complete: run.as_ref().is_none_or(|r| r.complete) && flow.as_ref().is_none_or(|f| !f.interrupted),
         model,
         op: spec.op.clone(),
         algo: spec.algorithm.clone(),
@@ -987,11 +793,7 @@ fn result(
         system: spec.system.clone(),
         communicator_shape: grid.map(|g| g.lengths),
         time_seconds,
-        bandwidth_Bps: if time_seconds > 0.0 && coll != Collective::Barrier {
-            bytes as f64 / time_seconds
-        } else {
-            0.0
-        },
+        bandwidth_Bps: if time_seconds > 0.0 && coll != Collective::Barrier { bytes as f64 / time_seconds } else { 0.0 },
         verified: verified.as_ref().map(|v| v.0),
         verify_error: verified.and_then(|v| v.1),
         fallback,
@@ -1003,19 +805,13 @@ fn result(
         flow,
         steps: None,
         steps_omitted: None,
-        trees: spec.trees.as_ref().map(|t| GivenTrees {
-            source: t.source.clone(),
-            depths: t.trees.each_ref().map(|tree| tree.depth()),
-        }),
+        trees: spec.trees.as_ref().map(|t| GivenTrees { source: t.source.clone(), depths: t.trees.each_ref().map(|tree| tree.depth()) }),
     }
 }
 
 /// Runs one collective on the packet engine (and, with `verify`, on real
 /// buffers), keeping every step's finish cycle when `spec.steps` asks.
-fn run_packet(
-    spec: &CollectiveSpec,
-    progress: tofusim_packet::Progress,
-) -> Result<CollectiveResult> {
+fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
     let setup = setup(&spec.system)?;
     let (ranks, tnis) = (setup.node_of_rank.len() as u32, setup.built.model.tnis);
     check_spec(spec, ranks, tnis)?;
@@ -1025,20 +821,10 @@ fn run_packet(
     let sched = schedule(spec, ranks, setup.grid, tnis)?;
     let step_count: u64 = sched.programs.iter().map(|p| p.steps.len() as u64).sum();
     let keep_steps = spec.steps && step_count <= MAX_STEP_TIMES;
-    let node_of_rank = if keep_steps {
-        setup.node_of_rank.clone()
-    } else {
-        Vec::new()
-    };
-    let (timed, finish) = run_sampled(
-        setup,
-        sched,
-        &spec.modes,
-        spec.seed,
-        spec.counter_cycles,
-        progress,
-        |run| keep_steps.then(|| run.step_finish_cycles()),
-    )?;
+    let node_of_rank = if keep_steps { setup.node_of_rank.clone() } else { Vec::new() };
+    let (timed, finish) = run_sampled(setup, sched, &spec.modes, spec.seed, spec.counter_cycles, progress, |run| {
+        keep_steps.then(|| run.step_finish_cycles())
+    })?;
     let s = &timed.schedule;
     let (verified, verify_error) = verification(spec, s);
     let mut r = result(
@@ -1092,13 +878,7 @@ pub fn trinaryx3_segment(system_name: &str, size_bytes: u64) -> Result<PipelineS
 
 /// The segment of a trinary-tree algorithm of `phases` phases (Trinaryx3:
 /// 2, up then down) rooted at `root` on communicator `g`.
-fn pipeline_segment(
-    model: &crate::comm_model::CommModel,
-    g: &Grid,
-    root: u32,
-    phases: u32,
-    size_bytes: u64,
-) -> PipelineSegment {
+fn pipeline_segment(model: &crate::comm_model::CommModel, g: &Grid, root: u32, phases: u32, size_bytes: u64) -> PipelineSegment {
     let modes = Modes::default();
     let alpha_ns = model.side_ns(crate::comm_model::Side::Send, &modes)
         + model.side_ns(crate::comm_model::Side::Receive, &modes)
@@ -1115,13 +895,7 @@ fn pipeline_segment(
         ns_per_byte,
         (model.packet_bytes - model.header_bytes) as u64,
     );
-    PipelineSegment {
-        segment_bytes,
-        stages,
-        alpha_ns,
-        ns_per_byte,
-        part_bytes,
-    }
+    PipelineSegment { segment_bytes, stages, alpha_ns, ns_per_byte, part_bytes }
 }
 
 /// The hardware barrier across every node of `system_name` (one BCH per
@@ -1140,9 +914,7 @@ pub fn hardware_barrier_us(
     graph: tofusim_comm::barrier_hw::GateGraph,
 ) -> Result<f64> {
     let Setup {
-        built: crate::build::Built {
-            nodes: t, model, ..
-        },
+        built: crate::build::Built { nodes: t, model, .. },
         node_of_rank,
         grid,
     } = setup(system_name)?;
@@ -1174,9 +946,7 @@ pub fn hardware_barrier_us(
     };
     use tofusim_comm::barrier_hw::{across_nodes, across_torus, GateGraph};
     Ok(match (graph, grid) {
-        (GateGraph::RankOrder, _) | (_, None) => {
-            across_nodes(node_of_rank.len() as u32, &hw, latency)
-        }
+        (GateGraph::RankOrder, _) | (_, None) => across_nodes(node_of_rank.len() as u32, &hw, latency),
         (graph, Some(g)) => across_torus(&g, graph, &hw, latency),
     })
 }

@@ -11,9 +11,9 @@
 #![allow(non_snake_case)]
 
 use serde::Serialize;
-use tofusim_comm::HostTiming;
 use tofusim_packet::{Arbitration, Escape, FifoSelect, RouterParams, RoutingMode};
 use tofusim_topology::{Network, Topology};
+use tofusim_comm::HostTiming;
 
 use crate::error::{ConfigError, Result};
 use crate::generation::Generation;
@@ -137,10 +137,7 @@ impl CommModel {
     /// The model of a system's hardware generation (an explicit key of the
     /// system, never guessed from its link rates or name), on its links and
     /// NIC. Dragonflies need their node space ([`crate::node_space`]).
-    pub fn for_system(
-        system: &System,
-        dragonfly: Option<&crate::node_space::DragonflySpace>,
-    ) -> Self {
+    pub fn for_system(system: &System, dragonfly: Option<&crate::node_space::DragonflySpace>) -> Self {
         let net = &system.network;
         let link = net.link_Bps[0];
         if let (Topology::Dragonfly(d), Some(space)) = (&net.topology, dragonfly) {
@@ -178,10 +175,7 @@ impl CommModel {
         // The host side may cap what all TNIs inject together (K: the CPU–ICC bus).
         if let Some(bps) = system.host_Bps {
             m.host_limit_Bps = Some(bps);
-            m.sources.push((
-                "host limit",
-                "the system's host_bandwidth (its source is in the preset)",
-            ));
+            m.sources.push(("host limit", "the system's host_bandwidth (its source is in the preset)"));
         }
         if let Some(bps) = m.host_limit_Bps {
             m.router.host_bytes_per_cycle = bps / m.link_Bps;
@@ -272,11 +266,7 @@ impl CommModel {
     /// Puts the model on dragonfly `d`: the cycle is a byte time of the
     /// fastest link class, each port takes its class's cycles per byte, and
     /// `nodes_per_router` nodes share a router.
-    fn fit_dragonfly(
-        &mut self,
-        d: &tofusim_topology::dragonfly::Dragonfly,
-        space: &crate::node_space::DragonflySpace,
-    ) {
+    fn fit_dragonfly(&mut self, d: &tofusim_topology::dragonfly::Dragonfly, space: &crate::node_space::DragonflySpace) {
         self.set_link_Bps(space.reference_Bps);
         self.router.nodes_per_router = d.nodes_per_router;
         self.router.port_cycles_per_byte = space.port_cycles_per_byte.clone();
@@ -324,10 +314,7 @@ impl CommModel {
     ) -> Self {
         let mut m = Self::aries();
         m.fit_dragonfly(d, space);
-        let nic = net
-            .nic
-            .host_limit_Bps
-            .unwrap_or(net.injection_per_node_Bps());
+        let nic = net.nic.host_limit_Bps.unwrap_or(net.injection_per_node_Bps());
         m.host_limit_Bps = Some(nic);
         m.router.host_bytes_per_cycle = aries_host_packet_Bps(nic) / m.link_Bps;
         m
@@ -519,11 +506,8 @@ fn fattree_queues(ports: usize, npr: usize, outputs: usize) -> (u8, u8) {
 /// packet's wire time plus a hop there and a token's hop back), so one VC
 /// can keep its link busy ([DER]); never below what it was.
 fn cover_credit_loop(r: &mut RouterParams) {
-    let loop_bytes =
-        r.hop_latency_cycles + r.token_latency_cycles + r.max_packet_bytes + r.overhead_bytes;
-    r.vc_buffer_bytes = r
-        .vc_buffer_bytes
-        .max(loop_bytes.div_ceil(r.max_packet_bytes) * r.max_packet_bytes);
+    let loop_bytes = r.hop_latency_cycles + r.token_latency_cycles + r.max_packet_bytes + r.overhead_bytes;
+    r.vc_buffer_bytes = r.vc_buffer_bytes.max(loop_bytes.div_ceil(r.max_packet_bytes) * r.max_packet_bytes);
 }
 
 fn ns_per_hop_cycles(ns: f64, link_bps: f64) -> u32 {

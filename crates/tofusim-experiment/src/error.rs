@@ -32,10 +32,7 @@ fn clip(s: &str, max: usize) -> String {
     if n <= max {
         s.to_string()
     } else {
-        format!(
-            "{}… ({n} characters)",
-            s.chars().take(max - 1).collect::<String>()
-        )
+        format!("{}… ({n} characters)", s.chars().take(max - 1).collect::<String>())
     }
 }
 
@@ -46,18 +43,11 @@ mod tests {
     #[test]
     fn long_values_are_clipped_to_one_line() {
         let long = "x".repeat(200_000);
-        let e = ConfigError::new(
-            "f.toml",
-            &long,
-            format!("expected a number, found {long:?}"),
-        );
+        let e = ConfigError::new("f.toml", &long, format!("expected a number, found {long:?}"));
         assert!(e.to_string().chars().count() < 1_000);
         let n = "expected a number, found \"\"".len() + long.len();
         assert!(e.expected.ends_with(&format!("({n} characters)")));
-        assert_eq!(
-            ConfigError::new("f", "k", "short").to_string(),
-            "f: k: short"
-        );
+        assert_eq!(ConfigError::new("f", "k", "short").to_string(), "f: k: short");
     }
 }
 

@@ -85,13 +85,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         _ => Routes::Default,
     };
     let built = build::build(file, "network", system, routes)?;
-    let mut router = parse_router(
-        &sec("router")?,
-        built.ports,
-        routes,
-        built.router().clone(),
-        built.cycle_ns(),
-    )?;
+    let mut router = parse_router(&sec("router")?, built.ports, routes, built.router().clone(), built.cycle_ns())?;
     if let (Some((tree, _)), true) = (&built.fattree, router.virtual_output_queues) {
         // One queue per output: more VCs than outputs would never be used.
         let outputs = tofusim_routing::FatTreeRouting::outputs_of(tree);
@@ -147,35 +141,15 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
                 // The lanes modelled one by one: the link protocol sends
                 // split mode's header copies (and none when duplicating),
                 // so the format's own copies come out of the overhead.
-                router.overhead_bytes -=
-                    crate::comm_model::split_copy_bytes(built.system.generation);
+                router.overhead_bytes -= crate::comm_model::split_copy_bytes(built.system.generation);
             }
-            Some(crate::link_errors::parse(
-                &le,
-                &built,
-                &built.routing(router.escape),
-                &router,
-            )?)
+            Some(crate::link_errors::parse(&le, &built, &built.routing(router.escape), &router)?)
         }
         None => None,
     };
     let fault_sec = top.table("faults")?;
-    top.finish(&[
-        "network",
-        "router",
-        "routing",
-        "workload",
-        "run",
-        "link_errors",
-        "faults",
-    ])?;
-    if (!built.system.network.faults.is_empty() || fault_sec.is_some())
-        && router.dynamic_vcs == 0
-        && matches!(
-            built.system.network.topology,
-            Topology::Torus(_) | Topology::Tofu(_)
-        )
-    {
+    top.finish(&["network", "router", "routing", "workload", "run", "link_errors", "faults"])?;
+    if (!built.system.network.faults.is_empty() || fault_sec.is_some()) && router.dynamic_vcs == 0 && matches!(built.system.network.topology, Topology::Torus(_) | Topology::Tofu(_)) {
         // A route around a failure may begin with a hop that leaves
         // dimension order; it must not enter the escape network (its
         // deadlock freedom rests on that order). A router without dynamic
@@ -189,37 +163,15 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
     }
     let (workload, faults) = with_faults(file, &built, &router, workload)?;
     let fault_schedule = match &fault_sec {
-        Some(sec) => Some(crate::fault_events::parse(
-            sec,
-            &built,
-            &built.routing(router.escape),
-            faults.as_ref(),
-            &workload,
-            &run,
-            &router,
-            link_errors.is_some(),
-        )?),
+        Some(sec) => Some(crate::fault_events::parse(sec, &built, &built.routing(router.escape), faults.as_ref(), &workload, &run, &router, link_errors.is_some())?),
         None => None,
     };
-    Ok(Experiment {
-        built,
-        router,
-        mode,
-        run,
-        workload,
-        faults,
-        link_errors,
-        fault_schedule,
-    })
+    Ok(Experiment { built, router, mode, run, workload, faults, link_errors, fault_schedule })
 }
 
 /// A fat-tree's `[routing] algorithm`: the up-port choice (default d-mod-k).
 fn parse_fattree_routing(sec: &Section) -> Result<FatTreeMode> {
-    let m = sec
-        .choice("algorithm", &FatTreeMode::NAMES)?
-        .map_or(FatTreeMode::DModK, |m| {
-            FatTreeMode::parse(&m).expect("checked")
-        });
+    let m = sec.choice("algorithm", &FatTreeMode::NAMES)?.map_or(FatTreeMode::DModK, |m| FatTreeMode::parse(&m).expect("checked"));
     sec.finish(&[])?;
     Ok(m)
 }
@@ -239,13 +191,7 @@ fn int_or(sec: &Section, key: &str, min: i64, max: i64, default: i64) -> Result<
 
 /// The `[router]` table over the defaults `p` (BG/L's; dragonflies: the
 /// VC of a hop is its class of global hops).
-fn parse_router(
-    sec: &Section,
-    ports: usize,
-    routes: Routes,
-    mut p: RouterParams,
-    cycle_ns: f64,
-) -> Result<RouterParams> {
+fn parse_router(sec: &Section, ports: usize, routes: Routes, mut p: RouterParams, cycle_ns: f64) -> Result<RouterParams> {
     let dragonfly = matches!(routes, Routes::Dragonfly(_));
     let fattree = matches!(routes, Routes::FatTree(_));
     if let Some(e) = sec.choice("escape", &Escape::NAMES)? {
@@ -253,18 +199,12 @@ fn parse_router(
     }
     // A fat-tree switch's virtual output queues are its dynamic VCs: one
     // per output of the widest switch, up to the engine's VCs per input.
-    let most_dynamic = if fattree {
-        tofusim_packet::MAX_VCS as i64
-    } else {
-        8
-    };
+    let most_dynamic = if fattree { tofusim_packet::MAX_VCS as i64 } else { 8 };
     p.dynamic_vcs = int_or(sec, "dynamic_vcs", 0, most_dynamic, p.dynamic_vcs as i64)? as u8;
     // Keys of another topology's router are refused where given and not
     // looked up otherwise, so an unknown key's message does not list them.
     if fattree {
-        p.virtual_output_queues = sec
-            .boolean("virtual_output_queues")?
-            .unwrap_or(p.virtual_output_queues);
+        p.virtual_output_queues = sec.boolean("virtual_output_queues")?.unwrap_or(p.virtual_output_queues);
     } else if sec.has("virtual_output_queues") {
         return Err(sec.error("virtual_output_queues", "virtual output queues apply to fat-tree switches (topology = \"fattree\"), whose routing names each switch's outputs"));
     }
@@ -277,16 +217,12 @@ fn parse_router(
     }
     p.overhead_bytes = int_or(sec, "overhead_bytes", 0, 1024, p.overhead_bytes as i64)? as u32;
     p.hop_latency_cycles = latency_cycles(sec, "hop_latency", cycle_ns, p.hop_latency_cycles)?;
-    p.token_latency_cycles =
-        latency_cycles(sec, "token_latency", cycle_ns, p.token_latency_cycles)?;
+    p.token_latency_cycles = latency_cycles(sec, "token_latency", cycle_ns, p.token_latency_cycles)?;
     p.paths = int_or(sec, "paths", 1, 8, p.paths as i64)? as u8;
     if dragonfly {
         p.class_vcs = sec.int("class_vcs", 1, 8)?.map_or(p.class_vcs, |k| k as u8);
     } else if sec.has("class_vcs") {
-        return Err(sec.error(
-            "class_vcs",
-            "VCs per hop class apply to dragonflies (escape = \"hop-class\")",
-        ));
+        return Err(sec.error("class_vcs", "VCs per hop class apply to dragonflies (escape = \"hop-class\")"));
     }
     if let Some(a) = sec.choice("arbitration", &["random", "slq"])? {
         p.arbitration = if a == "slq" {
@@ -339,24 +275,13 @@ fn parse_router(
         ));
     }
     if chunks > u16::MAX as u32 / 2 {
-        return Err(sec.error(
-            "vc_buffer",
-            format!(
-                "expected at most {} bytes ({} chunks)",
-                (u16::MAX as u32 / 2) * p.chunk_bytes,
-                u16::MAX / 2
-            ),
-        ));
+        return Err(sec.error("vc_buffer", format!("expected at most {} bytes ({} chunks)", (u16::MAX as u32 / 2) * p.chunk_bytes, u16::MAX / 2)));
     }
     if p.injection_fifo_bytes < p.max_packet_bytes || p.injection_fifo_bytes / p.chunk_bytes > 30000
     {
         return Err(sec.error(
             "injection_fifo",
-            format!(
-                "expected from {} bytes to {} bytes (30,000 chunks)",
-                p.max_packet_bytes,
-                30000 * p.chunk_bytes + p.chunk_bytes - 1
-            ),
+            format!("expected from {} bytes to {} bytes (30,000 chunks)", p.max_packet_bytes, 30000 * p.chunk_bytes + p.chunk_bytes - 1),
         ));
     }
     if dragonfly && (p.escape != Escape::HopClass || p.dynamic_vcs != 0) {
@@ -372,11 +297,7 @@ fn parse_router(
         return Err(sec.error("dynamic_vcs", "expected at least 1 when escape = \"none\""));
     }
     if p.vcs() as usize > tofusim_packet::MAX_VCS {
-        let key = if p.class_vcs > 1 {
-            "class_vcs"
-        } else {
-            "dynamic_vcs"
-        };
+        let key = if p.class_vcs > 1 { "class_vcs" } else { "dynamic_vcs" };
         return Err(sec.error(
             key,
             format!(
@@ -407,19 +328,11 @@ fn latency_cycles(sec: &Section, name: &str, cycle_ns: f64, default: u32) -> Res
     let ns = sec.float(&ns_key, 0.0, 1e7)?;
     let cycles = sec.int(&cycles_key, 1, 100_000)?;
     match (ns, cycles) {
-        (Some(_), Some(_)) => {
-            Err(sec.error(&ns_key, format!("give {ns_key} or {cycles_key}, not both")))
-        }
+        (Some(_), Some(_)) => Err(sec.error(&ns_key, format!("give {ns_key} or {cycles_key}, not both"))),
         (Some(ns), None) => {
             let c = (ns / cycle_ns).round().max(1.0);
             if c > 100_000.0 {
-                return Err(sec.error(
-                    &ns_key,
-                    format!(
-                        "expected at most {:.0} ns (100,000 cycles of {cycle_ns:.3} ns)",
-                        100_000.0 * cycle_ns
-                    ),
-                ));
+                return Err(sec.error(&ns_key, format!("expected at most {:.0} ns (100,000 cycles of {cycle_ns:.3} ns)", 100_000.0 * cycle_ns)));
             }
             Ok(c as u32)
         }
@@ -434,12 +347,7 @@ fn latency_cycles(sec: &Section, name: &str, cycle_ns: f64, default: u32) -> Res
 /// have none) it is refused, naming the router and the fix, rather than
 /// run as dimension order under the name "adaptive". Without the key, a
 /// router without dynamic VCs routes by dimension order, and says so.
-fn parse_routing(
-    sec: &Section,
-    default: RoutingMode,
-    router: &RouterParams,
-    generation: crate::generation::Generation,
-) -> Result<RoutingMode> {
+fn parse_routing(sec: &Section, default: RoutingMode, router: &RouterParams, generation: crate::generation::Generation) -> Result<RoutingMode> {
     let asked = sec.choice("algorithm", &ALGORITHMS)?;
     let m = match asked.as_deref() {
         None if router.dynamic_vcs == 0 => RoutingMode::Deterministic,
@@ -488,10 +396,7 @@ fn parse_run(sec: &Section) -> Result<RunParams> {
     let period = sec.int("counter_period", 0, i64::MAX / 4)?;
     let cycles = sec.int("counter_cycles", 0, i64::MAX / 4)?;
     if period.is_some() && cycles.is_some() {
-        return Err(sec.error(
-            "counter_period",
-            "give counter_period or counter_cycles (the same setting), not both",
-        ));
+        return Err(sec.error("counter_period", "give counter_period or counter_cycles (the same setting), not both"));
     }
     r.counter_cycles = period.or(cycles).unwrap_or(0) as u64;
     r.jsq_statistics = sec.boolean("jsq_statistics")?.unwrap_or(false);
@@ -537,10 +442,7 @@ fn parse_workload(
         .unwrap_or_else(|| "uniform".into());
     // One message for every way a packet size can be wrong: the range and
     // the chunk rule together, as the router sets them.
-    let (chunk, largest) = (
-        router.chunk_bytes.max(1) as i64,
-        router.max_packet_bytes as i64,
-    );
+    let (chunk, largest) = (router.chunk_bytes.max(1) as i64, router.max_packet_bytes as i64);
     let packet_bytes = match sec.int("packet_bytes", i64::MIN, i64::MAX)? {
         None => largest,
         Some(v) if v >= chunk && v <= largest && v % chunk == 0 => v,
@@ -691,18 +593,9 @@ fn parse_workload(
             })
         }
     };
-    let mut w = Workload::new(
-        kind,
-        PacketFormat::new(packet_bytes, header_bytes).with_chunk(router.chunk_bytes),
-        net,
-        seed,
-    )
-    .map_err(|e| sec.error(e.key, e.message.clone()))?;
-    if let Some(min) = sec.int(
-        "min_packet_bytes",
-        1,
-        tofusim_workload::MAX_PACKET_BYTES as i64,
-    )? {
+    let mut w = Workload::new(kind, PacketFormat::new(packet_bytes, header_bytes).with_chunk(router.chunk_bytes), net, seed)
+        .map_err(|e| sec.error(e.key, e.message.clone()))?;
+    if let Some(min) = sec.int("min_packet_bytes", 1, tofusim_workload::MAX_PACKET_BYTES as i64)? {
         if !matches!(w.kind, Kind::Open { .. }) {
             return Err(sec.error("min_packet_bytes", "expected only with open-loop patterns (uniform, hot-region, transpose, tornado, neighbor, shift, group-shift)"));
         }
@@ -800,10 +693,7 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
 pub fn memory_estimate(exp: &Experiment) -> tofusim_packet::budget::Footprint {
     use tofusim_packet::budget::estimate;
     let size = build::network_size(&exp.built.system.network.topology, Some(exp.built.ports));
-    let smallest = exp
-        .workload
-        .min_packet_bytes
-        .unwrap_or(exp.workload.packet_bytes);
+    let smallest = exp.workload.min_packet_bytes.unwrap_or(exp.workload.packet_bytes);
     // Finite workloads make their packets as the FIFOs take them; an
     // open-loop backlog is guarded during the run (`max_live_packets`).
     estimate(size, &exp.router, &exp.run, smallest, 0)
@@ -838,41 +728,25 @@ pub fn work_estimate(exp: &Experiment) -> WorkEstimate {
         // Minimal routes cross local, global, local links: about 3.
         Topology::Dragonfly(_) => 3.0,
     } + 1.0; // the ejection
-    let nodes =
-        (w.nodes() as usize).saturating_sub(exp.built.system.network.faults.nodes.len()) as f64;
-    let packets = match (
-        w.packets_per_cycle(exp.built.injection_links),
-        exp.run.cycles,
-    ) {
+    let nodes = (w.nodes() as usize).saturating_sub(exp.built.system.network.faults.nodes.len()) as f64;
+    let packets = match (w.packets_per_cycle(exp.built.injection_links), exp.run.cycles) {
         (Some(rate), Some(cycles)) => rate * cycles as f64 * nodes,
         _ => {
             let lanes = w.lanes();
-            let initial: u64 = (0..w.nodes())
-                .flat_map(|n| (0..lanes).map(move |l| (n, l)))
-                .map(|(n, l)| w.initial_packets(n, l))
-                .sum();
+            let initial: u64 = (0..w.nodes()).flat_map(|n| (0..lanes).map(move |l| (n, l))).map(|(n, l)| w.initial_packets(n, l)).sum();
             (initial + w.trace().len() as u64) as f64
         }
     };
-    WorkEstimate {
-        packets: packets as u64,
-        packet_hops: (packets * hops) as u64,
-    }
+    WorkEstimate { packets: packets as u64, packet_hops: (packets * hops) as u64 }
 }
 
 /// Refuses a run whose estimated memory exceeds `limit_bytes` (default:
 /// the memory this machine has available now), and sets the run's guard
 /// on the packets alive at once (an open-loop backlog past saturation) to
 /// what the rest of the limit holds.
-pub fn check_memory(
-    file: &str,
-    exp: &mut Experiment,
-    limit_bytes: Option<u64>,
-) -> Result<tofusim_packet::budget::Footprint> {
+pub fn check_memory(file: &str, exp: &mut Experiment, limit_bytes: Option<u64>) -> Result<tofusim_packet::budget::Footprint> {
     let f = memory_estimate(exp);
-    let Some((limit, what)) = tofusim_packet::budget::limit(limit_bytes) else {
-        return Ok(f);
-    };
+    let Some((limit, what)) = tofusim_packet::budget::limit(limit_bytes) else { return Ok(f) };
     if f.total() > limit {
         return Err(ConfigError::new(
             file,
@@ -891,15 +765,7 @@ pub fn check_memory(
 pub fn engine(exp: Experiment) -> Engine<Workload> {
     let routing = exp.built.routing(exp.router.escape);
     let (links, cycle_ns) = (exp.built.injection_links, exp.built.cycle_ns());
-    let mut e = Engine::new(
-        routing,
-        exp.router,
-        exp.mode,
-        exp.run,
-        exp.workload,
-        links,
-        cycle_ns,
-    );
+    let mut e = Engine::new(routing, exp.router, exp.mode, exp.run, exp.workload, links, cycle_ns);
     if let Some(f) = exp.faults {
         e.set_faults(f, exp.built.system.network.faults.nodes.len());
     }
@@ -912,15 +778,11 @@ pub fn engine(exp: Experiment) -> Engine<Workload> {
     e
 }
 
+
 /// The workload with the failed nodes silent, and the failures in the
 /// routing's terms; refuses what the routing cannot avoid (fat-tree links,
 /// a pair cut off) naming the failure and the routing.
-fn with_faults(
-    file: &str,
-    built: &Built,
-    router: &RouterParams,
-    workload: Workload,
-) -> Result<(Workload, Option<FaultMap>)> {
+fn with_faults(file: &str, built: &Built, router: &RouterParams, workload: Workload) -> Result<(Workload, Option<FaultMap>)> {
     let faults = &built.system.network.faults;
     if faults.is_empty() {
         return Ok((workload, None));
@@ -933,24 +795,15 @@ fn with_faults(
     // A detour hop leaves dimension order: the router must carry it
     // outside its escape network (router::select::detour_hop).
     let detour_ports = if router.dynamic_vcs > 0 { u64::MAX } else { 0 };
-    let map = FaultMap::new(
-        &routing,
-        &built.failed_routers(),
-        &faults.links,
-        &faults.link_ports,
-    )
-    .map_err(|m| ConfigError::new(file, key, m))?
-    .with_detour_ports(detour_ports);
+    let map = FaultMap::new(&routing, &built.failed_routers(), &faults.links, &faults.link_ports)
+        .map_err(|m| ConfigError::new(file, key, m))?
+        .with_detour_ports(detour_ports);
     crate::route_check::check_routes(file, key, &routing, &map, "")?;
     Ok((workload, Some(map)))
 }
 
 /// Parses, validates and runs an experiment.
-pub fn run(
-    file: &str,
-    text: &str,
-    progress: tofusim_packet::Progress,
-) -> Result<(System, RunResult)> {
+pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result<(System, RunResult)> {
     let (system, r) = run_split(file, text, tofusim_packet::Split::serial(), progress)?;
     Ok((system, r.expect("an unsplit run has its result")))
 }
@@ -958,12 +811,7 @@ pub fn run(
 /// [`run`] split over threads (and processes, with a transport); the
 /// result is bit-identical to the unsplit run's, and comes back in
 /// process 0 only.
-pub fn run_split(
-    file: &str,
-    text: &str,
-    split: tofusim_packet::Split,
-    progress: tofusim_packet::Progress,
-) -> Result<(System, Option<RunResult>)> {
+pub fn run_split(file: &str, text: &str, split: tofusim_packet::Split, progress: tofusim_packet::Progress) -> Result<(System, Option<RunResult>)> {
     let mut exp = parse(file, text)?;
     check_memory(file, &mut exp, None)?;
     let system = exp.built.system.clone();

@@ -39,59 +39,32 @@ pub struct FaultSchedule {
 /// failures of `[network.faults]` (`static_map`), for `workload` and the
 /// run `run` on routers `router`, with or without a link protocol.
 #[allow(clippy::too_many_arguments)]
-pub fn parse(
-    sec: &Section,
-    built: &Built,
-    routing: &Routing,
-    static_map: Option<&FaultMap>,
-    workload: &Workload,
-    run: &RunParams,
-    router: &RouterParams,
-    link_protocol: bool,
-) -> Result<FaultSchedule> {
+pub fn parse(sec: &Section, built: &Built, routing: &Routing, static_map: Option<&FaultMap>, workload: &Workload, run: &RunParams, router: &RouterParams, link_protocol: bool) -> Result<FaultSchedule> {
     let cycles = run.cycles;
     let topology = &built.system.network.topology;
     if let Topology::FatTree(_) = topology {
         return Err(sec.error("events", "fat-tree routing cannot avoid a failure (its up ports are fixed by the destination or chosen without knowing the failures): failures during a run are modelled on tori, Tofu and dragonflies"));
     }
-    if let Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) =
-        &workload.kind
-    {
+    if let Kind::Finite(FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. }) = &workload.kind {
         return Err(sec.error("events", "line and plane fills with failures are not modelled: a deposit broadcast sent again would leave its copies twice"));
     }
     // A lost packet goes back to its source, maybe in another partition of
     // a split run: not sooner than anything crosses between routers.
-    let window = router
-        .hop_latency_cycles
-        .min(router.token_latency_cycles)
-        .max(1) as i64;
+    let window = router.hop_latency_cycles.min(router.token_latency_cycles).max(1) as i64;
     let resend_timeout_cycles = match sec.int("resend_timeout_cycles", 1, 1 << 40)? {
         Some(t) if t < window => return Err(sec.error("resend_timeout_cycles", format!("expected at least {window} cycles (a hop's or a token's latency): a lost packet's way back to its source takes no less"))),
         Some(t) => t as u64,
         None => RESEND_TIMEOUT_CYCLES,
     };
-    let tables = sec.tables(
-        "events",
-        "{ cycle = 20000, action = \"fail\", node = [0, 0, 0], port = \"x+\" }",
-    )?;
+    let tables = sec.tables("events", "{ cycle = 20000, action = \"fail\", node = [0, 0, 0], port = \"x+\" }")?;
     if tables.is_empty() {
         return Err(sec.error("events", "missing; expected a list of events such as { cycle = 20000, action = \"fail\", node = [0, 0, 0], port = \"x+\" }"));
     }
     let mut events = Vec::new();
     for t in &tables {
-        let cycle = t.int("cycle", 0, i64::MAX)?.ok_or_else(|| {
-            t.error(
-                "cycle",
-                "missing; expected the cycle the link or node fails or recovers at",
-            )
-        })? as u64;
+        let cycle = t.int("cycle", 0, i64::MAX)?.ok_or_else(|| t.error("cycle", "missing; expected the cycle the link or node fails or recovers at"))? as u64;
         if let Some(end) = cycles.filter(|&end| cycle >= end) {
-            return Err(t.error(
-                "cycle",
-                format!(
-                    "expected a cycle before the run's end ({end}): this event would never happen"
-                ),
-            ));
+            return Err(t.error("cycle", format!("expected a cycle before the run's end ({end}): this event would never happen")));
         }
         let recovers = match t.choice("action", &["fail", "recover"])?.as_deref() {
             Some("fail") => false,
@@ -99,14 +72,7 @@ pub fn parse(
             None => return Err(t.error("action", "missing; expected \"fail\" or \"recover\"")),
         };
         let target = target(t, topology, routing)?;
-        events.push((
-            t,
-            FaultEvent {
-                cycle,
-                target,
-                recovers,
-            },
-        ));
+        events.push((t, FaultEvent { cycle, target, recovers }));
     }
     // Replayed in cycle order (the order given within a cycle), as the
     // engine applies them: each must change something.
@@ -119,13 +85,7 @@ pub fn parse(
     for i in 0..events.len() {
         let (t, mut e) = events[i];
         let key = match e.target {
-            FaultTarget::Link { .. } => {
-                if t.has("routers") {
-                    "routers"
-                } else {
-                    "port"
-                }
-            }
+            FaultTarget::Link { .. } => if t.has("routers") { "routers" } else { "port" },
             FaultTarget::Router(_) => "node",
         };
         if let (true, FaultTarget::Link { router, port }) = (t.has("routers"), e.target) {
@@ -134,8 +94,7 @@ pub fn parse(
             // (recovering), as [network.faults] takes them.
             let (w, _) = routing.neighbor(router, port).expect("a link");
             let joins = |q: u8| routing.neighbor(router, q).is_some_and(|(x, _)| x == w);
-            let wanted = (0..routing.ports() as u8)
-                .find(|&q| joins(q) && ((map.failed_ports(router) & 1 << q != 0) == e.recovers));
+            let wanted = (0..routing.ports() as u8).find(|&q| joins(q) && ((map.failed_ports(router) & 1 << q != 0) == e.recovers));
             if let Some(q) = wanted {
                 e.target = FaultTarget::Link { router, port: q };
             }
@@ -154,9 +113,7 @@ pub fn parse(
         if e.recovers {
             continue;
         }
-        let recovered = events[i + 1..]
-            .iter()
-            .any(|(_, later)| later.recovers && later.target == e.target);
+        let recovered = events[i + 1..].iter().any(|(_, later)| later.recovers && later.target == e.target);
         match e.target {
             FaultTarget::Router(_) if !recovered => {
                 return Err(t.error("node", "a failed node must recover later in the run: the messages to and from it wait for it (add an event with action = \"recover\")"));
@@ -169,41 +126,25 @@ pub fn parse(
     }
     // What fails for good: every pair alive must keep a route round it (a
     // failure that recovers holds its packets until then instead).
-    crate::route_check::check_routes(
-        sec.file(),
-        &sec.key_path("events"),
-        routing,
-        &map,
-        " that never recover",
-    )?;
+    crate::route_check::check_routes(sec.file(), &sec.key_path("events"), routing, &map, " that never recover")?;
     for t in &tables {
         match topology {
-            Topology::Torus(_) | Topology::Tofu(_) => {
-                t.finish(&["cycle", "action", "node", "port"])?
-            }
+            Topology::Torus(_) | Topology::Tofu(_) => t.finish(&["cycle", "action", "node", "port"])?,
             _ => t.finish(&["cycle", "action", "routers"])?,
         }
     }
     sec.finish(&["events", "resend_timeout_cycles"])?;
-    Ok(FaultSchedule {
-        events: events.into_iter().map(|(_, e)| e).collect(),
-        resend_timeout_cycles,
-    })
+    Ok(FaultSchedule { events: events.into_iter().map(|(_, e)| e).collect(), resend_timeout_cycles })
 }
 
 /// What an event names: a link (`node` and `port`, or `routers`) or a
 /// node (`node` alone, on a torus or Tofu: its router fails with it).
 fn target(t: &Section, topology: &Topology, routing: &Routing) -> Result<FaultTarget> {
-    let node_only = matches!(topology, Topology::Torus(_) | Topology::Tofu(_))
-        && t.has("node")
-        && !t.has("port");
+    let node_only = matches!(topology, Topology::Torus(_) | Topology::Tofu(_)) && t.has("node") && !t.has("port");
     if node_only {
         let n = crate::system::node_ref(t, "node", t.get("node").expect("present"), topology)?;
         if n as usize >= routing.terminal_routers() {
-            return Err(t.error(
-                "node",
-                format!("expected a node id below {}", routing.terminal_routers()),
-            ));
+            return Err(t.error("node", format!("expected a node id below {}", routing.terminal_routers())));
         }
         return Ok(FaultTarget::Router(n));
     }

@@ -29,11 +29,7 @@ use crate::error::{ConfigError, Result};
 /// second.
 pub fn flow_net(s: &Setup) -> Result<FlowNet> {
     if s.built.fattree.is_some() {
-        return Err(ConfigError::new(
-            "<command line>",
-            "model",
-            "the flow model does not route fat-trees yet; use --model packet",
-        ));
+        return Err(ConfigError::new("<command line>", "model", "the flow model does not route fat-trees yet; use --model packet"));
     }
     let link_bps = s.built.model.link_Bps;
     let r = &s.built.model.router;
@@ -41,57 +37,24 @@ pub fn flow_net(s: &Setup) -> Result<FlowNet> {
         // The engine's host interface counts packet bytes, as wire bytes do.
         r.host_bytes_per_cycle * link_bps
     } else {
-        s.built
-            .model
-            .host_limit_Bps
-            .map_or(s.built.injection_links * link_bps, |h| {
-                h.min(s.built.injection_links * link_bps)
-            })
+        s.built.model.host_limit_Bps.map_or(s.built.injection_links * link_bps, |h| h.min(s.built.injection_links * link_bps))
     };
     let adaptive = s.built.model.routing == tofusim_packet::RoutingMode::Adaptive;
-    build_net(
-        "<flow>",
-        &s.built.nodes,
-        s.built.dragonfly.as_ref(),
-        r,
-        adaptive,
-        link_bps,
-        node_bps,
-        s.built.model.tnis,
-    )
+    build_net("<flow>", &s.built.nodes, s.built.dragonfly.as_ref(), r, adaptive, link_bps, node_bps, s.built.model.tnis)
 }
 
 /// The flow network of an experiment file's system, in bytes per cycle: a
 /// link carries one byte per cycle (a slower link class less), a node
 /// injects at most its injection capacity (and its host interface's rate),
 /// through one send lane per workload lane.
-pub(crate) fn flow_net_for_experiment(
-    file: &str,
-    exp: &crate::experiment::Experiment,
-) -> Result<FlowNet> {
+pub(crate) fn flow_net_for_experiment(file: &str, exp: &crate::experiment::Experiment) -> Result<FlowNet> {
     if exp.built.fattree.is_some() {
-        return Err(ConfigError::new(
-            file,
-            "network.topology",
-            "the flow model does not route fat-trees yet; run the packet engine (no --model flow)",
-        ));
+        return Err(ConfigError::new(file, "network.topology", "the flow model does not route fat-trees yet; run the packet engine (no --model flow)"));
     }
-    let node = exp
-        .built
-        .injection_links
-        .min(exp.router.host_bytes_per_cycle);
+    let node = exp.built.injection_links.min(exp.router.host_bytes_per_cycle);
     let lanes = exp.workload.lanes().clamp(1, 255) as u8;
     let adaptive = exp.mode == tofusim_packet::RoutingMode::Adaptive;
-    build_net(
-        file,
-        &exp.built.nodes,
-        exp.built.dragonfly.as_ref(),
-        &exp.router,
-        adaptive,
-        1.0,
-        node,
-        lanes,
-    )
+    build_net(file, &exp.built.nodes, exp.built.dragonfly.as_ref(), &exp.router, adaptive, 1.0, node, lanes)
 }
 
 /// Routes (the packet engine's, from [`crate::build::routing_of`]) and
@@ -124,9 +87,7 @@ fn build_net(
     let lanes = tnis.max(1);
     let fifos_per_lane = (r.injection_fifos as usize / lanes as usize).max(1) as f64;
     let capacities = Capacities {
-        port: (0..routing.ports())
-            .map(|p| link_bps / r.port_cycles_per_byte.get(p).copied().unwrap_or(1.0))
-            .collect(),
+        port: (0..routing.ports()).map(|p| link_bps / r.port_cycles_per_byte.get(p).copied().unwrap_or(1.0)).collect(),
         node: node_bps,
         lane: link_bps * fifos_per_lane,
         lanes,
@@ -136,11 +97,7 @@ fn build_net(
         let axes = torus.axes().len();
         if axes <= 4 {
             for perm in permutations(axes) {
-                orders.push(Routing::Torus(TorusRouting::new(
-                    torus,
-                    &perm,
-                    EscapeOrder::Dimension,
-                )));
+                orders.push(Routing::Torus(TorusRouting::new(torus, &perm, EscapeOrder::Dimension)));
             }
         }
     }
@@ -163,14 +120,10 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+
 /// The machine of a prepared communicator for the flow executors, with the
 /// host timing of `modes`.
-pub fn machine<'a>(
-    s: &'a Setup,
-    net: &'a FlowNet,
-    modes: &Modes,
-    interrupt: &'a dyn Stop,
-) -> FlowMachine<'a> {
+pub fn machine<'a>(s: &'a Setup, net: &'a FlowNet, modes: &Modes, interrupt: &'a dyn Stop) -> FlowMachine<'a> {
     FlowMachine {
         net,
         node_of_rank: &s.node_of_rank,
@@ -191,38 +144,19 @@ pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<Flow
 /// The same on a prepared [`Setup`].
 pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::flow::transfers(
-        &machine(s, &net, &Modes::default(), &Interrupt::never()),
-        list,
-        seed,
-    )
-    .map_err(|m| ConfigError::new("<flow>", "transfers", m))
+    tofusim_comm::exec::flow::transfers(&machine(s, &net, &Modes::default(), &Interrupt::never()), list, seed).map_err(|m| ConfigError::new("<flow>", "transfers", m))
 }
 
 /// A collective schedule on the flow model (`tofusim_comm::exec::flow`):
 /// the time of its last step, seconds.
-pub fn schedule_time(
-    s: &Setup,
-    schedule: &tofusim_comm::Schedule,
-    modes: &Modes,
-    seed: u64,
-    interrupt: &dyn Stop,
-) -> Result<f64> {
+pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes, seed: u64, interrupt: &dyn Stop) -> Result<f64> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::flow::schedule_time(&machine(s, &net, modes, interrupt), schedule, seed)
-        .map_err(|m| ConfigError::new("<flow>", "schedule", m))
+    tofusim_comm::exec::flow::schedule_time(&machine(s, &net, modes, interrupt), schedule, seed).map_err(|m| ConfigError::new("<flow>", "schedule", m))
 }
 
 /// A collective's lockstep rounds on the flow model
 /// (`tofusim_comm::exec::rounds`).
-pub fn rounds_time(
-    s: &Setup,
-    rounds: &tofusim_comm::Rounds,
-    modes: &Modes,
-    seed: u64,
-    interrupt: &dyn Stop,
-) -> Result<RoundsTimed> {
+pub fn rounds_time(s: &Setup, rounds: &tofusim_comm::Rounds, modes: &Modes, seed: u64, interrupt: &dyn Stop) -> Result<RoundsTimed> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::rounds::rounds_time(&machine(s, &net, modes, interrupt), rounds, seed)
-        .map_err(|m| ConfigError::new("<flow>", "rounds", m))
+    tofusim_comm::exec::rounds::rounds_time(&machine(s, &net, modes, interrupt), rounds, seed).map_err(|m| ConfigError::new("<flow>", "rounds", m))
 }

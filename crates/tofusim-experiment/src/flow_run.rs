@@ -87,12 +87,7 @@ fn summary(mut v: Vec<f64>) -> Latency {
     }
     v.sort_unstable_by(f64::total_cmp);
     let q = |f: f64| v[((f * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
-    Latency {
-        mean: v.iter().sum::<f64>() / v.len() as f64,
-        p50: q(0.5),
-        p99: q(0.99),
-        max: v[v.len() - 1],
-    }
+    Latency { mean: v.iter().sum::<f64>() / v.len() as f64, p50: q(0.5), p99: q(0.99), max: v[v.len() - 1] }
 }
 
 /// One message of a finite workload, before routing.
@@ -177,9 +172,7 @@ pub fn memory_estimate(exp: &Experiment) -> u64 {
 pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> Result<u64> {
     use tofusim_packet::budget::{gib, limit};
     let need = memory_estimate(exp);
-    let Some((limit, what)) = limit(limit_bytes) else {
-        return Ok(need);
-    };
+    let Some((limit, what)) = limit(limit_bytes) else { return Ok(need) };
     if need > limit {
         return Err(ConfigError::new(
             file,
@@ -200,9 +193,7 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
     let n = w.nodes();
     let header = w.header_bytes as u64;
     let mut out = Vec::new();
-    let Kind::Finite(pattern) = &w.kind else {
-        unreachable!("finite workloads only")
-    };
+    let Kind::Finite(pattern) = &w.kind else { unreachable!("finite workloads only") };
     match pattern {
         FinitePattern::AllToAll { message_bytes } => {
             let (k, last) = w.packets_per_pair(*message_bytes);
@@ -255,11 +246,7 @@ fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
 /// `progress` is asked between max-min solves; a `Break` (Ctrl-C) stops the
 /// run with `interrupted` (and `complete` false): the flow model's figures
 /// come from completed messages, so only the counts made so far are kept.
-pub fn run(
-    file: &str,
-    exp: &Experiment,
-    progress: tofusim_packet::Progress,
-) -> Result<FlowRunResult> {
+pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> Result<FlowRunResult> {
     let wall = Instant::now();
     exp.built.refuse_faults(file, "network", "the flow model")?;
     exp.refuse_packet_only(file, "the flow model")?;
@@ -267,13 +254,7 @@ pub fn run(
     let mut rng = tofusim_routing::Rng::seed_from_u64(exp.run.seed);
     let overhead = exp.router.overhead_bytes as f64;
     let hop = exp.router.hop_latency_cycles as f64;
-    let directed: Vec<usize> = (0..net.routers * net.ports)
-        .filter(|&i| {
-            net.routing
-                .neighbor((i / net.ports) as u32, (i % net.ports) as u8)
-                .is_some()
-        })
-        .collect();
+    let directed: Vec<usize> = (0..net.routers * net.ports).filter(|&i| net.routing.neighbor((i / net.ports) as u32, (i % net.ports) as u8).is_some()).collect();
     let nodes = net.nodes as f64;
     let mut result = FlowRunResult {
         model: "flow",
@@ -289,12 +270,7 @@ pub fn run(
         packets_delivered: 0,
         completion_cycles: None,
         cycle_ns: exp.built.cycle_ns(),
-        sim: FlowSim {
-            wall_seconds: 0.0,
-            peak_memory_bytes: 0,
-            flows: 0,
-            solves: 0,
-        },
+        sim: FlowSim { wall_seconds: 0.0, peak_memory_bytes: 0, flows: 0, solves: 0 },
     };
     // Wire bytes and payload carried over each resource.
     let mut carried = vec![0.0f64; net.capacity.len()];
@@ -328,37 +304,21 @@ pub fn run(
                 // The answer leaves when every part of the request has
                 // arrived and the node has turned around.
                 after.clear();
-                let mut start = Start {
-                    release: m.release,
-                    ..Start::default()
-                };
+                let mut start = Start { release: m.release, ..Start::default() };
                 if let Some(a) = m.after {
                     after.extend(parts[a].clone());
                     start.gap = hops[a] * hop + m.turn;
                 }
                 let mut most = 0u64;
-                net.visit_routes(
-                    m.src,
-                    m.dst,
-                    0,
-                    &mut rng,
-                    &mut scratch,
-                    |links, h, share| {
-                        for &l in links {
-                            carried[l as usize] += wire * share;
-                            carried_payload[l as usize] += m.payload as f64 * share;
-                        }
-                        let own = pool.filter(|&p| p != flows.len());
-                        flows.push(
-                            links,
-                            f64::INFINITY,
-                            wire * share,
-                            &after,
-                            Start { pool: own, ..start },
-                        );
-                        most = most.max(h);
-                    },
-                );
+                net.visit_routes(m.src, m.dst, 0, &mut rng, &mut scratch, |links, h, share| {
+                    for &l in links {
+                        carried[l as usize] += wire * share;
+                        carried_payload[l as usize] += m.payload as f64 * share;
+                    }
+                    let own = pool.filter(|&p| p != flows.len());
+                    flows.push(links, f64::INFINITY, wire * share, &after, Start { pool: own, ..start });
+                    most = most.max(h);
+                });
                 hops.push(most as f64);
                 parts.push(first..flows.len());
                 result.packets_injected += m.packets;
@@ -385,16 +345,8 @@ pub fn run(
             let delivered: f64 = msgs.iter().map(|m| m.bytes as f64).sum();
             result.accepted_load = delivered / (nodes * end * exp.built.injection_links);
             let links = directed.len().max(1) as f64;
-            result.link_utilization = directed
-                .iter()
-                .map(|&l| carried[l] / net.capacity[l])
-                .sum::<f64>()
-                / (links * end);
-            result.payload_utilization = directed
-                .iter()
-                .map(|&l| carried_payload[l] / net.capacity[l])
-                .sum::<f64>()
-                / (links * end);
+            result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / (links * end);
+            result.payload_utilization = directed.iter().map(|&l| carried_payload[l] / net.capacity[l]).sum::<f64>() / (links * end);
         }
         Kind::Open { load, .. } => {
             let w = &exp.workload;
@@ -405,27 +357,25 @@ pub fn run(
             // visited in ascending order.
             let mut draws = vec![0u32; w.nodes() as usize];
             let mut drawn: Vec<u32> = Vec::new();
-            let mut each_pair =
-                |rng: &mut tofusim_routing::Rng,
-                 visit: &mut dyn FnMut(&mut tofusim_routing::Rng, u32, u32, f64)| {
-                    for src in 0..w.nodes() {
-                        for _ in 0..DRAWS {
-                            if let Some(d) = w.open_destination(src, rng) {
-                                if draws[d as usize] == 0 {
-                                    drawn.push(d);
-                                }
-                                draws[d as usize] += 1;
+            let mut each_pair = |rng: &mut tofusim_routing::Rng, visit: &mut dyn FnMut(&mut tofusim_routing::Rng, u32, u32, f64)| {
+                for src in 0..w.nodes() {
+                    for _ in 0..DRAWS {
+                        if let Some(d) = w.open_destination(src, rng) {
+                            if draws[d as usize] == 0 {
+                                drawn.push(d);
                             }
+                            draws[d as usize] += 1;
                         }
-                        drawn.sort_unstable();
-                        for &dst in &drawn {
-                            let share = draws[dst as usize] as f64 / DRAWS as f64;
-                            draws[dst as usize] = 0;
-                            visit(rng, src, dst, demand * share);
-                        }
-                        drawn.clear();
                     }
-                };
+                    drawn.sort_unstable();
+                    for &dst in &drawn {
+                        let share = draws[dst as usize] as f64 / DRAWS as f64;
+                        draws[dst as usize] = 0;
+                        visit(rng, src, dst, demand * share);
+                    }
+                    drawn.clear();
+                }
+            };
             // First the load of every flow at its cap: below saturation
             // (no resource over its capacity) the caps are the max-min
             // rates, with no flow kept (the loads summed by leg on an
@@ -434,20 +384,10 @@ pub fn run(
             let start = rng.clone();
             let route_loads = RouteLoads::new(&net);
             let mut sum = LoadSum::new(&net);
-            each_pair(&mut rng, &mut |rng, src, dst, demand| {
-                route_loads.add(&mut sum, src, dst, 0, demand, rng)
-            });
-            let LoadSum {
-                load: mut carried,
-                mut by_hops,
-                routes: flow_count,
-                ..
-            } = sum;
+            each_pair(&mut rng, &mut |rng, src, dst, demand| route_loads.add(&mut sum, src, dst, 0, demand, rng));
+            let LoadSum { load: mut carried, mut by_hops, routes: flow_count, .. } = sum;
             let flow_count = flow_count as usize;
-            let fits = carried
-                .iter()
-                .zip(&net.capacity)
-                .all(|(&x, &c)| x <= c.max(0.0));
+            let fits = carried.iter().zip(&net.capacity).all(|(&x, &c)| x <= c.max(0.0));
             if !fits {
                 // Saturated: the max-min solve over every flow, drawn again.
                 let mut flows = FlowTable::with_capacity(flow_count, 0);
@@ -479,22 +419,12 @@ pub fn run(
             result.accepted_load = accepted / (nodes * exp.built.injection_links);
             result.complete = true;
             let links = directed.len().max(1) as f64;
-            result.link_utilization = directed
-                .iter()
-                .map(|&l| carried[l] / net.capacity[l])
-                .sum::<f64>()
-                / links;
-            result.payload_utilization =
-                result.link_utilization * (pb - w.header_bytes as f64) / (pb + overhead);
+            result.link_utilization = directed.iter().map(|&l| carried[l] / net.capacity[l]).sum::<f64>() / links;
+            result.payload_utilization = result.link_utilization * (pb - w.header_bytes as f64) / (pb + overhead);
             // Zero-load latency, weighted by the traffic each flow carries.
             let latency_of = |h: usize| h as f64 * hop + pb + overhead;
             let total: f64 = by_hops.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-            let mean = by_hops
-                .iter()
-                .enumerate()
-                .map(|(h, r)| latency_of(h) * r)
-                .sum::<f64>()
-                / total;
+            let mean = by_hops.iter().enumerate().map(|(h, r)| latency_of(h) * r).sum::<f64>() / total;
             let quantile = |q: f64| {
                 let mut acc = 0.0;
                 for (h, &r) in by_hops.iter().enumerate().filter(|x| *x.1 > 0.0) {
@@ -503,29 +433,17 @@ pub fn run(
                         return latency_of(h);
                     }
                 }
-                by_hops
-                    .iter()
-                    .rposition(|&r| r > 0.0)
-                    .map_or(0.0, latency_of)
+                by_hops.iter().rposition(|&r| r > 0.0).map_or(0.0, latency_of)
             };
-            let max = by_hops
-                .iter()
-                .rposition(|&r| r > 0.0)
-                .map_or(0.0, latency_of);
-            result.latency = Latency {
-                mean,
-                p50: quantile(0.5),
-                p99: quantile(0.99),
-                max,
-            };
+            let max = by_hops.iter().rposition(|&r| r > 0.0).map_or(0.0, latency_of);
+            result.latency = Latency { mean, p50: quantile(0.5), p99: quantile(0.99), max };
             result.latency_kind = "zero-load (no queueing in the flow model)";
             result.sim.flows = flow_count;
             result.sim.solves = u64::from(!fits);
             let per_cycle = accepted / pb;
             let cycles = exp.run.cycles.unwrap_or(0).saturating_sub(exp.run.warmup) as f64;
             result.packets_delivered = (per_cycle * cycles).round() as u64;
-            result.packets_injected =
-                (load * exp.built.injection_links / pb * nodes * cycles).round() as u64;
+            result.packets_injected = (load * exp.built.injection_links / pb * nodes * cycles).round() as u64;
         }
     }
     result.sim.wall_seconds = wall.elapsed().as_secs_f64();

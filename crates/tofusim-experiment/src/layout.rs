@@ -83,12 +83,7 @@ pub fn of_name(spec: &str) -> Result<Layout> {
 /// The layout of the `[network]` table of a system or experiment file.
 pub fn of_toml(file: &str, text: &str) -> Result<Layout> {
     let sys = system::from_toml(file, text)?;
-    Ok(of_built(&build::build(
-        file,
-        "network",
-        sys,
-        Routes::Default,
-    )?))
+    Ok(of_built(&build::build(file, "network", sys, Routes::Default)?))
 }
 
 /// The layout of a built system, from the routing the engine would run.
@@ -105,10 +100,7 @@ pub fn of_built(built: &Built) -> Layout {
         table.index.push(index);
     }
     let (axes, shape) = match topology {
-        Topology::Torus(t) | Topology::Tofu(t) => (
-            t.axes().iter().map(|a| a.name.clone()).collect(),
-            t.lengths(),
-        ),
+        Topology::Torus(t) | Topology::Tofu(t) => (t.axes().iter().map(|a| a.name.clone()).collect(), t.lengths()),
         _ => (Vec::new(), Vec::new()),
     };
     Layout {
@@ -153,9 +145,7 @@ fn links(topology: &Topology, routing: &Routing) -> LinkTable {
     let mut t = LinkTable::default();
     for r in 0..routing.routers() as u32 {
         for p in 0..routing.ports() as u8 {
-            let Some((w, _)) = routing.neighbor(r, p) else {
-                continue;
-            };
+            let Some((w, _)) = routing.neighbor(r, p) else { continue };
             t.router.push(r);
             t.port_number.push(p);
             t.port.push(routing.port_name(p));
@@ -175,10 +165,7 @@ fn links(topology: &Topology, routing: &Routing) -> LinkTable {
                 }
                 (_, Routing::FatTree(f)) => {
                     let up = f.locate(w).0 > f.locate(r).0;
-                    (
-                        f.port_label(r, p),
-                        if up { "up" } else { "down" }.to_string(),
-                    )
+                    (f.port_label(r, p), if up { "up" } else { "down" }.to_string())
                 }
                 _ => (routing.port_name(p), String::new()),
             };
@@ -196,29 +183,13 @@ mod tests {
     #[test]
     fn torus_ports_join_their_neighbours_by_coordinates() {
         let l = of_name("bgl:4x4x4").unwrap();
-        assert_eq!(
-            (l.kind, l.axes.clone(), l.shape.clone()),
-            (
-                "torus",
-                vec!["x".to_string(), "y".into(), "z".into()],
-                vec![4, 4, 4]
-            )
-        );
+        assert_eq!((l.kind, l.axes.clone(), l.shape.clone()), ("torus", vec!["x".to_string(), "y".into(), "z".into()], vec![4, 4, 4]));
         assert_eq!(l.links.router.len(), 64 * 6);
         for i in 0..l.links.router.len() {
-            let (a, b) = (
-                &l.routers.coords[l.links.router[i] as usize],
-                &l.routers.coords[l.links.neighbor[i] as usize],
-            );
+            let (a, b) = (&l.routers.coords[l.links.router[i] as usize], &l.routers.coords[l.links.neighbor[i] as usize]);
             let axis = l.axes.iter().position(|x| *x == l.links.class[i]).unwrap();
             let step = if l.links.port[i].ends_with('+') { 1 } else { 3 };
-            assert_eq!(
-                b[axis],
-                (a[axis] + step) % 4,
-                "{} of {:?}",
-                l.links.port[i],
-                a
-            );
+            assert_eq!(b[axis], (a[axis] + step) % 4, "{} of {:?}", l.links.port[i], a);
         }
     }
 
@@ -236,10 +207,7 @@ mod tests {
         assert_eq!(l.groups, 4);
         let mut global = 0;
         for i in 0..l.links.router.len() {
-            let (g, h) = (
-                l.routers.group[l.links.router[i] as usize],
-                l.routers.group[l.links.neighbor[i] as usize],
-            );
+            let (g, h) = (l.routers.group[l.links.router[i] as usize], l.routers.group[l.links.neighbor[i] as usize]);
             if l.links.class[i] == "rank-3" {
                 assert_ne!(g, h);
                 global += 1;
@@ -252,21 +220,11 @@ mod tests {
 
     #[test]
     fn fattree_up_links_climb_one_level() {
-        let l = of_toml(
-            "t.toml",
-            "[network]\ntopology = \"fattree\"\nk = 4\nlevels = 3\nlink_bandwidth = \"12.5GB/s\"\n",
-        )
-        .unwrap();
+        let l = of_toml("t.toml", "[network]\ntopology = \"fattree\"\nk = 4\nlevels = 3\nlink_bandwidth = \"12.5GB/s\"\n").unwrap();
         assert_eq!(l.levels, 3);
         for i in 0..l.links.router.len() {
-            let (a, b) = (
-                l.routers.group[l.links.router[i] as usize],
-                l.routers.group[l.links.neighbor[i] as usize],
-            );
-            assert_eq!(
-                b as i64 - a as i64,
-                if l.links.class[i] == "up" { 1 } else { -1 }
-            );
+            let (a, b) = (l.routers.group[l.links.router[i] as usize], l.routers.group[l.links.neighbor[i] as usize]);
+            assert_eq!(b as i64 - a as i64, if l.links.class[i] == "up" { 1 } else { -1 });
             assert!(l.links.label[i].starts_with(&l.links.class[i]));
         }
     }

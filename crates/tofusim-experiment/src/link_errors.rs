@@ -48,25 +48,14 @@ fn error_rate(sec: &Section, required: bool) -> Result<Option<ErrorRate>> {
 fn lanes_of(g: Generation) -> Option<u8> {
     match g {
         Generation::Tofud => Some(crate::comm_model::TOFUD_LANES as u8),
-        Generation::Tofu1
-        | Generation::Tofu2
-        | Generation::Bgl
-        | Generation::Aries
-        | Generation::GenericDragonfly
-        | Generation::FatTree => None,
+        Generation::Tofu1 | Generation::Tofu2 | Generation::Bgl | Generation::Aries | Generation::GenericDragonfly | Generation::FatTree => None,
     }
 }
 
 /// The packet-slicing keys (TofuD): `packet_slicing = "dynamic" | "split"`
 /// with per-lane bit error rates; `None` without `packet_slicing`.
 fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
-    let keys = [
-        "lanes",
-        "lane_bit_error_rates",
-        "monitor_packets",
-        "duplicate_above",
-        "split_below",
-    ];
+    let keys = ["lanes", "lane_bit_error_rates", "monitor_packets", "duplicate_above", "split_below"];
     let Some(mode) = sec.choice("packet_slicing", &["dynamic", "split"])? else {
         if let Some(k) = keys.iter().find(|k| sec.has(k)) {
             return Err(sec.error(k, "applies with packet_slicing = \"dynamic\" or \"split\""));
@@ -103,14 +92,8 @@ fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
     };
     let dynamic = mode == "dynamic";
     if !dynamic {
-        if let Some(k) = ["monitor_packets", "duplicate_above", "split_below"]
-            .into_iter()
-            .find(|k| sec.has(k))
-        {
-            return Err(sec.error(
-                k,
-                "applies with packet_slicing = \"dynamic\" (a split link never changes mode)",
-            ));
+        if let Some(k) = ["monitor_packets", "duplicate_above", "split_below"].into_iter().find(|k| sec.has(k)) {
+            return Err(sec.error(k, "applies with packet_slicing = \"dynamic\" (a split link never changes mode)"));
         }
     }
     // [MEM] thresholds (the source gives none): duplicating leaves 1/lanes
@@ -119,12 +102,8 @@ fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
     // times); they are equal at p = (lanes - 1) / (lanes + 3): 0.2 on
     // TofuD's 2 lanes. Back to split an order of magnitude lower.
     let l = lanes as f64;
-    let duplicate_above = sec
-        .float("duplicate_above", 0.0, 1.0)?
-        .unwrap_or((l - 1.0) / (l + 3.0));
-    let split_below = sec
-        .float("split_below", 0.0, 1.0)?
-        .unwrap_or(duplicate_above / 10.0);
+    let duplicate_above = sec.float("duplicate_above", 0.0, 1.0)?.unwrap_or((l - 1.0) / (l + 3.0));
+    let split_below = sec.float("split_below", 0.0, 1.0)?.unwrap_or(duplicate_above / 10.0);
     if split_below > duplicate_above {
         return Err(sec.error("split_below", format!("expected at most duplicate_above ({duplicate_above}): a link returns to split mode below it")));
     }
@@ -133,21 +112,14 @@ fn slicing(sec: &Section, built: &Built) -> Result<Option<Slicing>> {
         header_bytes: built.model.header_bytes,
         lane_bit_error_rates: rates,
         dynamic,
-        monitor_packets: sec
-            .int("monitor_packets", 1, 1 << 30)?
-            .map_or(100, |n| n as u32),
+        monitor_packets: sec.int("monitor_packets", 1, 1 << 30)?.map_or(100, |n| n as u32),
         duplicate_above,
         split_below,
     }))
 }
 
 /// Parses `[link_errors]` for the network `built`, with `routing` and router `p`.
-pub fn parse(
-    sec: &Section,
-    built: &Built,
-    routing: &Routing,
-    p: &RouterParams,
-) -> Result<LinkErrors> {
+pub fn parse(sec: &Section, built: &Built, routing: &Routing, p: &RouterParams) -> Result<LinkErrors> {
     let topology = &built.system.network.topology;
     let slicing = slicing(sec, built)?;
     let rate = match &slicing {
@@ -166,30 +138,14 @@ pub fn parse(
         Some(t) => t as u64,
         None => 2 * round_trip,
     };
-    let retransmission_fifo_packets = sec
-        .int("retransmission_fifo", 1, 1024)?
-        .map_or(round_trip.div_ceil(wire) as u32 + 1, |n| n as u32);
-    let crc_escape_probability = sec
-        .float("crc_escape_probability", 0.0, 1.0)?
-        .unwrap_or(CRC_ESCAPE);
-    let burst = [
-        sec.float("burst_error_rate", 0.0, 0.999_999)?,
-        sec.float("mean_burst_packets", 1.0, 1e15)?,
-        sec.float("mean_gap_packets", 1.0, 1e15)?,
-    ];
-    let bursts =
-        match burst {
-            [Some(error_rate), Some(mean_burst_packets), Some(mean_gap_packets)] => Some(Bursts {
-                error_rate,
-                mean_burst_packets,
-                mean_gap_packets,
-            }),
-            [None, None, None] => None,
-            _ => return Err(sec.error(
-                "burst_error_rate",
-                "bursts need burst_error_rate, mean_burst_packets and mean_gap_packets together",
-            )),
-        };
+    let retransmission_fifo_packets = sec.int("retransmission_fifo", 1, 1024)?.map_or(round_trip.div_ceil(wire) as u32 + 1, |n| n as u32);
+    let crc_escape_probability = sec.float("crc_escape_probability", 0.0, 1.0)?.unwrap_or(CRC_ESCAPE);
+    let burst = [sec.float("burst_error_rate", 0.0, 0.999_999)?, sec.float("mean_burst_packets", 1.0, 1e15)?, sec.float("mean_gap_packets", 1.0, 1e15)?];
+    let bursts = match burst {
+        [Some(error_rate), Some(mean_burst_packets), Some(mean_gap_packets)] => Some(Bursts { error_rate, mean_burst_packets, mean_gap_packets }),
+        [None, None, None] => None,
+        _ => return Err(sec.error("burst_error_rate", "bursts need burst_error_rate, mean_burst_packets and mean_gap_packets together")),
+    };
     let mut links = Vec::new();
     for ls in sec.tables("links", "{ node = [0, 0, 0], port = \"x+\", packet_error_rate = 0.01 } or { routers = [0, 1], ... }")? {
         let (a, port) = crate::system::link_out(&ls, topology, routing)?;
@@ -220,13 +176,5 @@ pub fn parse(
         "duplicate_above",
         "split_below",
     ])?;
-    Ok(LinkErrors {
-        rate,
-        links,
-        bursts,
-        timeout_cycles,
-        retransmission_fifo_packets,
-        crc_escape_probability,
-        slicing,
-    })
+    Ok(LinkErrors { rate, links, bursts, timeout_cycles, retransmission_fifo_packets, crc_escape_probability, slicing })
 }

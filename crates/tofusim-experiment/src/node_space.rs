@@ -13,23 +13,14 @@ use crate::error::{ConfigError, Result};
 /// port's cycles per byte relative to the fastest class (which defines the
 /// cycle), and that class's rate.
 #[allow(non_snake_case)]
-pub fn dragonfly_space(
-    file: &str,
-    key: &str,
-    d: &Dragonfly,
-    rates: &[f64],
-) -> Result<DragonflySpace> {
+pub fn dragonfly_space(file: &str, key: &str, d: &Dragonfly, rates: &[f64]) -> Result<DragonflySpace> {
     let routing = DragonflyRouting::new(d, DragonflyMode::Minimal);
     let ports = routing.ports();
     if ports > tofusim_packet::MAX_PORTS {
-        return Err(ConfigError::new(
-            file,
-            key,
-            format!(
-                "this dragonfly has {ports} ports per router; the packet engine handles at most {}",
-                tofusim_packet::MAX_PORTS
-            ),
-        ));
+        return Err(ConfigError::new(file, key, format!(
+            "this dragonfly has {ports} ports per router; the packet engine handles at most {}",
+            tofusim_packet::MAX_PORTS
+        )));
     }
     let reference_Bps = rates.iter().cloned().fold(0.0, f64::max);
     let port_cycles_per_byte = (0..ports as u8)

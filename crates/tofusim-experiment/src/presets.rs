@@ -273,9 +273,7 @@ nic_bandwidth = "10GB/s"
     };
 }
 
-const ARIES_SMALL_2G: &str = concat!(
-    aries_common!(),
-    r#"groups = 2
+const ARIES_SMALL_2G: &str = concat!(aries_common!(), r#"groups = 2
 routers_per_chassis = 16
 cables_per_group_pair = 240
 [sources]
@@ -284,12 +282,9 @@ cables_per_group_pair = "[DER] 960 rank-3 ports per group / 4 links per cable, a
 rank1_bandwidth = "[DER] 3 lanes x 14 Gb/s"
 rank3_bandwidth = "[DER] 3 lanes x 12.5 Gb/s"
 nic_bandwidth = "[MEM] about 10 GB/s of data per Aries NIC"
-"#
-);
+"#);
 
-const ARIES_720: &str = concat!(
-    aries_common!(),
-    r#"groups = 2
+const ARIES_720: &str = concat!(aries_common!(), r#"groups = 2
 routers_per_chassis = 15
 cables_per_group_pair = 225
 [sources]
@@ -297,17 +292,13 @@ groups = "[S:002] 720 nodes in 2 groups"
 routers_per_chassis = "[DER] 720 = 2 groups x 6 chassis x 15 Aries x 4 nodes (the source does not give the layout)"
 cables_per_group_pair = "[DER] 900 rank-3 ports per group / 4 links per cable, all to the other group"
 nic_bandwidth = "[MEM] about 10 GB/s of data per Aries NIC"
-"#
-);
+"#);
 
-const ARIES_1G: &str = concat!(
-    aries_common!(),
-    r#"groups = 1
+const ARIES_1G: &str = concat!(aries_common!(), r#"groups = 1
 routers_per_chassis = 16
 [sources]
 groups = "[S:002] one group: 6 chassis x 16 Aries x 4 nodes = 384 nodes"
-"#
-);
+"#);
 
 pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()

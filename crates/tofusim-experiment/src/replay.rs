@@ -140,10 +140,7 @@ fn place(s: &mut Setup, ranks: u32, order: Option<&[u32]>) -> Result<()> {
     match order {
         Some(o) => {
             if o.len() < ranks as usize {
-                return Err(err(
-                    "order",
-                    format!("the order places {} ranks; the trace has {ranks}", o.len()),
-                ));
+                return Err(err("order", format!("the order places {} ranks; the trace has {ranks}", o.len())));
             }
             let mut seen = std::collections::HashSet::new();
             for (r, &n) in o.iter().take(ranks as usize).enumerate() {
@@ -166,11 +163,7 @@ fn place(s: &mut Setup, ranks: u32, order: Option<&[u32]>) -> Result<()> {
     Ok(())
 }
 
-fn ranks_of(
-    timeline: &Timeline,
-    finish: impl Fn(usize, u32) -> f64,
-    node_of_rank: &[u32],
-) -> Vec<RankTimes> {
+fn ranks_of(timeline: &Timeline, finish: impl Fn(usize, u32) -> f64, node_of_rank: &[u32]) -> Vec<RankTimes> {
     let parts = timeline.breakdown(&finish);
     parts
         .iter()
@@ -203,25 +196,13 @@ fn flow_link_loads(
     let mut scratch = tofusim_flow::RouteScratch::default();
     for (r, p) in schedule.programs.iter().enumerate() {
         for st in &p.steps {
-            if let tofusim_comm::Action::Send {
-                peer, spans, tni, ..
-            } = &st.action
-            {
-                let wire = m
-                    .wire_bytes(tofusim_comm::schedule::total(spans) * tofusim_comm::ELEMENT_BYTES)
-                    as f64;
-                net.visit_routes(
-                    node_of_rank[r],
-                    node_of_rank[*peer as usize],
-                    *tni,
-                    &mut rng,
-                    &mut scratch,
-                    |route, _, share| {
-                        for &l in route.iter().filter(|&&l| (l as usize) < links) {
-                            bytes[l as usize] += wire * share;
-                        }
-                    },
-                );
+            if let tofusim_comm::Action::Send { peer, spans, tni, .. } = &st.action {
+                let wire = m.wire_bytes(tofusim_comm::schedule::total(spans) * tofusim_comm::ELEMENT_BYTES) as f64;
+                net.visit_routes(node_of_rank[r], node_of_rank[*peer as usize], *tni, &mut rng, &mut scratch, |route, _, share| {
+                    for &l in route.iter().filter(|&&l| (l as usize) < links) {
+                        bytes[l as usize] += wire * share;
+                    }
+                });
             }
         }
     }
@@ -229,33 +210,18 @@ fn flow_link_loads(
     top.sort_by(|&a, &b| bytes[b].total_cmp(&bytes[a]).then(a.cmp(&b)));
     top.truncate(10);
     top.into_iter()
-        .map(|l| LinkLoad {
-            router: (l / net.ports) as u32,
-            port: net.routing.port_name((l % net.ports) as u8),
-            bytes: bytes[l].round() as u64,
-            busy_fraction: None,
-        })
+        .map(|l| LinkLoad { router: (l / net.ports) as u32, port: net.routing.port_name((l % net.ports) as u8), bytes: bytes[l].round() as u64, busy_fraction: None })
         .collect()
 }
 
 /// Replays `program` on `spec.system`.
-pub fn run(
-    program: &ReplayProgram,
-    spec: &ReplaySpec,
-    progress: tofusim_packet::Progress,
-) -> Result<ReplayResult> {
+pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet::Progress) -> Result<ReplayResult> {
     let wall = std::time::Instant::now();
     if spec.counter_cycles > 0 && spec.model != Model::Packet {
-        return Err(err(
-            "counter-period",
-            "samples the packet engine's counters: use the packet model",
-        ));
+        return Err(err("counter-period", "samples the packet engine's counters: use the packet model"));
     }
     if !(spec.compute_scale.is_finite() && spec.compute_scale >= 0.0) {
-        return Err(err(
-            "compute-scale",
-            format!("expected a finite factor >= 0, got {}", spec.compute_scale),
-        ));
+        return Err(err("compute-scale", format!("expected a finite factor >= 0, got {}", spec.compute_scale)));
     }
     let mut s = match &spec.system_toml {
         Some(text) => crate::build::setup_toml(&spec.system, text)?,
@@ -264,22 +230,14 @@ pub fn run(
     place(&mut s, program.ranks, spec.order.as_deref())?;
     if let Some(bps) = spec.mpi.shared_memory_Bps {
         if !(bps.is_finite() && bps > 0.0) {
-            return Err(err(
-                "mpi",
-                format!("shared_memory_Bps: expected a positive rate, got {bps}"),
-            ));
+            return Err(err("mpi", format!("shared_memory_Bps: expected a positive rate, got {bps}")));
         }
         s.built.model.components.clear();
         s.built.model.copy_Bps = bps;
         s.built.model.reduce_Bps = bps;
     }
     let generation = s.built.system.generation;
-    let params = ReplayParams {
-        mpi: spec.mpi.apply(MpiConfig::k_computer()),
-        compute_scale: spec.compute_scale,
-        tnis: s.built.model.tnis.max(1),
-        segment_bytes: 64 << 10,
-    };
+    let params = ReplayParams { mpi: spec.mpi.apply(MpiConfig::k_computer()), compute_scale: spec.compute_scale, tnis: s.built.model.tnis.max(1), segment_bytes: 64 << 10 };
     let (schedule, timeline) = build(program, &params).map_err(|e| err("trace", e))?;
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());
     let steps: u64 = schedule.programs.iter().map(|p| p.steps.len() as u64).sum();
@@ -288,95 +246,42 @@ pub fn run(
     let modes = Modes::default();
     let (time_seconds, per_rank, run, model, busiest_links) = match spec.model {
         Model::Packet => {
-            let (timed, finish) = run_sampled(
-                s,
-                schedule,
-                &modes,
-                spec.seed,
-                spec.counter_cycles,
-                progress,
-                |st| st.step_finish_cycles(),
-            )?;
+            let (timed, finish) = run_sampled(s, schedule, &modes, spec.seed, spec.counter_cycles, progress, |st| st.step_finish_cycles())?;
             if !timed.run.complete && !timed.run.interrupted {
                 // A step that never ran: the first one, for the message.
-                let stuck = finish
-                    .iter()
-                    .enumerate()
-                    .find_map(|(r, f)| f.iter().position(|&c| c == u64::MAX).map(|i| (r, i)));
-                let at = stuck.map_or_else(String::new, |(r, i)| {
-                    format!(
-                        " (rank {r} stopped at step {i}: {})",
-                        timed.schedule.programs[r].steps[i].action.describe()
-                    )
-                });
-                let why = timed.run.invariant_error.clone().unwrap_or_else(|| {
-                    if timed.run.deadlock {
-                        "deadlock".into()
-                    } else {
-                        "incomplete".into()
-                    }
-                });
+                let stuck = finish.iter().enumerate().find_map(|(r, f)| f.iter().position(|&c| c == u64::MAX).map(|i| (r, i)));
+                let at = stuck.map_or_else(String::new, |(r, i)| format!(" (rank {r} stopped at step {i}: {})", timed.schedule.programs[r].steps[i].action.describe()));
+                let why = timed.run.invariant_error.clone().unwrap_or_else(|| if timed.run.deadlock { "deadlock".into() } else { "incomplete".into() });
                 return Err(err(
                     "trace",
                     format!("the replay did not finish on the packet engine{at}: {why}; the trace's calls wait for each other under this MPI layer's protocols (e.g. an eager-sized message the target sends by rendezvous)"),
                 ));
             }
             let cycle_s = timed.run.cycle_ns * 1e-9;
-            let per_rank = ranks_of(
-                &timeline,
-                |r, i| finish[r][i as usize] as f64 * cycle_s,
-                &node_of_rank,
-            );
+            let per_rank = ranks_of(&timeline, |r, i| finish[r][i as usize] as f64 * cycle_s, &node_of_rank);
             let cycles = timed.cycles.max(1) as f64;
             let links = timed
                 .busiest_ports
                 .iter()
-                .map(|p| LinkLoad {
-                    router: p.router,
-                    port: p.port.clone(),
-                    bytes: p.counters.bytes,
-                    busy_fraction: Some(p.counters.busy_cycles as f64 / cycles),
-                })
+                .map(|p| LinkLoad { router: p.router, port: p.port.clone(), bytes: p.counters.bytes, busy_fraction: Some(p.counters.busy_cycles as f64 / cycles) })
                 .collect();
-            (
-                timed.time_seconds,
-                per_rank,
-                Some(timed.run),
-                "packet",
-                links,
-            )
+            (timed.time_seconds, per_rank, Some(timed.run), "packet", links)
         }
         Model::Flow | Model::FlowEvents => {
             let mut ask = || progress(0.0).is_break();
             let interrupt = tofusim_flow::Interrupt::new(&mut ask);
             let net = crate::flow_model::flow_net(&s)?;
             let m = crate::flow_model::machine(&s, &net, &modes, &interrupt);
-            let finish = tofusim_comm::exec::flow::schedule_finish_times(&m, &schedule, spec.seed)
-                .map_err(|e| err("trace", e))?;
+            let finish = tofusim_comm::exec::flow::schedule_finish_times(&m, &schedule, spec.seed).map_err(|e| err("trace", e))?;
             let mut base = vec![0usize];
             for p in &schedule.programs {
                 base.push(base.last().copied().unwrap_or(0) + p.steps.len());
             }
-            let per_rank = ranks_of(
-                &timeline,
-                |r, i| finish[base[r] + i as usize],
-                &node_of_rank,
-            );
+            let per_rank = ranks_of(&timeline, |r, i| finish[base[r] + i as usize], &node_of_rank);
             let links = flow_link_loads(&net, &schedule, &node_of_rank, &m, spec.seed);
-            (
-                finish.iter().copied().fold(0.0, f64::max),
-                per_rank,
-                None,
-                "flow",
-                links,
-            )
+            (finish.iter().copied().fold(0.0, f64::max), per_rank, None, "flow", links)
         }
-        Model::FlowRounds => {
-            return Err(err(
-                "model",
-                "a replay has no lockstep rounds form; use flow or packet",
-            ))
-        }
+        Model::FlowRounds => return Err(err("model", "a replay has no lockstep rounds form; use flow or packet")),
     };
     let native = generation == crate::generation::Generation::Tofu1;
     let mpi_software = MpiSoftware {

@@ -15,13 +15,7 @@ pub const ROUTE_CHECK_PAIRS: u64 = 1 << 22;
 /// (checked on networks up to [`ROUTE_CHECK_PAIRS`] pairs); refused
 /// naming `key`, the pair, the failure met and the routes offered.
 /// `when` qualifies the failures in the message.
-pub fn check_routes(
-    file: &str,
-    key: &str,
-    routing: &Routing,
-    map: &FaultMap,
-    when: &str,
-) -> Result<()> {
+pub fn check_routes(file: &str, key: &str, routing: &Routing, map: &FaultMap, when: &str) -> Result<()> {
     let terminals = routing.terminal_routers() as u32;
     if map.is_empty() || (terminals as u64).pow(2) > ROUTE_CHECK_PAIRS {
         return Ok(());

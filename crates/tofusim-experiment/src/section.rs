@@ -46,14 +46,9 @@ impl<'a> Section<'a> {
     /// The tables of the array `key` (e.g. `links = [{ ... }, { ... }]`),
     /// each a section named `key[i]`; `example` shows one in errors.
     pub fn tables(&self, key: &str, example: &str) -> Result<Vec<Section<'a>>> {
-        let Some(v) = self.get(key) else {
-            return Ok(Vec::new());
-        };
+        let Some(v) = self.get(key) else { return Ok(Vec::new()) };
         let Value::Array(items) = v else {
-            return Err(self.error(
-                key,
-                format!("expected an array of tables such as {example}"),
-            ));
+            return Err(self.error(key, format!("expected an array of tables such as {example}")));
         };
         items
             .iter()
@@ -287,11 +282,7 @@ impl<'a> Section<'a> {
         let used = self.used.borrow();
         for k in self.table.keys() {
             if !used.contains(k) && !valid.contains(&k.as_str()) {
-                let mut known: Vec<&str> = valid
-                    .iter()
-                    .copied()
-                    .chain(used.iter().map(String::as_str))
-                    .collect();
+                let mut known: Vec<&str> = valid.iter().copied().chain(used.iter().map(String::as_str)).collect();
                 known.sort_unstable();
                 known.dedup();
                 return Err(self.error(
@@ -318,10 +309,6 @@ mod tests {
         // "escape" both looked up and read elsewhere: listed once.
         let e = router.finish(&["paths", "escape"]).unwrap_err();
         assert_eq!(e.key, "router.vcs");
-        assert!(
-            e.to_string()
-                .ends_with("valid keys here are: dynamic_vcs, escape, paths"),
-            "{e}"
-        );
+        assert!(e.to_string().ends_with("valid keys here are: dynamic_vcs, escape, paths"), "{e}");
     }
 }

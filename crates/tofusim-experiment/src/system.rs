@@ -169,11 +169,7 @@ pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Resol
         if let Some(r) = resize {
             let before = merged.clone();
             apply_resize(&sec, &mut merged, r)?;
-            let written = merged
-                .iter()
-                .filter(|(k, v)| before.get(*k) != Some(*v) && !user.contains_key(*k))
-                .map(|(k, _)| k.clone())
-                .collect();
+            let written = merged.iter().filter(|(k, v)| before.get(*k) != Some(*v) && !user.contains_key(*k)).map(|(k, _)| k.clone()).collect();
             resized = Some((spec.to_string(), written));
         }
     }
@@ -184,16 +180,8 @@ pub fn resolve_table(file: &str, path: &str, user: &toml::Table) -> Result<Resol
     }
     let sec = Section::new(file, path, &merged);
     build(&sec).map_err(|e| match &resized {
-        Some((spec, written))
-            if written.iter().any(|k| {
-                e.key == sec.key_path(k) || e.key.starts_with(&format!("{}[", sec.key_path(k)))
-            }) =>
-        {
-            ConfigError::new(
-                file,
-                &sec.key_path("system"),
-                format!("{spec}: {}", e.expected),
-            )
+        Some((spec, written)) if written.iter().any(|k| e.key == sec.key_path(k) || e.key.starts_with(&format!("{}[", sec.key_path(k)))) => {
+            ConfigError::new(file, &sec.key_path("system"), format!("{spec}: {}", e.expected))
         }
         _ => e,
     })
@@ -249,39 +237,20 @@ fn apply_resize(sec: &Section, merged: &mut toml::Table, resize: &str) -> Result
             // of the top-level subtrees (pods, supernodes, edge switches);
             // `summit:18x16x4` gives every level's down-degree. Up-degrees,
             // and so the taper, stay the preset's.
-            let down = merged
-                .get("down")
-                .and_then(|v| v.as_array())
-                .map_or(0, |a| a.len());
-            let s = parse_shape(resize).ok_or_else(|| {
-                bad("a number of top-level subtrees (or a down-degree per level, as 18x16x4)")
-            })?;
-            let new_down: Vec<u32> = match (s.len(), merged.get("down").and_then(|v| v.as_array()))
-            {
+            let down = merged.get("down").and_then(|v| v.as_array()).map_or(0, |a| a.len());
+            let s = parse_shape(resize).ok_or_else(|| bad("a number of top-level subtrees (or a down-degree per level, as 18x16x4)"))?;
+            let new_down: Vec<u32> = match (s.len(), merged.get("down").and_then(|v| v.as_array())) {
                 (1, Some(old)) => {
-                    let mut d: Vec<u32> = old
-                        .iter()
-                        .filter_map(|x| x.as_integer())
-                        .map(|x| x as u32)
-                        .collect();
+                    let mut d: Vec<u32> = old.iter().filter_map(|x| x.as_integer()).map(|x| x as u32).collect();
                     *d.last_mut().expect("a fat-tree has levels") = s[0];
                     d
                 }
                 (n, Some(_)) if n == down => s,
-                _ => {
-                    return Err(bad(&format!(
-                        "a number of top-level subtrees or {down} down-degrees"
-                    )))
-                }
+                _ => return Err(bad(&format!("a number of top-level subtrees or {down} down-degrees"))),
             };
             merged.insert(
                 "down".into(),
-                toml::Value::Array(
-                    new_down
-                        .iter()
-                        .map(|&x| toml::Value::Integer(x as i64))
-                        .collect(),
-                ),
+                toml::Value::Array(new_down.iter().map(|&x| toml::Value::Integer(x as i64)).collect()),
             );
         }
         _ => {
@@ -378,9 +347,7 @@ fn build(sec: &Section) -> Result<Resolved> {
         Some(g) => Generation::parse(&g).expect("checked"),
         None => Generation::default_for(&topology),
     };
-    generation
-        .check(&topology)
-        .map_err(|e| sec.error("generation", e))?;
+    generation.check(&topology).map_err(|e| sec.error("generation", e))?;
     let nic = build_nic(sec, &topology, &link_bps, generation)?;
     let faults = match sec.table("faults")? {
         Some(f) => build_faults(&f, &topology)?,
@@ -388,10 +355,7 @@ fn build(sec: &Section) -> Result<Resolved> {
     };
     let host_Bps = sec.rate("host_bandwidth")?;
     if host_Bps.is_some_and(|h| !(h > 0.0 && h.is_finite())) {
-        return Err(sec.error(
-            "host_bandwidth",
-            "expected a positive rate such as \"15.5GB/s\"",
-        ));
+        return Err(sec.error("host_bandwidth", "expected a positive rate such as \"15.5GB/s\""));
     }
     let mut valid: Vec<&str> = COMMON_KEYS.to_vec();
     valid.extend_from_slice(extra);
@@ -461,15 +425,8 @@ fn build_torus(sec: &Section, torus: bool) -> Result<Torus> {
             .collect(),
         Some(_) => return Err(sec.error("axis_names", format!("expected {} strings", s.len()))),
     };
-    if let Some(dup) = names
-        .iter()
-        .enumerate()
-        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
-    {
-        return Err(sec.error(
-            "axis_names",
-            format!("expected {} different names; {dup:?} is repeated", s.len()),
-        ));
+    if let Some(dup) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
+        return Err(sec.error("axis_names", format!("expected {} different names; {dup:?} is repeated", s.len())));
     }
     let axes = s
         .iter()
@@ -521,21 +478,11 @@ fn build_dragonfly(sec: &Section, link: Option<f64>) -> Result<(Dragonfly, Vec<f
     let other: &[&str] = if form == "aries" {
         &["routers_per_group", "local_bandwidth", "global_bandwidth"]
     } else {
-        &[
-            "chassis_per_group",
-            "routers_per_chassis",
-            "rank2_links",
-            "rank1_bandwidth",
-            "rank2_bandwidth",
-            "rank3_bandwidth",
-        ]
+        &["chassis_per_group", "routers_per_chassis", "rank2_links", "rank1_bandwidth", "rank2_bandwidth", "rank3_bandwidth"]
     };
     if let Some(k) = other.iter().find(|k| sec.has(k)) {
         let other_form = if form == "aries" { "generic" } else { "aries" };
-        return Err(sec.error(
-            k,
-            format!("applies to form = \"{other_form}\" dragonflies; this one is {form}"),
-        ));
+        return Err(sec.error(k, format!("applies to form = \"{other_form}\" dragonflies; this one is {form}")));
     }
     let groups = req_int(sec, "groups", 1, 100_000)?;
     let p = sec
@@ -657,10 +604,7 @@ fn build_fattree(sec: &Section) -> Result<FatTree> {
                 return Err(sec.error("levels", format!("{k}^{n} nodes: too many; at most 2^31")));
             }
             if sec.has("up") {
-                return Err(sec.error(
-                    "up",
-                    "up-degrees go with down lists; a k-ary n-tree takes k, levels and taper",
-                ));
+                return Err(sec.error("up", "up-degrees go with down lists; a k-ary n-tree takes k, levels and taper"));
             }
             let taper = sec.int_list("taper", 1, 4096)?.unwrap_or_default();
             if taper.len() > (n as usize).saturating_sub(1) {
@@ -720,12 +664,7 @@ fn build_fattree(sec: &Section) -> Result<FatTree> {
     Ok(FatTree { rails, ..f })
 }
 
-fn build_nic(
-    sec: &Section,
-    topo: &Topology,
-    link_bps: &[f64],
-    generation: Generation,
-) -> Result<NodeInterface> {
+fn build_nic(sec: &Section, topo: &Topology, link_bps: &[f64], generation: Generation) -> Result<NodeInterface> {
     let (default_n, default_rate) = match topo {
         // Direct networks: a node can inject into every link at once unless
         // the preset says how many interfaces it has.
@@ -736,10 +675,7 @@ fn build_nic(
         Topology::Tofu(t) => match generation {
             Generation::Tofud => (6, link_bps[0]),
             Generation::Tofu1 | Generation::Tofu2 => (4, link_bps[0]),
-            Generation::Bgl
-            | Generation::Aries
-            | Generation::GenericDragonfly
-            | Generation::FatTree => (t.max_degree(), link_bps[0]),
+            Generation::Bgl | Generation::Aries | Generation::GenericDragonfly | Generation::FatTree => (t.max_degree(), link_bps[0]),
         },
         Topology::Dragonfly(_) => (1, 0.0),
         Topology::FatTree(f) => (f.rails, link_bps[0]),
@@ -783,10 +719,7 @@ fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
             f.nodes.push(id);
         }
     }
-    for ls in sec.tables(
-        "links",
-        "{ node = [0, 0, 0], port = \"x+\" } or { routers = [0, 1] }",
-    )? {
+    for ls in sec.tables("links", "{ node = [0, 0, 0], port = \"x+\" } or { routers = [0, 1] }")? {
         let (a, b, port) = link_ref(&ls, topo)?;
         f.links.push((a, b));
         f.link_ports.push(port);
@@ -801,12 +734,7 @@ fn build_faults(sec: &Section, topo: &Topology) -> Result<Faults> {
     Ok(f)
 }
 
-pub(crate) fn node_ref(
-    sec: &Section,
-    key: &str,
-    item: &toml::Value,
-    topo: &Topology,
-) -> Result<u32> {
+pub(crate) fn node_ref(sec: &Section, key: &str, item: &toml::Value, topo: &Topology) -> Result<u32> {
     match (item, topo) {
         (toml::Value::Integer(i), _) if *i >= 0 && *i <= u32::MAX as i64 => Ok(*i as u32),
         (toml::Value::Array(c), Topology::Torus(t) | Topology::Tofu(t)) => {
@@ -845,23 +773,14 @@ pub(crate) fn node_ref(
 /// A link table's link as `routing` sees it: the router at its first end
 /// and the port out of it towards the other — the named port, or the
 /// first of the router's ports that leads there.
-pub(crate) fn link_out(
-    sec: &Section,
-    topo: &Topology,
-    routing: &tofusim_routing::Routing,
-) -> Result<(u32, u8)> {
+pub(crate) fn link_out(sec: &Section, topo: &Topology, routing: &tofusim_routing::Routing) -> Result<(u32, u8)> {
     let (a, b, port) = link_ref(sec, topo)?;
     match port {
         Some(p) => Ok((a, p)),
         None => (0..routing.ports() as u8)
             .find(|&q| routing.neighbor(a, q).is_some_and(|(w, _)| w == b))
             .map(|q| (a, q))
-            .ok_or_else(|| {
-                sec.error(
-                    "routers",
-                    format!("no port of router {a} leads to router {b}"),
-                )
-            }),
+            .ok_or_else(|| sec.error("routers", format!("no port of router {a} leads to router {b}"))),
     }
 }
 

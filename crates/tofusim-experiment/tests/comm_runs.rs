@@ -50,15 +50,7 @@ fn pingpong_latency_is_a_few_hundred_ns() {
 fn messages_from_one_tni_arrive_in_program_order() {
     let setup = setup("k:1x1x1").unwrap();
     let s = transfers(setup.node_of_rank.len() as u32, &[put_of(0, 1, 65536); 4]);
-    let (_, steps) = run_inspecting(
-        setup,
-        s,
-        &Modes::default(),
-        1,
-        &mut |_| std::ops::ControlFlow::Continue(()),
-        |run| run.step_finish_cycles(),
-    )
-    .unwrap();
+    let (_, steps) = run_inspecting(setup, s, &Modes::default(), 1, &mut |_| std::ops::ControlFlow::Continue(()), |run| run.step_finish_cycles()).unwrap();
     let f = &steps[1];
     assert!(f.windows(2).all(|w| w[0] < w[1]), "{f:?}");
 }
@@ -105,36 +97,18 @@ fn a_schedule_posted_at_once_makes_its_packets_as_they_leave() {
         let setup = setup("bgl:4x4x4").unwrap();
         let ranks = setup.node_of_rank.len() as u32;
         let list: Vec<Transfer> = (0..ranks)
-            .flat_map(|a| {
-                (0..ranks)
-                    .filter(move |&b| b != a)
-                    .map(move |b| put_of(a, b, 16 << 10))
-            })
+            .flat_map(|a| (0..ranks).filter(move |&b| b != a).map(move |b| put_of(a, b, 16 << 10)))
             .collect();
         let s = Arc::new(transfers(ranks, &list));
-        let params = RunParams {
-            max_live_packets: max_live,
-            ..RunParams::default()
-        };
+        let params = RunParams { max_live_packets: max_live, ..RunParams::default() };
         let engine = schedule_engine(setup, s, &Modes::default(), params).unwrap();
         engine.run(&mut |_| std::ops::ControlFlow::Continue(()))
     };
     let bounded = run(Some(5_000));
-    assert!(
-        bounded.complete && bounded.budget_exceeded.is_none(),
-        "{:?}",
-        bounded.budget_exceeded
-    );
-    assert!(
-        bounded.packets_delivered > 250_000,
-        "{}",
-        bounded.packets_delivered
-    );
+    assert!(bounded.complete && bounded.budget_exceeded.is_none(), "{:?}", bounded.budget_exceeded);
+    assert!(bounded.packets_delivered > 250_000, "{}", bounded.packets_delivered);
     let free = run(None);
-    assert_eq!(
-        (bounded.completion_cycles, bounded.packets_delivered),
-        (free.completion_cycles, free.packets_delivered)
-    );
+    assert_eq!((bounded.completion_cycles, bounded.packets_delivered), (free.completion_cycles, free.packets_delivered));
 }
 
 #[test]
@@ -162,29 +136,18 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
     let s = r.steps.as_ref().unwrap();
     let run = r.run.as_ref().unwrap();
     // The last step finishes when the collective does; every step ran.
-    assert_eq!(
-        s.finish_cycle.iter().map(|f| f.unwrap()).max(),
-        Some(run.cycles)
-    );
+    assert_eq!(s.finish_cycle.iter().map(|f| f.unwrap()).max(), Some(run.cycles));
     // What the receives took in is what the sends gave.
     let bytes_of = |kind: &str| -> u64 {
         let k = STEP_KINDS.iter().position(|x| *x == kind).unwrap() as u8;
-        s.kind
-            .iter()
-            .zip(&s.bytes)
-            .filter(|(x, _)| **x == k)
-            .map(|(_, b)| b)
-            .sum()
+        s.kind.iter().zip(&s.bytes).filter(|(x, _)| **x == k).map(|(_, b)| b).sum()
     };
     assert_eq!(bytes_of("send"), r.bytes_sent);
     assert_eq!(bytes_of("recv"), r.bytes_sent);
     assert_eq!(s.rank.iter().filter(|&&x| x == 0).count(), s.rank.len() / 8);
     // Each rank's steps finish in dependency order on a ring: its receives in program order.
     for rank in 0..8 {
-        let recv: Vec<u64> = (0..s.rank.len())
-            .filter(|&i| s.rank[i] == rank && s.kind[i] == 1)
-            .map(|i| s.finish_cycle[i].unwrap())
-            .collect();
+        let recv: Vec<u64> = (0..s.rank.len()).filter(|&i| s.rank[i] == rank && s.kind[i] == 1).map(|i| s.finish_cycle[i].unwrap()).collect();
         assert!(recv.windows(2).all(|w| w[0] <= w[1]), "{recv:?}");
     }
 }

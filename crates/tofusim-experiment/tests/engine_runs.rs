@@ -4,10 +4,7 @@
 use tofusim_experiment::experiment;
 
 fn run(text: &str) -> tofusim_packet::RunResult {
-    let (_, r) = experiment::run("test.toml", text, &mut |_| {
-        std::ops::ControlFlow::Continue(())
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (_, r) = experiment::run("test.toml", text, &mut |_| std::ops::ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}"));
     r
 }
 
@@ -185,10 +182,7 @@ fn line_and_plane_fill_deliver_every_broadcast_once() {
         let num = |k: &str| b[k].as_f64().expect("a broadcast figure");
         assert_eq!(num("receiving_links"), links as f64);
         // Every node receives every other node's 8 KiB of its line or plane.
-        assert_eq!(
-            num("received_payload_bytes"),
-            32.0 * (num("group_nodes") - 1.0) * 8192.0
-        );
+        assert_eq!(num("received_payload_bytes"), 32.0 * (num("group_nodes") - 1.0) * 8192.0);
         let frac = num("fraction_of_peak");
         assert!(frac > 0.9 && frac <= 1.0, "{pattern}: {frac}");
     }
@@ -199,25 +193,12 @@ fn port_counters_are_sampled_at_the_period() {
     let r = run("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.2\n[run]\ncycles = 10000\ncounter_cycles = 2500\n");
     let s = &r.counter_samples;
     let cycles: std::collections::BTreeSet<u64> = s.ports.cycle.iter().copied().collect();
-    assert_eq!(
-        cycles.into_iter().collect::<Vec<_>>(),
-        vec![2500, 5000, 7500]
-    );
-    assert_eq!(
-        (s.samples, s.period_cycles, s.requested_period_cycles),
-        (3, 2500, 2500)
-    );
+    assert_eq!(cycles.into_iter().collect::<Vec<_>>(), vec![2500, 5000, 7500]);
+    assert_eq!((s.samples, s.period_cycles, s.requested_period_cycles), (3, 2500, 2500));
     assert_eq!(s.ports.cycle.len(), 3 * 64 * 6);
     for i in 0..s.ports.cycle.len() {
-        let (busy, idle, cycle) = (
-            s.ports.busy_cycles[i],
-            s.ports.idle_cycles[i],
-            s.ports.cycle[i],
-        );
-        assert!(
-            busy + idle >= cycle - 300 && busy + idle <= cycle + 300,
-            "row {i}: {busy} + {idle} at {cycle}"
-        );
+        let (busy, idle, cycle) = (s.ports.busy_cycles[i], s.ports.idle_cycles[i], s.ports.cycle[i]);
+        assert!(busy + idle >= cycle - 300 && busy + idle <= cycle + 300, "row {i}: {busy} + {idle} at {cycle}");
     }
 }
 
@@ -234,28 +215,14 @@ fn vc_samples_split_the_port_counters() {
     for (i, _) in s.ports.cycle.iter().enumerate() {
         let rows = i * vcs..(i + 1) * vcs;
         for j in rows.clone() {
-            assert_eq!(
-                (s.vcs.cycle[j], s.vcs.router[j], s.vcs.port[j]),
-                (s.ports.cycle[i], s.ports.router[i], s.ports.port[i])
-            );
+            assert_eq!((s.vcs.cycle[j], s.vcs.router[j], s.vcs.port[j]), (s.ports.cycle[i], s.ports.router[i], s.ports.port[i]));
             assert!(s.vcs.held_chunks[j] <= s.vc_buffer_chunks);
             held += s.vcs.held_chunks[j];
         }
-        assert_eq!(
-            s.vcs.bytes[rows.clone()].iter().sum::<u64>(),
-            s.ports.bytes[i],
-            "port row {i}"
-        );
-        assert_eq!(
-            s.vcs.packets[rows].iter().sum::<u64>(),
-            s.ports.packets[i],
-            "port row {i}"
-        );
+        assert_eq!(s.vcs.bytes[rows.clone()].iter().sum::<u64>(), s.ports.bytes[i], "port row {i}");
+        assert_eq!(s.vcs.packets[rows].iter().sum::<u64>(), s.ports.packets[i], "port row {i}");
     }
-    assert!(
-        held > 0,
-        "at half load some buffer holds a packet at a sample"
-    );
+    assert!(held > 0, "at half load some buffer holds a packet at a sample");
     assert!(s.ports.bytes.iter().sum::<u64>() > 0);
 }
 
@@ -270,20 +237,12 @@ fn a_long_run_coarsens_its_samples() {
     let r = run(&format!("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.05\n[run]\ncycles = {cycles}\ncounter_cycles = {period}\n"));
     let s = &r.counter_samples;
     assert_eq!(s.vc_names.len(), 4);
-    assert!(
-        s.period_cycles >= 2 * period && s.samples <= limit + 1,
-        "{} samples every {}",
-        s.samples,
-        s.period_cycles
-    );
+    assert!(s.period_cycles >= 2 * period && s.samples <= limit + 1, "{} samples every {}", s.samples, s.period_cycles);
     let cycles: std::collections::BTreeSet<u64> = s.ports.cycle.iter().copied().collect();
     assert_eq!(cycles.len() as u64, s.samples);
     assert!(cycles.iter().all(|c| c % s.period_cycles == 0));
     let v: Vec<u64> = cycles.into_iter().collect();
-    assert!(
-        v.windows(2).all(|w| w[1] - w[0] == s.period_cycles),
-        "evenly spaced"
-    );
+    assert!(v.windows(2).all(|w| w[1] - w[0] == s.period_cycles), "evenly spaced");
 }
 
 /// JSQ's statistics: its 2-bit ranges leave most choices to the random
@@ -291,19 +250,11 @@ fn a_long_run_coarsens_its_samples() {
 /// (`jsq_ranges` = the buffer's tokens) separates most of them.
 #[test]
 fn jsq_reports_what_its_token_ranges_separate() {
-    let text = |router: &str| {
-        format!("[network]\nsystem = \"bgl:8x8x8\"\n[router]\n{router}\n[workload]\npattern = \"uniform\"\nload = 0.14\n[run]\ncycles = 12000\nwarmup = 3000\njsq_statistics = true\n")
-    };
+    let text = |router: &str| format!("[network]\nsystem = \"bgl:8x8x8\"\n[router]\n{router}\n[workload]\npattern = \"uniform\"\nload = 0.14\n[run]\ncycles = 12000\nwarmup = 3000\njsq_statistics = true\n");
     let quarters = run(&text(""));
-    let j = quarters
-        .jsq
-        .as_ref()
-        .expect("adaptive routing with JSQ chooses");
+    let j = quarters.jsq.as_ref().expect("adaptive routing with JSQ chooses");
     assert!(j.choices > 10_000);
-    assert!(
-        j.separated_fraction > 0.0 && j.separated_fraction < 0.3,
-        "{j:?}"
-    );
+    assert!(j.separated_fraction > 0.0 && j.separated_fraction < 0.3, "{j:?}");
     // A candidate needs a full packet's tokens: under a quarter free never shows.
     assert_eq!(j.candidate_ranges[0], 0);
     assert!(j.candidate_ranges[3] > j.candidate_ranges[2], "{j:?}");
@@ -311,24 +262,10 @@ fn jsq_reports_what_its_token_ranges_separate() {
     assert!(exact.jsq.as_ref().unwrap().separated_fraction > 2.0 * j.separated_fraction);
     assert!(run(&text("output_selection = \"random\"")).jsq.is_none());
     // Off unless asked for (it costs about 2% of the engine's instructions).
-    assert!(run(&text("").replace("jsq_statistics = true\n", ""))
-        .jsq
-        .is_none());
-    let refused = experiment::parse(
-        "t.toml",
-        &text("output_selection = \"random\"\njsq_ranges = 8"),
-    )
-    .err()
-    .expect("refused")
-    .to_string();
-    assert!(
-        refused.contains("router.jsq_ranges") && refused.contains("applies with"),
-        "{refused}"
-    );
-    assert!(
-        experiment::parse("t.toml", &text("jsq_ranges = 33")).is_err(),
-        "more ranges than tokens"
-    );
+    assert!(run(&text("").replace("jsq_statistics = true\n", "")).jsq.is_none());
+    let refused = experiment::parse("t.toml", &text("output_selection = \"random\"\njsq_ranges = 8")).err().expect("refused").to_string();
+    assert!(refused.contains("router.jsq_ranges") && refused.contains("applies with"), "{refused}");
+    assert!(experiment::parse("t.toml", &text("jsq_ranges = 33")).is_err(), "more ranges than tokens");
 }
 
 #[test]
@@ -346,23 +283,14 @@ fn token_returns_to_blocked_outputs_are_counted_apart() {
         assert!(r.deadlock.is_none() && r.invariant_error.is_none(), "{esc}");
         for s in &r.timeseries {
             assert!(s.blocked_token_returns <= s.token_returns, "{esc}: {s:?}");
-            assert!(
-                (0.0..=1.0).contains(&s.blocked_unblocking_probability),
-                "{esc}: {s:?}"
-            );
+            assert!((0.0..=1.0).contains(&s.blocked_unblocking_probability), "{esc}: {s:?}");
             let waited = s.blocked_unblocking_probability * s.blocked_token_returns as f64;
             let all = s.unblocking_probability * s.token_returns as f64;
-            assert!(
-                waited <= all + 1e-6,
-                "{esc}: {waited} waited unblocks, {all} unblocks"
-            );
+            assert!(waited <= all + 1e-6, "{esc}: {waited} waited unblocks, {all} unblocks");
         }
         // The hot region blocks outputs, and most returns to them free a packet.
         let late = &r.timeseries[r.timeseries.len() / 2..];
         assert!(late.iter().all(|s| s.blocked_token_returns > 0), "{esc}");
-        assert!(
-            late.iter().all(|s| s.blocked_unblocking_probability > 0.3),
-            "{esc}: {late:?}"
-        );
+        assert!(late.iter().all(|s| s.blocked_unblocking_probability > 0.3), "{esc}: {late:?}");
     }
 }

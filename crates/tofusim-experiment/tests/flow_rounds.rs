@@ -15,40 +15,13 @@ fn three(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64) -> 
         p.segment_elements = segment_bytes / 8;
         p
     };
-    let timed = run_schedule(
-        system,
-        &Modes::default(),
-        1,
-        |r, g, t| {
-            Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, params(r, g, t)).unwrap())
-        },
-        &mut |_| std::ops::ControlFlow::Continue(()),
-    )
-    .unwrap();
+    let timed = run_schedule(system, &Modes::default(), 1, |r, g, t| Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, params(r, g, t)).unwrap()), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     let s = setup(system).unwrap();
-    let events = flow_model::schedule_time(
-        &s,
-        &timed.schedule,
-        &Modes::default(),
-        1,
-        &tofusim_flow::Interrupt::never(),
-    )
-    .unwrap();
+    let events = flow_model::schedule_time(&s, &timed.schedule, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     let mut p = params(s.node_of_rank.len() as u32, s.grid, s.built.model.tnis);
-    p.count = if op == "alltoall" {
-        bytes / 8
-    } else {
-        bytes / 8
-    };
+    p.count = if op == "alltoall" { bytes / 8 } else { bytes / 8 };
     let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
-    let r = flow_model::rounds_time(
-        &s,
-        &rounds,
-        &Modes::default(),
-        1,
-        &tofusim_flow::Interrupt::never(),
-    )
-    .unwrap();
+    let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     (timed.time_seconds, events, r.time_seconds)
 }
 
@@ -57,13 +30,7 @@ fn rounds_against_events_and_packets() {
     let mut rows = Vec::new();
     for (sys, op, algo, bytes, seg) in [
         ("k:2x1x2", "allreduce", "ring", 4u64 << 20, 16u64 << 10),
-        (
-            "k:2x1x2",
-            "allreduce",
-            "recursive-doubling",
-            4 << 20,
-            16 << 10,
-        ),
+        ("k:2x1x2", "allreduce", "recursive-doubling", 4 << 20, 16 << 10),
         ("k:2x1x2", "allreduce", "trinaryx3", 16 << 20, 16 << 10),
         ("k:2x1x2", "alltoall", "bruck", 16 << 10, 16 << 10),
         ("bgl:4x4x4", "allreduce", "ring", 1 << 20, 16 << 10),
@@ -80,10 +47,7 @@ fn rounds_against_events_and_packets() {
     // round's messages share the network with each other only; out of
     // lockstep, rounds overlap).
     for (sys, algo, _, e, r) in &rows {
-        assert!(
-            (r / e - 1.0).abs() < 0.15,
-            "{sys} {algo}: events {e}, rounds {r}"
-        );
+        assert!((r / e - 1.0).abs() < 0.15, "{sys} {algo}: events {e}, rounds {r}");
     }
 }
 
@@ -94,12 +58,7 @@ fn full_machines() {
     for sys in ["k", "fugaku"] {
         let s = setup(sys).unwrap();
         let ranks = s.node_of_rank.len() as u32;
-        for (op, algo, bytes) in [
-            ("allreduce", "ring", 16u64 << 20),
-            ("allreduce", "recursive-doubling", 16 << 20),
-            ("allreduce", "trinaryx3", 16 << 20),
-            ("alltoall", "bruck", 1 << 10),
-        ] {
+        for (op, algo, bytes) in [("allreduce", "ring", 16u64 << 20), ("allreduce", "recursive-doubling", 16 << 20), ("allreduce", "trinaryx3", 16 << 20), ("alltoall", "bruck", 1 << 10)] {
             if !only.is_empty() && only != format!("{sys}/{algo}") {
                 continue;
             }
@@ -110,14 +69,7 @@ fn full_machines() {
             p.segment_elements = (16 << 10) / 8;
             let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
             let built = t0.elapsed().as_secs_f64();
-            let r = flow_model::rounds_time(
-                &s,
-                &rounds,
-                &Modes::default(),
-                1,
-                &tofusim_flow::Interrupt::never(),
-            )
-            .unwrap();
+            let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
             println!("{sys:7} {op:9} {algo:18} {ranks} ranks: {:.3} ms ({} rounds, {} stretches, {} solves, largest {}) in {:.1} s (build {:.1} s)", r.time_seconds * 1e3, r.rounds, r.stretches, r.solves, r.largest_round, t0.elapsed().as_secs_f64(), built);
         }
     }

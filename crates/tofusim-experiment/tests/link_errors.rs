@@ -9,9 +9,7 @@ use tofusim_experiment::experiment;
 use tofusim_packet::{RunResult, Split};
 
 fn run(text: &str) -> RunResult {
-    experiment::run("<test>", text, &mut |_| ControlFlow::Continue(()))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .1
+    experiment::run("<test>", text, &mut |_| ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}")).1
 }
 
 fn exp(workload: &str, run: &str, errors: &str) -> String {
@@ -62,20 +60,9 @@ fn open_loop_saturation_with_errors_keeps_the_invariants_and_splits_identically(
         "[link_errors]\npacket_error_rate = 0.05\nlinks = [{ node = [0, 0, 0], port = \"x+\", packet_error_rate = 0.4 }]\n",
     );
     let one = run(&text);
-    assert!(
-        one.invariant_error.is_none() && one.deadlock.is_none(),
-        "{:?}",
-        one.invariant_error
-    );
+    assert!(one.invariant_error.is_none() && one.deadlock.is_none(), "{:?}", one.invariant_error);
     let e = || experiment::engine(experiment::parse("<test>", &text).unwrap());
-    let two = e()
-        .run_split(
-            Split::threads(2),
-            &mut |_| ControlFlow::Continue(()),
-            |_| (),
-        )
-        .expect("result")
-        .0;
+    let two = e().run_split(Split::threads(2), &mut |_| ControlFlow::Continue(()), |_| ()).expect("result").0;
     let strip = |r: &RunResult| {
         let mut v = serde_json::to_value(r).unwrap();
         v["sim"] = serde_json::Value::Null;
@@ -84,28 +71,16 @@ fn open_loop_saturation_with_errors_keeps_the_invariants_and_splits_identically(
     assert_eq!(strip(&one), strip(&two));
     // Errors cost throughput: the same load without them carries more.
     let clean = run(&text.replace("[link_errors]\npacket_error_rate = 0.05\nlinks = [{ node = [0, 0, 0], port = \"x+\", packet_error_rate = 0.4 }]\n", ""));
-    assert!(
-        clean.accepted_load > one.accepted_load * 1.02,
-        "{} vs {}",
-        clean.accepted_load,
-        one.accepted_load
-    );
+    assert!(clean.accepted_load > one.accepted_load * 1.02, "{} vs {}", clean.accepted_load, one.accepted_load);
 }
 
 #[test]
 fn a_crc_escape_makes_the_run_untrustworthy() {
-    let r = run(&exp(
-        ALLTOALL,
-        "",
-        "[link_errors]\npacket_error_rate = 0.01\ncrc_escape_probability = 0.5\n",
-    ));
+    let r = run(&exp(ALLTOALL, "", "[link_errors]\npacket_error_rate = 0.01\ncrc_escape_probability = 0.5\n"));
     assert!(r.complete && r.invariant_error.is_none());
     let le = r.link_errors.expect("reported");
     assert!(le.tally.crc_escapes > 0 && !le.trustworthy);
-    assert!(
-        !le.crc_mismatch_links.is_empty()
-            && le.crc_mismatch_links.len() as u64 <= le.tally.crc_escapes
-    );
+    assert!(!le.crc_mismatch_links.is_empty() && le.crc_mismatch_links.len() as u64 <= le.tally.crc_escapes);
 }
 
 #[test]
@@ -123,9 +98,7 @@ fn wrong_link_error_tables_are_refused_naming_the_key() {
     ];
     for (table, key) in cases {
         let text = exp(ALLTOALL, "", &format!("[link_errors]\n{table}"));
-        let e = experiment::parse("<test>", &text)
-            .err()
-            .unwrap_or_else(|| panic!("{table}: accepted"));
+        let e = experiment::parse("<test>", &text).err().unwrap_or_else(|| panic!("{table}: accepted"));
         assert_eq!(e.key, key, "{table}: {e}");
     }
 }
@@ -142,65 +115,27 @@ fn tofud_slices_packets_over_its_lanes_and_duplicates_them_when_a_lane_goes_bad(
     // second slice's 64-byte header copy, as the lanes modelled one by one
     // do; a one-lane link has no copy and carries a few per cent more.
     let plain = run(&tofud(""));
-    let split0 = run(&tofud(
-        "[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 0\n",
-    ));
-    let one_lane = run(&tofud(
-        "[link_errors]\npacket_slicing = \"split\"\nlanes = 1\nbit_error_rate = 0\n",
-    ));
-    assert!(
-        (split0.accepted_load - plain.accepted_load).abs() < 0.01 * plain.accepted_load,
-        "{} vs {}",
-        split0.accepted_load,
-        plain.accepted_load
-    );
-    assert!(
-        plain.accepted_load < one_lane.accepted_load
-            && plain.accepted_load > 0.95 * one_lane.accepted_load
-    );
+    let split0 = run(&tofud("[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 0\n"));
+    let one_lane = run(&tofud("[link_errors]\npacket_slicing = \"split\"\nlanes = 1\nbit_error_rate = 0\n"));
+    assert!((split0.accepted_load - plain.accepted_load).abs() < 0.01 * plain.accepted_load, "{} vs {}", split0.accepted_load, plain.accepted_load);
+    assert!(plain.accepted_load < one_lane.accepted_load && plain.accepted_load > 0.95 * one_lane.accepted_load);
     // One lane bad: at 1e-4 per bit a 1 KiB slice fails more often than not.
     let bad = "lane_bit_error_rates = [1e-10, 1e-4]\n";
-    let split = run(&tofud(&format!(
-        "[link_errors]\npacket_slicing = \"split\"\n{bad}"
-    )));
+    let split = run(&tofud(&format!("[link_errors]\npacket_slicing = \"split\"\n{bad}")));
     // A short monitoring window, so the links switch early in a short run.
-    let dynamic = run(&tofud(&format!(
-        "[link_errors]\npacket_slicing = \"dynamic\"\nmonitor_packets = 30\n{bad}"
-    )));
+    let dynamic = run(&tofud(&format!("[link_errors]\npacket_slicing = \"dynamic\"\nmonitor_packets = 30\n{bad}")));
     for r in [&split0, &split, &dynamic] {
-        assert!(
-            r.invariant_error.is_none() && r.deadlock.is_none(),
-            "{:?}",
-            r.invariant_error
-        );
+        assert!(r.invariant_error.is_none() && r.deadlock.is_none(), "{:?}", r.invariant_error);
     }
-    let (s, d) = (
-        split.link_errors.as_ref().unwrap(),
-        dynamic.link_errors.as_ref().unwrap(),
-    );
-    assert_eq!(
-        (s.tally.duplicate_transmissions, s.tally.mode_switches),
-        (0, 0)
-    );
-    assert!(
-        d.tally.mode_switches > 0 && d.tally.duplicate_transmissions > d.tally.transmissions / 2,
-        "{d:?}"
-    );
+    let (s, d) = (split.link_errors.as_ref().unwrap(), dynamic.link_errors.as_ref().unwrap());
+    assert_eq!((s.tally.duplicate_transmissions, s.tally.mode_switches), (0, 0));
+    assert!(d.tally.mode_switches > 0 && d.tally.duplicate_transmissions > d.tally.transmissions / 2, "{d:?}");
     // Duplicate mode carries about half the link; retransmission alone far less.
-    assert!(
-        dynamic.accepted_load > 2.0 * split.accepted_load,
-        "{} vs {}",
-        dynamic.accepted_load,
-        split.accepted_load
-    );
+    assert!(dynamic.accepted_load > 2.0 * split.accepted_load, "{} vs {}", dynamic.accepted_load, split.accepted_load);
     // A mildly bad lane stays split: the same run as plain retransmission.
     let mild = "lane_bit_error_rates = [1e-10, 1e-6]\n";
-    let a = run(&tofud(&format!(
-        "[link_errors]\npacket_slicing = \"split\"\n{mild}"
-    )));
-    let b = run(&tofud(&format!(
-        "[link_errors]\npacket_slicing = \"dynamic\"\n{mild}"
-    )));
+    let a = run(&tofud(&format!("[link_errors]\npacket_slicing = \"split\"\n{mild}")));
+    let b = run(&tofud(&format!("[link_errors]\npacket_slicing = \"dynamic\"\n{mild}")));
     assert_eq!(a.accepted_load, b.accepted_load);
 }
 
@@ -217,54 +152,24 @@ fn slicing_keys_are_refused_where_they_cannot_apply() {
         ("packet_slicing = \"split\"\nbit_error_rate = 1e-9\nmonitor_packets = 5\n", "link_errors.monitor_packets"),
     ];
     for (table, key) in cases {
-        let e = experiment::parse("<test>", &tofud(&format!("[link_errors]\n{table}")))
-            .err()
-            .unwrap_or_else(|| panic!("{table}: accepted"));
+        let e = experiment::parse("<test>", &tofud(&format!("[link_errors]\n{table}"))).err().unwrap_or_else(|| panic!("{table}: accepted"));
         assert_eq!(e.key, key, "{table}: {e}");
     }
     // The duplicate threshold follows the lanes: where retransmission's
     // goodput falls to 1/lanes, (lanes - 1) / (lanes + 3).
     // Tofu1 and Tofu2 links do not slice (TofuD's mechanism): modelled
     // as a variant only with `lanes` given, and refused without.
-    for (system, lanes, want) in [
-        ("fugaku:2x3x2", "", 0.2),
-        ("fx100:2x3x2", "lanes = 4\n", 3.0 / 7.0),
-        ("k:2x3x2", "lanes = 8\n", 7.0 / 11.0),
-    ] {
-        let text = tofud(&format!(
-            "[link_errors]\npacket_slicing = \"dynamic\"\nbit_error_rate = 1e-9\n{lanes}"
-        ))
-        .replace("fugaku:2x3x2", system);
-        let s = experiment::parse("<test>", &text)
-            .ok()
-            .and_then(|e| e.link_errors)
-            .and_then(|l| l.slicing)
-            .expect("parsed");
-        assert!(
-            (s.duplicate_above - want).abs() < 1e-12,
-            "{system}: {}",
-            s.duplicate_above
-        );
+    for (system, lanes, want) in [("fugaku:2x3x2", "", 0.2), ("fx100:2x3x2", "lanes = 4\n", 3.0 / 7.0), ("k:2x3x2", "lanes = 8\n", 7.0 / 11.0)] {
+        let text = tofud(&format!("[link_errors]\npacket_slicing = \"dynamic\"\nbit_error_rate = 1e-9\n{lanes}")).replace("fugaku:2x3x2", system);
+        let s = experiment::parse("<test>", &text).ok().and_then(|e| e.link_errors).and_then(|l| l.slicing).expect("parsed");
+        assert!((s.duplicate_above - want).abs() < 1e-12, "{system}: {}", s.duplicate_above);
     }
     for system in ["k:2x3x2", "fx100:2x3x2"] {
-        let text = tofud("[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n")
-            .replace("fugaku:2x3x2", system);
+        let text = tofud("[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n").replace("fugaku:2x3x2", system);
         let e = experiment::parse("<test>", &text).err().expect("refused");
-        assert!(
-            e.key == "link_errors.lanes" && e.to_string().contains("TofuD"),
-            "{system}: {e}"
-        );
+        assert!(e.key == "link_errors.lanes" && e.to_string().contains("TofuD"), "{system}: {e}");
     }
     // BG/L has no lanes to name: slicing needs `lanes` there.
-    let e = experiment::parse(
-        "<test>",
-        &exp(
-            ALLTOALL,
-            "",
-            "[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n",
-        ),
-    )
-    .err()
-    .expect("refused");
+    let e = experiment::parse("<test>", &exp(ALLTOALL, "", "[link_errors]\npacket_slicing = \"split\"\nbit_error_rate = 1e-9\n")).err().expect("refused");
     assert_eq!(e.key, "link_errors.lanes");
 }

@@ -42,24 +42,12 @@ fn an_all_to_all_completes_through_a_link_failing_mid_run_every_packet_once() {
             let r = run(&bgl(routing, ALLTOALL, "", &link_events(recover)));
             clean(&r);
             assert!(r.complete, "{routing} {recover:?}");
-            assert_eq!(
-                r.packets_delivered, healthy.packets_delivered,
-                "{routing}: every packet delivered once"
-            );
-            assert!(
-                r.packets_lost > 0,
-                "{routing} {recover:?}: a loaded link failing loses the packets on it"
-            );
-            assert_eq!(
-                r.packets_lost, r.packets_resent,
-                "{routing}: each lost packet is sent again"
-            );
+            assert_eq!(r.packets_delivered, healthy.packets_delivered, "{routing}: every packet delivered once");
+            assert!(r.packets_lost > 0, "{routing} {recover:?}: a loaded link failing loses the packets on it");
+            assert_eq!(r.packets_lost, r.packets_resent, "{routing}: each lost packet is sent again");
             if recover.is_none() {
                 // The packets routed around the failure go the long way.
-                assert!(
-                    r.completion_cycles > healthy.completion_cycles,
-                    "{routing}: a link down for good costs time"
-                );
+                assert!(r.completion_cycles > healthy.completion_cycles, "{routing}: a link down for good costs time");
                 assert!(r.packets_rerouted > 0);
             }
         }
@@ -76,42 +64,20 @@ fn a_tofu_node_failing_and_recovering_loses_nothing_silently() {
     let faults = "events = [{ cycle = 4000, action = \"fail\", node = [1, 1, 1, 0, 1, 0] }, { cycle = 9000, action = \"recover\", node = [1, 1, 1, 0, 1, 0] }]\nresend_timeout_cycles = 1500";
     let r = run(&tofu("", faults, 16000));
     clean(&r);
-    assert!(
-        r.packets_lost > 0,
-        "packets through the node's router are lost"
-    );
+    assert!(r.packets_lost > 0, "packets through the node's router are lost");
     // Lost packets still waiting for their time-out at the end are live.
-    assert!(
-        r.packets_resent <= r.packets_lost && r.packets_lost - r.packets_resent < 50,
-        "lost {} resent {}",
-        r.packets_lost,
-        r.packets_resent
-    );
+    assert!(r.packets_resent <= r.packets_lost && r.packets_lost - r.packets_resent < 50, "lost {} resent {}", r.packets_lost, r.packets_resent);
     // Nothing reaches the failed node while it is down: its throughput
     // returns once it recovers (the run's time series).
-    let during: f64 = r
-        .timeseries
-        .iter()
-        .filter(|s| s.cycle > 5000 && s.cycle <= 9000)
-        .map(|s| s.accepted_load)
-        .sum();
-    let after: f64 = r
-        .timeseries
-        .iter()
-        .filter(|s| s.cycle > 11000 && s.cycle <= 15000)
-        .map(|s| s.accepted_load)
-        .sum();
-    assert!(
-        after > during,
-        "delivered {during} bytes while the node was down, {after} after"
-    );
+    let during: f64 = r.timeseries.iter().filter(|s| s.cycle > 5000 && s.cycle <= 9000).map(|s| s.accepted_load).sum();
+    let after: f64 = r.timeseries.iter().filter(|s| s.cycle > 11000 && s.cycle <= 15000).map(|s| s.accepted_load).sum();
+    assert!(after > during, "delivered {during} bytes while the node was down, {after} after");
 }
 
 #[test]
 fn with_the_link_protocol_a_failed_link_holds_its_packets_until_it_recovers() {
     let faults = "events = [{ cycle = 300, action = \"fail\", node = [1, 0, 0], port = \"x+\" }, { cycle = 3000, action = \"recover\", node = [1, 0, 0], port = \"x+\" }]";
-    let text =
-        bgl("deterministic", ALLTOALL, "", faults) + "[link_errors]\npacket_error_rate = 0.0\n";
+    let text = bgl("deterministic", ALLTOALL, "", faults) + "[link_errors]\npacket_error_rate = 0.0\n";
     let r = run(&text);
     clean(&r);
     assert!(r.complete);
@@ -120,11 +86,7 @@ fn with_the_link_protocol_a_failed_link_holds_its_packets_until_it_recovers() {
     assert_eq!(r.packets_lost, r.packets_resent);
     assert!(r.packets_lost <= 1, "{} lost", r.packets_lost);
     let le = r.link_errors.as_ref().expect("a link protocol");
-    assert!(
-        le.tally.down_link > 0,
-        "transmissions into the failed link are held: {:?}",
-        le.tally
-    );
+    assert!(le.tally.down_link > 0, "transmissions into the failed link are held: {:?}", le.tally);
     assert!(le.tally.timeouts > 0);
 }
 
@@ -138,22 +100,8 @@ fn failures_during_a_run_give_identical_results_on_any_thread_count() {
     for threads in [2, 3] {
         let r = run_threads(&text, threads);
         assert_eq!(
-            (
-                r.packets_injected,
-                r.packets_delivered,
-                r.packets_lost,
-                r.packets_resent,
-                r.packets_rerouted,
-                r.latency.mean
-            ),
-            (
-                one.packets_injected,
-                one.packets_delivered,
-                one.packets_lost,
-                one.packets_resent,
-                one.packets_rerouted,
-                one.latency.mean
-            ),
+            (r.packets_injected, r.packets_delivered, r.packets_lost, r.packets_resent, r.packets_rerouted, r.latency.mean),
+            (one.packets_injected, one.packets_delivered, one.packets_lost, one.packets_resent, one.packets_rerouted, one.latency.mean),
             "{threads} threads"
         );
     }
@@ -184,19 +132,9 @@ fn schedules_that_cannot_happen_are_refused_naming_the_event() {
         let m = refusal(&bgl("deterministic", ALLTOALL, "", &faults));
         assert!(m.contains(key) && m.contains(says), "{faults}: {m}");
     }
-    let beyond = bgl(
-        "deterministic",
-        "pattern = \"uniform\"\nload = 0.2",
-        "cycles = 1000",
-        &format!("events = [{{ cycle = 1000, action = \"fail\", {link} }}]"),
-    );
+    let beyond = bgl("deterministic", "pattern = \"uniform\"\nload = 0.2", "cycles = 1000", &format!("events = [{{ cycle = 1000, action = \"fail\", {link} }}]"));
     assert!(refusal(&beyond).contains("before the run's end"));
-    let protocol = bgl(
-        "deterministic",
-        ALLTOALL,
-        "",
-        &format!("events = [{{ cycle = 10, action = \"fail\", {link} }}]"),
-    ) + "[link_errors]\npacket_error_rate = 0.001\n";
+    let protocol = bgl("deterministic", ALLTOALL, "", &format!("events = [{{ cycle = 10, action = \"fail\", {link} }}]")) + "[link_errors]\npacket_error_rate = 0.001\n";
     assert!(refusal(&protocol).contains("must recover"));
     let tree = "[network]\ntopology = \"fattree\"\nk = 4\nlevels = 2\nlink_bandwidth = \"12.5GB/s\"\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 512\n[faults]\nevents = [{ cycle = 10, action = \"fail\", routers = [0, 8] }]\n";
     assert!(refusal(tree).contains("fat-tree"), "{}", refusal(tree));

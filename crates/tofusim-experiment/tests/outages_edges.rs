@@ -18,11 +18,7 @@ const FAULTS: &str = "events = [{ cycle = 2000, action = \"fail\", node = [0, 1,
 /// event, one per partition, is not counted.
 #[test]
 fn whole_result_identical_across_threads() {
-    let text = tofu(
-        UNIFORM,
-        "cycles = 9000\nwarmup = 0",
-        &format!("{FAULTS}\nresend_timeout_cycles = 800"),
-    );
+    let text = tofu(UNIFORM, "cycles = 9000\nwarmup = 0", &format!("{FAULTS}\nresend_timeout_cycles = 800"));
     let one = run(&text);
     clean(&one);
     for threads in [2, 3] {
@@ -41,11 +37,7 @@ fn link_failing_at_cycle_zero_loses_nothing() {
     );
     let r = run(&text);
     clean(&r);
-    assert_eq!(
-        r.packets_lost, 0,
-        "lost {} packets on a link that failed before anything was sent",
-        r.packets_lost
-    );
+    assert_eq!(r.packets_lost, 0, "lost {} packets on a link that failed before anything was sent", r.packets_lost);
 }
 
 /// A finite generated workload (all-to-all) with a Tofu node down and
@@ -58,14 +50,7 @@ fn alltoall_with_a_tofu_node_down_and_back() {
     let r = run(&text);
     clean(&r);
     assert!(r.complete);
-    eprintln!(
-        "injected {} delivered {} lost {} resent {} completion {:?}",
-        r.packets_injected,
-        r.packets_delivered,
-        r.packets_lost,
-        r.packets_resent,
-        r.completion_cycles
-    );
+    eprintln!("injected {} delivered {} lost {} resent {} completion {:?}", r.packets_injected, r.packets_delivered, r.packets_lost, r.packets_resent, r.completion_cycles);
     assert_eq!(r.packets_lost, r.packets_resent);
     for threads in [2, 3] {
         let x = run_threads(&text, threads);
@@ -87,17 +72,11 @@ fn watchdog_waits_for_a_long_resend() {
     let healthy = text.replace("cycle = 300, action = \"fail\", node = [1, 0, 0], port = \"x+\" }]", "cycle = 1, action = \"fail\", node = [3, 3, 3], port = \"z+\" }, { cycle = 2, action = \"recover\", node = [3, 3, 3], port = \"z+\" }]");
     assert_ne!(healthy, text);
     let h = run(&healthy);
-    eprintln!(
-        "healthy: lost {} deadlock {:?} completion {:?}",
-        h.packets_lost, h.deadlock, h.completion_cycles
-    );
+    eprintln!("healthy: lost {} deadlock {:?} completion {:?}", h.packets_lost, h.deadlock, h.completion_cycles);
     clean(&h);
     assert_eq!(h.packets_lost, 0);
     let r = run(&text);
-    eprintln!(
-        "failing link: lost {} resent {} deadlock {:?}",
-        r.packets_lost, r.packets_resent, r.deadlock
-    );
+    eprintln!("failing link: lost {} resent {} deadlock {:?}", r.packets_lost, r.packets_resent, r.deadlock);
     clean(&r);
     assert!(r.complete && r.packets_lost > 0);
 }
@@ -110,39 +89,21 @@ fn short_resend_timeout_bgl() {
     // Shorter than a hop (16 cycles on BG/L) is refused: the packet's way
     // back to its source could land in another partition's past.
     let short = "[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.5\n[run]\ncycles = 20000\n[faults]\nevents = [{ cycle = 3000, action = \"fail\", node = [1, 0, 0] }, { cycle = 9000, action = \"recover\", node = [1, 0, 0] }]\nresend_timeout_cycles = 15\n";
-    let refused = experiment::parse("test.toml", short)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(
-        refused.contains("faults.resend_timeout_cycles") && refused.contains("at least 16"),
-        "{refused}"
-    );
+    let refused = experiment::parse("test.toml", short).err().expect("refused").to_string();
+    assert!(refused.contains("faults.resend_timeout_cycles") && refused.contains("at least 16"), "{refused}");
     for timeout in [16u64, 2000] {
         let text = format!(
             "[network]\nsystem = \"bgl:4x4x4\"\n[routing]\nalgorithm = \"adaptive\"\n[workload]\npattern = \"uniform\"\nload = 0.5\n[run]\ncycles = 20000\nwarmup = 0\n[faults]\nevents = [{{ cycle = 3000, action = \"fail\", node = [1, 0, 0] }}, {{ cycle = 9000, action = \"recover\", node = [1, 0, 0] }}]\nresend_timeout_cycles = {timeout}\n"
         );
         let one = run(&text);
         clean(&one);
-        eprintln!(
-            "timeout {timeout}: lost {} resent {}",
-            one.packets_lost, one.packets_resent
-        );
+        eprintln!("timeout {timeout}: lost {} resent {}", one.packets_lost, one.packets_resent);
         for threads in [2, 3] {
             let r = run_threads(&text, threads);
-            eprintln!(
-                "  {threads} threads: lost {} resent {} partitions {:?}",
-                r.packets_lost,
-                r.packets_resent,
-                r.sim.partitions.as_ref().map(|p| p.partitions.len())
-            );
+            eprintln!("  {threads} threads: lost {} resent {} partitions {:?}", r.packets_lost, r.packets_resent, r.sim.partitions.as_ref().map(|p| p.partitions.len()));
             clean(&r);
             let d = differences(&r, &one);
-            assert!(
-                d.is_empty(),
-                "timeout {timeout}, {threads} threads:\n{}",
-                d.join("\n")
-            );
+            assert!(d.is_empty(), "timeout {timeout}, {threads} threads:\n{}", d.join("\n"));
         }
     }
 }
@@ -212,19 +173,10 @@ fn overlapping_failures() {
 #[test]
 fn permanent_cut_off() {
     let ports = ["x+", "x-", "y+", "y-", "z+", "z-"];
-    let ev: Vec<String> = ports
-        .iter()
-        .map(|p| format!("{{ cycle = 100, action = \"fail\", node = [0, 0, 0], port = \"{p}\" }}"))
-        .collect();
+    let ev: Vec<String> = ports.iter().map(|p| format!("{{ cycle = 100, action = \"fail\", node = [0, 0, 0], port = \"{p}\" }}")).collect();
     let text = format!("[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 256\n[run]\n[faults]\nevents = [{}]\n", ev.join(", "));
     let stat = format!("[network]\nsystem = \"bgl:4x4x4\"\n[network.faults]\nlinks = [{}]\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 256\n", ports.iter().map(|p| format!("{{ node = [0, 0, 0], port = \"{p}\" }}")).collect::<Vec<_>>().join(", "));
     assert!(experiment::parse("t.toml", &stat).is_err());
-    let refused = experiment::parse("t.toml", &text)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(
-        refused.contains("faults.events") && refused.contains("never recover"),
-        "{refused}"
-    );
+    let refused = experiment::parse("t.toml", &text).err().expect("refused").to_string();
+    assert!(refused.contains("faults.events") && refused.contains("never recover"), "{refused}");
 }

@@ -12,43 +12,17 @@ use tofusim_topology::Torus;
 fn adaptive_torus(l: u32) -> FlowNet {
     let t = Torus::with_lengths(&[l, l, l], &[true, true, true]);
     let order = |o: &[usize]| Routing::Torus(TorusRouting::new(&t, o, EscapeOrder::Dimension));
-    let orders = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ]
-    .iter()
-    .map(|o| order(o))
-    .collect();
+    let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]].iter().map(|o| order(o)).collect();
     let routing = order(&[0, 1, 2]);
     let ports = routing.ports();
-    FlowNet::new(
-        routing,
-        orders,
-        1,
-        &Capacities {
-            port: vec![1.0; ports],
-            node: 6.0,
-            lane: 6.0,
-            lanes: 1,
-        },
-    )
+    FlowNet::new(routing, orders, 1, &Capacities { port: vec![1.0; ports], node: 6.0, lane: 6.0, lanes: 1 })
 }
 
 fn benches(c: &mut Criterion) {
     let net = adaptive_torus(8);
     let n = net.nodes as u32;
     let mut draw = Rng::seed_from_u64(1);
-    let pairs: Vec<(u32, u32)> = (0..n)
-        .flat_map(|a| {
-            (0..200)
-                .map(|_| (a, (a + 1 + draw.random_range(0..n - 1)) % n))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let pairs: Vec<(u32, u32)> = (0..n).flat_map(|a| (0..200).map(|_| (a, (a + 1 + draw.random_range(0..n - 1)) % n)).collect::<Vec<_>>()).collect();
     let mut g = c.benchmark_group("route loads");
     g.sample_size(20);
     let loads = RouteLoads::new(&net);

@@ -19,11 +19,7 @@ fn all_to_all(l: u32, dims: u32) -> (Vec<f64>, Vec<Flow>) {
             for k in 0..dims {
                 let (a, b) = (coord(cur, k), coord(d, k));
                 let fwd = (b + l - a) % l;
-                let (plus, steps) = if fwd <= l - fwd {
-                    (true, fwd)
-                } else {
-                    (false, l - fwd)
-                };
+                let (plus, steps) = if fwd <= l - fwd { (true, fwd) } else { (false, l - fwd) };
                 for _ in 0..steps {
                     links.push(cur * 2 * dims + 2 * k + u32::from(!plus));
                     let c = coord(cur, k);
@@ -31,10 +27,7 @@ fn all_to_all(l: u32, dims: u32) -> (Vec<f64>, Vec<Flow>) {
                     cur = cur - c * l.pow(k) + nc * l.pow(k);
                 }
             }
-            flows.push(Flow {
-                links,
-                cap: f64::INFINITY,
-            });
+            flows.push(Flow { links, cap: f64::INFINITY });
         }
     }
     (vec![1.0; (n * 2 * dims) as usize], flows)
@@ -63,25 +56,15 @@ fn benches(c: &mut Criterion) {
         inc
     };
     g.bench_function("incremental, all-to-all 8x8x8, every flow new", |b| {
-        b.iter_batched(
-            fresh,
-            |mut inc| black_box(inc.solve(&never)),
-            criterion::BatchSize::LargeInput,
-        )
+        b.iter_batched(fresh, |mut inc| black_box(inc.solve(&never)), criterion::BatchSize::LargeInput)
     });
     let mut solved = fresh();
     solved.solve(&never);
     let top = (0..flows.len()).map(|q| solved.rate(q)).fold(0.0, f64::max);
-    let fastest: Vec<usize> = (0..flows.len())
-        .filter(|&q| solved.rate(q) >= top * (1.0 - 1e-9))
-        .collect();
+    let fastest: Vec<usize> = (0..flows.len()).filter(|&q| solved.rate(q) >= top * (1.0 - 1e-9)).collect();
     fastest.iter().for_each(|&q| solved.remove(q));
     solved.solve(&never);
-    let name = format!(
-        "incremental, all-to-all 8x8x8, the {} fastest finish ({} refilled)",
-        fastest.len(),
-        solved.last_solved().len()
-    );
+    let name = format!("incremental, all-to-all 8x8x8, the {} fastest finish ({} refilled)", fastest.len(), solved.last_solved().len());
     g.bench_function(name, |b| {
         b.iter_batched(
             || {
@@ -105,9 +88,7 @@ fn benches(c: &mut Criterion) {
         })
     });
     let (cap3, flows3) = all_to_all(4, 3);
-    g.bench_function("reference, all-to-all 4x4x4 (4,032 flows)", |b| {
-        b.iter(|| black_box(reference::max_min(black_box(&cap3), black_box(&flows3))))
-    });
+    g.bench_function("reference, all-to-all 4x4x4 (4,032 flows)", |b| b.iter(|| black_box(reference::max_min(black_box(&cap3), black_box(&flows3)))));
     g.bench_function("fast, all-to-all 4x4x4 (4,032 flows)", |b| {
         b.iter(|| {
             solver.solve(black_box(&cap3), black_box(&flows3), &mut rates);
@@ -119,24 +100,17 @@ fn benches(c: &mut Criterion) {
     let capped: Vec<Flow> = flows3
         .iter()
         .enumerate()
-        .map(|(i, f)| Flow {
-            links: f.links.clone(),
-            cap: 0.001 + (i * 7919 % 1000) as f64 * 5e-5,
-        })
+        .map(|(i, f)| Flow { links: f.links.clone(), cap: 0.001 + (i * 7919 % 1000) as f64 * 5e-5 })
         .collect();
-    g.bench_function(
-        "reference, 4x4x4 all-to-all, every flow capped differently",
-        |b| b.iter(|| black_box(reference::max_min(black_box(&cap3), black_box(&capped)))),
-    );
-    g.bench_function(
-        "fast, 4x4x4 all-to-all, every flow capped differently",
-        |b| {
-            b.iter(|| {
-                solver.solve(black_box(&cap3), black_box(&capped), &mut rates);
-                black_box(rates[0])
-            })
-        },
-    );
+    g.bench_function("reference, 4x4x4 all-to-all, every flow capped differently", |b| {
+        b.iter(|| black_box(reference::max_min(black_box(&cap3), black_box(&capped))))
+    });
+    g.bench_function("fast, 4x4x4 all-to-all, every flow capped differently", |b| {
+        b.iter(|| {
+            solver.solve(black_box(&cap3), black_box(&capped), &mut rates);
+            black_box(rates[0])
+        })
+    });
     g.finish();
 }
 

@@ -121,14 +121,8 @@ impl IncrementalMaxMin {
     /// flow crosses must have one), none active yet.
     pub fn new(capacity: Vec<f64>, flows: FlowTable) -> Self {
         let (nl, nf) = (capacity.len(), flows.len());
-        assert!(
-            flows.link_bound() <= nl,
-            "a flow crosses a link without a capacity"
-        );
-        assert!(
-            nl + nf < u32::MAX as usize,
-            "links and flows are numbered in 32 bits"
-        );
+        assert!(flows.link_bound() <= nl, "a flow crosses a link without a capacity");
+        assert!(nl + nf < u32::MAX as usize, "links and flows are numbered in 32 bits");
         let mut start = vec![0usize; nl + 1];
         for &l in flows.all_links() {
             start[l as usize + 1] += 1;
@@ -139,14 +133,7 @@ impl IncrementalMaxMin {
         let incidences = flows.all_links().len();
         IncrementalMaxMin {
             capacity,
-            state: vec![
-                FlowState {
-                    rate: 0.0,
-                    in_part: 0,
-                    frozen: 0
-                };
-                nf
-            ],
+            state: vec![FlowState { rate: 0.0, in_part: 0, frozen: 0 }; nf],
             active: vec![false; nf],
             slots: vec![0; incidences],
             start,
@@ -263,9 +250,7 @@ impl IncrementalMaxMin {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.link_seen.fill(0);
-            self.state
-                .iter_mut()
-                .for_each(|s| (s.in_part, s.frozen) = (0, 0));
+            self.state.iter_mut().for_each(|s| (s.in_part, s.frozen) = (0, 0));
             self.epoch = 1;
         }
         let epoch = self.epoch;
@@ -275,11 +260,7 @@ impl IncrementalMaxMin {
         for &q in &self.fresh {
             let q = q as usize;
             if self.active[q] {
-                let share = self
-                    .flows
-                    .links(q)
-                    .iter()
-                    .map(|&l| self.capacity[l as usize] / self.count[l as usize] as f64);
+                let share = self.flows.links(q).iter().map(|&l| self.capacity[l as usize] / self.count[l as usize] as f64);
                 floor = floor.min(share.fold(self.flows.cap(q), f64::min));
             }
         }
@@ -364,10 +345,7 @@ impl IncrementalMaxMin {
         for &q in &self.part {
             let cap = self.flows.cap(q as usize);
             if cap.is_finite() {
-                self.heap.push(Entry {
-                    level: cap.max(0.0),
-                    what: u32::MAX - q,
-                });
+                self.heap.push(Entry { level: cap.max(0.0), what: u32::MAX - q });
             } else if self.flows.links(q as usize).is_empty() {
                 self.state[q as usize].rate = f64::INFINITY;
                 self.state[q as usize].frozen = epoch;
@@ -376,11 +354,7 @@ impl IncrementalMaxMin {
         let first_flow = u32::MAX - self.flows.len() as u32;
         let mut work = Work::default();
         while let Some(e) = self.heap.pop() {
-            let slots = if e.what > first_flow {
-                1
-            } else {
-                self.count[e.what as usize] as usize
-            };
+            let slots = if e.what > first_flow { 1 } else { self.count[e.what as usize] as usize };
             if work.add(slots) && stop.stopped() {
                 return false;
             }
@@ -400,10 +374,7 @@ impl IncrementalMaxMin {
             // entry once, when it pops.
             let key = ((self.free[l] - self.frozen_load[l]) / n as f64).max(e.level);
             if key > e.level {
-                self.heap.push(Entry {
-                    level: key,
-                    what: l as u32,
-                });
+                self.heap.push(Entry { level: key, what: l as u32 });
                 continue;
             }
             for i in self.start[l]..self.start[l] + self.count[l] as usize {
@@ -486,20 +457,7 @@ mod tests {
         // times, flow 1 three times; finishing and starting again before a
         // solve must leave each link with its active flows once per
         // crossing.
-        let all = [
-            Flow {
-                links: vec![0, 0, 0, 0],
-                cap: f64::INFINITY,
-            },
-            Flow {
-                links: vec![0, 0, 0],
-                cap: f64::INFINITY,
-            },
-            Flow {
-                links: vec![0, 1],
-                cap: f64::INFINITY,
-            },
-        ];
+        let all = [Flow { links: vec![0, 0, 0, 0], cap: f64::INFINITY }, Flow { links: vec![0, 0, 0], cap: f64::INFINITY }, Flow { links: vec![0, 1], cap: f64::INFINITY }];
         let mut s = IncrementalMaxMin::new(vec![0.5, 1.0], FlowTable::from(&all[..]));
         let never = Interrupt::never();
         for q in 0..3 {
@@ -519,10 +477,7 @@ mod tests {
         assert!(s.solve(&never));
         let mut full = Vec::new();
         MaxMin::new().solve(&[0.5, 1.0], &all, &mut full);
-        assert_eq!(
-            (s.rate(0), s.rate(1), s.rate(2)),
-            (full[0], full[1], full[2])
-        );
+        assert_eq!((s.rate(0), s.rate(1), s.rate(2)), (full[0], full[1], full[2]));
     }
 
     /// Random routes (a link may appear twice in one), capacities, caps,
@@ -532,13 +487,7 @@ mod tests {
     fn case() -> impl Strategy<Value = Case> {
         (
             prop::collection::vec(0.5f64..4.0, 1..12),
-            prop::collection::vec(
-                (
-                    prop::collection::vec(0u32..12, 0..5),
-                    prop::option::of(0.1f64..3.0),
-                ),
-                1..30,
-            ),
+            prop::collection::vec((prop::collection::vec(0u32..12, 0..5), prop::option::of(0.1f64..3.0)), 1..30),
             prop::collection::vec(prop::collection::vec(any::<u32>(), 1..4), 1..40),
         )
     }

@@ -34,20 +34,12 @@ impl<'a> Interrupt<'a> {
 
     /// Never stops.
     pub fn never() -> Self {
-        Interrupt {
-            check: RefCell::new(None),
-            last: Cell::new(Instant::now()),
-            stopped: Cell::new(false),
-        }
+        Interrupt { check: RefCell::new(None), last: Cell::new(Instant::now()), stopped: Cell::new(false) }
     }
 
     /// Stops once `check` returns true.
     pub fn new(check: &'a mut dyn FnMut() -> bool) -> Self {
-        Interrupt {
-            check: RefCell::new(Some(check)),
-            last: Cell::new(Instant::now()),
-            stopped: Cell::new(false),
-        }
+        Interrupt { check: RefCell::new(Some(check)), last: Cell::new(Instant::now()), stopped: Cell::new(false) }
     }
 
     /// Whether to stop now (and from then on).

@@ -55,12 +55,7 @@ pub struct Flow {
 /// capacity, and max-min fairness — each flow is held either by its cap or
 /// by a saturated link on which no flow is faster. Returns the first
 /// violation. `tol` is relative.
-pub fn check_max_min(
-    capacity: &[f64],
-    flows: &[Flow],
-    rates: &[f64],
-    tol: f64,
-) -> Result<(), String> {
+pub fn check_max_min(capacity: &[f64], flows: &[Flow], rates: &[f64], tol: f64) -> Result<(), String> {
     let mut load = vec![0.0; capacity.len()];
     let mut fastest = vec![0.0f64; capacity.len()];
     for (f, &r) in flows.iter().zip(rates) {
@@ -84,9 +79,7 @@ pub fn check_max_min(
             load[l] >= capacity[l] * (1.0 - tol) - tol && r >= fastest[l] * (1.0 - tol)
         });
         if !capped && !bottleneck {
-            return Err(format!(
-                "flow {i} at {r} has neither reached its cap nor a bottleneck link"
-            ));
+            return Err(format!("flow {i} at {r} has neither reached its cap nor a bottleneck link"));
         }
     }
     Ok(())

@@ -39,10 +39,7 @@ pub struct LoadSum {
 impl LoadSum {
     /// Empty sums over `net`'s resources.
     pub fn new(net: &FlowNet) -> Self {
-        LoadSum {
-            load: vec![0.0; net.capacity.len()],
-            ..Default::default()
-        }
+        LoadSum { load: vec![0.0; net.capacity.len()], ..Default::default() }
     }
 
     fn hops(&mut self, hops: u64, weight: f64) {
@@ -94,10 +91,7 @@ struct Leg {
 
 impl<'a> RouteLoads<'a> {
     pub fn new(net: &'a FlowNet) -> Self {
-        RouteLoads {
-            net,
-            every_order: EveryOrder::of(net),
-        }
+        RouteLoads { net, every_order: EveryOrder::of(net) }
     }
 
     /// Whether pairs are summed by leg (an adaptive torus) rather than
@@ -115,14 +109,13 @@ impl<'a> RouteLoads<'a> {
             return;
         }
         let mut scratch = std::mem::take(&mut sum.scratch);
-        self.net
-            .visit_routes(a, b, tni, rng, &mut scratch, |links, hops, share| {
-                for &l in links {
-                    sum.load[l as usize] += weight * share;
-                }
-                sum.hops(hops, weight * share);
-                sum.routes += 1;
-            });
+        self.net.visit_routes(a, b, tni, rng, &mut scratch, |links, hops, share| {
+            for &l in links {
+                sum.load[l as usize] += weight * share;
+            }
+            sum.hops(hops, weight * share);
+            sum.routes += 1;
+        });
         sum.scratch = scratch;
     }
 }
@@ -132,20 +125,14 @@ impl EveryOrder {
     /// router) whose orders are, on the axes longer than 1, every order of
     /// them equally often.
     fn of(net: &FlowNet) -> Option<Self> {
-        let Routing::Torus(escape) = &net.routing else {
-            return None;
-        };
-        let Some(Routing::Torus(legs)) = net.orders.first() else {
-            return None;
-        };
+        let Routing::Torus(escape) = &net.routing else { return None };
+        let Some(Routing::Torus(legs)) = net.orders.first() else { return None };
         if net.orders.len() < 2 || net.npr != 1 {
             return None;
         }
         let torus = escape.torus();
         let lengths = torus.lengths();
-        let moving: Vec<u8> = (0..lengths.len() as u8)
-            .filter(|&a| lengths[a as usize] > 1)
-            .collect();
+        let moving: Vec<u8> = (0..lengths.len() as u8).filter(|&a| lengths[a as usize] > 1).collect();
         let axis: Vec<u8> = torus.ports().iter().map(|p| p.axis as u8).collect();
         // Each order's sequence of axes, read from a route that moves once
         // on every axis.
@@ -154,18 +141,11 @@ impl EveryOrder {
         let mut seen: Vec<Vec<u8>> = Vec::new();
         for o in &net.orders {
             let Routing::Torus(t) = o else { return None };
-            seen.push(
-                t.dimension_legs(0, far, t.shortest_hints(0, far))?
-                    .map(|(p, _)| axis[p as usize])
-                    .collect(),
-            );
+            seen.push(t.dimension_legs(0, far, t.shortest_hints(0, far))?.map(|(p, _)| axis[p as usize]).collect());
         }
         seen.sort();
         let per = net.orders.len() / (1..=moving.len()).product::<usize>().max(1);
-        let mut every: Vec<Vec<u8>> = permutations(&moving)
-            .into_iter()
-            .flat_map(|p| std::iter::repeat_n(p, per))
-            .collect();
+        let mut every: Vec<Vec<u8>> = permutations(&moving).into_iter().flat_map(|p| std::iter::repeat_n(p, per)).collect();
         every.sort();
         if seen != every {
             return None;
@@ -206,61 +186,27 @@ impl EveryOrder {
                 let hints = legs.shortest_hints(rc, rd);
                 if let Some((first, hops)) = walk(rc, rd, hints) {
                     let tied = escape.tied_axes(rc, rd) & (1 << a) != 0;
-                    let other = if tied {
-                        walk(rc, rd, hints ^ (1 << a))?.0
-                    } else {
-                        first
-                    };
-                    table[(c * l + d) as usize] = Leg {
-                        hops,
-                        tied,
-                        delta: (d as i64 - c as i64) * stride,
-                        steps: [first, other],
-                    };
+                    let other = if tied { walk(rc, rd, hints ^ (1 << a))?.0 } else { first };
+                    table[(c * l + d) as usize] = Leg { hops, tied, delta: (d as i64 - c as i64) * stride, steps: [first, other] };
                 }
             }
             leg.push((l as usize, table));
             stride *= l as i64;
         }
         let fact = |k: usize| (1..=k).product::<usize>() as f64;
-        let share = (0..=axes)
-            .map(|j| {
-                (0..j.max(1))
-                    .map(|k| fact(k) * fact(j.saturating_sub(1 + k)) / fact(j))
-                    .collect()
-            })
-            .collect();
-        Some(EveryOrder {
-            ports,
-            coords,
-            axes,
-            leg,
-            steps,
-            share,
-        })
+        let share = (0..=axes).map(|j| (0..j.max(1)).map(|k| fact(k) * fact(j.saturating_sub(1 + k)) / fact(j)).collect()).collect();
+        Some(EveryOrder { ports, coords, axes, leg, steps, share })
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn add(
-        &self,
-        net: &FlowNet,
-        sum: &mut LoadSum,
-        a: u32,
-        b: u32,
-        tni: u8,
-        weight: f64,
-        rng: &mut Rng,
-    ) {
+    fn add(&self, net: &FlowNet, sum: &mut LoadSum, a: u32, b: u32, tni: u8, weight: f64, rng: &mut Rng) {
         let links_end = net.routers * net.ports;
         sum.load[links_end + net.nodes + net.lane(a, tni)] += weight;
         sum.load[links_end + a as usize] += weight;
         // The pair's legs, in axis order.
         let mut legs = [Leg::default(); 8];
         let (mut j, mut hops, mut tied) = (0, 0u64, 0u32);
-        let (ca, cb) = (
-            &self.coords[a as usize * self.axes..][..self.axes],
-            &self.coords[b as usize * self.axes..][..self.axes],
-        );
+        let (ca, cb) = (&self.coords[a as usize * self.axes..][..self.axes], &self.coords[b as usize * self.axes..][..self.axes]);
         for (ax, (l, table)) in self.leg.iter().enumerate() {
             let leg = table[ca[ax] as usize * l + cb[ax] as usize];
             if leg.hops > 0 {
@@ -290,11 +236,7 @@ impl EveryOrder {
         }
         let share = &self.share[j];
         for (i, leg) in legs.iter().enumerate() {
-            let ways = if leg.tied {
-                &leg.steps[..]
-            } else {
-                &leg.steps[..1]
-            };
+            let ways = if leg.tied { &leg.steps[..] } else { &leg.steps[..1] };
             let half = if leg.tied { 0.5 } else { 1.0 };
             // Every set of the other legs.
             for set in (0..1usize << j).filter(|s| s & (1 << i) == 0) {
@@ -343,29 +285,13 @@ mod tests {
         let orders = if adaptive {
             permutations(&axes.iter().map(|&a| a as u8).collect::<Vec<_>>())
                 .iter()
-                .map(|o| {
-                    Routing::Torus(TorusRouting::new(
-                        &t,
-                        &o.iter().map(|&a| a as usize).collect::<Vec<_>>(),
-                        EscapeOrder::Dimension,
-                    ))
-                })
+                .map(|o| Routing::Torus(TorusRouting::new(&t, &o.iter().map(|&a| a as usize).collect::<Vec<_>>(), EscapeOrder::Dimension)))
                 .collect()
         } else {
             Vec::new()
         };
         let ports = routing.ports();
-        FlowNet::new(
-            routing,
-            orders,
-            1,
-            &Capacities {
-                port: vec![1.0; ports],
-                node: 2.0,
-                lane: 3.0,
-                lanes: 2,
-            },
-        )
+        FlowNet::new(routing, orders, 1, &Capacities { port: vec![1.0; ports], node: 2.0, lane: 3.0, lanes: 2 })
     }
 
     /// The sums route by route, as `visit_routes` gives them.
@@ -397,13 +323,7 @@ mod tests {
             let loads = RouteLoads::new(&net);
             assert!(loads.by_leg(), "{lengths:?}");
             let n = net.nodes as u32;
-            let pairs: Vec<(u32, u32, f64)> = (0..n)
-                .flat_map(|a| {
-                    (0..n)
-                        .filter(move |&b| b != a)
-                        .map(move |b| (a, b, 1.0 + (a * 7 + b) as f64 % 5.0))
-                })
-                .collect();
+            let pairs: Vec<(u32, u32, f64)> = (0..n).flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b, 1.0 + (a * 7 + b) as f64 % 5.0))).collect();
             let want = walked(&net, &pairs, 3);
             let mut got = LoadSum::new(&net);
             let mut rng = Rng::seed_from_u64(3);
@@ -412,16 +332,8 @@ mod tests {
             }
             assert_eq!(got.routes, want.routes, "{lengths:?}");
             assert_eq!(got.by_hops.len(), want.by_hops.len());
-            for (x, y) in got
-                .load
-                .iter()
-                .chain(&got.by_hops)
-                .zip(want.load.iter().chain(&want.by_hops))
-            {
-                assert!(
-                    (x - y).abs() <= 1e-9 * y.abs().max(1.0),
-                    "{lengths:?}: {x} vs {y}"
-                );
+            for (x, y) in got.load.iter().chain(&got.by_hops).zip(want.load.iter().chain(&want.by_hops)) {
+                assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{lengths:?}: {x} vs {y}");
             }
             // The same draws: the generator ends where walking leaves it.
             let mut walk_rng = Rng::seed_from_u64(3);
@@ -445,9 +357,6 @@ mod tests {
         for &(a, b, w) in &pairs {
             loads.add(&mut got, a, b, 1, w, &mut rng);
         }
-        assert_eq!(
-            (got.load, got.by_hops, got.routes),
-            (want.load, want.by_hops, want.routes)
-        );
+        assert_eq!((got.load, got.by_hops, got.routes), (want.load, want.by_hops, want.routes));
     }
 }

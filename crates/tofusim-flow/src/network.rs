@@ -108,14 +108,9 @@ impl FlowNet {
     /// engine's packets spread over the minimal or Valiant paths).
     pub fn routes(&self, a: u32, b: u32, tni: u8, rng: &mut Rng) -> Vec<RoutePart> {
         let mut out = Vec::new();
-        self.visit_routes(
-            a,
-            b,
-            tni,
-            rng,
-            &mut RouteScratch::default(),
-            |links, hops, share| out.push((links.to_vec(), hops, share)),
-        );
+        self.visit_routes(a, b, tni, rng, &mut RouteScratch::default(), |links, hops, share| {
+            out.push((links.to_vec(), hops, share))
+        });
         out
     }
 
@@ -140,32 +135,24 @@ impl FlowNet {
             // would take.
             // (Valiant: 16 of its intermediate groups; the hash: all 64
             // salts, which pick among up to 64 global links.)
-            let spread = match d.mode {
-                DragonflyMode::Valiant => Some((d.valiant_choices(ra, rb), 16)),
-                DragonflyMode::Minimal if d.aries_form() => Some((
-                    DragonflyRouting::hashed_minimal_choices().collect::<Vec<u8>>(),
-                    64,
-                )),
-                _ => None,
-            };
-            if let Some((all, most)) = spread {
-                if !all.is_empty() {
-                    let k = all.len().min(most);
-                    let step = all.len() as f64 / k as f64;
-                    let buf = scratch.buffer(0);
-                    for i in 0..k {
-                        let hops = self.walk(
-                            &self.routing,
-                            a,
-                            b,
-                            tni,
-                            all[(i as f64 * step) as usize],
-                            buf,
-                        );
-                        visit(buf, hops, 1.0 / k as f64);
-                    }
-                    return;
+            let valiant;
+            let (all, most): (&[u8], usize) = match d.mode {
+                DragonflyMode::Valiant => {
+                    valiant = d.valiant_choices(ra, rb);
+                    (&valiant, 16)
                 }
+                DragonflyMode::Minimal if d.aries_form() => (&DragonflyRouting::HASHED_MINIMAL_STATES, 64),
+                _ => (&[], 0),
+            };
+            if !all.is_empty() {
+                let k = all.len().min(most);
+                let step = all.len() as f64 / k as f64;
+                let buf = scratch.buffer(0);
+                for i in 0..k {
+                    let hops = self.walk(&self.routing, a, b, tni, all[(i as f64 * step) as usize], buf);
+                    visit(buf, hops, 1.0 / k as f64);
+                }
+                return;
             }
         }
         let hints = self.routing.init(ra, rb, b % self.npr, rng);
@@ -211,15 +198,7 @@ impl FlowNet {
     /// The route of `routing` with route state `hints` from node `a` to
     /// node `b`, written to `links`: the sender's lane and injection, then
     /// the links. Returns its router hops.
-    fn walk(
-        &self,
-        routing: &Routing,
-        a: u32,
-        b: u32,
-        tni: u8,
-        hints: u8,
-        links: &mut Vec<u32>,
-    ) -> u64 {
+    fn walk(&self, routing: &Routing, a: u32, b: u32, tni: u8, hints: u8, links: &mut Vec<u32>) -> u64 {
         let links_end = self.routers * self.ports;
         links.clear();
         links.push((links_end + self.nodes + self.lane(a, tni)) as u32);

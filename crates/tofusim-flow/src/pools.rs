@@ -20,12 +20,7 @@ impl DrainingPools {
     /// Pools holding `left` bytes each, at rate 0 from time 0.
     pub fn new(left: Vec<f64>) -> Self {
         let n = left.len();
-        Self {
-            left,
-            stamp: vec![0.0; n],
-            rate: vec![0.0; n],
-            version: vec![0; n],
-        }
+        Self { left, stamp: vec![0.0; n], rate: vec![0.0; n], version: vec![0; n] }
     }
 
     /// Bytes left in pool `p` as of its last drain.

@@ -8,10 +8,7 @@ use crate::Flow;
 /// Max-min fair rates of `flows` over links of `capacity`.
 pub fn max_min(capacity: &[f64], flows: &[Flow]) -> Vec<f64> {
     let mut rate = vec![0.0; flows.len()];
-    let mut frozen: Vec<bool> = flows
-        .iter()
-        .map(|f| f.links.is_empty() && f.cap.is_infinite())
-        .collect();
+    let mut frozen: Vec<bool> = flows.iter().map(|f| f.links.is_empty() && f.cap.is_infinite()).collect();
     // A flow crossing no link and with no cap is unbounded: report it as
     // infinitely fast.
     for (r, &f) in rate.iter_mut().zip(&frozen) {

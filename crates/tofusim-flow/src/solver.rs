@@ -133,12 +133,7 @@ impl MaxMin {
     }
 
     /// [`Self::solve`] of any [`FlowSet`] (a [`FlowTable`]).
-    pub fn solve_set<S: FlowSet + ?Sized>(
-        &mut self,
-        capacity: &[f64],
-        flows: &S,
-        rates: &mut Vec<f64>,
-    ) {
+    pub fn solve_set<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], flows: &S, rates: &mut Vec<f64>) {
         let done = self.solve_until(capacity, flows, rates, &crate::Interrupt::never());
         debug_assert!(done);
     }
@@ -146,13 +141,7 @@ impl MaxMin {
     /// [`Self::solve`], asking `stop` every few thousand steps (a solve
     /// over millions of flows takes seconds): false when it said stop,
     /// the rates then unfinished.
-    pub fn solve_until<S: FlowSet + ?Sized>(
-        &mut self,
-        capacity: &[f64],
-        flows: &S,
-        rates: &mut Vec<f64>,
-        stop: &dyn crate::Stop,
-    ) -> bool {
+    pub fn solve_until<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], flows: &S, rates: &mut Vec<f64>, stop: &dyn crate::Stop) -> bool {
         let nf = flows.count();
         rates.clear();
         rates.resize(nf, 0.0);
@@ -194,14 +183,7 @@ impl MaxMin {
 
     /// Progressive filling over the solve's links (local numbers, their
     /// `capacity`).
-    fn fill<S: FlowSet + ?Sized>(
-        &mut self,
-        capacity: &[f64],
-        local_of: &[u32],
-        flows: &S,
-        rates: &mut [f64],
-        stop: &dyn crate::Stop,
-    ) -> bool {
+    fn fill<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], local_of: &[u32], flows: &S, rates: &mut [f64], stop: &dyn crate::Stop) -> bool {
         let (nl, nf) = (capacity.len(), flows.count());
         // Flows of each link (CSR).
         self.start.clear();
@@ -275,13 +257,9 @@ impl MaxMin {
                 // A link's level only rises as flows freeze (each froze at
                 // or below it), so its entry may be stale-low: re-key it
                 // now, once, rather than at every flow that froze on it.
-                let key =
-                    ((capacity[l] - self.frozen_load[l]) / self.active[l] as f64).max(e.level);
+                let key = ((capacity[l] - self.frozen_load[l]) / self.active[l] as f64).max(e.level);
                 if key > e.level {
-                    self.heap.push(Entry {
-                        level: key,
-                        what: l as u32,
-                    });
+                    self.heap.push(Entry { level: key, what: l as u32 });
                     continue;
                 }
                 for k in self.start[l]..self.start[l + 1] {
@@ -299,14 +277,7 @@ impl MaxMin {
     /// with every flow at its cap, the caps are the max-min rates: no
     /// filling needed (an open-loop pattern below saturation). Uses
     /// `frozen_load` for the loads; false (and the loads reset) otherwise.
-    fn caps_fit<S: FlowSet + ?Sized>(
-        &mut self,
-        capacity: &[f64],
-        local_of: &[u32],
-        flows: &S,
-        nf: usize,
-        rates: &mut [f64],
-    ) -> bool {
+    fn caps_fit<S: FlowSet + ?Sized>(&mut self, capacity: &[f64], local_of: &[u32], flows: &S, nf: usize, rates: &mut [f64]) -> bool {
         if (0..nf).any(|i| !flows.cap(i).is_finite()) {
             return false;
         }
@@ -316,11 +287,7 @@ impl MaxMin {
                 self.frozen_load[local_of[l as usize] as usize] += cap;
             }
         }
-        let fit = self
-            .frozen_load
-            .iter()
-            .zip(capacity)
-            .all(|(&load, &c)| load <= c.max(0.0));
+        let fit = self.frozen_load.iter().zip(capacity).all(|(&load, &c)| load <= c.max(0.0));
         if fit {
             for (i, r) in rates.iter_mut().enumerate().take(nf) {
                 *r = flows.cap(i).max(0.0);
@@ -331,14 +298,7 @@ impl MaxMin {
         fit
     }
 
-    fn freeze<S: FlowSet + ?Sized>(
-        &mut self,
-        local_of: &[u32],
-        flows: &S,
-        i: usize,
-        level: f64,
-        rates: &mut [f64],
-    ) {
+    fn freeze<S: FlowSet + ?Sized>(&mut self, local_of: &[u32], flows: &S, i: usize, level: f64, rates: &mut [f64]) {
         self.frozen[i] = true;
         rates[i] = level;
         for &l in flows.links(i) {
@@ -356,22 +316,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn flow(links: &[u32], cap: f64) -> Flow {
-        Flow {
-            links: links.to_vec(),
-            cap,
-        }
+        Flow { links: links.to_vec(), cap }
     }
 
     #[test]
     fn textbook_example() {
         // Links of capacity 1: flows A (0,1), B (0), C (1), D (1, cap 0.1).
         let cap = [1.0, 1.0];
-        let flows = [
-            flow(&[0, 1], f64::INFINITY),
-            flow(&[0], f64::INFINITY),
-            flow(&[1], f64::INFINITY),
-            flow(&[1], 0.1),
-        ];
+        let flows = [flow(&[0, 1], f64::INFINITY), flow(&[0], f64::INFINITY), flow(&[1], f64::INFINITY), flow(&[1], 0.1)];
         let mut r = Vec::new();
         MaxMin::new().solve(&cap, &flows, &mut r);
         // D is capped at 0.1; link 1 then holds A and C at 0.45; B takes 0.55.

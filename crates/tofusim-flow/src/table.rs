@@ -18,22 +18,14 @@ pub struct FlowTable {
 
 impl FlowTable {
     pub fn new() -> Self {
-        FlowTable {
-            first: vec![0],
-            links: Vec::new(),
-            cap: Vec::new(),
-        }
+        FlowTable { first: vec![0], links: Vec::new(), cap: Vec::new() }
     }
 
     /// Room for `flows` flows crossing `links` links in all.
     pub fn with_capacity(flows: usize, links: usize) -> Self {
         let mut first = Vec::with_capacity(flows + 1);
         first.push(0);
-        FlowTable {
-            first,
-            links: Vec::with_capacity(links),
-            cap: Vec::with_capacity(flows),
-        }
+        FlowTable { first, links: Vec::with_capacity(links), cap: Vec::with_capacity(flows) }
     }
 
     /// Adds a flow over `links` with rate cap `cap` (`f64::INFINITY` for
@@ -92,8 +84,7 @@ impl FlowTable {
 
 impl From<&[Flow]> for FlowTable {
     fn from(flows: &[Flow]) -> Self {
-        let mut t =
-            FlowTable::with_capacity(flows.len(), flows.iter().map(|f| f.links.len()).sum());
+        let mut t = FlowTable::with_capacity(flows.len(), flows.iter().map(|f| f.links.len()).sum());
         for f in flows {
             t.push(&f.links, f.cap);
         }
@@ -112,28 +103,9 @@ mod tests {
         assert_eq!(t.push(&[3, 1], 2.0), 0);
         assert_eq!(t.push(&[], f64::INFINITY), 1);
         assert_eq!(t.push(&[7], 0.5), 2);
-        assert_eq!(
-            (t.len(), t.links(0), t.links(1), t.links(2)),
-            (3, &[3, 1][..], &[][..], &[7][..])
-        );
-        assert_eq!(
-            (t.cap(0), t.cap(2), t.range(2), t.link_bound()),
-            (2.0, 0.5, 2..3, 8)
-        );
-        let flows = [
-            Flow {
-                links: vec![3, 1],
-                cap: 2.0,
-            },
-            Flow {
-                links: vec![],
-                cap: f64::INFINITY,
-            },
-            Flow {
-                links: vec![7],
-                cap: 0.5,
-            },
-        ];
+        assert_eq!((t.len(), t.links(0), t.links(1), t.links(2)), (3, &[3, 1][..], &[][..], &[7][..]));
+        assert_eq!((t.cap(0), t.cap(2), t.range(2), t.link_bound()), (2.0, 0.5, 2..3, 8));
+        let flows = [Flow { links: vec![3, 1], cap: 2.0 }, Flow { links: vec![], cap: f64::INFINITY }, Flow { links: vec![7], cap: 0.5 }];
         assert_eq!(FlowTable::from(&flows[..]), t);
     }
 }

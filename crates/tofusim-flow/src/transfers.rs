@@ -41,14 +41,7 @@ pub struct Message {
 impl Message {
     /// A message that may start at once.
     pub fn new(flow: Flow, bytes: f64) -> Self {
-        Self {
-            flow,
-            bytes,
-            after: Vec::new(),
-            release: 0.0,
-            gap: 0.0,
-            pool: None,
-        }
+        Self { flow, bytes, after: Vec::new(), release: 0.0, gap: 0.0, pool: None }
     }
 }
 
@@ -63,11 +56,7 @@ pub struct Start {
 
 impl Default for Start {
     fn default() -> Self {
-        Start {
-            release: 0.0,
-            gap: 0.0,
-            pool: None,
-        }
+        Start { release: 0.0, gap: 0.0, pool: None }
     }
 }
 
@@ -88,31 +77,17 @@ pub struct Messages {
 
 impl Messages {
     pub fn new() -> Self {
-        Messages {
-            after_first: vec![0],
-            flows: FlowTable::new(),
-            ..Default::default()
-        }
+        Messages { after_first: vec![0], flows: FlowTable::new(), ..Default::default() }
     }
 
     /// Adds a message over `links` (resources), capped at `cap`, of
     /// `bytes`, that waits for the messages `after` (earlier ones) and
     /// starts as `start` says; returns its number.
-    pub fn push(
-        &mut self,
-        links: &[u32],
-        cap: f64,
-        bytes: f64,
-        after: &[usize],
-        start: Start,
-    ) -> usize {
+    pub fn push(&mut self, links: &[u32], cap: f64, bytes: f64, after: &[usize], start: Start) -> usize {
         let i = self.bytes.len();
         assert!(i < u32::MAX as usize, "messages are numbered in 32 bits");
         let pool = start.pool.unwrap_or(i);
-        assert!(
-            pool <= i && self.pool.get(pool).is_none_or(|&p| p as usize == pool),
-            "a part drains the count of an earlier message that drains its own"
-        );
+        assert!(pool <= i && self.pool.get(pool).is_none_or(|&p| p as usize == pool), "a part drains the count of an earlier message that drains its own");
         for &a in after {
             assert!(a < i, "a message waits for an earlier one");
             self.after.push(a as u32);
@@ -151,17 +126,7 @@ impl From<&[Message]> for Messages {
     fn from(messages: &[Message]) -> Self {
         let mut out = Messages::new();
         for m in messages {
-            out.push(
-                &m.flow.links,
-                m.flow.cap,
-                m.bytes,
-                &m.after,
-                Start {
-                    release: m.release,
-                    gap: m.gap,
-                    pool: m.pool,
-                },
-            );
+            out.push(&m.flow.links, m.flow.cap, m.bytes, &m.after, Start { release: m.release, gap: m.gap, pool: m.pool });
         }
         out
     }
@@ -197,11 +162,7 @@ pub fn run(capacity: &[f64], messages: &[Message]) -> Completion {
 }
 
 /// [`run`], asking `interrupt` between solves: `None` when it said stop.
-pub fn run_until(
-    capacity: &[f64],
-    messages: &[Message],
-    interrupt: &dyn Stop,
-) -> Option<Completion> {
+pub fn run_until(capacity: &[f64], messages: &[Message], interrupt: &dyn Stop) -> Option<Completion> {
     Messages::from(messages).run_until(capacity, interrupt)
 }
 
@@ -267,12 +228,8 @@ impl Drain {
             return None;
         }
         // Parts of each pool, and waiters of each message.
-        let (parts_first, parts) = group(n, |emit| {
-            (0..n).for_each(|i| emit(m.pool[i] as usize, i as u32))
-        });
-        let (waiting_first, waiting) = group(n, |emit| {
-            (0..n).for_each(|i| m.after(i).iter().for_each(|&a| emit(a as usize, i as u32)))
-        });
+        let (parts_first, parts) = group(n, |emit| (0..n).for_each(|i| emit(m.pool[i] as usize, i as u32)));
+        let (waiting_first, waiting) = group(n, |emit| (0..n).for_each(|i| m.after(i).iter().for_each(|&a| emit(a as usize, i as u32))));
         if stop.stopped() {
             return None;
         }
@@ -281,10 +238,7 @@ impl Drain {
             left[m.pool[i] as usize] += m.bytes[i];
         }
         let pending: Vec<u32> = (0..n).map(|i| m.after(i).len() as u32).collect();
-        let ready: Vec<_> = (0..n)
-            .filter(|&i| pending[i] == 0)
-            .map(|i| Reverse((key(m.release[i]), i as u32)))
-            .collect();
+        let ready: Vec<_> = (0..n).filter(|&i| pending[i] == 0).map(|i| Reverse((key(m.release[i]), i as u32))).collect();
         Some(Drain {
             solver,
             start: vec![f64::NAN; n],
@@ -345,21 +299,12 @@ impl Drain {
                 }
                 self.finishing.pop();
             }
-            let next_finish = self
-                .finishing
-                .peek()
-                .map_or(f64::INFINITY, |&Reverse((t, _, _))| f64::from_bits(t));
-            let next_start = self
-                .ready
-                .peek()
-                .map_or(f64::INFINITY, |&Reverse((t, _))| f64::from_bits(t));
+            let next_finish = self.finishing.peek().map_or(f64::INFINITY, |&Reverse((t, _, _))| f64::from_bits(t));
+            let next_start = self.ready.peek().map_or(f64::INFINITY, |&Reverse((t, _))| f64::from_bits(t));
             if self.live == 0 && !next_start.is_finite() {
                 break;
             }
-            assert!(
-                next_finish.is_finite() || next_start.is_finite(),
-                "a message can never finish (a link of zero capacity)"
-            );
+            assert!(next_finish.is_finite() || next_start.is_finite(), "a message can never finish (a link of zero capacity)");
             let dt = next_finish.min(next_start) - now;
             now += dt;
             // Pools that finish now or within the tie (stale entries skipped).
@@ -384,12 +329,7 @@ impl Drain {
                 }
             }
         }
-        Some(Completion {
-            start: self.start,
-            done: self.done,
-            solves: self.solver.solves,
-            refilled: self.solver.solved_flows,
-        })
+        Some(Completion { start: self.start, done: self.done, solves: self.solver.solves, refilled: self.solver.solved_flows })
     }
 
     /// The pools of the flows the last solve refilled: drained up to `now`
@@ -406,11 +346,7 @@ impl Drain {
             let p = p as usize;
             self.touched_flag[p] = false;
             let parts = &self.parts[self.parts_first[p]..self.parts_first[p + 1]];
-            let rate = parts
-                .iter()
-                .filter(|&&q| self.solver.is_active(q as usize))
-                .map(|&q| self.solver.rate(q as usize))
-                .sum();
+            let rate = parts.iter().filter(|&&q| self.solver.is_active(q as usize)).map(|&q| self.solver.rate(q as usize)).sum();
             let version = self.pools.set_rate(p, now, rate);
             if rate > 0.0 {
                 let t = now + self.pools.left(p).max(0.0) / rate;
@@ -444,11 +380,7 @@ mod tests {
     /// of every message under way, every pool drained step by step.
     fn slow(capacity: &[f64], messages: &[Message]) -> Vec<f64> {
         let n = messages.len();
-        let pool: Vec<usize> = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| m.pool.unwrap_or(i))
-            .collect();
+        let pool: Vec<usize> = messages.iter().enumerate().map(|(i, m)| m.pool.unwrap_or(i)).collect();
         let mut left = vec![0.0; n];
         for (i, m) in messages.iter().enumerate() {
             left[pool[i]] += m.bytes;
@@ -462,11 +394,7 @@ mod tests {
                 let mut moved = false;
                 for (i, m) in messages.iter().enumerate() {
                     if !started[i] && m.after.iter().all(|&a| !done[a].is_nan()) {
-                        let t = m
-                            .after
-                            .iter()
-                            .map(|&a| done[a] + m.gap)
-                            .fold(m.release, f64::max);
+                        let t = m.after.iter().map(|&a| done[a] + m.gap).fold(m.release, f64::max);
                         if t <= now {
                             started[i] = true;
                             start_at[i] = now;
@@ -485,13 +413,7 @@ mod tests {
             let live: Vec<usize> = (0..n).filter(|&i| started[i] && done[i].is_nan()).collect();
             let next_start = (0..n)
                 .filter(|&i| !started[i] && messages[i].after.iter().all(|&a| !done[a].is_nan()))
-                .map(|i| {
-                    messages[i]
-                        .after
-                        .iter()
-                        .map(|&a| done[a] + messages[i].gap)
-                        .fold(messages[i].release, f64::max)
-                })
+                .map(|i| messages[i].after.iter().map(|&a| done[a] + messages[i].gap).fold(messages[i].release, f64::max))
                 .fold(f64::INFINITY, f64::min);
             if live.is_empty() {
                 if !next_start.is_finite() {
@@ -506,10 +428,7 @@ mod tests {
             for (&i, &r) in live.iter().zip(&rates) {
                 pool_rate[pool[i]] += r;
             }
-            let dt = live
-                .iter()
-                .map(|&i| left[pool[i]] / pool_rate[pool[i]])
-                .fold(next_start - now, f64::min);
+            let dt = live.iter().map(|&i| left[pool[i]] / pool_rate[pool[i]]).fold(next_start - now, f64::min);
             now += dt;
             let mut pools: Vec<usize> = live.iter().map(|&i| pool[i]).collect();
             pools.sort_unstable();
@@ -567,78 +486,31 @@ mod tests {
     #[test]
     fn two_messages_share_then_one_speeds_up() {
         let cap = [1.0];
-        let m = |bytes| {
-            Message::new(
-                Flow {
-                    links: vec![0],
-                    cap: f64::INFINITY,
-                },
-                bytes,
-            )
-        };
+        let m = |bytes| Message::new(Flow { links: vec![0], cap: f64::INFINITY }, bytes);
         let t = completion_times(&cap, &[m(1.0), m(2.0)]);
         // 0.5 each until t = 2 (the first has sent 1), then the second alone
         // sends its last 1 at rate 1.
-        assert!(
-            (t[0] - 2.0).abs() < 1e-12 && (t[1] - 3.0).abs() < 1e-12,
-            "{t:?}"
-        );
+        assert!((t[0] - 2.0).abs() < 1e-12 && (t[1] - 3.0).abs() < 1e-12, "{t:?}");
     }
 
     #[test]
     fn a_capped_message_leaves_bandwidth_to_the_other() {
         let cap = [10.0];
         let msgs = [
-            Message::new(
-                Flow {
-                    links: vec![0],
-                    cap: 2.0,
-                },
-                4.0,
-            ),
-            Message::new(
-                Flow {
-                    links: vec![0],
-                    cap: f64::INFINITY,
-                },
-                16.0,
-            ),
+            Message::new(Flow { links: vec![0], cap: 2.0 }, 4.0),
+            Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 16.0),
         ];
         let t = completion_times(&cap, &msgs);
-        assert!(
-            (t[0] - 2.0).abs() < 1e-12 && (t[1] - 2.0).abs() < 1e-12,
-            "{t:?}"
-        );
+        assert!((t[0] - 2.0).abs() < 1e-12 && (t[1] - 2.0).abs() < 1e-12, "{t:?}");
     }
 
     #[test]
     fn a_message_waits_for_the_one_before_it() {
         let cap = [1.0, 1.0];
         let msgs = [
-            Message::new(
-                Flow {
-                    links: vec![0],
-                    cap: f64::INFINITY,
-                },
-                1.0,
-            ),
-            Message {
-                after: vec![0],
-                ..Message::new(
-                    Flow {
-                        links: vec![0],
-                        cap: f64::INFINITY,
-                    },
-                    1.0,
-                )
-            },
-            Message::new(
-                Flow {
-                    links: vec![1],
-                    cap: f64::INFINITY,
-                },
-                3.0,
-            ),
+            Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 1.0),
+            Message { after: vec![0], ..Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 1.0) },
+            Message::new(Flow { links: vec![1], cap: f64::INFINITY }, 3.0),
         ];
         let t = completion_times(&cap, &msgs);
         assert_eq!(t, vec![1.0, 2.0, 3.0]);
@@ -647,24 +519,11 @@ mod tests {
     #[test]
     fn releases_and_gaps_delay_starts() {
         let cap = [1.0];
-        let link = || Flow {
-            links: vec![0],
-            cap: f64::INFINITY,
-        };
+        let link = || Flow { links: vec![0], cap: f64::INFINITY };
         let msgs = [
-            Message {
-                release: 2.0,
-                ..Message::new(link(), 1.0)
-            },
-            Message {
-                after: vec![0],
-                gap: 0.5,
-                ..Message::new(link(), 1.0)
-            },
-            Message {
-                release: 3.0,
-                ..Message::new(link(), 2.0)
-            },
+            Message { release: 2.0, ..Message::new(link(), 1.0) },
+            Message { after: vec![0], gap: 0.5, ..Message::new(link(), 1.0) },
+            Message { release: 3.0, ..Message::new(link(), 2.0) },
         ];
         // 0 runs 2..3; 1 starts at 3.5 and 2 at 3: they share until 2 is
         // half done... 2 alone 3..3.5 (0.5 sent), both 3.5..5.5 at 0.5
@@ -684,37 +543,12 @@ mod tests {
         // would take 1.5 / 0.5 = 3; pooled, 3 / 2.5 = 1.2 for both parts.
         let cap = [2.0, 1.0];
         let msgs = [
-            Message::new(
-                Flow {
-                    links: vec![0],
-                    cap: f64::INFINITY,
-                },
-                1.5,
-            ),
-            Message {
-                pool: Some(0),
-                ..Message::new(
-                    Flow {
-                        links: vec![1],
-                        cap: f64::INFINITY,
-                    },
-                    1.5,
-                )
-            },
-            Message::new(
-                Flow {
-                    links: vec![1],
-                    cap: f64::INFINITY,
-                },
-                10.0,
-            ),
+            Message::new(Flow { links: vec![0], cap: f64::INFINITY }, 1.5),
+            Message { pool: Some(0), ..Message::new(Flow { links: vec![1], cap: f64::INFINITY }, 1.5) },
+            Message::new(Flow { links: vec![1], cap: f64::INFINITY }, 10.0),
         ];
         let c = run(&cap, &msgs);
-        assert!(
-            (c.done[0] - 1.2).abs() < 1e-9 && (c.done[1] - 1.2).abs() < 1e-9,
-            "{:?}",
-            c.done
-        );
+        assert!((c.done[0] - 1.2).abs() < 1e-9 && (c.done[1] - 1.2).abs() < 1e-9, "{:?}", c.done);
         // The other message: 0.6 sent by 1.2, then alone at 1: 1.2 + 9.4.
         assert!((c.done[2] - 10.6).abs() < 1e-9, "{:?}", c.done);
     }

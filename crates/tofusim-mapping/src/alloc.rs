@@ -101,22 +101,14 @@ pub fn synthetic_jobs(t: &Torus, jobs: usize, load: f64, seed: u64) -> Vec<Job> 
         }
         shapes.push(shape);
     }
-    let mean_nodes: f64 = shapes
-        .iter()
-        .map(|s| s.iter().product::<u32>() as f64)
-        .sum::<f64>()
-        / jobs as f64;
+    let mean_nodes: f64 = shapes.iter().map(|s| s.iter().product::<u32>() as f64).sum::<f64>() / jobs as f64;
     // Arrival rate so that rate × mean nodes × mean runtime = load × machine.
     let rate = load * machine / (mean_nodes * mean_runtime);
     let mut t_s = 0.0;
     for shape in shapes {
         t_s += -(1.0 - rng.random::<f64>()).ln() / rate;
         let runtime_s = -(1.0 - rng.random::<f64>()).ln() * mean_runtime;
-        out.push(Job {
-            arrival_s: t_s,
-            runtime_s,
-            shape,
-        });
+        out.push(Job { arrival_s: t_s, runtime_s, shape });
     }
     out
 }
@@ -142,10 +134,7 @@ fn options(t: &Torus, shape: &[u32], policy: Policy) -> Vec<([u32; 3], u64, bool
     if policy.padding {
         // Larger shapes, fewest extra nodes first.
         let mut padded: Vec<Vec<u32>> = Vec::new();
-        let steps: Vec<Vec<u32>> = shape
-            .iter()
-            .map(|&s| (s..=s + (s / 4).max(1)).collect())
-            .collect();
+        let steps: Vec<Vec<u32>> = shape.iter().map(|&s| (s..=s + (s / 4).max(1)).collect()).collect();
         let mut idx = vec![0usize; shape.len()];
         loop {
             let cand: Vec<u32> = idx.iter().enumerate().map(|(k, &i)| steps[k][i]).collect();
@@ -199,11 +188,7 @@ impl Occupancy {
         for dz in 0..size[2] {
             for dy in 0..size[1] {
                 for dx in 0..size[0] {
-                    let c = [
-                        (o[0] + dx) % self.lens[0],
-                        (o[1] + dy) % self.lens[1],
-                        (o[2] + dz) % self.lens[2],
-                    ];
+                    let c = [(o[0] + dx) % self.lens[0], (o[1] + dy) % self.lens[1], (o[2] + dz) % self.lens[2]];
                     if self.busy[self.cell(c)] {
                         return false;
                     }
@@ -231,11 +216,7 @@ impl Occupancy {
         for dz in 0..size[2] {
             for dy in 0..size[1] {
                 for dx in 0..size[0] {
-                    let c = [
-                        (o[0] + dx) % self.lens[0],
-                        (o[1] + dy) % self.lens[1],
-                        (o[2] + dz) % self.lens[2],
-                    ];
+                    let c = [(o[0] + dx) % self.lens[0], (o[1] + dy) % self.lens[1], (o[2] + dz) % self.lens[2]];
                     let i = self.cell(c);
                     self.busy[i] = v;
                 }
@@ -294,12 +275,8 @@ pub fn simulate_until(
         }
         // Start queued jobs in order while the head fits.
         while let Some(&j) = queue.front() {
-            let placed = opts[j].iter().find_map(|&(size, ranks, rot, pad)| {
-                occ.find(size).map(|o| (o, size, ranks, rot, pad))
-            });
-            let Some((o, size, ranks, rot, pad)) = placed else {
-                break;
-            };
+            let placed = opts[j].iter().find_map(|&(size, ranks, rot, pad)| occ.find(size).map(|o| (o, size, ranks, rot, pad)));
+            let Some((o, size, ranks, rot, pad)) = placed else { break };
             queue.pop_front();
             occ.set(o, size, true);
             free_cells -= (size[0] * size[1] * size[2]) as f64;
@@ -326,10 +303,7 @@ pub fn simulate_until(
         }
         now = t_next;
         if next_end <= next_arrival {
-            let k = running
-                .iter()
-                .position(|r| r.0 == next_end)
-                .expect("a running job ends");
+            let k = running.iter().position(|r| r.0 == next_end).expect("a running job ends");
             let (_, o, size) = running.swap_remove(k);
             occ.set(o, size, false);
             free_cells += (size[0] * size[1] * size[2]) as f64;
@@ -346,22 +320,10 @@ pub fn simulate_until(
     let capacity = machine * now.max(1e-9);
     stats.utilization = busy_ns / capacity;
     stats.allocated_fraction = alloc_ns / capacity;
-    stats.padding_fraction = if alloc_ns > 0.0 {
-        pad_ns / alloc_ns
-    } else {
-        0.0
-    };
-    stats.mean_wait_s = if waits.is_empty() {
-        0.0
-    } else {
-        waits.iter().sum::<f64>() / waits.len() as f64
-    };
+    stats.padding_fraction = if alloc_ns > 0.0 { pad_ns / alloc_ns } else { 0.0 };
+    stats.mean_wait_s = if waits.is_empty() { 0.0 } else { waits.iter().sum::<f64>() / waits.len() as f64 };
     stats.max_wait_s = waits.iter().copied().fold(0.0, f64::max);
-    stats.fragmentation = if blocked_time > 0.0 {
-        frag_area / blocked_time
-    } else {
-        0.0
-    };
+    stats.fragmentation = if blocked_time > 0.0 { frag_area / blocked_time } else { 0.0 };
     Some(stats)
 }
 
@@ -381,14 +343,8 @@ mod tests {
         assert_eq!(a, synthetic_jobs(&t, 200, 0.9, 3));
         assert_ne!(a, synthetic_jobs(&t, 200, 0.9, 4));
         for policy in [
-            Policy {
-                rotation: false,
-                padding: false,
-            },
-            Policy {
-                rotation: true,
-                padding: true,
-            },
+            Policy { rotation: false, padding: false },
+            Policy { rotation: true, padding: true },
         ] {
             let s = simulate(&t, &a, policy);
             assert!(s.utilization > 0.0 && s.utilization <= s.allocated_fraction + 1e-12);
@@ -402,37 +358,16 @@ mod tests {
     fn padding_places_shapes_that_do_not_factor_and_rotation_helps_fit() {
         let t = machine();
         // 10x10x10 has no exact block (no length is a multiple of 3).
-        let none = Policy {
-            rotation: false,
-            padding: false,
-        };
-        let pad = Policy {
-            rotation: false,
-            padding: true,
-        };
+        let none = Policy { rotation: false, padding: false };
+        let pad = Policy { rotation: false, padding: true };
         assert!(options(&t, &[10, 10, 10], none).is_empty());
         assert!(!options(&t, &[10, 10, 10], pad).is_empty());
         // With rotation a shape has several block sizes.
-        let rot = Policy {
-            rotation: true,
-            padding: false,
-        };
+        let rot = Policy { rotation: true, padding: false };
         assert!(options(&t, &[16, 6, 4], rot).len() > options(&t, &[16, 6, 4], none).len());
         let jobs = synthetic_jobs(&t, 300, 1.0, 1);
         let a = simulate(&t, &jobs, none);
-        let b = simulate(
-            &t,
-            &jobs,
-            Policy {
-                rotation: true,
-                padding: true,
-            },
-        );
-        assert!(
-            b.unplaceable < a.unplaceable,
-            "{} vs {}",
-            b.unplaceable,
-            a.unplaceable
-        );
+        let b = simulate(&t, &jobs, Policy { rotation: true, padding: true });
+        assert!(b.unplaceable < a.unplaceable, "{} vs {}", b.unplaceable, a.unplaceable);
     }
 }

@@ -65,10 +65,7 @@ pub struct NodeRates {
 /// [PUB] The K computer's node, one SPARC64 VIIIfx: 8 cores × 16 GFLOPS at
 /// 2 GHz = 128 GFLOPS peak, 64 GB/s of memory bandwidth (Maruyama et al.,
 /// IEEE Micro 30(2), 2010; 10.51 PFLOPS over 82,944 nodes on TOP500).
-pub const K_NODE: NodeRates = NodeRates {
-    flops_per_second: 128e9,
-    memory_bytes_per_second: 64e9,
-};
+pub const K_NODE: NodeRates = NodeRates { flops_per_second: 128e9, memory_bytes_per_second: 64e9 };
 
 /// One CG iteration's computation on one process (all processes carry
 /// the same share).
@@ -118,9 +115,7 @@ impl CgLayout {
         let (na, outer_iterations) = class_size(class)
             .ok_or_else(|| format!("class must be one of S, W, A, B, C, D, E, got {class:?}"))?;
         if procs == 0 || !procs.is_power_of_two() {
-            return Err(format!(
-                "NAS CG runs on a power-of-two number of processes, got {procs}"
-            ));
+            return Err(format!("NAS CG runs on a power-of-two number of processes, got {procs}"));
         }
         let log2 = procs.trailing_zeros();
         let nprows = 1u32 << (log2 / 2);
@@ -135,11 +130,7 @@ impl CgLayout {
                     block(na, npcols as u64, col as u64)
                 } else {
                     let half = block(na, (npcols / 2) as u64, (col / 2) as u64);
-                    if me % 2 == 0 {
-                        (half - 1) / 2 + 1
-                    } else {
-                        half / 2
-                    }
+                    if me % 2 == 0 { (half - 1) / 2 + 1 } else { half / 2 }
                 };
                 let send_len = if square {
                     rows
@@ -156,13 +147,7 @@ impl CgLayout {
                     div /= 2;
                 }
                 let reduce_send = (1..=l2npcols)
-                    .map(|i| {
-                        if !square && i == l2npcols {
-                            rows - send_len
-                        } else {
-                            send_len
-                        }
-                    })
+                    .map(|i| if !square && i == l2npcols { rows - send_len } else { send_len })
                     .collect();
                 let reduce_recv = (1..=l2npcols)
                     .map(|_| if square { rows } else { send_len })
@@ -217,13 +202,8 @@ impl CgLayout {
         let procs = self.procs as f64;
         let flops = 2.0 * na * (5.0 + per_row) / procs;
         let memory_bytes = 12.0 * na * per_row / procs + 12.0 * 8.0 * na / self.npcols as f64;
-        let seconds =
-            (flops / node.flops_per_second).max(memory_bytes / node.memory_bytes_per_second);
-        CgCompute {
-            flops,
-            memory_bytes,
-            seconds,
-        }
+        let seconds = (flops / node.flops_per_second).max(memory_bytes / node.memory_bytes_per_second);
+        CgCompute { flops, memory_bytes, seconds }
     }
 
     fn l2npcols(&self) -> usize {
@@ -244,11 +224,7 @@ impl CgLayout {
             let me = me as u32;
             for (i, &peer) in p.reduce_partner.iter().enumerate() {
                 let doubles = per_outer_products * p.reduce_send[i] + scalar_doubles;
-                flows.push(Flow {
-                    src: me,
-                    dst: peer,
-                    bytes: 8 * doubles * outer,
-                });
+                flows.push(Flow { src: me, dst: peer, bytes: 8 * doubles * outer });
             }
             if self.l2npcols() > 0 {
                 flows.push(Flow {
@@ -279,12 +255,7 @@ impl CgLayout {
             .max()
             .unwrap_or(1)
             .max(1);
-        let mut s = Schedule::new(
-            tofusim_comm::Collective::Transfers,
-            "cg-iteration",
-            self.procs,
-            max_len,
-        );
+        let mut s = Schedule::new(tofusim_comm::Collective::Transfers, "cg-iteration", self.procs, max_len);
         let mut last: Vec<Vec<StepId>> = vec![Vec::new(); self.procs as usize];
         let l2 = self.l2npcols();
         // Steps are added round by round for all ranks, so that each
@@ -295,13 +266,7 @@ impl CgLayout {
                 let peer = p.reduce_partner[i];
                 let deps = last[me as usize].clone();
                 s.send(me, peer, vec![Span::new(0, p.reduce_send[i])], 0, &deps);
-                let r = s.recv(
-                    me,
-                    peer,
-                    vec![Span::new(0, p.reduce_recv[i])],
-                    Combine::Sum,
-                    &deps,
-                );
+                let r = s.recv(me, peer, vec![Span::new(0, p.reduce_recv[i])], Combine::Sum, &deps);
                 last[me as usize] = vec![r];
             }
         }
@@ -310,20 +275,8 @@ impl CgLayout {
                 let p = &self.procs_info[me as usize];
                 let deps = last[me as usize].clone();
                 if p.transpose_partner != me {
-                    s.send(
-                        me,
-                        p.transpose_partner,
-                        vec![Span::new(0, p.transpose_send)],
-                        0,
-                        &deps,
-                    );
-                    let r = s.recv(
-                        me,
-                        p.transpose_partner,
-                        vec![Span::new(0, p.transpose_recv)],
-                        Combine::Replace,
-                        &deps,
-                    );
+                    s.send(me, p.transpose_partner, vec![Span::new(0, p.transpose_send)], 0, &deps);
+                    let r = s.recv(me, p.transpose_partner, vec![Span::new(0, p.transpose_recv)], Combine::Replace, &deps);
                     last[me as usize] = vec![r];
                 }
             }
@@ -365,10 +318,7 @@ mod tests {
                 for (i, &q) in p.reduce_partner.iter().enumerate() {
                     assert_eq!(l.procs_info[q as usize].reduce_partner[i], me as u32);
                 }
-                assert_eq!(
-                    l.procs_info[p.transpose_partner as usize].transpose_partner,
-                    me as u32
-                );
+                assert_eq!(l.procs_info[p.transpose_partner as usize].transpose_partner, me as u32);
             }
         }
         assert!(CgLayout::new(24, 'B').is_err());
@@ -382,14 +332,7 @@ mod tests {
         let c = l.comm_list();
         let rows = 75_000 / 4;
         let per = 8 * 75 * (26 * rows + 54);
-        assert_eq!(
-            c.flows
-                .iter()
-                .find(|f| f.src == 0 && f.dst == 2)
-                .unwrap()
-                .bytes,
-            per
-        );
+        assert_eq!(c.flows.iter().find(|f| f.src == 0 && f.dst == 2).unwrap().bytes, per);
         // The iteration schedule's messages pair up and it runs.
         let s = l.iteration_schedule();
         assert!(s.validate().is_ok());
@@ -402,20 +345,14 @@ mod tests {
         let c = l.iteration_compute(K_NODE);
         // NPB's count: 2 * 75,000 * (5 + 13 * 14) per iteration over 1,024 processes.
         assert!((c.flops - 2.0 * 75_000.0 * 187.0 / 1024.0).abs() < 1e-6);
-        assert!(
-            (c.memory_bytes - (12.0 * 75_000.0 * 182.0 / 1024.0 + 96.0 * 75_000.0 / 32.0)).abs()
-                < 1e-6
-        );
+        assert!((c.memory_bytes - (12.0 * 75_000.0 * 182.0 / 1024.0 + 96.0 * 75_000.0 / 32.0)).abs() < 1e-6);
         assert_eq!(c.seconds, c.memory_bytes / 64e9, "memory-bound");
         assert_eq!(l.timed_iterations(), 75 * 26);
         // Twice the processes, about half the work each.
         let half = CgLayout::new(2048, 'B').unwrap().iteration_compute(K_NODE);
         assert!(half.flops * 2.0 - c.flops < 1e-6 && half.seconds < 0.6 * c.seconds);
         // A node with a tiny peak is bound by its flops instead.
-        let slow = l.iteration_compute(NodeRates {
-            flops_per_second: 1e9,
-            memory_bytes_per_second: 64e9,
-        });
+        let slow = l.iteration_compute(NodeRates { flops_per_second: 1e9, memory_bytes_per_second: 64e9 });
         assert_eq!(slow.seconds, c.flops / 1e9);
     }
 }

@@ -65,10 +65,7 @@ impl CommList {
             if let Some(c) = comment {
                 if let Some(n) = c.strip_prefix("ranks") {
                     declared = Some(n.trim().parse().map_err(|_| {
-                        err(format!(
-                            "`# ranks` expects a process count, got {:?}",
-                            clip(n.trim())
-                        ))
+                        err(format!("`# ranks` expects a process count, got {:?}", clip(n.trim())))
                     })?);
                 }
             }
@@ -103,11 +100,7 @@ impl CommList {
                 bytes,
             });
         }
-        let largest = flows
-            .iter()
-            .map(|f| f.src.max(f.dst) + 1)
-            .max()
-            .unwrap_or(0);
+        let largest = flows.iter().map(|f| f.src.max(f.dst) + 1).max().unwrap_or(0);
         let ranks = match declared {
             Some(n) if n < largest => {
                 return Err(ParseError {
@@ -119,10 +112,7 @@ impl CommList {
             None => largest,
         };
         if ranks == 0 {
-            return Err(ParseError {
-                line: 0,
-                message: "no flows (and no `# ranks N`): the list is empty".into(),
-            });
+            return Err(ParseError { line: 0, message: "no flows (and no `# ranks N`): the list is empty".into() });
         }
         Ok(Self::new(ranks, flows))
     }
@@ -161,16 +151,8 @@ mod tests {
         assert_eq!(
             l.flows,
             vec![
-                Flow {
-                    src: 0,
-                    dst: 1,
-                    bytes: 15
-                },
-                Flow {
-                    src: 2,
-                    dst: 3,
-                    bytes: 7
-                }
+                Flow { src: 0, dst: 1, bytes: 15 },
+                Flow { src: 2, dst: 3, bytes: 7 }
             ]
         );
         assert_eq!(CommList::parse(&l.to_text()).unwrap(), l);

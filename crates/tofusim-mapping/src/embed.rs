@@ -50,22 +50,13 @@ impl Region {
         for k in 0..3 {
             let name = ["X", "Y", "Z"][k];
             if self.size[k] == 0 || self.size[k] > l[k] {
-                return Err(format!(
-                    "region size along {name} must be 1..={}, got {}",
-                    l[k], self.size[k]
-                ));
+                return Err(format!("region size along {name} must be 1..={}, got {}", l[k], self.size[k]));
             }
             if self.origin[k] >= l[k] {
-                return Err(format!(
-                    "region origin along {name} must be below {}, got {}",
-                    l[k], self.origin[k]
-                ));
+                return Err(format!("region origin along {name} must be below {}, got {}", l[k], self.origin[k]));
             }
             if !t.axes()[k].is_ring() && self.origin[k] + self.size[k] > l[k] {
-                return Err(format!(
-                    "region runs past the end of the {name} mesh ({} + {} > {})",
-                    self.origin[k], self.size[k], l[k]
-                ));
+                return Err(format!("region runs past the end of the {name} mesh ({} + {} > {})", self.origin[k], self.size[k], l[k]));
             }
         }
         Ok(())
@@ -270,10 +261,7 @@ fn fill(
     if axis == 3 {
         let ok = (0..shape.len()).all(|v| {
             let p: u64 = fixed[v] as u64
-                * (0..3)
-                    .filter(|&a| assign[a] == v)
-                    .map(|a| sizes[a] as u64)
-                    .product::<u64>();
+                * (0..3).filter(|&a| assign[a] == v).map(|a| sizes[a] as u64).product::<u64>();
             p == shape[v] as u64
         });
         return !(ok && visit(*sizes, assign));
@@ -299,21 +287,13 @@ pub fn parse_shape(text: &str) -> Result<Vec<u32>, String> {
     let v: Result<Vec<u32>, _> = text.split('x').map(|p| p.trim().parse::<u32>()).collect();
     match v {
         Ok(v) if !v.is_empty() && v.len() <= 3 && !v.contains(&0) => Ok(v),
-        _ => Err(format!(
-            "expected a virtual torus of 1 to 3 positive lengths like 54x48x32, got {text:?}"
-        )),
+        _ => Err(format!("expected a virtual torus of 1 to 3 positive lengths like 54x48x32, got {text:?}")),
     }
 }
 
 /// Builds the embedding of `shape` on `block` with `assign` (physical axis
 /// → virtual axis), `layers` giving each XYZ offset's physical coordinate.
-fn build(
-    t: &Torus,
-    shape: &[u32],
-    block: Region,
-    assign: &[usize; 6],
-    layers: [Vec<u32>; 3],
-) -> Result<Embedding, String> {
+fn build(t: &Torus, shape: &[u32], block: Region, assign: &[usize; 6], layers: [Vec<u32>; 3]) -> Result<Embedding, String> {
     let lens = t.lengths();
     let k = shape.len();
     let mut cycles = Vec::with_capacity(k);
@@ -324,23 +304,14 @@ fn build(
             .map(|a| {
                 let (len, ring) = if a < 3 {
                     let whole = block.size[a] == lens[a] && layers[a].len() as u32 == lens[a];
-                    (
-                        block.size[a],
-                        whole && t.axes()[a].is_ring() && lens[a] >= 3,
-                    )
+                    (block.size[a], whole && t.axes()[a].is_ring() && lens[a] >= 3)
                 } else {
                     (tofu::ABC[a - 3], a == 4)
                 };
                 Factor { axis: a, len, ring }
             })
             .collect();
-        axes.push(
-            factors
-                .iter()
-                .filter(|f| f.len > 1)
-                .map(|f| AXIS_NAMES[f.axis])
-                .collect(),
-        );
+        axes.push(factors.iter().filter(|f| f.len > 1).map(|f| AXIS_NAMES[f.axis]).collect());
         let c = cycle(&factors)?;
         debug_assert_eq!(c.len() as u32, length);
         cycles.push((factors, c));
@@ -392,30 +363,19 @@ fn layer_map(t: &Torus, axis: usize, origin: u32, size: u32, skip: Option<u32>) 
 /// (deterministic): block sizes and axis assignments that carry the cycles
 /// (every block holds exactly the ranks; the rest of the region is
 /// padding).
-pub fn layouts(
-    t: &Torus,
-    region: Region,
-    shape: &[u32],
-    max: usize,
-) -> Result<Vec<Layout>, String> {
+pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<Vec<Layout>, String> {
     if !tofu::is_tofu(t) {
         return Err("virtual torus mapping needs a Tofu system (X×Y×Z×2×3×2)".into());
     }
     region.check(t)?;
     let ranks: u64 = shape.iter().map(|&s| s as u64).product();
     if ranks > region.nodes() {
-        return Err(format!(
-            "{ranks} ranks do not fit the region's {} nodes",
-            region.nodes()
-        ));
+        return Err(format!("{ranks} ranks do not fit the region's {} nodes", region.nodes()));
     }
     let mut found: Vec<Layout> = Vec::new();
     let mut why: Option<String> = None;
     for_each_layout(shape, region.size, &mut |size, assign| {
-        let block = Region {
-            origin: region.origin,
-            size,
-        };
+        let block = Region { origin: region.origin, size };
         let layers = std::array::from_fn(|a| layer_map(t, a, region.origin[a], size[a], None));
         match build(t, shape, block, assign, layers) {
             Ok(_) => found.push((size, *assign)),
@@ -444,22 +404,12 @@ pub fn layouts(
 /// nodes.
 pub fn embed(t: &Torus, region: Region, shape: &[u32]) -> Result<Embedding, String> {
     let (size, assign) = layouts(t, region, shape, 1)?[0];
-    let block = Region {
-        origin: region.origin,
-        size,
-    };
+    let block = Region { origin: region.origin, size };
     let layers = std::array::from_fn(|a| layer_map(t, a, region.origin[a], size[a], None));
     build(t, shape, block, &assign, layers)
 }
 
-pub(crate) fn build_at(
-    t: &Torus,
-    shape: &[u32],
-    origin: [u32; 3],
-    size: [u32; 3],
-    assign: &[usize; 6],
-    skip: [Option<u32>; 3],
-) -> Result<Embedding, String> {
+pub(crate) fn build_at(t: &Torus, shape: &[u32], origin: [u32; 3], size: [u32; 3], assign: &[usize; 6], skip: [Option<u32>; 3]) -> Result<Embedding, String> {
     let layers = std::array::from_fn(|a| layer_map(t, a, origin[a], size[a], skip[a]));
     build(t, shape, Region { origin, size }, assign, layers)
 }
@@ -475,11 +425,7 @@ mod tests {
     use tofusim_topology::Axis;
 
     pub(crate) fn k_computer() -> Torus {
-        tofu::tofu_torus([
-            Axis::ring("x", 24),
-            Axis::path("y", 18),
-            Axis::ring("z", 16),
-        ])
+        tofu::tofu_torus([Axis::ring("x", 24), Axis::path("y", 18), Axis::ring("z", 16)])
     }
 
     /// Every virtual neighbour pair one hop apart, every node used once.
@@ -488,10 +434,7 @@ mod tests {
         let n: usize = shape.iter().map(|&s| s as usize).product();
         assert_eq!(e.node_of_rank.len(), n);
         let mut seen = std::collections::HashSet::new();
-        assert!(
-            e.node_of_rank.iter().all(|&v| seen.insert(v)),
-            "a node used twice"
-        );
+        assert!(e.node_of_rank.iter().all(|&v| seen.insert(v)), "a node used twice");
         let mut stride = 1usize;
         for (v, &l) in shape.iter().enumerate() {
             for r in 0..n {
@@ -499,11 +442,7 @@ mod tests {
                 let next = r - c * stride + ((c + 1) % l as usize) * stride;
                 let (a, b) = (e.node_of_rank[r], e.node_of_rank[next]);
                 if a != b {
-                    assert_eq!(
-                        hops(t, a, b),
-                        1,
-                        "axis {v}: rank {r} -> {next} on {shape:?}"
-                    );
+                    assert_eq!(hops(t, a, b), 1, "axis {v}: rank {r} -> {next} on {shape:?}");
                 }
             }
             stride *= l as usize;
@@ -513,9 +452,7 @@ mod tests {
     #[test]
     fn full_k_computer_shapes_embed_with_no_padding() {
         let t = k_computer();
-        for shape in [
-            "54x48x32", "576x144", "82944", "48x54x32", "32x48x54", "144x576", "48x32x54",
-        ] {
+        for shape in ["54x48x32", "576x144", "82944", "48x54x32", "32x48x54", "144x576", "48x32x54"] {
             let e = embed(&t, Region::whole(&t), &parse_shape(shape).unwrap()).unwrap();
             check(&t, &e);
             assert_eq!(e.block.size, [24, 18, 16], "{shape}");
@@ -532,35 +469,20 @@ mod tests {
         // 7 is prime and longer than nothing can give (no axis of 7).
         assert!(embed(&t, whole, &[29]).unwrap_err().contains("no block"));
         // 7 can only be a stretch of X, a mesh here: no wrap link to close it.
-        assert!(embed(&t, whole, &[7, 12])
-            .unwrap_err()
-            .contains("wrap link"));
+        assert!(embed(&t, whole, &[7, 12]).unwrap_err().contains("wrap link"));
         // More ranks than nodes.
-        assert!(embed(&t, whole, &[100000])
-            .unwrap_err()
-            .contains("do not fit"));
+        assert!(embed(&t, whole, &[100000]).unwrap_err().contains("do not fit"));
         assert!(parse_shape("0x4").is_err());
         assert!(parse_shape("2x2x2x2").is_err());
     }
 
     #[test]
     fn cycles_cover_odd_and_even_products() {
-        for lens in [
-            vec![3, 5],
-            vec![3, 3, 3],
-            vec![4, 3],
-            vec![2, 5, 3],
-            vec![5, 2],
-            vec![6],
-        ] {
+        for lens in [vec![3, 5], vec![3, 3, 3], vec![4, 3], vec![2, 5, 3], vec![5, 2], vec![6]] {
             let factors: Vec<Factor> = lens
                 .iter()
                 .enumerate()
-                .map(|(i, &l)| Factor {
-                    axis: i,
-                    len: l,
-                    ring: i == 0,
-                })
+                .map(|(i, &l)| Factor { axis: i, len: l, ring: i == 0 })
                 .collect();
             let c = cycle(&factors).unwrap();
             let n: u32 = lens.iter().product();
@@ -570,29 +492,14 @@ mod tests {
                 let d: u32 = (0..lens.len())
                     .map(|k| {
                         let d = a[k].abs_diff(b[k]);
-                        if factors[k].ring {
-                            d.min(lens[k] - d)
-                        } else {
-                            d
-                        }
+                        if factors[k].ring { d.min(lens[k] - d) } else { d }
                     })
                     .sum();
                 assert!(d == 1 || n == 2, "{lens:?}: {a:?} -> {b:?}");
             }
         }
         // Odd mesh lengths only: refused.
-        let f = [
-            Factor {
-                axis: 0,
-                len: 3,
-                ring: false,
-            },
-            Factor {
-                axis: 1,
-                len: 5,
-                ring: false,
-            },
-        ];
+        let f = [Factor { axis: 0, len: 3, ring: false }, Factor { axis: 1, len: 5, ring: false }];
         assert!(cycle(&f).is_err());
     }
 

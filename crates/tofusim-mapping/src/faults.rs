@@ -43,20 +43,11 @@ impl Faults {
                 continue;
             }
             let node = |s: &str| -> Result<u32, (usize, String)> {
-                let c: Result<Vec<u32>, _> =
-                    s.split(',').map(|p| p.trim().parse::<u32>()).collect();
+                let c: Result<Vec<u32>, _> = s.split(',').map(|p| p.trim().parse::<u32>()).collect();
                 match c {
-                    Ok(c) if c.len() == 6 && c.iter().zip(&lens).all(|(&v, &l)| v < l) => {
-                        Ok(t.node_id(&c).0)
-                    }
-                    Ok(c) if c.len() == 6 => Err((
-                        line,
-                        format!("coordinates {c:?} outside the system {lens:?}"),
-                    )),
-                    _ => Err((
-                        line,
-                        format!("expected a node as x,y,z,a,b,c, got {:?}", s.trim()),
-                    )),
+                    Ok(c) if c.len() == 6 && c.iter().zip(&lens).all(|(&v, &l)| v < l) => Ok(t.node_id(&c).0),
+                    Ok(c) if c.len() == 6 => Err((line, format!("coordinates {c:?} outside the system {lens:?}"))),
+                    _ => Err((line, format!("expected a node as x,y,z,a,b,c, got {:?}", s.trim()))),
                 }
             };
             match body.split_once('-') {
@@ -101,9 +92,7 @@ impl Faults {
                 continue;
             }
             for p in 0..ports {
-                let Some(w) = t.neighbor(NodeId(v), PortId(p as u8)) else {
-                    continue;
-                };
+                let Some(w) = t.neighbor(NodeId(v), PortId(p as u8)) else { continue };
                 let w = w.0;
                 if self.nodes.contains(&w) || self.link_failed(v, w) || !seen.insert(w) {
                     continue;
@@ -158,15 +147,7 @@ fn origins(t: &Torus, region: Region, axis: usize, size: u32) -> Vec<u32> {
         return vec![];
     }
     let whole_ring = region.size[axis] == l && t.axes()[axis].is_ring();
-    let count = if whole_ring {
-        if size == l {
-            1
-        } else {
-            l
-        }
-    } else {
-        region.size[axis] - size + 1
-    };
+    let count = if whole_ring { if size == l { 1 } else { l } } else { region.size[axis] - size + 1 };
     (0..count).map(|d| (region.origin[axis] + d) % l).collect()
 }
 
@@ -176,12 +157,7 @@ fn offset(c: u32, origin: u32, l: u32) -> u32 {
 }
 
 /// Maps `shape` onto `region` avoiding `faults` (see the module docs).
-pub fn map_virtual(
-    t: &Torus,
-    region: Region,
-    shape: &[u32],
-    faults: &Faults,
-) -> Result<Mapping, String> {
+pub fn map_virtual(t: &Torus, region: Region, shape: &[u32], faults: &Faults) -> Result<Mapping, String> {
     let candidates = embed::layouts(t, region, shape, 24)?;
     let lens = t.lengths();
     let node_coords: Vec<Vec<u32>> = faults.nodes.iter().map(|&n| t.coords(NodeId(n))).collect();
@@ -190,16 +166,12 @@ pub fn map_virtual(
         .iter()
         .map(|&(a, b)| [t.coords(NodeId(a)), t.coords(NodeId(b))])
         .collect();
-    let inside = |origin: [u32; 3], size: [u32; 3], c: &[u32]| {
-        (0..3).all(|a| offset(c[a], origin[a], lens[a]) < size[a])
-    };
+    let inside = |origin: [u32; 3], size: [u32; 3], c: &[u32]| (0..3).all(|a| offset(c[a], origin[a], lens[a]) < size[a]);
     // A failed node inside a block, or a failed link with both ends inside
     // (a link leading out of the block is never used by its torus).
     let clear = |o: [u32; 3], size: [u32; 3]| {
         !node_coords.iter().any(|c| inside(o, size, c))
-            && !link_coords
-                .iter()
-                .any(|[a, b]| inside(o, size, a) && inside(o, size, b))
+            && !link_coords.iter().any(|[a, b]| inside(o, size, a) && inside(o, size, b))
     };
     // 1. A block clear of every fault.
     for &(size, assign) in &candidates {
@@ -221,11 +193,7 @@ pub fn map_virtual(
     // every failed node inside is on it, and every failed link with both
     // ends inside has an end on it.
     let layer_holding = |o: [u32; 3], big: [u32; 3], axis: usize| -> Option<u32> {
-        let nodes: Vec<u32> = node_coords
-            .iter()
-            .filter(|c| inside(o, big, c))
-            .map(|c| c[axis])
-            .collect();
+        let nodes: Vec<u32> = node_coords.iter().filter(|c| inside(o, big, c)).map(|c| c[axis]).collect();
         let links: Vec<[u32; 2]> = link_coords
             .iter()
             .filter(|[a, b]| inside(o, big, a) && inside(o, big, b))
@@ -252,21 +220,12 @@ pub fn map_virtual(
                 for &oy in &origins(t, region, 1, big[1]) {
                     for &oz in &origins(t, region, 2, big[2]) {
                         let o = [ox, oy, oz];
-                        let Some(layer) = layer_holding(o, big, axis) else {
-                            continue;
-                        };
+                        let Some(layer) = layer_holding(o, big, axis) else { continue };
                         let mut skip = [None; 3];
                         skip[axis] = Some(layer);
                         if let Ok(e) = embed::build_at(t, shape, o, size, &assign, skip) {
-                            let lost = (0..3)
-                                .filter(|&a| a != axis)
-                                .map(|a| big[a] as u64)
-                                .product::<u64>()
-                                * 12;
-                            let m = Mechanism::SkippedLayer {
-                                axis: ["X", "Y", "Z"][axis],
-                                coordinate: layer,
-                            };
+                            let lost = (0..3).filter(|&a| a != axis).map(|a| big[a] as u64).product::<u64>() * 12;
+                            let m = Mechanism::SkippedLayer { axis: ["X", "Y", "Z"][axis], coordinate: layer };
                             return Ok(finish(t, region, e, m, lost, faults));
                         }
                     }
@@ -281,19 +240,9 @@ pub fn map_virtual(
     ))
 }
 
-fn finish(
-    t: &Torus,
-    region: Region,
-    embedding: Embedding,
-    mechanism: Mechanism,
-    lost_nodes: u64,
-    faults: &Faults,
-) -> Mapping {
+fn finish(t: &Torus, region: Region, embedding: Embedding, mechanism: Mechanism, lost_nodes: u64, faults: &Faults) -> Mapping {
     assert!(
-        embedding
-            .node_of_rank
-            .iter()
-            .all(|n| !faults.nodes.contains(n)),
+        embedding.node_of_rank.iter().all(|n| !faults.nodes.contains(n)),
         "a failed node received a rank"
     );
     let (max, mean) = neighbor_hops(t, &embedding, faults);
@@ -332,14 +281,7 @@ pub fn neighbor_hops(t: &Torus, e: &Embedding, faults: &Faults) -> (u32, f64) {
         }
         stride *= l as usize;
     }
-    (
-        max,
-        if pairs == 0 {
-            0.0
-        } else {
-            sum as f64 / pairs as f64
-        },
-    )
+    (max, if pairs == 0 { 0.0 } else { sum as f64 / pairs as f64 })
 }
 
 #[cfg(test)]
@@ -357,10 +299,7 @@ mod tests {
         let f = Faults::parse("# failed\n1,0,0,0,1,0\n0,0,0,0,0,0 - 1,0,0,0,0,0\n", &t).unwrap();
         assert_eq!((f.nodes.len(), f.links.len()), (1, 1));
         assert_eq!(Faults::parse("1,2,3\n", &t).unwrap_err().0, 1);
-        assert!(Faults::parse("9,0,0,0,0,0\n", &t)
-            .unwrap_err()
-            .1
-            .contains("outside"));
+        assert!(Faults::parse("9,0,0,0,0,0\n", &t).unwrap_err().1.contains("outside"));
         assert!(Faults::parse("0,0,0,0,0,0 - 3,0,0,0,0,0\n", &t).is_err());
     }
 
@@ -373,11 +312,7 @@ mod tests {
         let m = map_virtual(&t, region, &[8, 6, 4], &faults).unwrap();
         assert_eq!(m.mechanism, Mechanism::FaultFreeBlock);
         assert_eq!(m.max_neighbor_hops, 1);
-        assert!(m
-            .embedding
-            .node_of_rank
-            .iter()
-            .all(|n| !faults.nodes.contains(n)));
+        assert!(m.embedding.node_of_rank.iter().all(|n| !faults.nodes.contains(n)));
     }
 
     #[test]
@@ -405,24 +340,14 @@ mod tests {
             "{:?}",
             m.mechanism
         );
-        assert!(m
-            .embedding
-            .node_of_rank
-            .iter()
-            .all(|n| !mid.nodes.contains(n)));
+        assert!(m.embedding.node_of_rank.iter().all(|n| !mid.nodes.contains(n)));
         // Across the layer: 2 hops (4 where the route would cross the
         // failed node itself, if such a pair is a virtual neighbour pair).
-        assert!(
-            (2..=4).contains(&m.max_neighbor_hops),
-            "{}",
-            m.max_neighbor_hops
-        );
+        assert!((2..=4).contains(&m.max_neighbor_hops), "{}", m.max_neighbor_hops);
         assert!(m.mean_neighbor_hops > 1.0 && m.mean_neighbor_hops < 1.2);
         assert_eq!(m.lost_nodes, 6 * 4 * 12);
         // Failed nodes in two Y layers: refused, with the reason.
         let two = Faults::parse("2,1,1,0,1,0\n0,2,2,0,0,0\n", &t).unwrap();
-        assert!(map_virtual(&t, region, &[12, 9, 8], &two)
-            .unwrap_err()
-            .contains("no block"));
+        assert!(map_virtual(&t, region, &[12, 9, 8], &two).unwrap_err().contains("no block"));
     }
 }

@@ -82,11 +82,7 @@ impl TorusShape {
     pub fn step(&self, node: u32, axis: usize, plus: bool) -> u32 {
         let mut c = self.coords[node as usize];
         let l = self.lengths[axis];
-        c[axis] = if plus {
-            (c[axis] + 1) % l
-        } else {
-            (c[axis] + l - 1) % l
-        };
+        c[axis] = if plus { (c[axis] + 1) % l } else { (c[axis] + l - 1) % l };
         self.node(c)
     }
 
@@ -99,19 +95,11 @@ impl TorusShape {
         for k in 0..dims {
             let l = self.lengths[k];
             let fwd = (target[k] + l - cur[k]) % l;
-            let (plus, steps) = if fwd <= l - fwd {
-                (true, fwd)
-            } else {
-                (false, l - fwd)
-            };
+            let (plus, steps) = if fwd <= l - fwd { (true, fwd) } else { (false, l - fwd) };
             for _ in 0..steps {
                 let node = self.node(cur);
                 out.push((node as usize * 2 * dims + 2 * k + usize::from(!plus)) as u32);
-                cur[k] = if plus {
-                    (cur[k] + 1) % l
-                } else {
-                    (cur[k] + l - 1) % l
-                };
+                cur[k] = if plus { (cur[k] + 1) % l } else { (cur[k] + l - 1) % l };
             }
         }
     }
@@ -141,10 +129,7 @@ pub fn link_loads(shape: &TorusShape, comm: &CommList, order: &[u32]) -> Vec<u64
 
 /// The most bytes on any one link under dimension-order routing.
 pub fn max_link_load(shape: &TorusShape, comm: &CommList, order: &[u32]) -> u64 {
-    link_loads(shape, comm, order)
-        .into_iter()
-        .max()
-        .unwrap_or(0)
+    link_loads(shape, comm, order).into_iter().max().unwrap_or(0)
 }
 
 /// Checks that `order` places every rank of `comm` on a distinct node.

@@ -102,9 +102,7 @@ impl Incidence {
         let mut both: BTreeMap<(u32, u32), u64> = BTreeMap::new();
         let mut flows = vec![Vec::new(); n];
         for (i, f) in comm.flows.iter().enumerate() {
-            *both
-                .entry((f.src.min(f.dst), f.src.max(f.dst)))
-                .or_default() += f.bytes;
+            *both.entry((f.src.min(f.dst), f.src.max(f.dst))).or_default() += f.bytes;
             flows[f.src as usize].push(i as u32);
             flows[f.dst as usize].push(i as u32);
         }
@@ -196,10 +194,7 @@ impl<'a> LinkLoadCost<'a> {
     fn new(shape: &'a TorusShape, comm: &'a CommList, inc: &'a Incidence, order: &[u32]) -> Self {
         let loads = crate::placement::link_loads(shape, comm, order);
         let scale = loads.iter().copied().max().unwrap_or(0).max(1) as f64;
-        let sum_p = loads
-            .iter()
-            .map(|&l| (l as f64 / scale).powi(NORM_POWER))
-            .sum();
+        let sum_p = loads.iter().map(|&l| (l as f64 / scale).powi(NORM_POWER)).sum();
         Self {
             shape,
             comm,
@@ -378,11 +373,7 @@ fn search(
             cost.swap(order, rank_at, a, b);
         }
     }
-    let t0 = if uphill.1 > 0 {
-        uphill.0 / uphill.1 as f64
-    } else {
-        1.0
-    };
+    let t0 = if uphill.1 > 0 { uphill.0 / uphill.1 as f64 } else { 1.0 };
     let cooling = params.final_fraction.ln() / params.iterations as f64;
     let mut accepted = 0u64;
     for k in 0..params.iterations {
@@ -432,17 +423,11 @@ pub fn greedy_order(shape: &TorusShape, comm: &CommList) -> Vec<u32> {
         // Next rank: most bytes to placed ranks; unconnected ones in order.
         let r = loop {
             match heap.pop() {
-                Some((w, std::cmp::Reverse(r)))
-                    if order[r as usize] == u32::MAX && attached[r as usize] == w =>
-                {
+                Some((w, std::cmp::Reverse(r))) if order[r as usize] == u32::MAX && attached[r as usize] == w => {
                     break r;
                 }
                 Some(_) => continue,
-                None => {
-                    break (0..n as u32)
-                        .find(|&r| order[r as usize] == u32::MAX)
-                        .expect("a rank is left")
-                }
+                None => break (0..n as u32).find(|&r| order[r as usize] == u32::MAX).expect("a rank is left"),
             }
         };
         let node = if step == 0 {
@@ -456,10 +441,7 @@ pub fn greedy_order(shape: &TorusShape, comm: &CommList) -> Vec<u32> {
             (0..shape.nodes())
                 .filter(|&v| free[v as usize])
                 .min_by_key(|&v| {
-                    let c: u64 = placed
-                        .iter()
-                        .map(|&(q, w)| w * shape.hops(v, q) as u64)
-                        .sum();
+                    let c: u64 = placed.iter().map(|&(q, w)| w * shape.hops(v, q) as u64).sum();
                     (c, v)
                 })
                 .expect("more nodes than ranks")
@@ -506,12 +488,7 @@ mod tests {
             let b = anneal(&t, &comm, objective, &start, p).unwrap();
             assert_eq!(a.order, b.order, "{objective:?} is seeded");
             assert!(a.cost <= a.start_cost);
-            assert!(
-                a.cost < 0.6 * a.start_cost,
-                "{objective:?}: {} -> {}",
-                a.start_cost,
-                a.cost
-            );
+            assert!(a.cost < 0.6 * a.start_cost, "{objective:?}: {} -> {}", a.start_cost, a.cost);
             assert!(crate::placement::check_order(&t, 64, &a.order).is_ok());
             let measured = match objective {
                 Objective::HopBytes => hop_bytes(&t, &comm, &a.order),
@@ -527,14 +504,7 @@ mod tests {
         let t = TorusShape::parse("16").unwrap();
         let comm = ring(16);
         let id: Vec<u32> = (0..16).collect();
-        let a = anneal(
-            &t,
-            &comm,
-            Objective::HopBytes,
-            &id,
-            AnnealParams::default_for(Objective::HopBytes, 16, 1),
-        )
-        .unwrap();
+        let a = anneal(&t, &comm, Objective::HopBytes, &id, AnnealParams::default_for(Objective::HopBytes, 16, 1)).unwrap();
         assert_eq!(a.cost, a.start_cost);
         assert_eq!(a.cost, 16.0 * 1000.0);
     }

@@ -44,15 +44,7 @@ pub struct Footprint {
 
 impl Footprint {
     pub fn total(&self) -> u64 {
-        [
-            self.routing_tables,
-            self.router_state,
-            self.nodes,
-            self.statistics,
-            self.packets,
-        ]
-        .iter()
-        .fold(0u64, |a, &b| a.saturating_add(b))
+        [self.routing_tables, self.router_state, self.nodes, self.statistics, self.packets].iter().fold(0u64, |a, &b| a.saturating_add(b))
     }
 
     /// "3.2 GiB (routing tables 1.0 GiB, routers 1.5 GiB, …)".
@@ -80,19 +72,8 @@ pub fn gib(bytes: u64) -> String {
 /// once; an open-loop backlog is guarded during the run instead)
 /// (saturating arithmetic: an absurd network gives a huge estimate, never
 /// an overflow).
-pub fn estimate(
-    size: NetworkSize,
-    params: &RouterParams,
-    run: &RunParams,
-    packet_bytes: u32,
-    posted_packets: u64,
-) -> Footprint {
-    let NetworkSize {
-        routers,
-        ports,
-        nodes,
-        axes,
-    } = size;
+pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packet_bytes: u32, posted_packets: u64) -> Footprint {
+    let NetworkSize { routers, ports, nodes, axes } = size;
     let mul = |a: u64, b: u64| a.saturating_mul(b);
     let npr = params.nodes_per_router.max(1) as u64;
     let vcs = params.vcs() as u64;
@@ -112,15 +93,7 @@ pub fn estimate(
     // u64 clocks and a u16 token count per VC, per port. The engine: dirty
     // flags and lists, action heads, a random generator and the owner per
     // router.
-    let per_router = mul(queues, 4 + 4 + 2 + 16)
-        + mul(mul(ports + 1, qwords), 8)
-        + units
-        + mul(ports, 32 + 2 * vcs)
-        + 1
-        + 4
-        + 4
-        + 16
-        + 2;
+    let per_router = mul(queues, 4 + 4 + 2 + 16) + mul(mul(ports + 1, qwords), 8) + units + mul(ports, 32 + 2 * vcs) + 1 + 4 + 4 + 16 + 2;
     let router_state = mul(routers, per_router);
     let nodes_bytes = mul(nodes, 8 + 8 + 4 + 8 + 8 + 8 + mul(lanes, 4 + 4 + 8 + 8 + 1));
     let samples = run.cycles.map_or(0, |c| c / run.sample_cycles.max(1) + 1);
@@ -134,36 +107,17 @@ pub fn estimate(
         _ => 0,
     };
     let vc_row_bytes = std::mem::size_of::<crate::stats::VcSnapshot>() as u64 + 40;
-    let snapshot_bytes = mul(
-        mul(snapshots, mul(routers, ports)),
-        2 * (std::mem::size_of::<PortCounters>() as u64 + 16) + mul(vcs, vc_row_bytes),
-    );
-    let statistics = mul(
-        mul(routers, ports),
-        std::mem::size_of::<PortCounters>() as u64,
-    )
-    .saturating_add(snapshot_bytes)
-    .saturating_add(mul(
-        samples,
-        (std::mem::size_of::<crate::stats::Sample>() as u64) + 8 * vcs,
-    ));
+    let snapshot_bytes = mul(mul(snapshots, mul(routers, ports)), 2 * (std::mem::size_of::<PortCounters>() as u64 + 16) + mul(vcs, vc_row_bytes));
+    let statistics = mul(mul(routers, ports), std::mem::size_of::<PortCounters>() as u64)
+        .saturating_add(snapshot_bytes)
+        .saturating_add(mul(samples, (std::mem::size_of::<crate::stats::Sample>() as u64) + 8 * vcs));
     // Packets: every buffer and FIFO full of the workload's smallest
     // packets (a saturated network), and the traffic's backlog.
     let smallest = (packet_bytes.max(params.chunk_bytes).max(1)) as u64;
     let per_buffer = |bytes: u32| (bytes as u64).div_ceil(smallest).max(1);
-    let buffered = mul(
-        routers,
-        mul(ports * vcs, per_buffer(params.vc_buffer_bytes))
-            + mul(fifos, per_buffer(params.injection_fifo_bytes)),
-    );
+    let buffered = mul(routers, mul(ports * vcs, per_buffer(params.vc_buffer_bytes)) + mul(fifos, per_buffer(params.injection_fifo_bytes)));
     let packets = mul(buffered.saturating_add(posted_packets), PACKET_BYTES);
-    Footprint {
-        routing_tables,
-        router_state,
-        nodes: nodes_bytes,
-        statistics,
-        packets,
-    }
+    Footprint { routing_tables, router_state, nodes: nodes_bytes, statistics, packets }
 }
 
 /// Memory of one live packet: the packet and its share of the events and
@@ -206,61 +160,17 @@ mod tests {
 
     #[test]
     fn grows_with_the_network_and_saturates_instead_of_overflowing() {
-        let run = RunParams {
-            cycles: Some(10_000),
-            ..RunParams::default()
-        };
-        let small = estimate(
-            NetworkSize {
-                routers: 512,
-                ports: 6,
-                nodes: 512,
-                axes: 3,
-            },
-            &bgl(),
-            &run,
-            256,
-            0,
-        )
-        .total();
-        let big = estimate(
-            NetworkSize {
-                routers: 32768,
-                ports: 6,
-                nodes: 32768,
-                axes: 3,
-            },
-            &bgl(),
-            &run,
-            256,
-            0,
-        )
-        .total();
+        let run = RunParams { cycles: Some(10_000), ..RunParams::default() };
+        let small = estimate(NetworkSize { routers: 512, ports: 6, nodes: 512, axes: 3 }, &bgl(), &run, 256, 0).total();
+        let big = estimate(NetworkSize { routers: 32768, ports: 6, nodes: 32768, axes: 3 }, &bgl(), &run, 256, 0).total();
         assert!(big > 55 * small && big < 70 * small, "{small} {big}");
-        let absurd = estimate(
-            NetworkSize {
-                routers: u64::MAX / 3,
-                ports: 6,
-                nodes: u64::MAX / 3,
-                axes: 3,
-            },
-            &bgl(),
-            &run,
-            256,
-            0,
-        );
+        let absurd = estimate(NetworkSize { routers: u64::MAX / 3, ports: 6, nodes: u64::MAX / 3, axes: 3 }, &bgl(), &run, 256, 0);
         assert!(absurd.total() > 1 << 50);
     }
 
     #[test]
     fn describes_every_part() {
-        let f = Footprint {
-            routing_tables: 1 << 30,
-            router_state: 2 << 30,
-            nodes: 0,
-            statistics: 0,
-            packets: 1 << 29,
-        };
+        let f = Footprint { routing_tables: 1 << 30, router_state: 2 << 30, nodes: 0, statistics: 0, packets: 1 << 29 };
         assert_eq!(f.describe(), "3.50 GiB (routing tables 1.00 GiB, router state 2.00 GiB, nodes 0.00 GiB, statistics 0.00 GiB, packets 0.50 GiB)");
     }
 }

@@ -309,8 +309,7 @@ impl RouterParams {
     /// and VC, then every node's injection FIFOs.
     pub fn queues(&self, ports: usize) -> usize {
         ports * self.vcs() as usize
-            + self.nodes_per_router.max(1) as usize
-                * (self.injection_fifos + self.priority_fifos) as usize
+            + self.nodes_per_router.max(1) as usize * (self.injection_fifos + self.priority_fifos) as usize
     }
 
     /// VCs per input port: dynamic, escape, priority.

@@ -108,10 +108,7 @@ pub(crate) struct WideQueues {
 impl QueueSet for WideQueues {
     #[inline]
     fn empty(words: usize) -> Self {
-        WideQueues {
-            w: [0; WIDE_WORDS],
-            words,
-        }
+        WideQueues { w: [0; WIDE_WORDS], words }
     }
 
     #[inline]
@@ -147,10 +144,7 @@ impl QueueSet for WideQueues {
 
     #[inline]
     fn first(&self) -> Option<usize> {
-        self.w[..self.words]
-            .iter()
-            .position(|&x| x != 0)
-            .map(|i| i * 64 + self.w[i].trailing_zeros() as usize)
+        self.w[..self.words].iter().position(|&x| x != 0).map(|i| i * 64 + self.w[i].trailing_zeros() as usize)
     }
 
     #[inline]
@@ -255,12 +249,7 @@ mod tests {
 
     /// `first`, `contains` and `take_range` agree with a plain list of
     /// members, across word boundaries.
-    fn check<Q: QueueSet>(
-        words: usize,
-        members: &std::collections::BTreeSet<usize>,
-        lo: usize,
-        n: usize,
-    ) -> Result<(), TestCaseError> {
+    fn check<Q: QueueSet>(words: usize, members: &std::collections::BTreeSet<usize>, lo: usize, n: usize) -> Result<(), TestCaseError> {
         let mut s = Q::empty(words);
         for &q in members {
             s.insert(q);
@@ -269,12 +258,7 @@ mod tests {
         let taken = s.take_range(lo, n);
         for q in 0..words * 64 {
             let inside = q >= lo && q < lo + n;
-            prop_assert_eq!(
-                s.contains(q),
-                members.contains(&q) && !inside,
-                "queue {}",
-                q
-            );
+            prop_assert_eq!(s.contains(q), members.contains(&q) && !inside, "queue {}", q);
             if inside {
                 prop_assert_eq!(taken >> (q - lo) & 1 == 1, members.contains(&q));
             }
@@ -285,37 +269,17 @@ mod tests {
     #[test]
     fn a_vc_buffers_unit_by_its_reciprocal() {
         for vcs in 1..=MAX_VCS_TESTED {
-            let lay = Layout {
-                vcs,
-                vcs_reciprocal: Layout::reciprocal(vcs),
-                ..EXAMPLE
-            };
+            let lay = Layout { vcs, vcs_reciprocal: Layout::reciprocal(vcs), ..EXAMPLE };
             for q in 0..MAX_QUEUES * 4 {
-                assert_eq!(
-                    lay.unit_of_vc_queue(q),
-                    q / vcs,
-                    "queue {q} of {vcs} VCs per input"
-                );
+                assert_eq!(lay.unit_of_vc_queue(q), q / vcs, "queue {q} of {vcs} VCs per input");
             }
         }
     }
 
     const MAX_VCS_TESTED: usize = 64;
     const EXAMPLE: Layout = Layout {
-        routers: 1,
-        ports: 1,
-        vcs: 1,
-        queues: 1,
-        units: 1,
-        dynamic: 1,
-        esc: 1,
-        esc_count: 1,
-        class_vcs: 0,
-        hp: None,
-        npr: 1,
-        fifos_per_node: 1,
-        qwords: 1,
-        vcs_reciprocal: 0,
+        routers: 1, ports: 1, vcs: 1, queues: 1, units: 1, dynamic: 1, esc: 1, esc_count: 1, class_vcs: 0,
+        hp: None, npr: 1, fifos_per_node: 1, qwords: 1, vcs_reciprocal: 0,
     };
 
     proptest! {

@@ -21,9 +21,9 @@
 pub mod budget;
 pub mod config;
 pub mod engine;
+pub mod limits;
 mod event;
 mod layout;
-pub mod limits;
 mod mail;
 mod net;
 mod nic;
@@ -31,23 +31,22 @@ pub mod packet;
 pub mod partition;
 mod prefetch;
 pub mod result;
-mod router;
 mod send_queue;
+mod router;
 pub mod stats;
 pub mod traffic;
 mod wire;
 
 pub use config::{
-    Arbitration, Bursts, ErrorRate, Escape, FifoSelect, LinkErrors, PlantedFault, RouterParams,
-    RoutingMode, RunParams, Slicing,
+    Arbitration, Bursts, ErrorRate, Escape, FifoSelect, LinkErrors, PlantedFault, Slicing, RouterParams, RoutingMode, RunParams,
 };
 pub use engine::{Engine, Progress, Split};
 pub use layout::{MAX_PORTS, MAX_QUEUES};
 /// Most VCs per input port a router model may have.
 pub const MAX_VCS: usize = router::MAX_VCS;
 pub use partition::{PartitionPlan, MAX_PARTITIONS};
-pub use prefetch::line as prefetch_line;
+pub use tofusim_des::sync::{LocalTransport, Transport};
 pub use result::{LinkErrorReport, RunResult};
 pub use router::link_protocol::LinkTally;
-pub use tofusim_des::sync::{LocalTransport, Transport};
+pub use prefetch::line as prefetch_line;
 pub use traffic::{Incomplete, NewMessage, NewPacket, RunEnd, Traffic};

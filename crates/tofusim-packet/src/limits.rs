@@ -42,15 +42,7 @@ pub enum Cause {
 pub const CAUSES: usize = 7;
 
 impl Cause {
-    pub const ALL: [Cause; CAUSES] = [
-        Cause::Link,
-        Cause::Tokens,
-        Cause::Arbitration,
-        Cause::Paths,
-        Cause::Reception,
-        Cause::Host,
-        Cause::FifoSpace,
-    ];
+    pub const ALL: [Cause; CAUSES] = [Cause::Link, Cause::Tokens, Cause::Arbitration, Cause::Paths, Cause::Reception, Cause::Host, Cause::FifoSpace];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -93,9 +85,7 @@ impl HeadClock {
     /// A new head at `t`, blocked (until looked at) by `cause`.
     #[inline]
     pub fn new(t: u64, cause: Cause) -> Self {
-        HeadClock {
-            since_cause: stamp(t, cause),
-        }
+        HeadClock { since_cause: stamp(t, cause) }
     }
 
     #[inline]
@@ -240,59 +230,23 @@ impl Limits {
     /// `class_names`: the links' classes; `label(router, port)` names a
     /// link (`None`: the router, for a node's interface).
     /// `measured_packets`: packets delivered in the window.
-    pub(crate) fn new(
-        links: &[LinkUse],
-        class_names: &[String],
-        nodes: &[NodeUse],
-        blocked: &[u64; CAUSES],
-        measured_packets: u64,
-        window: f64,
-        label: &dyn Fn(u32, Option<u8>) -> String,
-    ) -> Limits {
+    pub(crate) fn new(links: &[LinkUse], class_names: &[String], nodes: &[NodeUse], blocked: &[u64; CAUSES], measured_packets: u64, window: f64, label: &dyn Fn(u32, Option<u8>) -> String) -> Limits {
         let window = window.max(1.0);
         // Busy time is counted when a packet is granted, its whole wire
         // time at once: a packet sent near the end of a short window would
         // make a link more than 100% busy. Each resource is capped at the
         // window.
-        let links: Vec<LinkUse> = links
-            .iter()
-            .map(|l| LinkUse {
-                busy_cycles: l.busy_cycles.min(window as u64),
-                ..*l
-            })
-            .collect();
+        let links: Vec<LinkUse> = links.iter().map(|l| LinkUse { busy_cycles: l.busy_cycles.min(window as u64), ..*l }).collect();
         let links = &links[..];
-        let nodes: Vec<NodeUse> = nodes
-            .iter()
-            .map(|n| NodeUse {
-                host_busy: n.host_busy.map(|b| b.min(window)),
-                ..*n
-            })
-            .collect();
+        let nodes: Vec<NodeUse> = nodes.iter().map(|n| NodeUse { host_busy: n.host_busy.map(|b| b.min(window)), ..*n }).collect();
         let nodes = &nodes[..];
         let total_blocked: u64 = blocked.iter().sum();
-        let blocked_cycles = Cause::ALL
-            .iter()
-            .map(|c| (c.name(), blocked[*c as usize]))
-            .collect();
+        let blocked_cycles = Cause::ALL.iter().map(|c| (c.name(), blocked[*c as usize])).collect();
         let blocked_share = Cause::ALL
             .iter()
-            .map(|c| {
-                (
-                    c.name(),
-                    if total_blocked > 0 {
-                        blocked[*c as usize] as f64 / total_blocked as f64
-                    } else {
-                        0.0
-                    },
-                )
-            })
+            .map(|c| (c.name(), if total_blocked > 0 { blocked[*c as usize] as f64 / total_blocked as f64 } else { 0.0 }))
             .collect();
-        let dominant = Cause::ALL
-            .iter()
-            .copied()
-            .max_by_key(|c| (blocked[*c as usize], std::cmp::Reverse(*c as u8)))
-            .unwrap_or(Cause::Link);
+        let dominant = Cause::ALL.iter().copied().max_by_key(|c| (blocked[*c as usize], std::cmp::Reverse(*c as u8))).unwrap_or(Cause::Link);
         let mut classes: Vec<ResourceClass> = Vec::new();
         for (k, name) in class_names.iter().enumerate() {
             let members: Vec<&LinkUse> = links.iter().filter(|l| l.class as usize == k).collect();
@@ -306,36 +260,17 @@ impl Limits {
                 busy_mean: members.iter().map(|l| l.busy_cycles as f64).sum::<f64>() / (n * window),
                 busy_max: members.iter().map(|l| l.busy_cycles).max().unwrap_or(0) as f64 / window,
                 waited_per_cycle: None,
-                depleted_mean: members
-                    .iter()
-                    .map(|l| l.depleted_cycles as f64)
-                    .sum::<f64>()
-                    / (n * window),
+                depleted_mean: members.iter().map(|l| l.depleted_cycles as f64).sum::<f64>() / (n * window),
                 name: name.clone(),
             });
         }
-        let hosts: Vec<(&NodeUse, f64)> = nodes
-            .iter()
-            .filter_map(|n| n.host_busy.map(|b| (n, b)))
-            .collect();
+        let hosts: Vec<(&NodeUse, f64)> = nodes.iter().filter_map(|n| n.host_busy.map(|b| (n, b))).collect();
         if !hosts.is_empty() {
-            classes.push(node_class(
-                "host-interface",
-                "host interface",
-                hosts.iter().map(|h| h.1),
-                blocked[Cause::Host as usize],
-                window,
-            ));
+            classes.push(node_class("host-interface", "host interface", hosts.iter().map(|h| h.1), blocked[Cause::Host as usize], window));
         }
         if !nodes.is_empty() {
             // A FIFO is "busy" while a packet waits for room in it.
-            classes.push(node_class(
-                "injection-fifo",
-                "injection FIFOs",
-                nodes.iter().map(|n| n.fifo_waited as f64),
-                blocked[Cause::FifoSpace as usize],
-                window,
-            ));
+            classes.push(node_class("injection-fifo", "injection FIFOs", nodes.iter().map(|n| n.fifo_waited as f64), blocked[Cause::FifoSpace as usize], window));
         }
         // Candidates for the busiest: the links and host interfaces within
         // 10 points of the busiest of their kind (under uniform load, every
@@ -346,40 +281,15 @@ impl Limits {
         let mut cands: Vec<Candidate> = links
             .iter()
             .filter(|l| l.busy_cycles as f64 / window >= top_link - 0.1)
-            .map(|l| Candidate {
-                node: None,
-                class: l.class,
-                router: l.router,
-                port: Some(l.port),
-                to_router: Some(l.to_router),
-                busy: l.busy_cycles as f64 / window,
-                depleted: Some(l.depleted_cycles as f64 / window),
-            })
-            .chain(
-                hosts
-                    .iter()
-                    .filter(|h| h.1 / window >= top_host - 0.1)
-                    .map(|(n, b)| Candidate {
-                        node: Some(n.node),
-                        class: 0,
-                        router: n.router,
-                        port: None,
-                        to_router: None,
-                        busy: b / window,
-                        depleted: None,
-                    }),
-            )
+            .map(|l| Candidate { node: None, class: l.class, router: l.router, port: Some(l.port), to_router: Some(l.to_router), busy: l.busy_cycles as f64 / window, depleted: Some(l.depleted_cycles as f64 / window) })
+            .chain(hosts.iter().filter(|h| h.1 / window >= top_host - 0.1).map(|(n, b)| Candidate { node: Some(n.node), class: 0, router: n.router, port: None, to_router: None, busy: b / window, depleted: None }))
             .collect();
         // Most busy first; among equals, those longer short of tokens, then
         // the lowest router and port (a stable order across runs).
         cands.sort_by(|a, b| {
             b.busy
                 .total_cmp(&a.busy)
-                .then(
-                    b.depleted
-                        .unwrap_or(0.0)
-                        .total_cmp(&a.depleted.unwrap_or(0.0)),
-                )
+                .then(b.depleted.unwrap_or(0.0).total_cmp(&a.depleted.unwrap_or(0.0)))
                 .then(a.router.cmp(&b.router))
                 .then(a.port.cmp(&b.port))
         });
@@ -387,69 +297,26 @@ impl Limits {
             Some(n) => format!("node {n} at router {}", label(c.router, None)),
             None => label(c.router, c.port),
         };
-        let class_of = |c: &Candidate| {
-            if c.node.is_some() {
-                "host interface".to_string()
-            } else {
-                class_names[c.class as usize].clone()
-            }
-        };
+        let class_of = |c: &Candidate| if c.node.is_some() { "host interface".to_string() } else { class_names[c.class as usize].clone() };
         let nothing = cands.first().is_none_or(|c| c.busy == 0.0) && total_blocked == 0;
-        let dominant = if total_blocked == 0 {
-            None
-        } else {
-            Some(dominant)
-        };
+        let dominant = if total_blocked == 0 { None } else { Some(dominant) };
         let binding = if nothing {
-            Binding {
-                kind: "none",
-                resource_class: String::new(),
-                set: "nothing".into(),
-                busy: 0.0,
-                dominant_cause: "none",
-            }
+            Binding { kind: "none", resource_class: String::new(), set: "nothing".into(), busy: 0.0, dominant_cause: "none" }
         } else {
-            binding(
-                &cands,
-                &classes,
-                links,
-                dominant,
-                &|c| (name_of(c), class_of(c)),
-                label,
-            )
+            binding(&cands, &classes, links, dominant, &|c| (name_of(c), class_of(c)), label)
         };
         let busiest = cands
             .iter()
             .take(8)
-            .map(|c| BusyResource {
-                kind: c.kind(),
-                resource_class: class_of(c),
-                name: name_of(c),
-                router: c.router,
-                port: c.port,
-                to_router: c.to_router,
-                busy: c.busy,
-                depleted: c.depleted,
-            })
+            .map(|c| BusyResource { kind: c.kind(), resource_class: class_of(c), name: name_of(c), router: c.router, port: c.port, to_router: c.to_router, busy: c.busy, depleted: c.depleted })
             .collect();
-        let summary = sentence(
-            &binding,
-            &classes,
-            dominant,
-            blocked,
-            total_blocked,
-            measured_packets,
-        );
+        let summary = sentence(&binding, &classes, dominant, blocked, total_blocked, measured_packets);
         Limits {
             summary,
             binding,
             blocked_cycles,
             blocked_share,
-            blocked_per_packet_cycles: if measured_packets > 0 {
-                total_blocked as f64 / measured_packets as f64
-            } else {
-                0.0
-            },
+            blocked_per_packet_cycles: if measured_packets > 0 { total_blocked as f64 / measured_packets as f64 } else { 0.0 },
             classes,
             busiest,
         }
@@ -458,13 +325,7 @@ impl Limits {
 
 /// A class of per-node resources: each member's busy cycles `busy`, and
 /// the cycles heads waited for the class in all.
-fn node_class(
-    kind: &'static str,
-    name: &str,
-    busy: impl ExactSizeIterator<Item = f64> + Clone,
-    waited: u64,
-    window: f64,
-) -> ResourceClass {
+fn node_class(kind: &'static str, name: &str, busy: impl ExactSizeIterator<Item = f64> + Clone, waited: u64, window: f64) -> ResourceClass {
     let k = busy.len() as f64;
     ResourceClass {
         kind,
@@ -504,27 +365,12 @@ impl Candidate {
 /// busy as it (within 10 points) when they share an end — links into one
 /// router, links out of one — or its whole class when every member of the
 /// class is that busy. `names(c)`: a candidate's name and class.
-fn binding(
-    cands: &[Candidate],
-    classes: &[ResourceClass],
-    links: &[LinkUse],
-    dominant: Option<Cause>,
-    names: &dyn Fn(&Candidate) -> (String, String),
-    label: &dyn Fn(u32, Option<u8>) -> String,
-) -> Binding {
+fn binding(cands: &[Candidate], classes: &[ResourceClass], links: &[LinkUse], dominant: Option<Cause>, names: &dyn Fn(&Candidate) -> (String, String), label: &dyn Fn(u32, Option<u8>) -> String) -> Binding {
     let top = cands[0];
     let (top_name, top_class) = names(&top);
-    let near: Vec<&Candidate> = cands
-        .iter()
-        .filter(|b| b.kind() == top.kind() && b.busy >= top.busy - 0.1)
-        .collect();
-    let same_class = near
-        .iter()
-        .filter(|b| b.node.is_none() && b.class == top.class)
-        .count() as u64;
-    let class = classes
-        .iter()
-        .find(|c| c.kind == top.kind() && c.name == top_class);
+    let near: Vec<&Candidate> = cands.iter().filter(|b| b.kind() == top.kind() && b.busy >= top.busy - 0.1).collect();
+    let same_class = near.iter().filter(|b| b.node.is_none() && b.class == top.class).count() as u64;
+    let class = classes.iter().find(|c| c.kind == top.kind() && c.name == top_class);
     let set = if top.node.is_some() {
         if near.len() > 1 {
             format!("the host interfaces of {} nodes", near.len())
@@ -534,68 +380,28 @@ fn binding(
     } else if let Some(c) = class.filter(|c| c.count > 1 && same_class == c.count) {
         format!("every {} link ({} links)", c.name, c.count)
     } else if near.len() > 1 && near.iter().all(|b| b.to_router == top.to_router) {
-        let into = links
-            .iter()
-            .filter(|l| Some(l.to_router) == top.to_router)
-            .count();
-        format!(
-            "the links into router {} ({} of its {} incoming links)",
-            label(top.to_router.unwrap_or(0), None),
-            near.len(),
-            into
-        )
+        let into = links.iter().filter(|l| Some(l.to_router) == top.to_router).count();
+        format!("the links into router {} ({} of its {} incoming links)", label(top.to_router.unwrap_or(0), None), near.len(), into)
     } else if near.len() > 1 && near.iter().all(|b| b.router == top.router) {
-        format!(
-            "the links out of router {} ({} links)",
-            label(top.router, None),
-            near.len()
-        )
+        format!("the links out of router {} ({} links)", label(top.router, None), near.len())
     } else if near.len() > 1 {
-        format!(
-            "{} links as busy as the busiest ({top_name}, {top_class})",
-            near.len()
-        )
+        format!("{} links as busy as the busiest ({top_name}, {top_class})", near.len())
     } else {
         format!("one {top_class} link: {top_name}")
     };
-    Binding {
-        kind: top.kind(),
-        resource_class: top_class,
-        set,
-        busy: top.busy,
-        dominant_cause: dominant.map_or("none", Cause::name),
-    }
+    Binding { kind: top.kind(), resource_class: top_class, set, busy: top.busy, dominant_cause: dominant.map_or("none", Cause::name) }
 }
 
-fn sentence(
-    b: &Binding,
-    classes: &[ResourceClass],
-    dominant: Option<Cause>,
-    blocked: &[u64; CAUSES],
-    total: u64,
-    measured_packets: u64,
-) -> String {
+fn sentence(b: &Binding, classes: &[ResourceClass], dominant: Option<Cause>, blocked: &[u64; CAUSES], total: u64, measured_packets: u64) -> String {
     if b.kind == "none" {
         return "Nothing was measured: no resource was busy and no packet waited after the warm-up.".into();
     }
     let all_links: Vec<&ResourceClass> = classes.iter().filter(|c| c.kind == "link").collect();
     let mean_links = {
         let n: u64 = all_links.iter().map(|c| c.count).sum();
-        if n > 0 {
-            all_links
-                .iter()
-                .map(|c| c.busy_mean * c.count as f64)
-                .sum::<f64>()
-                / n as f64
-        } else {
-            0.0
-        }
+        if n > 0 { all_links.iter().map(|c| c.busy_mean * c.count as f64).sum::<f64>() / n as f64 } else { 0.0 }
     };
-    let verdict = if b.busy >= SATURATED {
-        "Limited by"
-    } else {
-        "No resource is saturated; the busiest is"
-    };
+    let verdict = if b.busy >= SATURATED { "Limited by" } else { "No resource is saturated; the busiest is" };
     let waits = match dominant {
         Some(d) if measured_packets > 0 && total > 0 => format!(
             "; queue heads spent {:.0}% of their blocked time {} ({:.0} head-cycles blocked per packet delivered)",
@@ -605,16 +411,8 @@ fn sentence(
         ),
         _ => String::new(),
     };
-    let mean = if all_links.is_empty() {
-        String::new()
-    } else {
-        format!(", against {:.1}% for the mean link", mean_links * 100.0)
-    };
-    format!(
-        "{verdict} {}: {:.1}% busy{mean}{waits}.",
-        b.set,
-        b.busy * 100.0
-    )
+    let mean = if all_links.is_empty() { String::new() } else { format!(", against {:.1}% for the mean link", mean_links * 100.0) };
+    format!("{verdict} {}: {:.1}% busy{mean}{waits}.", b.set, b.busy * 100.0)
 }
 
 #[cfg(test)]
@@ -622,14 +420,7 @@ mod tests {
     use super::*;
 
     fn link(router: u32, port: u8, to: u32, class: u16, busy: u64) -> LinkUse {
-        LinkUse {
-            router,
-            port,
-            to_router: to,
-            class,
-            busy_cycles: busy,
-            depleted_cycles: 0,
-        }
+        LinkUse { router, port, to_router: to, class, busy_cycles: busy, depleted_cycles: 0 }
     }
 
     fn label(r: u32, p: Option<u8>) -> String {
@@ -658,33 +449,10 @@ mod tests {
 
     #[test]
     fn links_into_one_router_are_named_as_a_set() {
-        let links = vec![
-            link(0, 0, 9, 0, 990),
-            link(1, 1, 9, 0, 985),
-            link(2, 2, 9, 1, 980),
-            link(3, 0, 4, 1, 100),
-            link(4, 0, 5, 0, 50),
-            link(5, 0, 6, 0, 60),
-        ];
-        let l = Limits::new(
-            &links,
-            &classes(),
-            &[],
-            &[100, 0, 0, 0, 0, 0, 0],
-            10,
-            1000.0,
-            &label,
-        );
-        assert!(
-            l.binding.set.starts_with("the links into router"),
-            "{}",
-            l.binding.set
-        );
-        assert!(
-            l.summary.starts_with("Limited by the links into router"),
-            "{}",
-            l.summary
-        );
+        let links = vec![link(0, 0, 9, 0, 990), link(1, 1, 9, 0, 985), link(2, 2, 9, 1, 980), link(3, 0, 4, 1, 100), link(4, 0, 5, 0, 50), link(5, 0, 6, 0, 60)];
+        let l = Limits::new(&links, &classes(), &[], &[100, 0, 0, 0, 0, 0, 0], 10, 1000.0, &label);
+        assert!(l.binding.set.starts_with("the links into router"), "{}", l.binding.set);
+        assert!(l.summary.starts_with("Limited by the links into router"), "{}", l.summary);
         assert_eq!(l.binding.dominant_cause, "link");
         assert_eq!(l.busiest.len(), 3);
     }
@@ -694,55 +462,21 @@ mod tests {
         let idle = vec![link(0, 0, 1, 0, 0), link(1, 0, 0, 0, 0)];
         let l = Limits::new(&idle, &classes(), &[], &[0; CAUSES], 0, 1000.0, &label);
         assert_eq!(l.binding.kind, "none");
-        assert!(
-            l.summary.starts_with("Nothing was measured"),
-            "{}",
-            l.summary
-        );
+        assert!(l.summary.starts_with("Nothing was measured"), "{}", l.summary);
         let l = Limits::new(&[], &classes(), &[], &[0; CAUSES], 0, 0.0, &label);
         assert_eq!((l.binding.kind, l.binding.dominant_cause), ("none", "none"));
         // A whole class only when every member is that busy.
-        let even = vec![
-            link(0, 0, 1, 0, 990),
-            link(1, 0, 2, 0, 985),
-            link(2, 0, 0, 0, 980),
-            link(0, 1, 2, 1, 975),
-        ];
-        let l = Limits::new(
-            &even,
-            &classes(),
-            &[],
-            &[5, 0, 0, 0, 0, 0, 0],
-            1,
-            1000.0,
-            &label,
-        );
+        let even = vec![link(0, 0, 1, 0, 990), link(1, 0, 2, 0, 985), link(2, 0, 0, 0, 980), link(0, 1, 2, 1, 975)];
+        let l = Limits::new(&even, &classes(), &[], &[5, 0, 0, 0, 0, 0, 0], 1, 1000.0, &label);
         assert_eq!(l.binding.set, "every X link (3 links)");
     }
 
     #[test]
     fn a_busy_host_interface_binds_over_links() {
         let links = vec![link(0, 0, 1, 0, 700), link(1, 0, 0, 0, 700)];
-        let nodes = vec![NodeUse {
-            node: 0,
-            router: 0,
-            host_busy: Some(995.0),
-            fifo_waited: 900,
-        }];
-        let l = Limits::new(
-            &links,
-            &classes(),
-            &nodes,
-            &[0, 0, 0, 0, 0, 50, 10],
-            10,
-            1000.0,
-            &label,
-        );
+        let nodes = vec![NodeUse { node: 0, router: 0, host_busy: Some(995.0), fifo_waited: 900 }];
+        let l = Limits::new(&links, &classes(), &nodes, &[0, 0, 0, 0, 0, 50, 10], 10, 1000.0, &label);
         assert_eq!(l.binding.kind, "host-interface");
-        assert!(
-            l.summary.contains("host interface of node 0"),
-            "{}",
-            l.summary
-        );
+        assert!(l.summary.contains("host interface of node 0"), "{}", l.summary);
     }
 }

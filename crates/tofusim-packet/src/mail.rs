@@ -52,16 +52,11 @@ fn put_arrive(buf: &mut Vec<u8>, at: u64, ev: Ev, p: &Packet) {
     buf.put_u8(p.route_escape);
 }
 
+
 impl Mail {
     /// One partition holding `routers` routers.
     pub fn whole(routers: usize) -> Self {
-        Mail {
-            owner: vec![0u16; routers].into(),
-            me: 0,
-            outbox: vec![Vec::new()],
-            moved_out: 0,
-            mailed_min: u64::MAX,
-        }
+        Mail { owner: vec![0u16; routers].into(), me: 0, outbox: vec![Vec::new()], moved_out: 0, mailed_min: u64::MAX }
     }
 
     /// Whether router `r` belongs to this partition.
@@ -95,13 +90,7 @@ impl Mail {
             let kind = EvKind::from_u8(r.u8());
             let at = r.u64();
             let (a, b) = (r.u16(), r.u8());
-            let mut ev = Ev {
-                kind,
-                a,
-                b,
-                router: r.u32(),
-                x: r.u32(),
-            };
+            let mut ev = Ev { kind, a, b, router: r.u32(), x: r.u32() };
             debug_assert!(self.owns(ev.router), "mail for another partition");
             match kind {
                 EvKind::Arrive | EvKind::Resend => {

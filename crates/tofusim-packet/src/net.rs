@@ -120,11 +120,7 @@ mod tests {
     fn chunks_are_the_rounded_up_quotient() {
         for cb in [1u32, 3, 16, 32, 48, 64, 100, 128] {
             for bytes in (0..=u16::MAX).step_by(7).chain([u16::MAX]) {
-                assert_eq!(
-                    chunks_of(bytes, cb) as u32,
-                    (bytes as u32).div_ceil(cb),
-                    "{bytes} B in chunks of {cb}"
-                );
+                assert_eq!(chunks_of(bytes, cb) as u32, (bytes as u32).div_ceil(cb), "{bytes} B in chunks of {cb}");
             }
         }
     }

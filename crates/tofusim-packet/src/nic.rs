@@ -50,13 +50,7 @@ pub(crate) const MASKED_LANES: usize = 32;
 
 impl Nic {
     /// Nodes sit `npr` to a router; the engine simulates the routers `own`.
-    pub fn new(
-        nodes: usize,
-        lanes: usize,
-        npr: usize,
-        gen_total: Vec<u64>,
-        own: Ownership,
-    ) -> Self {
+    pub fn new(nodes: usize, lanes: usize, npr: usize, gen_total: Vec<u64>, own: Ownership) -> Self {
         use crate::packet::NONE;
         let routers = nodes / npr;
         Nic {
@@ -72,9 +66,7 @@ impl Nic {
                     if lanes > MASKED_LANES {
                         u32::MAX
                     } else {
-                        (0..lanes)
-                            .filter(|&l| gen_total[n * lanes + l] > 0)
-                            .fold(0, |m, l| m | 1 << l)
+                        (0..lanes).filter(|&l| gen_total[n * lanes + l] > 0).fold(0, |m, l| m | 1 << l)
                     }
                 })
                 .collect(),
@@ -106,28 +98,12 @@ impl Nic {
     /// The packet's data cross node `node`'s host interface (K: the
     /// CPU-ICC bus; Aries: PCIe to the NIC) at `bytes_per_cycle`; the
     /// node's next injection waits for it (a `Wake` event).
-    pub fn charge_host(
-        &mut self,
-        node: usize,
-        t: u64,
-        bytes: u16,
-        bytes_per_cycle: f64,
-        wheel: &mut TimeWheel<Ev>,
-    ) {
+    pub fn charge_host(&mut self, node: usize, t: u64, bytes: u16, bytes_per_cycle: f64, wheel: &mut TimeWheel<Ev>) {
         if !bytes_per_cycle.is_finite() {
             return;
         }
         let free = self.host_free_at[node].max(t as f64) + bytes as f64 / bytes_per_cycle;
         self.host_free_at[node] = free;
-        wheel.schedule(
-            free.ceil() as u64,
-            Ev {
-                kind: EvKind::Wake,
-                a: 0,
-                b: 0,
-                router: node as u32,
-                x: 0,
-            },
-        );
+        wheel.schedule(free.ceil() as u64, Ev { kind: EvKind::Wake, a: 0, b: 0, router: node as u32, x: 0 });
     }
 }

@@ -41,10 +41,7 @@ impl<'a> Ownership<'a> {
 
     /// The routers `owner` gives to partition `me`.
     pub fn of(owner: &'a [u16], me: u16) -> Self {
-        Ownership {
-            owner: Some(owner),
-            me,
-        }
+        Ownership { owner: Some(owner), me }
     }
 
     #[inline]
@@ -54,12 +51,7 @@ impl<'a> Ownership<'a> {
 
     /// `per` entries per router of `routers`: `value` for the routers
     /// owned, zero (never written) for the others.
-    pub fn filled<T: Copy + Default + PartialEq>(
-        &self,
-        routers: usize,
-        per: usize,
-        value: T,
-    ) -> Vec<T> {
+    pub fn filled<T: Copy + Default + PartialEq>(&self, routers: usize, per: usize, value: T) -> Vec<T> {
         let mut v = vec![T::default(); routers * per];
         if value != T::default() {
             for r in (0..routers).filter(|&r| self.owns(r)) {
@@ -99,10 +91,7 @@ impl PartitionPlan {
                             (c[axis] as usize * parts / len) as u16
                         })
                         .collect();
-                    (
-                        owner,
-                        format!("{parts} slabs of axis {axis} (length {len})"),
-                    )
+                    (owner, format!("{parts} slabs of axis {axis} (length {len})"))
                 } else {
                     by_id(format!("{parts} runs of consecutive routers"))
                 }
@@ -110,13 +99,8 @@ impl PartitionPlan {
             Routing::Dragonfly(d) => {
                 let groups = d.groups() as usize;
                 if parts <= groups {
-                    let owner = (0..routers)
-                        .map(|r| (d.group(r as u32) as usize * parts / groups) as u16)
-                        .collect();
-                    (
-                        owner,
-                        format!("{parts} runs of consecutive groups (of {groups})"),
-                    )
+                    let owner = (0..routers).map(|r| (d.group(r as u32) as usize * parts / groups) as u16).collect();
+                    (owner, format!("{parts} runs of consecutive groups (of {groups})"))
                 } else {
                     by_id(format!("{parts} runs of consecutive routers"))
                 }
@@ -124,11 +108,7 @@ impl PartitionPlan {
             // Switches are numbered level by level, leaves first.
             Routing::FatTree(_) => by_id(format!("{parts} runs of consecutive switches")),
         };
-        Self {
-            owner: owner.into(),
-            parts,
-            how,
-        }
+        Self { owner: owner.into(), parts, how }
     }
 
     /// Routers of each partition.

@@ -63,23 +63,14 @@ impl InvariantError {
 
     pub(crate) fn put(&self, buf: &mut Vec<u8>) {
         buf.put_u64(self.cycle);
-        buf.put_u8(
-            INVARIANT_KINDS
-                .iter()
-                .position(|&k| k == self.kind)
-                .expect("a listed kind") as u8,
-        );
+        buf.put_u8(INVARIANT_KINDS.iter().position(|&k| k == self.kind).expect("a listed kind") as u8);
         buf.put_bytes(self.detail.as_bytes());
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
         let cycle = r.u64();
         let kind = INVARIANT_KINDS[r.u8() as usize];
-        InvariantError {
-            kind,
-            cycle,
-            detail: String::from_utf8_lossy(r.bytes()).into_owned(),
-        }
+        InvariantError { kind, cycle, detail: String::from_utf8_lossy(r.bytes()).into_owned() }
     }
 }
 

@@ -74,14 +74,7 @@ impl SendQueues {
         let serial = self.next_serial[node as usize];
         self.next_serial[node as usize] = serial.wrapping_add(1);
         self.unmade += message.packets as u64;
-        self.posted.insert(Posted {
-            message,
-            node,
-            posted_at: at,
-            handed: 0,
-            made: 0,
-            serial,
-        })
+        self.posted.insert(Posted { message, node, posted_at: at, handed: 0, made: 0, serial })
     }
 
     /// The next packets of message `id` to hand over: the cycle and how
@@ -93,11 +86,7 @@ impl SendQueues {
             return None;
         }
         let release = m.first.release_cycle + p.handed as u64 * m.gap_cycles;
-        let count = if m.gap_cycles == 0 {
-            m.packets - p.handed
-        } else {
-            1
-        };
+        let count = if m.gap_cycles == 0 { m.packets - p.handed } else { 1 };
         Some((p.posted_at.max(release), count))
     }
 
@@ -113,12 +102,7 @@ impl SendQueues {
         let (node, lane, _) = self.owner(id);
         self.posted[id].handed += count;
         self.queued += count as u64;
-        let i = self.pieces.insert(Piece {
-            next: NONE,
-            message: id,
-            packets: count,
-            handed_at: t,
-        });
+        let i = self.pieces.insert(Piece { next: NONE, message: id, packets: count, handed_at: t });
         let q = node as usize * self.lanes + lane as usize;
         match self.tail[q] {
             NONE => self.head[q] = i,
@@ -177,23 +161,8 @@ mod tests {
     use super::*;
 
     fn message(dst: u32, packets: u32, gap_cycles: u64) -> NewMessage {
-        let first = NewPacket {
-            dst,
-            bytes: 64,
-            payload: 48,
-            tag: dst,
-            hints: None,
-            deposit: false,
-            lane: 0,
-            release_cycle: 10,
-        };
-        NewMessage {
-            first,
-            packets,
-            last_bytes: 32,
-            last_payload: 16,
-            gap_cycles,
-        }
+        let first = NewPacket { dst, bytes: 64, payload: 48, tag: dst, hints: None, deposit: false, lane: 0, release_cycle: 10 };
+        NewMessage { first, packets, last_bytes: 32, last_payload: 16, gap_cycles }
     }
 
     #[test]
@@ -205,9 +174,7 @@ mod tests {
         q.hand_over(id, 3, 10);
         assert_eq!(q.next_hand_over(id), None);
         assert_eq!(q.waiting(1, 0), 3);
-        let sizes: Vec<_> = std::iter::from_fn(|| q.make(1, 0))
-            .map(|(p, at)| (p.bytes, at))
-            .collect();
+        let sizes: Vec<_> = std::iter::from_fn(|| q.make(1, 0)).map(|(p, at)| (p.bytes, at)).collect();
         assert_eq!(sizes, [(64, 10), (64, 10), (32, 10)]);
         assert_eq!(q.unmade, 0);
         // Both entries are reused.
@@ -226,9 +193,7 @@ mod tests {
         let other = q.post(0, message(7, 1, 0), 50);
         q.hand_over(other, 1, 50);
         q.hand_over(paced, 1, 110);
-        let order: Vec<_> = std::iter::from_fn(|| q.make(0, 0))
-            .map(|(p, at)| (p.dst, at))
-            .collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.make(0, 0)).map(|(p, at)| (p.dst, at)).collect();
         assert_eq!(order, [(5, 10), (7, 50), (5, 110)]);
     }
 

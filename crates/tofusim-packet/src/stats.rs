@@ -43,13 +43,7 @@ impl LatencySummary {
     /// The summary in another unit: every value times `factor` (e.g.
     /// cycles to nanoseconds by the cycle's length).
     pub fn scaled(&self, factor: f64) -> Self {
-        LatencySummary {
-            count: self.count,
-            mean: self.mean * factor,
-            p50: self.p50 * factor,
-            p99: self.p99 * factor,
-            max: self.max * factor,
-        }
+        LatencySummary { count: self.count, mean: self.mean * factor, p50: self.p50 * factor, p99: self.p99 * factor, max: self.max * factor }
     }
 }
 
@@ -121,13 +115,7 @@ impl Histogram {
     }
 
     pub(crate) fn put(&self, buf: &mut Vec<u8>) {
-        let fine: Vec<(usize, u64)> = self
-            .fine
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|&(_, c)| c > 0)
-            .collect();
+        let fine: Vec<(usize, u64)> = self.fine.iter().copied().enumerate().filter(|&(_, c)| c > 0).collect();
         buf.put_u64(fine.len() as u64);
         for (v, c) in fine {
             buf.put_u32(v as u32);
@@ -214,16 +202,7 @@ impl SampleSums {
     }
 
     pub(crate) fn put(&self, buf: &mut Vec<u8>) {
-        for x in [
-            self.cycle,
-            self.delivered_bytes,
-            self.delivered,
-            self.busy,
-            self.tokens,
-            self.unblocks,
-            self.blocked_tokens,
-            self.waited_unblocks,
-        ] {
+        for x in [self.cycle, self.delivered_bytes, self.delivered, self.busy, self.tokens, self.unblocks, self.blocked_tokens, self.waited_unblocks] {
             buf.put_u64(x);
         }
         buf.put_u64(self.fill.len() as u64);
@@ -231,17 +210,7 @@ impl SampleSums {
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
-        let mut s = SampleSums {
-            cycle: r.u64(),
-            delivered_bytes: r.u64(),
-            delivered: r.u64(),
-            busy: r.u64(),
-            tokens: r.u64(),
-            unblocks: r.u64(),
-            blocked_tokens: r.u64(),
-            waited_unblocks: r.u64(),
-            fill: Vec::new(),
-        };
+        let mut s = SampleSums { cycle: r.u64(), delivered_bytes: r.u64(), delivered: r.u64(), busy: r.u64(), tokens: r.u64(), unblocks: r.u64(), blocked_tokens: r.u64(), waited_unblocks: r.u64(), fill: Vec::new() };
         s.fill = (0..r.u64()).map(|_| r.u64()).collect();
         s
     }
@@ -287,23 +256,13 @@ pub struct PortCounters {
 
 impl PortCounters {
     pub(crate) fn put(&self, buf: &mut Vec<u8>) {
-        for x in [
-            self.bytes,
-            self.packets,
-            self.busy_cycles,
-            self.depleted_cycles,
-        ] {
+        for x in [self.bytes, self.packets, self.busy_cycles, self.depleted_cycles] {
             buf.put_u64(x);
         }
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
-        PortCounters {
-            bytes: r.u64(),
-            packets: r.u64(),
-            busy_cycles: r.u64(),
-            depleted_cycles: r.u64(),
-        }
+        PortCounters { bytes: r.u64(), packets: r.u64(), busy_cycles: r.u64(), depleted_cycles: r.u64() }
     }
 }
 
@@ -338,15 +297,7 @@ impl VcSnapshot {
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
-        VcSnapshot {
-            cycle: r.u64(),
-            index: r.u32(),
-            held_chunks: r.u32(),
-            counters: VcCounters {
-                bytes: r.u64(),
-                packets: r.u64(),
-            },
-        }
+        VcSnapshot { cycle: r.u64(), index: r.u32(), held_chunks: r.u32(), counters: VcCounters { bytes: r.u64(), packets: r.u64() } }
     }
 }
 
@@ -432,13 +383,7 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    pub fn new(
-        ports: usize,
-        vcs: usize,
-        sample_cycles: u64,
-        counter_cycles: u64,
-        counter_limit: u64,
-    ) -> Self {
+    pub fn new(ports: usize, vcs: usize, sample_cycles: u64, counter_cycles: u64, counter_limit: u64) -> Self {
         Stats {
             // Zeroed pages: a partition's other routers' counters take no
             // memory (see `partition::Ownership`).
@@ -446,17 +391,9 @@ impl Stats {
             hist: Histogram::default(),
             samples: Vec::new(),
             next_sample: sample_cycles.max(1),
-            next_counter: if counter_cycles > 0 {
-                counter_cycles
-            } else {
-                u64::MAX
-            },
+            next_counter: if counter_cycles > 0 { counter_cycles } else { u64::MAX },
             counter_snapshots: Vec::new(),
-            vc_counters: if counter_cycles > 0 {
-                bytemuck::zeroed_vec(ports * vcs)
-            } else {
-                Vec::new()
-            },
+            vc_counters: if counter_cycles > 0 { bytemuck::zeroed_vec(ports * vcs) } else { Vec::new() },
             vc_snapshots: Vec::new(),
             counter_period: counter_cycles,
             counter_limit: counter_limit.max(2),
@@ -523,37 +460,16 @@ mod tests {
         let mut s = Stats::new(2, 2, 1000, 100, 4);
         for k in 1..=5u64 {
             let at = k * 100;
-            s.counter_snapshots.push((
-                at,
-                0,
-                PortCounters {
-                    bytes: at,
-                    ..Default::default()
-                },
-            ));
-            s.vc_snapshots.push(VcSnapshot {
-                cycle: at,
-                index: 1,
-                held_chunks: 0,
-                counters: VcCounters {
-                    bytes: at,
-                    packets: 1,
-                },
-            });
+            s.counter_snapshots.push((at, 0, PortCounters { bytes: at, ..Default::default() }));
+            s.vc_snapshots.push(VcSnapshot { cycle: at, index: 1, held_chunks: 0, counters: VcCounters { bytes: at, packets: 1 } });
             s.counter_cycles_taken.push(at);
             s.next_counter = at + s.counter_period;
             s.coarsen_counters();
         }
         assert_eq!(s.counter_period, 200);
         assert_eq!(s.counter_cycles_taken, vec![200, 400]);
-        assert_eq!(
-            s.counter_snapshots.iter().map(|x| x.0).collect::<Vec<_>>(),
-            vec![200, 400]
-        );
-        assert_eq!(
-            s.vc_snapshots.iter().map(|x| x.cycle).collect::<Vec<_>>(),
-            vec![200, 400]
-        );
+        assert_eq!(s.counter_snapshots.iter().map(|x| x.0).collect::<Vec<_>>(), vec![200, 400]);
+        assert_eq!(s.vc_snapshots.iter().map(|x| x.cycle).collect::<Vec<_>>(), vec![200, 400]);
         assert_eq!(s.next_counter, 600);
     }
 
@@ -565,15 +481,7 @@ mod tests {
 
     #[test]
     fn vc_snapshots_cross_the_wire_unchanged() {
-        let v = VcSnapshot {
-            cycle: 7,
-            index: 3,
-            held_chunks: 9,
-            counters: VcCounters {
-                bytes: 256,
-                packets: 1,
-            },
-        };
+        let v = VcSnapshot { cycle: 7, index: 3, held_chunks: 9, counters: VcCounters { bytes: 256, packets: 1 } };
         let mut buf = Vec::new();
         v.put(&mut buf);
         assert_eq!(VcSnapshot::get(&mut Reader::new(&buf)), v);

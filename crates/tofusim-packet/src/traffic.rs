@@ -60,13 +60,7 @@ pub struct NewMessage {
 impl NewMessage {
     /// The message of one packet.
     pub fn single(p: NewPacket) -> Self {
-        NewMessage {
-            first: p,
-            packets: 1,
-            last_bytes: p.bytes,
-            last_payload: p.payload,
-            gap_cycles: 0,
-        }
+        NewMessage { first: p, packets: 1, last_bytes: p.bytes, last_payload: p.payload, gap_cycles: 0 }
     }
 
     /// Packet `k` (`k < packets`).

@@ -2,6 +2,7 @@
 //! partitions: mailed events (the `mail` module), window reports, audit
 //! parts and run summaries.
 
+
 /// Appends little-endian fields to a buffer.
 pub(crate) trait Put {
     fn put_u8(&mut self, x: u8);

@@ -87,20 +87,11 @@ fn topo_toml(py: Python<'_>, text: String, file: String) -> PyResult<String> {
 /// TOML `text` (`file` names it in errors).
 #[pyfunction]
 #[pyo3(signature = (system=None, text=None, file=String::from("<string>")))]
-fn network_layout(
-    py: Python<'_>,
-    system: Option<String>,
-    text: Option<String>,
-    file: String,
-) -> PyResult<String> {
+fn network_layout(py: Python<'_>, system: Option<String>, text: Option<String>, file: String) -> PyResult<String> {
     let layout = match (system, text) {
         (Some(s), None) => py.detach(|| tofusim_experiment::layout::of_name(&s)),
         (None, Some(t)) => py.detach(|| tofusim_experiment::layout::of_toml(&file, &t)),
-        _ => {
-            return Err(TofusimConfigError::new_err(
-                "network_layout: give a system name or TOML text, not both",
-            ))
-        }
+        _ => return Err(TofusimConfigError::new_err("network_layout: give a system name or TOML text, not both")),
     }
     .map_err(config_err)?;
     Ok(serde_json::to_string(&layout).expect("layouts serialise"))
@@ -135,14 +126,8 @@ impl tofusim_packet::Transport for PyTransport {
 
     fn alltoall(&mut self, send: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         Python::attach(|py| {
-            let bufs: Vec<Bound<'_, pyo3::types::PyBytes>> = send
-                .iter()
-                .map(|b| pyo3::types::PyBytes::new(py, b))
-                .collect();
-            let got = self
-                .comm
-                .call_method1(py, "alltoall", (bufs,))
-                .and_then(|r| r.extract::<Vec<Vec<u8>>>(py));
+            let bufs: Vec<Bound<'_, pyo3::types::PyBytes>> = send.iter().map(|b| pyo3::types::PyBytes::new(py, b)).collect();
+            let got = self.comm.call_method1(py, "alltoall", (bufs,)).and_then(|r| r.extract::<Vec<Vec<u8>>>(py));
             // A failed collective leaves the other processes waiting: there
             // is no recovering from it, only reporting it.
             got.unwrap_or_else(|e| panic!("MPI all-to-all failed: {e}"))
@@ -156,23 +141,15 @@ impl tofusim_packet::Transport for PyTransport {
 /// `KeyboardInterrupt` out of the callback). The run then ends after its
 /// current window with `interrupted: true`; the exception is kept in
 /// `raised` for [`after_run`].
-fn reporter<'a>(
-    progress: &'a Option<Py<PyAny>>,
-    raised: &'a std::sync::Mutex<Option<PyErr>>,
-) -> impl FnMut(f64) -> std::ops::ControlFlow<()> + 'a {
+fn reporter<'a>(progress: &'a Option<Py<PyAny>>, raised: &'a std::sync::Mutex<Option<PyErr>>) -> impl FnMut(f64) -> std::ops::ControlFlow<()> + 'a {
     use std::ops::ControlFlow;
     move |f: f64| {
         Python::attach(|py| {
-            let called = progress
-                .as_ref()
-                .map_or(Ok(()), |cb| cb.call1(py, (f,)).map(|_| ()));
+            let called = progress.as_ref().map_or(Ok(()), |cb| cb.call1(py, (f,)).map(|_| ()));
             match called.and_then(|()| py.check_signals()) {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(e) => {
-                    raised
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(e);
+                    raised.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
                     ControlFlow::Break(())
                 }
             }
@@ -187,21 +164,10 @@ fn reporter<'a>(
 /// exception, or an interrupt the caller did not ask to keep, or one that
 /// came too late to stop the run) is raised again, so a Ctrl-C is never
 /// swallowed.
-fn after_run(
-    py: Python<'_>,
-    raised: Option<PyErr>,
-    keep_partial: bool,
-    stopped_early: bool,
-) -> PyResult<()> {
+fn after_run(py: Python<'_>, raised: Option<PyErr>, keep_partial: bool, stopped_early: bool) -> PyResult<()> {
     match raised {
         None => Ok(()),
-        Some(e)
-            if keep_partial
-                && stopped_early
-                && e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) =>
-        {
-            Ok(())
-        }
+        Some(e) if keep_partial && stopped_early && e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Ok(()),
         Some(e) => Err(e),
     }
 }
@@ -227,20 +193,12 @@ fn deadlock_check(
             None => t,
         },
         (None, Some(s)) => check::system_text(&s, routing.as_deref()),
-        _ => {
-            return Err(TofusimConfigError::new_err(
-                "deadlock_check: give a system name or TOML text, not both",
-            ))
-        }
+        _ => return Err(TofusimConfigError::new_err("deadlock_check: give a system name or TOML text, not both")),
     };
     let raised = std::sync::Mutex::new(None);
     let result = {
         let mut report = reporter(&progress, &raised);
-        py.detach(|| {
-            check::check(&file, &text, &mut |done, total| {
-                report(done as f64 / total.max(1) as f64)
-            })
-        })
+        py.detach(|| check::check(&file, &text, &mut |done, total| report(done as f64 / total.max(1) as f64)))
     };
     if let Some(e) = raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
@@ -289,14 +247,10 @@ fn run_experiment(
 ) -> PyResult<Option<String>> {
     let mut exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
     if !matches!(model, "packet" | "flow") {
-        return Err(TofusimConfigError::new_err(format!(
-            "<command line>: --model: unknown model `{model}`; expected packet or flow"
-        )));
+        return Err(TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{model}`; expected packet or flow")));
     }
     if !(1..=MAX_THREADS).contains(&threads) {
-        return Err(TofusimConfigError::new_err(format!(
-            "<command line>: --threads: expected 1 to {MAX_THREADS}, found {threads}"
-        )));
+        return Err(TofusimConfigError::new_err(format!("<command line>: --threads: expected 1 to {MAX_THREADS}, found {threads}")));
     }
     let threads = threads as usize;
     let setup = serde_json::json!({
@@ -328,20 +282,14 @@ fn run_experiment(
         if threads > 1 || comm.is_some() {
             return Err(TofusimConfigError::new_err("<command line>: --threads and --mpi split the packet engine; the flow model runs on one thread"));
         }
-        let estimate = tofusim_experiment::flow_run::check_memory(&file, &exp, max_memory)
-            .map_err(config_err)?;
+        let estimate = tofusim_experiment::flow_run::check_memory(&file, &exp, max_memory).map_err(config_err)?;
         let raised = std::sync::Mutex::new(None);
         let r = py.detach(|| {
             let mut report = reporter(&progress, &raised);
             tofusim_experiment::flow_run::run(&file, &exp, &mut report)
         });
         let stopped = r.as_ref().is_ok_and(|r| r.interrupted);
-        after_run(
-            py,
-            raised.into_inner().unwrap_or_else(|p| p.into_inner()),
-            keep_partial,
-            stopped,
-        )?;
+        after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
         let r = r.map_err(config_err)?;
         let mut v = serde_json::to_value(&r).expect("results serialise");
         v["setup"] = setup;
@@ -354,8 +302,7 @@ fn run_experiment(
     let footprint = if comm.is_some() && max_memory.is_none() {
         tofusim_experiment::experiment::memory_estimate(&exp)
     } else {
-        tofusim_experiment::experiment::check_memory(&file, &mut exp, max_memory)
-            .map_err(config_err)?
+        tofusim_experiment::experiment::check_memory(&file, &mut exp, max_memory).map_err(config_err)?
     };
     // The run's length, before it starts: a long one is announced
     // (`notice`, the command line's stderr) with the way to stop it.
@@ -396,15 +343,8 @@ fn run_experiment(
         engine.run_split(split, &mut report, |_| ())
     });
     let stopped = result.as_ref().is_some_and(|(r, ())| r.interrupted);
-    after_run(
-        py,
-        raised.into_inner().unwrap_or_else(|p| p.into_inner()),
-        keep_partial,
-        stopped,
-    )?;
-    let Some((mut result, ())) = result else {
-        return Ok(None);
-    };
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
+    let Some((mut result, ())) = result else { return Ok(None) };
     if !ports {
         result.ports.clear();
     }
@@ -443,11 +383,7 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         match v.get(k) {
             None | Some(serde_json::Value::Null) => Ok(d),
             Some(x) => x.as_u64().ok_or_else(|| {
-                config_err(ConfigError::new(
-                    "<command line>",
-                    k,
-                    format!("expected a whole number of at least 0, found {x}"),
-                ))
+                config_err(ConfigError::new("<command line>", k, format!("expected a whole number of at least 0, found {x}")))
             }),
         }
     };
@@ -469,20 +405,14 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         algorithm: get_s("algo"),
         size_bytes: get_u("size_bytes", 8)?,
         system: get_s("system"),
-        root: u32::try_from(get_u("root", 0)?).map_err(|_| {
-            TofusimConfigError::new_err("<command line>: root: expected a rank of the communicator")
-        })?,
+        root: u32::try_from(get_u("root", 0)?).map_err(|_| TofusimConfigError::new_err("<command line>: root: expected a rank of the communicator"))?,
         segment_bytes: match v.get("segment_bytes") {
             None | Some(serde_json::Value::Null) => None,
             Some(_) => Some(get_u("segment_bytes", 0)?),
         },
         tnis: match get_u("tnis", 0)? {
             0 if v.get("tnis").is_none_or(|x| x.is_null()) => None,
-            t => Some(u8::try_from(t).map_err(|_| {
-                TofusimConfigError::new_err(format!(
-                    "<command line>: tnis: expected 1 to the node's TNIs, found {t}"
-                ))
-            })?),
+            t => Some(u8::try_from(t).map_err(|_| TofusimConfigError::new_err(format!("<command line>: tnis: expected 1 to the node's TNIs, found {t}")))?),
         },
         modes,
         verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
@@ -492,35 +422,18 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         trees: match v.get("trees") {
             None | Some(serde_json::Value::Null) => None,
             Some(serde_json::Value::String(text)) => {
-                let source = v
-                    .get("trees_source")
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("<trees>");
-                Some(std::sync::Arc::new(
-                    tofusim_experiment::collective::trees_from_json(text, source)
-                        .map_err(config_err)?,
-                ))
+                let source = v.get("trees_source").and_then(|x| x.as_str()).unwrap_or("<trees>");
+                Some(std::sync::Arc::new(tofusim_experiment::collective::trees_from_json(text, source).map_err(config_err)?))
             }
             Some(other) => {
-                let kind = if other.is_object() {
-                    "an object"
-                } else {
-                    "not text"
-                };
-                return Err(config_err(ConfigError::new(
-                    "<command line>",
-                    "trees",
-                    format!("expected the trees file's JSON text, found {kind}"),
-                )));
+                let kind = if other.is_object() { "an object" } else { "not text" };
+                return Err(config_err(ConfigError::new("<command line>", "trees", format!("expected the trees file's JSON text, found {kind}"))));
             }
         },
         model: {
             let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
             tofusim_experiment::collective::Model::parse(m).ok_or_else(|| {
-                TofusimConfigError::new_err(format!(
-                    "<command line>: --model: unknown model `{m}`; expected one of: {}",
-                    tofusim_experiment::collective::Model::NAMES.join(", ")
-                ))
+                TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{m}`; expected one of: {}", tofusim_experiment::collective::Model::NAMES.join(", ")))
             })?
         },
     })
@@ -531,29 +444,15 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
 /// the packet engine; returns the result as JSON.
 #[pyfunction]
 #[pyo3(signature = (spec, progress=None, keep_partial=false, samples=None))]
-fn run_collective(
-    py: Python<'_>,
-    spec: String,
-    progress: Option<Py<PyAny>>,
-    keep_partial: bool,
-    samples: Option<Bound<'_, pyo3::types::PyDict>>,
-) -> PyResult<String> {
+fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool, samples: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<String> {
     let spec = collective_spec(&spec)?;
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
         tofusim_experiment::collective::run(&spec, &mut report)
     });
-    let stopped = r.as_ref().is_ok_and(|r| {
-        r.run.as_ref().is_some_and(|x| x.interrupted)
-            || r.flow.as_ref().is_some_and(|f| f.interrupted)
-    });
-    after_run(
-        py,
-        raised.into_inner().unwrap_or_else(|p| p.into_inner()),
-        keep_partial,
-        stopped,
-    )?;
+    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let mut r = r.map_err(config_err)?;
     // The JSON first: it counts the sample rows, which then move to Python.
     let json = serde_json::to_string(&r).expect("results serialise");
@@ -568,24 +467,14 @@ fn replay_model(model: &str) -> PyResult<tofusim_experiment::collective::Model> 
     use tofusim_experiment::collective::Model;
     match Model::parse(model) {
         Some(m @ (Model::Packet | Model::Flow | Model::FlowEvents)) => Ok(m),
-        _ => Err(config_err(ConfigError::new(
-            "<command line>",
-            "model",
-            format!("expected packet or flow, got {model:?}"),
-        ))),
+        _ => Err(config_err(ConfigError::new("<command line>", "model", format!("expected packet or flow, got {model:?}")))),
     }
 }
 
 /// The MPI layer's values a replay is given (JSON), if any.
 fn mpi_overrides(mpi: Option<String>) -> PyResult<tofusim_experiment::replay::MpiOverrides> {
     match mpi {
-        Some(text) => serde_json::from_str(&text).map_err(|e| {
-            config_err(ConfigError::new(
-                "<mpi>",
-                "mpi",
-                format!("expected MPI layer values: {e}"),
-            ))
-        }),
+        Some(text) => serde_json::from_str(&text).map_err(|e| config_err(ConfigError::new("<mpi>", "mpi", format!("expected MPI layer values: {e}")))),
         None => Ok(Default::default()),
     }
 }
@@ -612,39 +501,17 @@ fn replay(
     counter_cycles: u64,
 ) -> PyResult<String> {
     let model = replay_model(model)?;
-    let program: tofusim_comm::replay::ReplayProgram =
-        serde_json::from_str(&program).map_err(|e| {
-            config_err(ConfigError::new(
-                "<trace>",
-                "program",
-                format!("not a replay program: {e}"),
-            ))
-        })?;
+    let program: tofusim_comm::replay::ReplayProgram = serde_json::from_str(&program)
+        .map_err(|e| config_err(ConfigError::new("<trace>", "program", format!("not a replay program: {e}"))))?;
     let mpi = mpi_overrides(mpi)?;
-    let spec = tofusim_experiment::replay::ReplaySpec {
-        system,
-        system_toml,
-        mpi,
-        order,
-        model,
-        compute_scale,
-        seed,
-        counter_cycles,
-    };
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
         tofusim_experiment::replay::run(&program, &spec, &mut report)
     });
-    let stopped = r
-        .as_ref()
-        .is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted));
-    after_run(
-        py,
-        raised.into_inner().unwrap_or_else(|p| p.into_inner()),
-        keep_partial,
-        stopped,
-    )?;
+    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let r = r.map_err(config_err)?;
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
@@ -660,8 +527,7 @@ fn trace_summary(py: Python<'_>, path: String) -> PyResult<String> {
 /// The number of ranks of a trace (its definitions only).
 #[pyfunction]
 fn trace_ranks(py: Python<'_>, path: String) -> PyResult<u32> {
-    py.detach(|| tofusim_trace::archive::ranks(&path))
-        .map_err(TofusimConfigError::new_err)
+    py.detach(|| tofusim_trace::archive::ranks(&path)).map_err(TofusimConfigError::new_err)
 }
 
 /// A trace's communication list (`tofusim pattern from-trace`): JSON with
@@ -706,34 +572,17 @@ fn trace_replay(
     let model = replay_model(model)?;
     let mpi = mpi_overrides(mpi)?;
     let algorithms = algorithms.unwrap_or_default();
-    let spec = tofusim_experiment::replay::ReplaySpec {
-        system,
-        system_toml,
-        mpi,
-        order,
-        model,
-        compute_scale,
-        seed,
-        counter_cycles,
-    };
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let t = tofusim_trace::read(&path)?;
         let (program, notes) = tofusim_trace::program::build(&t, &algorithms)?;
         let mut report = reporter(&progress, &raised);
-        let r = tofusim_experiment::replay::run(&program, &spec, &mut report)
-            .map_err(|e| e.to_string())?;
+        let r = tofusim_experiment::replay::run(&program, &spec, &mut report).map_err(|e| e.to_string())?;
         Ok::<_, String>((t.path.clone(), t.measured_ns(), notes, r))
     });
-    let stopped = r
-        .as_ref()
-        .is_ok_and(|r| r.3.run.as_ref().is_some_and(|x| x.interrupted));
-    after_run(
-        py,
-        raised.into_inner().unwrap_or_else(|p| p.into_inner()),
-        keep_partial,
-        stopped,
-    )?;
+    let stopped = r.as_ref().is_ok_and(|r| r.3.run.as_ref().is_some_and(|x| x.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
     let (trace, measured_ns, notes, mut r) = r.map_err(TofusimConfigError::new_err)?;
     // The JSON first: it counts the sample rows, which then move to Python.
     let mut v = serde_json::to_value(&r).expect("results serialise");
@@ -742,23 +591,11 @@ fn trace_replay(
     }
     let o = v.as_object_mut().expect("an object");
     o.insert("trace".into(), trace.into());
-    o.insert(
-        "measured_seconds".into(),
-        (measured_ns as f64 * 1e-9).into(),
-    );
-    o.insert(
-        "algorithms".into(),
-        serde_json::to_value(&notes.algorithms).expect("names"),
-    );
-    o.insert(
-        "uncompleted_receives".into(),
-        notes.uncompleted_receives.into(),
-    );
+    o.insert("measured_seconds".into(), (measured_ns as f64 * 1e-9).into());
+    o.insert("algorithms".into(), serde_json::to_value(&notes.algorithms).expect("names"));
+    o.insert("uncompleted_receives".into(), notes.uncompleted_receives.into());
     o.insert("cancelled_receives".into(), notes.cancelled_receives.into());
-    o.insert(
-        "trivial_collectives".into(),
-        notes.trivial_collectives.into(),
-    );
+    o.insert("trivial_collectives".into(), notes.trivial_collectives.into());
     o.insert("self_messages".into(), notes.self_messages.into());
     Ok(v.to_string())
 }
@@ -782,11 +619,7 @@ fn run_collective_placed(
         let mut setup = tofusim_experiment::collective::setup(&system)?;
         let nodes = setup.built.nodes.node_count();
         if node_of_rank.is_empty() || node_of_rank.iter().any(|&n| n as u64 >= nodes) {
-            return Err(ConfigError::new(
-                "<placement>",
-                "node_of_rank",
-                format!("expected at least one rank, each on a node below {nodes}"),
-            ));
+            return Err(ConfigError::new("<placement>", "node_of_rank", format!("expected at least one rank, each on a node below {nodes}")));
         }
         setup.node_of_rank = node_of_rank;
         setup.grid = None;
@@ -795,9 +628,7 @@ fn run_collective_placed(
         params.tnis = setup.built.model.tnis.max(1);
         let s = tofusim_comm::algorithms::build_named(&op, &algo, 0, size_bytes, params)
             .map_err(|e| ConfigError::new("<collective>", e.key, e.message))?;
-        tofusim_experiment::collective::run_on(setup, s, &Default::default(), seed, &mut |_| {
-            std::ops::ControlFlow::Continue(())
-        })
+        tofusim_experiment::collective::run_on(setup, s, &Default::default(), seed, &mut |_| std::ops::ControlFlow::Continue(()))
     });
     Ok(timed_json(t.map_err(config_err)?))
 }
@@ -844,12 +675,8 @@ fn collective_schedule(
     p.tnis = tnis.max(1);
     // The MPI operations outside the algorithm library (scan, gather, ...)
     // have timing-only schedules.
-    let s = if tofusim_comm::mpi_collectives::OPERATIONS
-        .iter()
-        .any(|(o, _)| *o == op)
-    {
-        tofusim_comm::mpi_collectives::build(&op, &algo, ranks, root, size_bytes)
-            .map_err(|e| TofusimConfigError::new_err(format!("op: {e}")))?
+    let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == op) {
+        tofusim_comm::mpi_collectives::build(&op, &algo, ranks, root, size_bytes).map_err(|e| TofusimConfigError::new_err(format!("op: {e}")))?
     } else {
         tofusim_comm::algorithms::build_named(&op, &algo, root, size_bytes, p)
             .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?
@@ -1036,14 +863,7 @@ fn comm_model(system: String) -> PyResult<String> {
     // Only a dragonfly's model needs its built node space (link classes).
     let m = match sys.network.topology {
         tofusim_topology::Topology::Dragonfly(_) => {
-            tofusim_experiment::build::build(
-                "<command line>",
-                "system",
-                sys,
-                tofusim_experiment::build::Routes::Default,
-            )
-            .map_err(config_err)?
-            .model
+            tofusim_experiment::build::build("<command line>", "system", sys, tofusim_experiment::build::Routes::Default).map_err(config_err)?.model
         }
         _ => tofusim_experiment::comm_model::CommModel::for_system(&sys, None),
     };
@@ -1058,9 +878,7 @@ fn comm_model(system: String) -> PyResult<String> {
 fn dragonfly_hop_pairs(system: String) -> PyResult<Vec<(u32, u32, u32)>> {
     let setup = tofusim_experiment::collective::setup(&system).map_err(config_err)?;
     let Some((d, mode)) = setup.built.dragonfly else {
-        return Err(TofusimConfigError::new_err(format!(
-            "{system}: not a dragonfly"
-        )));
+        return Err(TofusimConfigError::new_err(format!("{system}: not a dragonfly")));
     };
     let routing = tofusim_routing::DragonflyRouting::new(&d, mode);
     let npr = d.nodes_per_router;
@@ -1084,9 +902,7 @@ fn dragonfly_hop_pairs(system: String) -> PyResult<Vec<(u32, u32, u32)>> {
 /// ns_per_byte, part_bytes).
 #[pyfunction]
 fn trinaryx3_segment(py: Python<'_>, system: String, size_bytes: u64) -> PyResult<String> {
-    let r = py
-        .detach(|| tofusim_experiment::collective::trinaryx3_segment(&system, size_bytes))
-        .map_err(config_err)?;
+    let r = py.detach(|| tofusim_experiment::collective::trinaryx3_segment(&system, size_bytes)).map_err(config_err)?;
     Ok(serde_json::to_string(&r).expect("plain numbers serialise"))
 }
 
@@ -1095,12 +911,7 @@ fn trinaryx3_segment(py: Python<'_>, system: String, size_bytes: u64) -> PyResul
 /// wires the gates: `axes` (default), `axis-neighbours` or `rank-order`.
 #[pyfunction]
 #[pyo3(signature = (system, payload_bytes=0, graph="axes"))]
-fn hardware_barrier_us(
-    py: Python<'_>,
-    system: String,
-    payload_bytes: u32,
-    graph: &str,
-) -> PyResult<f64> {
+fn hardware_barrier_us(py: Python<'_>, system: String, payload_bytes: u32, graph: &str) -> PyResult<f64> {
     use tofusim_comm::barrier_hw::GateGraph;
     let graph = match graph {
         "axes" => GateGraph::Axes,
@@ -1234,20 +1045,11 @@ fn comm_list(pattern: &str, source: &str) -> PyResult<tofusim_mapping::CommList>
 /// power of two below 2^31, `class` one letter of S W A B C D E (any case).
 fn cg_layout(procs: i64, class: &str) -> PyResult<tofusim_mapping::cg::CgLayout> {
     if !(1..=1 << 30).contains(&procs) {
-        return Err(bad(
-            "--procs",
-            format!("expected a power of two from 1 to 2^30, found {procs}"),
-        ));
+        return Err(bad("--procs", format!("expected a power of two from 1 to 2^30, found {procs}")));
     }
     let mut letters = class.chars();
-    let (Some(c), None) = (
-        letters.next().map(|c| c.to_ascii_uppercase()),
-        letters.next(),
-    ) else {
-        return Err(bad(
-            "--class",
-            format!("expected one of S, W, A, B, C, D, E, found {class:?}"),
-        ));
+    let (Some(c), None) = (letters.next().map(|c| c.to_ascii_uppercase()), letters.next()) else {
+        return Err(bad("--class", format!("expected one of S, W, A, B, C, D, E, found {class:?}")));
     };
     tofusim_mapping::cg::CgLayout::new(procs as u32, c).map_err(|m| bad("--procs/--class", m))
 }
@@ -1294,32 +1096,17 @@ fn order_costs(torus: &str, pattern: &str, order: Vec<u32>, source: &str) -> PyR
 /// A baseline order: `default` (x-y), `random` (seeded) or `greedy`.
 #[pyfunction]
 #[pyo3(signature = (torus, pattern, kind, seed=1, source="pattern"))]
-fn baseline_order(
-    py: Python<'_>,
-    torus: &str,
-    pattern: &str,
-    kind: &str,
-    seed: u64,
-    source: &str,
-) -> PyResult<Vec<u32>> {
+fn baseline_order(py: Python<'_>, torus: &str, pattern: &str, kind: &str, seed: u64, source: &str) -> PyResult<Vec<u32>> {
     let t = torus_shape(torus)?;
     let c = comm_list(pattern, source)?;
     if c.ranks > t.nodes() {
-        return Err(bad(
-            "--torus",
-            format!("{} ranks do not fit {} nodes", c.ranks, t.nodes()),
-        ));
+        return Err(bad("--torus", format!("{} ranks do not fit {} nodes", c.ranks, t.nodes())));
     }
     Ok(match kind {
         "default" => (0..c.ranks).collect(),
         "random" => tofusim_mapping::rmatt::random_order(c.ranks, seed),
         "greedy" => py.detach(|| tofusim_mapping::rmatt::greedy_order(&t, &c)),
-        _ => {
-            return Err(bad(
-                "kind",
-                format!("expected default, random or greedy, got {kind:?}"),
-            ))
-        }
+        _ => return Err(bad("kind", format!("expected default, random or greedy, got {kind:?}"))),
     })
 }
 
@@ -1342,30 +1129,16 @@ fn rmatt(
     use tofusim_mapping::rmatt::{anneal, AnnealParams, Objective};
     let t = torus_shape(torus)?;
     let c = comm_list(pattern, source)?;
-    let obj = Objective::parse(objective).ok_or_else(|| {
-        bad(
-            "--objective",
-            format!("expected hop-bytes or max-link-load, got {objective:?}"),
-        )
-    })?;
+    let obj = Objective::parse(objective)
+        .ok_or_else(|| bad("--objective", format!("expected hop-bytes or max-link-load, got {objective:?}")))?;
     if c.ranks > t.nodes() {
-        return Err(bad(
-            "--torus",
-            format!(
-                "the pattern has {} ranks, more than the {} nodes of {torus}",
-                c.ranks,
-                t.nodes()
-            ),
-        ));
+        return Err(bad("--torus", format!("the pattern has {} ranks, more than the {} nodes of {torus}", c.ranks, t.nodes())));
     }
     let start = start.unwrap_or_else(|| (0..c.ranks).collect());
     let mut params = AnnealParams::default_for(obj, c.ranks, seed);
     if let Some(i) = iterations {
         if !(1..=MAX_ITERATIONS).contains(&i) {
-            return Err(bad(
-                "--iterations",
-                format!("expected 1 to {MAX_ITERATIONS} proposed swaps, found {i}"),
-            ));
+            return Err(bad("--iterations", format!("expected 1 to {MAX_ITERATIONS} proposed swaps, found {i}")));
         }
         params.iterations = i as u64;
     }
@@ -1449,30 +1222,14 @@ fn cg_iteration_time(
 
 /// Parses a region `X0,Y0,Z0:SXxSYxSZ`.
 fn parse_region(text: &str) -> PyResult<tofusim_mapping::embed::Region> {
-    let bad_region = || {
-        bad(
-            "--region",
-            format!("expected ORIGIN:SIZE like 0,0,0:4x6x2, got {text:?}"),
-        )
-    };
+    let bad_region = || bad("--region", format!("expected ORIGIN:SIZE like 0,0,0:4x6x2, got {text:?}"));
     let (o, sz) = text.split_once(':').ok_or_else(bad_region)?;
-    let o: Vec<u32> = o
-        .split(',')
-        .map(|p| p.trim().parse())
-        .collect::<Result<_, _>>()
-        .map_err(|_| bad_region())?;
-    let sz: Vec<u32> = sz
-        .split('x')
-        .map(|p| p.trim().parse())
-        .collect::<Result<_, _>>()
-        .map_err(|_| bad_region())?;
+    let o: Vec<u32> = o.split(',').map(|p| p.trim().parse()).collect::<Result<_, _>>().map_err(|_| bad_region())?;
+    let sz: Vec<u32> = sz.split('x').map(|p| p.trim().parse()).collect::<Result<_, _>>().map_err(|_| bad_region())?;
     if o.len() != 3 || sz.len() != 3 {
         return Err(bad_region());
     }
-    Ok(tofusim_mapping::embed::Region {
-        origin: [o[0], o[1], o[2]],
-        size: [sz[0], sz[1], sz[2]],
-    })
+    Ok(tofusim_mapping::embed::Region { origin: [o[0], o[1], o[2]], size: [sz[0], sz[1], sz[2]] })
 }
 
 /// A virtual torus on a Tofu system: JSON with virtual_shape, nodes_used,
@@ -1493,12 +1250,7 @@ fn map_virtual(
     let sys = tofusim_experiment::from_name(system).map_err(config_err)?;
     let t = match &sys.network.topology {
         tofusim_topology::Topology::Tofu(t) => t.clone(),
-        _ => {
-            return Err(bad(
-                "--system",
-                format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"),
-            ))
-        }
+        _ => return Err(bad("--system", format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"))),
     };
     let shape_v = embed::parse_shape(shape).map_err(|m| bad("--shape", m))?;
     let region = match region {
@@ -1507,8 +1259,7 @@ fn map_virtual(
     };
     region.check(&t).map_err(|m| bad("--region", m))?;
     let f = match faults {
-        Some(text) => fl::Faults::parse(text, &t)
-            .map_err(|(line, m)| bad(&format!("{faults_source}, line {line}"), m))?,
+        Some(text) => fl::Faults::parse(text, &t).map_err(|(line, m)| bad(&format!("{faults_source}, line {line}"), m))?,
         None => fl::Faults::default(),
     };
     let m = py
@@ -1533,11 +1284,7 @@ fn map_virtual(
     });
     if with_order {
         out["node_of_rank"] = serde_json::json!(e.node_of_rank);
-        let coords: Vec<Vec<u32>> = e
-            .node_of_rank
-            .iter()
-            .map(|&n| t.coords(tofusim_topology::NodeId(n)))
-            .collect();
+        let coords: Vec<Vec<u32>> = e.node_of_rank.iter().map(|&n| t.coords(tofusim_topology::NodeId(n))).collect();
         out["node_coords"] = serde_json::json!(coords);
     }
     Ok(out.to_string())

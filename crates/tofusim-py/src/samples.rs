@@ -49,22 +49,16 @@ impl SampleColumn {
     fn u64(mut v: Vec<u64>) -> Self {
         // A no-op on a little-endian machine (the compiler removes it).
         v.iter_mut().for_each(|x| *x = x.to_le());
-        SampleColumn {
-            values: Values::U64(v),
-        }
+        SampleColumn { values: Values::U64(v) }
     }
 
     fn u32(mut v: Vec<u32>) -> Self {
         v.iter_mut().for_each(|x| *x = x.to_le());
-        SampleColumn {
-            values: Values::U32(v),
-        }
+        SampleColumn { values: Values::U32(v) }
     }
 
     fn u8(v: Vec<u8>) -> Self {
-        SampleColumn {
-            values: Values::U8(v),
-        }
+        SampleColumn { values: Values::U8(v) }
     }
 }
 
@@ -72,11 +66,7 @@ impl SampleColumn {
 impl SampleColumn {
     /// The buffer protocol: the bytes, read-only (a writable request is
     /// refused with BufferError); the view holds a reference to the column.
-    unsafe fn __getbuffer__(
-        slf: Bound<'_, Self>,
-        view: *mut pyo3::ffi::Py_buffer,
-        flags: c_int,
-    ) -> PyResult<()> {
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut pyo3::ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         if view.is_null() {
             return Err(PyBufferError::new_err("no view to fill"));
         }
@@ -84,14 +74,7 @@ impl SampleColumn {
         // SAFETY: `view` is the caller's; the pointer stays valid while the
         // column lives, and PyBuffer_FillInfo takes a reference to it.
         let failed = unsafe {
-            pyo3::ffi::PyBuffer_FillInfo(
-                view,
-                slf.as_ptr(),
-                bytes.as_ptr() as *mut c_void,
-                bytes.len() as pyo3::ffi::Py_ssize_t,
-                1,
-                flags,
-            )
+            pyo3::ffi::PyBuffer_FillInfo(view, slf.as_ptr(), bytes.as_ptr() as *mut c_void, bytes.len() as pyo3::ffi::Py_ssize_t, 1, flags)
         };
         if failed != 0 {
             return Err(PyErr::fetch(slf.py()));
@@ -104,14 +87,8 @@ impl SampleColumn {
     }
 
     /// Pickled (a sweep's results cross processes) as the bytes object of its bytes.
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
-        Ok((
-            py.get_type::<PyBytes>().into_any(),
-            (PyBytes::new(py, self.values.bytes()),),
-        ))
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        Ok((py.get_type::<PyBytes>().into_any(), (PyBytes::new(py, self.values.bytes()),)))
     }
 }
 
@@ -119,63 +96,28 @@ impl SampleColumn {
 /// `{"ports": {column: (dtype, SampleColumn)}, "vcs": {...}, "port_names",
 /// "vc_names", "vc_buffer_chunks", "period_cycles"}`; `c` keeps its names
 /// and counts but no rows, so the run's JSON must be made before.
-pub fn put_counter_samples(
-    py: Python<'_>,
-    into: &Bound<'_, PyDict>,
-    c: &mut CounterSamples,
-) -> PyResult<()> {
+pub fn put_counter_samples(py: Python<'_>, into: &Bound<'_, PyDict>, c: &mut CounterSamples) -> PyResult<()> {
     use std::mem::take;
-    let col =
-        |d: &Bound<'_, PyDict>, name: &str, dtype: &str, column: SampleColumn| -> PyResult<()> {
-            d.set_item(name, (dtype, Py::new(py, column)?))
-        };
+    let col = |d: &Bound<'_, PyDict>, name: &str, dtype: &str, column: SampleColumn| -> PyResult<()> {
+        d.set_item(name, (dtype, Py::new(py, column)?))
+    };
     let (t, p) = (&mut c.ports, PyDict::new(py));
     col(&p, "cycle", "<u8", SampleColumn::u64(take(&mut t.cycle)))?;
     col(&p, "router", "<u4", SampleColumn::u32(take(&mut t.router)))?;
     col(&p, "port", "u1", SampleColumn::u8(take(&mut t.port)))?;
     col(&p, "bytes", "<u8", SampleColumn::u64(take(&mut t.bytes)))?;
-    col(
-        &p,
-        "packets",
-        "<u8",
-        SampleColumn::u64(take(&mut t.packets)),
-    )?;
-    col(
-        &p,
-        "busy_cycles",
-        "<u8",
-        SampleColumn::u64(take(&mut t.busy_cycles)),
-    )?;
-    col(
-        &p,
-        "idle_cycles",
-        "<u8",
-        SampleColumn::u64(take(&mut t.idle_cycles)),
-    )?;
-    col(
-        &p,
-        "depleted_cycles",
-        "<u8",
-        SampleColumn::u64(take(&mut t.depleted_cycles)),
-    )?;
+    col(&p, "packets", "<u8", SampleColumn::u64(take(&mut t.packets)))?;
+    col(&p, "busy_cycles", "<u8", SampleColumn::u64(take(&mut t.busy_cycles)))?;
+    col(&p, "idle_cycles", "<u8", SampleColumn::u64(take(&mut t.idle_cycles)))?;
+    col(&p, "depleted_cycles", "<u8", SampleColumn::u64(take(&mut t.depleted_cycles)))?;
     let (t, v) = (&mut c.vcs, PyDict::new(py));
     col(&v, "cycle", "<u8", SampleColumn::u64(take(&mut t.cycle)))?;
     col(&v, "router", "<u4", SampleColumn::u32(take(&mut t.router)))?;
     col(&v, "port", "u1", SampleColumn::u8(take(&mut t.port)))?;
     col(&v, "vc", "u1", SampleColumn::u8(take(&mut t.vc)))?;
     col(&v, "bytes", "<u8", SampleColumn::u64(take(&mut t.bytes)))?;
-    col(
-        &v,
-        "packets",
-        "<u8",
-        SampleColumn::u64(take(&mut t.packets)),
-    )?;
-    col(
-        &v,
-        "held_chunks",
-        "<u4",
-        SampleColumn::u32(take(&mut t.held_chunks)),
-    )?;
+    col(&v, "packets", "<u8", SampleColumn::u64(take(&mut t.packets)))?;
+    col(&v, "held_chunks", "<u4", SampleColumn::u32(take(&mut t.held_chunks)))?;
     into.set_item("ports", p)?;
     into.set_item("vcs", v)?;
     into.set_item("port_names", c.port_names.clone())?;

@@ -93,12 +93,7 @@ impl VcScheme {
 
     /// Whether adaptive hops on dynamic VCs sit beside escape VCs (Duato's case).
     fn duato(&self) -> bool {
-        self.adaptive
-            && self.dynamic > 0
-            && matches!(
-                self.escape,
-                EscapeVcs::Bubble { .. } | EscapeVcs::DatelinePair
-            )
+        self.adaptive && self.dynamic > 0 && matches!(self.escape, EscapeVcs::Bubble { .. } | EscapeVcs::DatelinePair)
     }
 
     /// The name of VC `v`, as the engine's run-time reports name it
@@ -111,13 +106,7 @@ impl VcScheme {
         }
         match self.escape {
             EscapeVcs::Bubble { .. } | EscapeVcs::None => "escape".into(),
-            EscapeVcs::DatelinePair => {
-                if v == d {
-                    "escape-low".into()
-                } else {
-                    "escape-high".into()
-                }
-            }
+            EscapeVcs::DatelinePair => if v == d { "escape-low".into() } else { "escape-high".into() },
             EscapeVcs::HopClass { class_vcs } => {
                 let k = class_vcs.max(1) as u32;
                 format!("escape-class-{}.{}", (v - d) / k, (v - d) % k)
@@ -198,8 +187,7 @@ pub struct Report {
 pub fn work_estimate(routing: &Routing, scheme: &VcScheme, nodes_per_leaf: u32) -> u64 {
     let r = routing.routers() as u64;
     let per_router = routing.ports() as u64 * scheme.vcs() as u64 + 1;
-    let dests =
-        routing.terminal_routers() as u64 * destination_nodes(routing, nodes_per_leaf) as u64;
+    let dests = routing.terminal_routers() as u64 * destination_nodes(routing, nodes_per_leaf) as u64;
     dests.saturating_mul(r).saturating_mul(per_router)
 }
 
@@ -242,11 +230,7 @@ impl<'a> Graph<'a> {
     }
 
     fn decode(&self, c: u32) -> Channel {
-        Channel {
-            router: c / self.vcs / self.ports,
-            port: (c / self.vcs % self.ports) as u8,
-            vc: c % self.vcs,
-        }
+        Channel { router: c / self.vcs / self.ports, port: (c / self.vcs % self.ports) as u8, vc: c % self.vcs }
     }
 
     fn is_escape(&self, c: u32) -> bool {
@@ -270,20 +254,12 @@ impl<'a> Graph<'a> {
         let d = self.scheme.dynamic as u32;
         let mut push = |o: u8, v: u32, crossed: bool, g: &Self| {
             let (w, _) = rt.neighbor(s.r, o).expect("a route follows links");
-            let next = State {
-                r: w,
-                input: g.channel(s.r, o, v),
-                hints: rt.advance(w, s.hints),
-                crossed,
-                src: s.src,
-            };
+            let next = State { r: w, input: g.channel(s.r, o, v), hints: rt.advance(w, s.hints), crossed, src: s.src };
             out.push((next.input, next));
         };
         let queue = |o: u8| {
             let (w, _) = rt.neighbor(s.r, o).expect("a route follows links");
-            rt.output_at(w, dst_node, rt.advance(w, s.hints))
-                .expect("output queues need a routing that names outputs")
-                % d
+            rt.output_at(w, dst_node, rt.advance(w, s.hints)).expect("output queues need a routing that names outputs") % d
         };
         if self.scheme.adaptive && d > 0 {
             let mut m = mask as u32;
@@ -303,9 +279,7 @@ impl<'a> Graph<'a> {
                 let on_escape = s.input != INJECTED && self.is_escape(s.input);
                 let same_ring = on_escape && {
                     let held = self.decode(s.input);
-                    let (_, in_port) = rt
-                        .neighbor(held.router, held.port)
-                        .expect("held channels are links");
+                    let (_, in_port) = rt.neighbor(held.router, held.port).expect("held channels are links");
                     rt.ring(esc) == rt.ring(rt.straight(in_port))
                 };
                 let crossed = (same_ring && s.crossed) || rt.is_dateline(s.r, esc);
@@ -323,13 +297,7 @@ impl<'a> Graph<'a> {
 
     /// Follows every route to one destination from `starts`, recording
     /// the dependencies; `Err` once more than `limit` states are followed.
-    fn follow(
-        &mut self,
-        starts: &[State],
-        dst: u32,
-        dst_node: u32,
-        limit: u64,
-    ) -> Result<(), String> {
+    fn follow(&mut self, starts: &[State], dst: u32, dst_node: u32, limit: u64) -> Result<(), String> {
         let mut seen: HashSet<State> = starts.iter().copied().collect();
         let mut stack: Vec<State> = starts.to_vec();
         let mut moves = Vec::new();
@@ -436,25 +404,11 @@ pub fn check(
         for local in 0..locals {
             let dst_node = dst * locals + local;
             let mut starts = Vec::new();
-            let own = (0..terminals).filter(|&s| s != dst).flat_map(|src| {
-                routing
-                    .initial_states(src, dst, local)
-                    .into_iter()
-                    .map(move |h| (src, h))
-            });
-            let set = extra
-                .iter()
-                .filter(|&&(s, d, _)| d == dst && s != dst && local == 0)
-                .map(|&(s, _, h)| (s, h));
+            let own = (0..terminals).filter(|&s| s != dst).flat_map(|src| routing.initial_states(src, dst, local).into_iter().map(move |h| (src, h)));
+            let set = extra.iter().filter(|&&(s, d, _)| d == dst && s != dst && local == 0).map(|&(s, _, h)| (s, h));
             for (src, h) in own.chain(set) {
                 let hints = routing.advance(src, h);
-                starts.push(State {
-                    r: src,
-                    input: INJECTED,
-                    hints,
-                    crossed: false,
-                    src: if hop_class { src } else { 0 },
-                });
+                starts.push(State { r: src, input: INJECTED, hints, crossed: false, src: if hop_class { src } else { 0 } });
             }
             g.follow(&starts, dst, dst_node, max_states)?;
             // Keep the edge list from growing with repeats.
@@ -508,22 +462,12 @@ pub fn check(
     let esc_succ: Vec<Vec<usize>> = (0..escape_channels)
         .map(|i| {
             let c = esc_id(i) as usize;
-            targets[first[c]..first[c + 1]]
-                .iter()
-                .filter(|&&t| g.is_escape(t as u32))
-                .map(|&t| g.escape_index(t as u32))
-                .collect()
+            targets[first[c]..first[c + 1]].iter().filter(|&&t| g.is_escape(t as u32)).map(|&t| g.escape_index(t as u32)).collect()
         })
         .collect();
-    report.escape_channels_used = (0..escape_channels)
-        .filter(|&i| used[esc_id(i) as usize])
-        .count();
+    report.escape_channels_used = (0..escape_channels).filter(|&i| used[esc_id(i) as usize]).count();
     report.escape_dependencies = esc_succ.iter().map(Vec::len).sum();
-    let as_channels = |c: Vec<usize>| {
-        c.into_iter()
-            .map(|i| g.decode(esc_id(i)))
-            .collect::<Vec<_>>()
-    };
+    let as_channels = |c: Vec<usize>| c.into_iter().map(|i| g.decode(esc_id(i))).collect::<Vec<_>>();
     let bubble = match scheme.escape {
         EscapeVcs::Bubble { full_charge } => Some(full_charge),
         _ => None,
@@ -549,19 +493,11 @@ pub fn check(
             };
             match find_cycle(escape_channels, &every) {
                 Some(c) => Verdict::NotProven(as_channels(c)),
-                None => Verdict::DeadlockFree(if duato {
-                    Method::Duato
-                } else {
-                    Method::EscapeOnly
-                }),
+                None => Verdict::DeadlockFree(if duato { Method::Duato } else { Method::EscapeOnly }),
             }
         }
         Some(true) => Verdict::DeadlockFree(Method::Bubble),
-        None => Verdict::DeadlockFree(if duato {
-            Method::Duato
-        } else {
-            Method::EscapeOnly
-        }),
+        None => Verdict::DeadlockFree(if duato { Method::Duato } else { Method::EscapeOnly }),
     };
     Ok(report)
 }
@@ -569,44 +505,27 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        DragonflyMode, DragonflyRouting, EscapeOrder, FatTreeMode, FatTreeRouting, TorusRouting,
-    };
+    use crate::{DragonflyMode, DragonflyRouting, EscapeOrder, FatTreeMode, FatTreeRouting, TorusRouting};
     use tofusim_topology::dragonfly::{Arrangement, Dragonfly, GroupWiring};
     use tofusim_topology::{FatTree, Torus};
 
     fn torus(lengths: &[u32], wrap: bool, order: EscapeOrder) -> Routing {
         let t = Torus::with_lengths(lengths, &vec![wrap; lengths.len()]);
-        Routing::Torus(TorusRouting::new(
-            &t,
-            &(0..lengths.len()).collect::<Vec<_>>(),
-            order,
-        ))
+        Routing::Torus(TorusRouting::new(&t, &(0..lengths.len()).collect::<Vec<_>>(), order))
     }
 
     fn scheme(dynamic: u8, escape: EscapeVcs, adaptive: bool) -> VcScheme {
-        VcScheme {
-            dynamic,
-            escape,
-            adaptive,
-            output_queues: false,
-        }
+        VcScheme { dynamic, escape, adaptive, output_queues: false }
     }
 
     fn verdict(rt: &Routing, s: VcScheme) -> Verdict {
-        check(rt, s, 1, u64::MAX, &[], &mut |_, _| {
-            ControlFlow::Continue(())
-        })
-        .expect("checked")
-        .verdict
+        check(rt, s, 1, u64::MAX, &[], &mut |_, _| ControlFlow::Continue(())).expect("checked").verdict
     }
 
     #[test]
     fn a_ring_without_escape_shows_its_cycle() {
         let rt = torus(&[4], true, EscapeOrder::Dimension);
-        let Verdict::Cycle(c) = verdict(&rt, scheme(2, EscapeVcs::None, true)) else {
-            panic!("no cycle")
-        };
+        let Verdict::Cycle(c) = verdict(&rt, scheme(2, EscapeVcs::None, true)) else { panic!("no cycle") };
         // Each channel of the cycle leads to the router holding the next.
         for (a, b) in c.iter().zip(c.iter().cycle().skip(1)) {
             assert_eq!(rt.neighbor(a.router, a.port).unwrap().0, b.router, "{c:?}");
@@ -618,85 +537,38 @@ mod tests {
     fn dateline_pairs_and_meshes_are_free_of_deadlock() {
         for order in [EscapeOrder::Dimension, EscapeOrder::Direction] {
             let rt = torus(&[4, 3, 5], true, order);
-            assert_eq!(
-                verdict(&rt, scheme(0, EscapeVcs::DatelinePair, false)),
-                Verdict::DeadlockFree(Method::EscapeOnly)
-            );
-            assert_eq!(
-                verdict(&rt, scheme(2, EscapeVcs::DatelinePair, true)),
-                Verdict::DeadlockFree(Method::Duato)
-            );
+            assert_eq!(verdict(&rt, scheme(0, EscapeVcs::DatelinePair, false)), Verdict::DeadlockFree(Method::EscapeOnly));
+            assert_eq!(verdict(&rt, scheme(2, EscapeVcs::DatelinePair, true)), Verdict::DeadlockFree(Method::Duato));
         }
         let mesh = torus(&[4, 3], false, EscapeOrder::Dimension);
-        assert_eq!(
-            verdict(&mesh, scheme(1, EscapeVcs::None, false)),
-            Verdict::DeadlockFree(Method::DallySeitz)
-        );
+        assert_eq!(verdict(&mesh, scheme(1, EscapeVcs::None, false)), Verdict::DeadlockFree(Method::DallySeitz));
         // Adaptive on a mesh's only VC: turns in every order make a cycle.
-        assert!(matches!(
-            verdict(&mesh, scheme(1, EscapeVcs::None, true)),
-            Verdict::Cycle(_)
-        ));
+        assert!(matches!(verdict(&mesh, scheme(1, EscapeVcs::None, true)), Verdict::Cycle(_)));
     }
 
     #[test]
     fn bubbles_are_proved_only_when_packets_are_charged_as_full_sized() {
         let rt = torus(&[4, 4, 4], true, EscapeOrder::Dimension);
         let fixed = EscapeVcs::Bubble { full_charge: true };
-        assert_eq!(
-            verdict(&rt, scheme(0, fixed, false)),
-            Verdict::DeadlockFree(Method::Bubble)
-        );
-        assert_eq!(
-            verdict(&rt, scheme(2, fixed, true)),
-            Verdict::DeadlockFree(Method::Bubble)
-        );
-        let Verdict::NotProven(c) = verdict(
-            &rt,
-            scheme(0, EscapeVcs::Bubble { full_charge: false }, false),
-        ) else {
-            panic!()
-        };
+        assert_eq!(verdict(&rt, scheme(0, fixed, false)), Verdict::DeadlockFree(Method::Bubble));
+        assert_eq!(verdict(&rt, scheme(2, fixed, true)), Verdict::DeadlockFree(Method::Bubble));
+        let Verdict::NotProven(c) = verdict(&rt, scheme(0, EscapeVcs::Bubble { full_charge: false }, false)) else { panic!() };
         // The cycle left is one ring's, in one direction.
-        assert!(
-            c.iter()
-                .all(|x| rt.same_ring(c[0].router, c[0].port, x.router, x.port)),
-            "{c:?}"
-        );
+        assert!(c.iter().all(|x| rt.same_ring(c[0].router, c[0].port, x.router, x.port)), "{c:?}");
     }
 
     #[test]
     fn fat_trees_are_free_of_deadlock_in_every_mode() {
-        let f = FatTree {
-            down: vec![4, 4, 2],
-            up: vec![1, 2, 2],
-            rails: 1,
-        };
-        for mode in [
-            FatTreeMode::DModK,
-            FatTreeMode::Random,
-            FatTreeMode::Adaptive,
-        ] {
+        let f = FatTree { down: vec![4, 4, 2], up: vec![1, 2, 2], rails: 1 };
+        for mode in [FatTreeMode::DModK, FatTreeMode::Random, FatTreeMode::Adaptive] {
             let rt = Routing::FatTree(FatTreeRouting::new(&f, mode).unwrap());
             let outputs = FatTreeRouting::outputs_of(&f) as u8;
             for s in [
                 scheme(2, EscapeVcs::None, mode == FatTreeMode::Adaptive),
-                VcScheme {
-                    dynamic: outputs,
-                    escape: EscapeVcs::None,
-                    adaptive: mode == FatTreeMode::Adaptive,
-                    output_queues: true,
-                },
+                VcScheme { dynamic: outputs, escape: EscapeVcs::None, adaptive: mode == FatTreeMode::Adaptive, output_queues: true },
             ] {
-                let r = check(&rt, s, 4, u64::MAX, &[], &mut |_, _| {
-                    ControlFlow::Continue(())
-                })
-                .unwrap();
-                assert_eq!(
-                    r.verdict,
-                    Verdict::DeadlockFree(Method::DallySeitz),
-                    "{mode:?} {s:?}"
-                );
+                let r = check(&rt, s, 4, u64::MAX, &[], &mut |_, _| ControlFlow::Continue(())).unwrap();
+                assert_eq!(r.verdict, Verdict::DeadlockFree(Method::DallySeitz), "{mode:?} {s:?}");
                 assert!(r.dependencies > 0);
             }
         }
@@ -712,47 +584,27 @@ mod tests {
             links_per_group_pair: 1,
             arrangement: Arrangement::Consecutive,
         };
-        for mode in [
-            DragonflyMode::Minimal,
-            DragonflyMode::Valiant,
-            DragonflyMode::UgalLocal,
-        ] {
+        for mode in [DragonflyMode::Minimal, DragonflyMode::Valiant, DragonflyMode::UgalLocal] {
             let rt = Routing::Dragonfly(DragonflyRouting::new(&d, mode));
-            assert_eq!(
-                verdict(&rt, scheme(0, EscapeVcs::HopClass { class_vcs: 1 }, false)),
-                Verdict::DeadlockFree(Method::DallySeitz),
-                "{mode:?}"
-            );
+            assert_eq!(verdict(&rt, scheme(0, EscapeVcs::HopClass { class_vcs: 1 }, false)), Verdict::DeadlockFree(Method::DallySeitz), "{mode:?}");
         }
         // Valiant routes on one VC for every hop: local-global-local-global
         // chains close cycles between groups.
         let rt = Routing::Dragonfly(DragonflyRouting::new(&d, DragonflyMode::Valiant));
-        assert!(matches!(
-            verdict(&rt, scheme(1, EscapeVcs::None, false)),
-            Verdict::Cycle(_)
-        ));
+        assert!(matches!(verdict(&rt, scheme(1, EscapeVcs::None, false)), Verdict::Cycle(_)));
     }
 
     #[test]
     fn the_estimate_bounds_the_states_followed() {
         let rt = torus(&[4, 4, 4], true, EscapeOrder::Dimension);
         let s = scheme(2, EscapeVcs::Bubble { full_charge: true }, true);
-        let r = check(&rt, s, 1, u64::MAX, &[], &mut |_, _| {
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+        let r = check(&rt, s, 1, u64::MAX, &[], &mut |_, _| ControlFlow::Continue(())).unwrap();
         // On a torus (no route states beyond the ties) the estimate holds.
         let states = work_estimate(&rt, &s, 1);
         assert!(r.states <= states, "{} > {states}", r.states);
         let over = check(&rt, s, 1, 1000, &[], &mut |_, _| ControlFlow::Continue(()));
         assert!(over.err().is_some_and(|e| e.contains("more than 1000")));
-        let stopped = check(&rt, s, 1, u64::MAX, &[], &mut |done, _| {
-            if done > 3 {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        });
+        let stopped = check(&rt, s, 1, u64::MAX, &[], &mut |done, _| if done > 3 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) });
         assert_eq!(stopped.err().as_deref(), Some("stopped"));
     }
 }

@@ -176,11 +176,7 @@ impl DragonflyRouting {
         let mut links: Vec<Vec<(u32, LinkKind, u32)>> = vec![Vec::new(); routers];
         let aries = match d.wiring {
             GroupWiring::AllToAll { .. } => None,
-            GroupWiring::Aries {
-                chassis,
-                routers_per_chassis,
-                ..
-            } => Some((chassis, routers_per_chassis)),
+            GroupWiring::Aries { chassis, routers_per_chassis, .. } => Some((chassis, routers_per_chassis)),
         };
         for g in 0..groups {
             let base = g * a;
@@ -192,11 +188,7 @@ impl DragonflyRouting {
                             links[r].push((base + j, LinkKind::Local, 0));
                         }
                     }
-                    GroupWiring::Aries {
-                        chassis,
-                        routers_per_chassis: rpc,
-                        rank2_links,
-                    } => {
+                    GroupWiring::Aries { chassis, routers_per_chassis: rpc, rank2_links } => {
                         let (c, s) = (i / rpc, i % rpc);
                         for j in (0..rpc).filter(|&j| j != s) {
                             links[r].push((base + c * rpc + j, LinkKind::Local, 0));
@@ -224,10 +216,7 @@ impl DragonflyRouting {
             // The k-th parallel link to the same router with the same tag
             // pairs with the k-th at the far end.
             for (p, &(w, kd, tag)) in links[r].iter().enumerate() {
-                let nth = links[r][..p]
-                    .iter()
-                    .filter(|&&(w2, k2, t2)| w2 == w && k2 == kd && t2 == tag)
-                    .count();
+                let nth = links[r][..p].iter().filter(|&&(w2, k2, t2)| w2 == w && k2 == kd && t2 == tag).count();
                 let q = links[w as usize]
                     .iter()
                     .enumerate()
@@ -251,17 +240,12 @@ impl DragonflyRouting {
                         // chassis, then rank-2; or rank-2 directly.
                         let (c, s) = (i / rpc, i % rpc);
                         let (tc, ts) = (j / rpc, j % rpc);
-                        let first = if s != ts {
-                            g * a + c * rpc + ts
-                        } else {
-                            g * a + tc * rpc + s
-                        };
+                        let first = if s != ts { g * a + c * rpc + ts } else { g * a + tc * rpc + s };
                         let _ = tc;
                         links[r as usize].iter().position(|&(w, _, _)| w == first)
                     }
                 };
-                local[r as usize * a as usize + j as usize] =
-                    p.expect("a local route exists") as u8;
+                local[r as usize * a as usize + j as usize] = p.expect("a local route exists") as u8;
             }
         }
         let mut gateways = vec![Vec::new(); (groups * groups) as usize];
@@ -292,18 +276,7 @@ impl DragonflyRouting {
             GroupWiring::Aries { rank2_links, .. } => rank2_links.max(1),
             GroupWiring::AllToAll { .. } => 1,
         };
-        Self {
-            mode,
-            groups,
-            a,
-            ports,
-            neighbor,
-            kind,
-            local,
-            gateways,
-            aries,
-            rank2_links,
-        }
+        Self { mode, groups, a, ports, neighbor, kind, local, gateways, aries, rank2_links }
     }
 
     pub fn ports(&self) -> usize {
@@ -442,9 +415,15 @@ impl DragonflyRouting {
     }
 
     /// Every salt [`Self::hashed_minimal`] can draw, as route states.
-    pub fn hashed_minimal_choices() -> impl Iterator<Item = u8> {
-        std::iter::once(0).chain((1..64u8).map(|s| SPREAD | s))
-    }
+    pub const HASHED_MINIMAL_STATES: [u8; 64] = {
+        let mut states = [0u8; 64];
+        let mut s = 1;
+        while s < 64 {
+            states[s] = SPREAD | s as u8;
+            s += 1;
+        }
+        states
+    };
 
     /// The minimal route state from router `src` to `dst`, one per router
     /// pair: across groups the gateway is fixed per (source, destination)
@@ -456,8 +435,7 @@ impl DragonflyRouting {
         if self.group(src) == self.group(dst) && self.aries.is_none() {
             return 0;
         }
-        let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         let salt = ((x >> 40) % 64) as u8;
         if salt == 0 {
             0
@@ -473,11 +451,7 @@ impl DragonflyRouting {
         let (gs, gd) = (self.group(src), self.group(dst));
         let others = self.groups - 1 - u32::from(gs != gd);
         if others == 0 {
-            return if gs != gd {
-                SPREAD | rng.random_range(1..64u8)
-            } else {
-                0
-            };
+            return if gs != gd { SPREAD | rng.random_range(1..64u8) } else { 0 };
         }
         if self.groups > 64 {
             return 0;
@@ -505,19 +479,12 @@ impl DragonflyRouting {
         let (gs, gd) = (self.group(src), self.group(dst));
         let others = self.groups - 1 - u32::from(gs != gd);
         if others == 0 {
-            return if gs != gd {
-                (1..64u8).map(|s| SPREAD | s).collect()
-            } else {
-                Vec::new()
-            };
+            return if gs != gd { (1..64u8).map(|s| SPREAD | s).collect() } else { Vec::new() };
         }
         if self.groups > 64 {
             return Vec::new();
         }
-        (0..self.groups)
-            .filter(|&g| g != gs && g != gd)
-            .map(|g| VALIANT | g as u8)
-            .collect()
+        (0..self.groups).filter(|&g| g != gs && g != gd).map(|g| VALIANT | g as u8).collect()
     }
 
     /// Every route state a packet from `src` to `dst` can start with in
@@ -535,7 +502,7 @@ impl DragonflyRouting {
             DragonflyMode::Valiant => valiant,
             DragonflyMode::InOrder => vec![self.minimal_hints(src, dst)],
             _ if self.aries.is_some() => {
-                let mut all: Vec<u8> = Self::hashed_minimal_choices().collect();
+                let mut all: Vec<u8> = Self::HASHED_MINIMAL_STATES.to_vec();
                 if self.mode != DragonflyMode::Minimal {
                     let extra: Vec<u8> = valiant.into_iter().filter(|v| !all.contains(v)).collect();
                     all.extend(extra);
@@ -545,9 +512,7 @@ impl DragonflyRouting {
             DragonflyMode::Minimal => vec![self.minimal_hints(src, dst)],
             _ => {
                 let min = self.minimal_hints(src, dst);
-                std::iter::once(min)
-                    .chain(valiant.into_iter().filter(|&v| v != min))
-                    .collect()
+                std::iter::once(min).chain(valiant.into_iter().filter(|&v| v != min)).collect()
             }
         }
     }
@@ -556,10 +521,7 @@ impl DragonflyRouting {
     /// group reached).
     #[inline]
     pub fn advance(&self, r: u32, hints: u8) -> u8 {
-        if hints & VALIANT != 0
-            && hints & REACHED == 0
-            && self.group(r) == (hints & GROUP_BITS) as u32
-        {
+        if hints & VALIANT != 0 && hints & REACHED == 0 && self.group(r) == (hints & GROUP_BITS) as u32 {
             hints | REACHED
         } else {
             hints
@@ -649,12 +611,7 @@ impl DragonflyRouting {
 
     pub fn router_label(&self, r: u32) -> String {
         match self.aries {
-            Some((_, rpc)) => format!(
-                "g{}c{}s{}",
-                self.group(r),
-                (r % self.a) / rpc,
-                (r % self.a) % rpc
-            ),
+            Some((_, rpc)) => format!("g{}c{}s{}", self.group(r), (r % self.a) / rpc, (r % self.a) % rpc),
             None => format!("g{}r{}", self.group(r), r % self.a),
         }
     }
@@ -686,11 +643,7 @@ mod tests {
         Dragonfly {
             groups: 3,
             nodes_per_router: 1,
-            wiring: GroupWiring::Aries {
-                chassis: 2,
-                routers_per_chassis: 4,
-                rank2_links: 2,
-            },
+            wiring: GroupWiring::Aries { chassis: 2, routers_per_chassis: 4, rank2_links: 2 },
             global_ports_per_router: 2,
             links_per_group_pair: 8,
             arrangement: Arrangement::RoundRobin,
@@ -715,10 +668,7 @@ mod tests {
                 let (mut r, mut n, mut class) = (s, 0, 0);
                 while let Some(p) = rt.next_port(r, t, h) {
                     let c = rt.vc_class(r, s, h, p);
-                    assert!(
-                        c >= class && c < mode.vcs(),
-                        "{mode:?}: class {c} after {class}"
-                    );
+                    assert!(c >= class && c < mode.vcs(), "{mode:?}: class {c} after {class}");
                     class = c;
                     r = rt.neighbor(r, p).unwrap().0;
                     h = rt.advance(r, h);
@@ -751,11 +701,7 @@ mod tests {
         let d = Dragonfly {
             groups: 2,
             nodes_per_router: 4,
-            wiring: GroupWiring::Aries {
-                chassis: 6,
-                routers_per_chassis: 15,
-                rank2_links: 3,
-            },
+            wiring: GroupWiring::Aries { chassis: 6, routers_per_chassis: 15, rank2_links: 3 },
             global_ports_per_router: 10,
             links_per_group_pair: 900,
             arrangement: Arrangement::RoundRobin,

@@ -117,10 +117,7 @@ impl FatTreeRouting {
     pub fn new(f: &FatTree, mode: FatTreeMode) -> Result<Self, String> {
         let h = f.levels();
         if h == 0 || f.up.len() != h {
-            return Err(format!(
-                "fat-tree: expected one up width per level, got down {:?} up {:?}",
-                f.down, f.up
-            ));
+            return Err(format!("fat-tree: expected one up width per level, got down {:?} up {:?}", f.down, f.up));
         }
         if f.down.iter().chain(&f.up).any(|&x| x == 0) {
             return Err("fat-tree: widths must be at least 1".into());
@@ -129,21 +126,10 @@ impl FatTreeRouting {
             return Err(format!("fat-tree routing: {} nodes per leaf; the route state numbers them in 8 bits (at most 256)", f.down[0]));
         }
         if f.up[0] != 1 {
-            return Err(
-                "fat-tree routing: a node attaches to one leaf switch (up[0] = 1; use rails)"
-                    .into(),
-            );
+            return Err("fat-tree routing: a node attaches to one leaf switch (up[0] = 1; use rails)".into());
         }
-        let too_big = || {
-            format!(
-                "fat-tree routing: {:?} / {:?} has 2^32 - 1 switches or more",
-                f.down, f.up
-            )
-        };
-        let leaves = f.down[1..]
-            .iter()
-            .try_fold(1u64, |n, &m| n.checked_mul(m as u64))
-            .ok_or_else(too_big)?;
+        let too_big = || format!("fat-tree routing: {:?} / {:?} has 2^32 - 1 switches or more", f.down, f.up);
+        let leaves = f.down[1..].iter().try_fold(1u64, |n, &m| n.checked_mul(m as u64)).ok_or_else(too_big)?;
         let (mut base, mut copies, mut span, mut rand_div) = (0u64, 1u64, 1u64, 1u32);
         let mut levels = Vec::with_capacity(h);
         for l in 0..h {
@@ -158,16 +144,9 @@ impl FatTreeRouting {
             let down = if l == 0 { 0 } else { f.down[l] };
             let up = f.up.get(l + 1).copied().unwrap_or(0);
             // A random digit for each level, lowest first, while 8 bits hold them.
-            let rand_mod = if up > 0 && rand_div as u64 * up as u64 <= HINT_ROUTES as u64 {
-                up
-            } else {
-                1
-            };
+            let rand_mod = if up > 0 && rand_div as u64 * up as u64 <= HINT_ROUTES as u64 { up } else { 1 };
             if down as u64 + up as u64 > 256 {
-                return Err(format!(
-                    "fat-tree routing: {} ports per level-{l} switch, at most 256",
-                    down as u64 + up as u64
-                ));
+                return Err(format!("fat-tree routing: {} ports per level-{l} switch, at most 256", down as u64 + up as u64));
             }
             if mode == FatTreeMode::Adaptive && up > 0 && down + up > MASK_PORTS {
                 return Err(format!(
@@ -188,11 +167,7 @@ impl FatTreeRouting {
             rand_div *= rand_mod;
             base += switches;
         }
-        let ports = levels
-            .iter()
-            .map(|lv| (lv.down + lv.up) as usize)
-            .max()
-            .unwrap_or(0);
+        let ports = levels.iter().map(|lv| (lv.down + lv.up) as usize).max().unwrap_or(0);
         let rand_routes = levels.iter().map(|lv| lv.rand_mod).product();
         let mut neighbor = vec![(NONE, 0u8); base as usize * ports];
         for (l, lv) in levels.iter().enumerate() {
@@ -218,14 +193,7 @@ impl FatTreeRouting {
                 }
             }
         }
-        Ok(Self {
-            mode,
-            nodes_per_leaf: f.down[0],
-            ports,
-            levels,
-            rand_routes,
-            neighbor,
-        })
+        Ok(Self { mode, nodes_per_leaf: f.down[0], ports, levels, rand_routes, neighbor })
     }
 
     pub fn ports(&self) -> usize {
@@ -233,9 +201,7 @@ impl FatTreeRouting {
     }
 
     pub fn routers(&self) -> usize {
-        self.levels
-            .last()
-            .map_or(0, |lv| (lv.base + lv.switches) as usize)
+        self.levels.last().map_or(0, |lv| (lv.base + lv.switches) as usize)
     }
 
     /// Switch levels (level 0 = leaves).
@@ -273,10 +239,7 @@ impl FatTreeRouting {
 
     /// Level of the lowest common ancestors of two leaves (0 if equal).
     pub fn lca_level(&self, a: u32, b: u32) -> usize {
-        self.levels
-            .iter()
-            .position(|lv| a / lv.span == b / lv.span)
-            .expect("the top covers every leaf")
+        self.levels.iter().position(|lv| a / lv.span == b / lv.span).expect("the top covers every leaf")
     }
 
     #[inline]
@@ -287,10 +250,7 @@ impl FatTreeRouting {
 
     #[inline]
     fn hop(&self, r: u32, dst: u32) -> Hop {
-        debug_assert!(
-            dst < self.leaf_switches(),
-            "fat-tree packets are addressed to leaf switches"
-        );
+        debug_assert!(dst < self.leaf_switches(), "fat-tree packets are addressed to leaf switches");
         let (l, s) = self.locate(r);
         let lv = &self.levels[l];
         if dst / lv.span != s / lv.copies {
@@ -323,11 +283,7 @@ impl FatTreeRouting {
     /// `hints` (`DModK`, `Adaptive`: the node's index on its leaf).
     #[inline]
     fn dest_node(&self, dst: u32, hints: u8) -> u32 {
-        let local = if self.mode == FatTreeMode::Random {
-            0
-        } else {
-            hints as u32
-        };
+        let local = if self.mode == FatTreeMode::Random { 0 } else { hints as u32 };
         dst * self.nodes_per_leaf + local
     }
 
@@ -445,22 +401,14 @@ impl FatTreeRouting {
     fn valley_first(&self, a: u32, b: u32) -> u32 {
         let ((la, sa), (lb, sb)) = (self.locate(a), self.locate(b));
         let (va, vb) = (&self.levels[la], &self.levels[lb]);
-        let (ta, ca, tb, cb) = (
-            sa / va.copies,
-            sa % va.copies,
-            sb / vb.copies,
-            sb % vb.copies,
-        );
+        let (ta, ca, tb, cb) = (sa / va.copies, sa % va.copies, sb / vb.copies, sb % vb.copies);
         // Valley: the deepest level where both copies agree on their prefix
         // (the up choices below it), found by truncating the copy indices.
         let m = (0..=la.min(lb))
             .rev()
-            .find(|&m| {
-                ca / (va.copies / self.levels[m].copies) == cb / (vb.copies / self.levels[m].copies)
-            })
+            .find(|&m| ca / (va.copies / self.levels[m].copies) == cb / (vb.copies / self.levels[m].copies))
             .unwrap_or(0);
-        let lift =
-            |t: u32, from: usize, to: usize| t / (self.levels[to].span / self.levels[from].span);
+        let lift = |t: u32, from: usize, to: usize| t / (self.levels[to].span / self.levels[from].span);
         // Peak: `b` itself if it is above a switch reachable below `a`,
         // else the lowest level where both subtrees meet.
         let peak = if lb <= la && lift(tb, lb, la) == ta {
@@ -524,11 +472,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn xgft(down: &[u32], up: &[u32]) -> FatTree {
-        FatTree {
-            down: down.to_vec(),
-            up: up.to_vec(),
-            rails: 1,
-        }
+        FatTree { down: down.to_vec(), up: up.to_vec(), rails: 1 }
     }
 
     /// A 4-ary 3-tree, a 2-level XGFT tapered 8:3, tapered 3-level trees
@@ -552,9 +496,7 @@ mod tests {
     }
 
     fn level(rt: &Routing, r: u32) -> usize {
-        let Routing::FatTree(t) = rt else {
-            unreachable!()
-        };
+        let Routing::FatTree(t) = rt else { unreachable!() };
         t.locate(r).0
     }
 
@@ -567,21 +509,13 @@ mod tests {
         while let Some(esc) = rt.escape_port(r, t, h) {
             let mask = rt.adaptive_ports(r, t, h) | 1 << esc;
             let ports: Vec<u8> = (0..16).filter(|&p| mask & 1 << p != 0).collect();
-            let p = if ports.len() > 1 {
-                ports[rng.random_range(0..ports.len())]
-            } else {
-                esc
-            };
+            let p = if ports.len() > 1 { ports[rng.random_range(0..ports.len())] } else { esc };
             assert_eq!(rt.vc_class(r, s, h, p), 0);
             assert!(!rt.is_dateline(r, p));
             let (w, q) = rt.neighbor(r, p).expect("routes follow links");
             assert_eq!(rt.upstream(w, q), Some((r, p)));
             let up = level(rt, w) > level(rt, r);
-            assert!(
-                !(up && descending),
-                "{s} -> {t}: down then up at {}",
-                rt.router_label(r)
-            );
+            assert!(!(up && descending), "{s} -> {t}: down then up at {}", rt.router_label(r));
             descending |= !up;
             (r, h, n) = (w, rt.advance(w, h), n + 1);
             assert!(n <= 2 * 8, "{s} -> {t} loops");
@@ -594,25 +528,15 @@ mod tests {
     fn every_route_and_every_candidate_is_minimal_up_then_down() {
         let mut rng = Rng::seed_from_u64(7);
         for f in trees() {
-            for mode in [
-                FatTreeMode::DModK,
-                FatTreeMode::Random,
-                FatTreeMode::Adaptive,
-            ] {
+            for mode in [FatTreeMode::DModK, FatTreeMode::Random, FatTreeMode::Adaptive] {
                 let rt = routing(&f, mode);
-                let Routing::FatTree(ft) = &rt else {
-                    unreachable!()
-                };
+                let Routing::FatTree(ft) = &rt else { unreachable!() };
                 let reps = if mode == FatTreeMode::DModK { 1 } else { 8 };
                 for s in 0..ft.leaf_switches() {
                     for t in 0..ft.leaf_switches() {
                         let lca = ft.lca_level(s, t) as u32;
                         for _ in 0..reps {
-                            assert_eq!(
-                                walk(&rt, s, t, &mut rng),
-                                2 * lca,
-                                "{mode:?} {f:?}: {s} -> {t}"
-                            );
+                            assert_eq!(walk(&rt, s, t, &mut rng), 2 * lca, "{mode:?} {f:?}: {s} -> {t}");
                         }
                         assert_eq!(rt.distance(s, t), 2 * lca);
                     }
@@ -626,11 +550,7 @@ mod tests {
         let mut rng = Rng::seed_from_u64(11);
         for f in trees() {
             let keys = FatTreeRouting::outputs_of(&f) as u32;
-            for mode in [
-                FatTreeMode::DModK,
-                FatTreeMode::Random,
-                FatTreeMode::Adaptive,
-            ] {
+            for mode in [FatTreeMode::DModK, FatTreeMode::Random, FatTreeMode::Adaptive] {
                 let rt = FatTreeRouting::new(&f, mode).unwrap();
                 let m = rt.nodes_per_leaf();
                 let widest = rt.levels.iter().map(|lv| lv.down + lv.up).max().unwrap();
@@ -644,12 +564,7 @@ mod tests {
                         while let Some(esc) = rt.escape_port(r, t, h) {
                             let key = rt.output_at(r, d, h);
                             assert!(key < keys);
-                            assert_eq!(
-                                key,
-                                esc as u32,
-                                "{mode:?} {f:?}: {s} -> node {d} at {}",
-                                rt.router_label(r)
-                            );
+                            assert_eq!(key, esc as u32, "{mode:?} {f:?}: {s} -> node {d} at {}", rt.router_label(r));
                             r = rt.neighbor(r, esc).unwrap().0;
                         }
                         // At the destination leaf: its up ports, then the node.
@@ -663,9 +578,7 @@ mod tests {
     #[test]
     fn random_routes_cover_every_up_path_when_they_fit_in_eight_bits() {
         let f = FatTree::k_ary_n_tree(4, 3, &[2]);
-        let Routing::FatTree(rt) = routing(&f, FatTreeMode::Random) else {
-            unreachable!()
-        };
+        let Routing::FatTree(rt) = routing(&f, FatTreeMode::Random) else { unreachable!() };
         assert_eq!(rt.rand_routes, 2 * 4);
         // From leaf 0 to the far half: each state reaches a different root.
         let roots: std::collections::BTreeSet<u32> = (0..8u8)
@@ -679,8 +592,7 @@ mod tests {
             .collect();
         assert_eq!(roots.len(), 8);
         // Radix-32 switches: 32 × 32 paths, 8 bits name 32 × 8 of them.
-        let big =
-            FatTreeRouting::new(&FatTree::k_ary_n_tree(32, 3, &[]), FatTreeMode::Random).unwrap();
+        let big = FatTreeRouting::new(&FatTree::k_ary_n_tree(32, 3, &[]), FatTreeMode::Random).unwrap();
         assert_eq!(big.rand_routes, 32);
         assert_eq!((big.levels[0].rand_mod, big.levels[1].rand_mod), (32, 1));
     }
@@ -689,9 +601,7 @@ mod tests {
     fn d_mod_k_spreads_destinations_evenly_over_each_levels_up_ports() {
         let spread = |c: &[u32]| c.iter().max().unwrap() - c.iter().min().unwrap();
         for f in trees() {
-            let Routing::FatTree(rt) = routing(&f, FatTreeMode::DModK) else {
-                unreachable!()
-            };
+            let Routing::FatTree(rt) = routing(&f, FatTreeMode::DModK) else { unreachable!() };
             let m = rt.nodes_per_leaf();
             let n = rt.leaf_switches() * m;
             for (l, lv) in rt.levels.iter().enumerate().filter(|(_, lv)| lv.up > 0) {
@@ -699,30 +609,22 @@ mod tests {
                 // it (the same copy from every source) and their up ports there.
                 let mut by_copy = vec![vec![0u32; lv.up as usize]; lv.copies as usize];
                 for d in 0..n {
-                    let copy = (0..l).fold(0, |c, i| {
-                        c * rt.levels[i].up + FatTreeRouting::dmodk(&rt.levels[i], d)
-                    });
+                    let copy = (0..l).fold(0, |c, i| c * rt.levels[i].up + FatTreeRouting::dmodk(&rt.levels[i], d));
                     by_copy[copy as usize][FatTreeRouting::dmodk(lv, d) as usize] += 1;
                     // The route takes it: from the leftmost switch of that
                     // copy (subtree 0) to a leaf outside subtree 0.
                     let (leaf, local) = (d / m, d % m);
                     if leaf >= lv.span {
-                        let port =
-                            rt.escape_port(lv.base + copy, leaf, local as u8).unwrap() as u32;
+                        let port = rt.escape_port(lv.base + copy, leaf, local as u8).unwrap() as u32;
                         assert_eq!(port, lv.down + FatTreeRouting::dmodk(lv, d));
                     }
                 }
                 for counts in &by_copy {
                     let total: u32 = counts.iter().sum();
-                    assert!(
-                        spread(counts) <= u32::from(!total.is_multiple_of(lv.up)),
-                        "{f:?} level {l}: {counts:?}"
-                    );
+                    assert!(spread(counts) <= u32::from(!total.is_multiple_of(lv.up)), "{f:?} level {l}: {counts:?}");
                 }
                 // Over all destinations: equal when the copies above divide them.
-                let all: Vec<u32> = (0..lv.up as usize)
-                    .map(|j| by_copy.iter().map(|c| c[j]).sum())
-                    .collect();
+                let all: Vec<u32> = (0..lv.up as usize).map(|j| by_copy.iter().map(|c| c[j]).sum()).collect();
                 if n.is_multiple_of(lv.copies * lv.up) {
                     assert_eq!(spread(&all), 0, "{f:?} level {l}: {all:?}");
                 }
@@ -734,16 +636,11 @@ mod tests {
     fn links_are_the_topologys_own() {
         for f in trees() {
             let g = f.router_graph();
-            let Routing::FatTree(rt) = routing(&f, FatTreeMode::DModK) else {
-                unreachable!()
-            };
+            let Routing::FatTree(rt) = routing(&f, FatTreeMode::DModK) else { unreachable!() };
             assert_eq!(rt.routers(), g.router_count());
             let mut links = 0;
             for r in 0..rt.routers() as u32 {
-                let mut ours: Vec<u32> = (0..rt.ports() as u8)
-                    .filter_map(|p| rt.neighbor(r, p))
-                    .map(|(w, _)| w)
-                    .collect();
+                let mut ours: Vec<u32> = (0..rt.ports() as u8).filter_map(|p| rt.neighbor(r, p)).map(|(w, _)| w).collect();
                 let mut theirs: Vec<u32> = g.neighbors(r).map(|(w, _)| w).collect();
                 ours.sort_unstable();
                 theirs.sort_unstable();
@@ -769,13 +666,7 @@ mod tests {
             for a in 0..rt.routers() as u32 {
                 g.bfs(a, &mut dist, &mut queue);
                 for b in 0..rt.routers() as u32 {
-                    assert_eq!(
-                        rt.distance(a, b),
-                        dist[b as usize],
-                        "{f:?}: {} to {}",
-                        rt.router_label(a),
-                        rt.router_label(b)
-                    );
+                    assert_eq!(rt.distance(a, b), dist[b as usize], "{f:?}: {} to {}", rt.router_label(a), rt.router_label(b));
                 }
             }
         }
@@ -784,13 +675,8 @@ mod tests {
     #[test]
     fn names_labels_and_limits() {
         let f = FatTree::k_ary_n_tree(4, 3, &[]);
-        let Routing::FatTree(rt) = routing(&f, FatTreeMode::Adaptive) else {
-            unreachable!()
-        };
-        assert_eq!(
-            (rt.ports(), rt.nodes_per_leaf(), rt.leaf_switches()),
-            (8, 4, 16)
-        );
+        let Routing::FatTree(rt) = routing(&f, FatTreeMode::Adaptive) else { unreachable!() };
+        assert_eq!((rt.ports(), rt.nodes_per_leaf(), rt.leaf_switches()), (8, 4, 16));
         assert_eq!(rt.leaf_of_node(63), 15);
         assert_eq!(rt.router_label(21), "L1:5");
         assert_eq!(rt.port_label(0, 1), "up1");
@@ -804,14 +690,8 @@ mod tests {
         }
         assert!(FatTreeRouting::new(&xgft(&[4, 4], &[2, 2]), FatTreeMode::DModK).is_err());
         // Radix 16 fits the 16-port mask; radix 32 only without adaptivity.
-        assert!(
-            FatTreeRouting::new(&FatTree::k_ary_n_tree(8, 3, &[]), FatTreeMode::Adaptive).is_ok()
-        );
-        assert!(
-            FatTreeRouting::new(&FatTree::k_ary_n_tree(16, 3, &[]), FatTreeMode::Adaptive).is_err()
-        );
-        assert!(
-            FatTreeRouting::new(&FatTree::k_ary_n_tree(16, 3, &[]), FatTreeMode::DModK).is_ok()
-        );
+        assert!(FatTreeRouting::new(&FatTree::k_ary_n_tree(8, 3, &[]), FatTreeMode::Adaptive).is_ok());
+        assert!(FatTreeRouting::new(&FatTree::k_ary_n_tree(16, 3, &[]), FatTreeMode::Adaptive).is_err());
+        assert!(FatTreeRouting::new(&FatTree::k_ary_n_tree(16, 3, &[]), FatTreeMode::DModK).is_ok());
     }
 }

@@ -73,18 +73,11 @@ impl FaultMap {
     /// `links`: router pairs, each removing one link between them — the
     /// one out of `ports[i]` of the first router where given, else the
     /// first one not failed yet.
-    pub fn new(
-        routing: &Routing,
-        routers: &[u32],
-        links: &[(u32, u32)],
-        ports_given: &[Option<u8>],
-    ) -> Result<Self, String> {
+    pub fn new(routing: &Routing, routers: &[u32], links: &[(u32, u32)], ports_given: &[Option<u8>]) -> Result<Self, String> {
         let n = routing.routers();
         let ports = routing.ports();
         if ports > 64 && !links.is_empty() {
-            return Err(format!(
-                "{ports} ports per router; failed links are kept for routers of at most 64"
-            ));
+            return Err(format!("{ports} ports per router; failed links are kept for routers of at most 64"));
         }
         if let (Routing::FatTree(f), Some(&(a, b))) = (routing, links.first()) {
             return Err(format!(
@@ -94,15 +87,7 @@ impl FaultMap {
                 f.mode.name()
             ));
         }
-        let mut m = FaultMap {
-            ports,
-            failed_router: vec![false; n],
-            failed_ports: vec![0; if links.is_empty() { 0 } else { n }],
-            routers: Vec::new(),
-            links: Vec::new(),
-            detour_ports: u64::MAX,
-            down: Vec::new(),
-        };
+        let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; if links.is_empty() { 0 } else { n }], routers: Vec::new(), links: Vec::new(), detour_ports: u64::MAX, down: Vec::new() };
         for &r in routers {
             if r as usize >= n {
                 return Err(format!("router {r} is not in the network ({n} routers)"));
@@ -117,25 +102,13 @@ impl FaultMap {
             let joins = |p: u8| routing.neighbor(a, p).is_some_and(|(w, _)| w == b);
             let p = match ports_given.get(i).copied().flatten() {
                 Some(p) if m.failed_ports[a as usize] & 1 << p != 0 => {
-                    return Err(format!(
-                        "the link out of port {} of router {} is listed twice",
-                        routing.port_name(p),
-                        routing.router_label(a)
-                    ))
+                    return Err(format!("the link out of port {} of router {} is listed twice", routing.port_name(p), routing.router_label(a)))
                 }
                 Some(p) if joins(p) => p,
-                Some(p) => {
-                    return Err(format!(
-                        "port {} of router {} does not lead to router {b}",
-                        routing.port_name(p),
-                        routing.router_label(a)
-                    ))
-                }
+                Some(p) => return Err(format!("port {} of router {} does not lead to router {b}", routing.port_name(p), routing.router_label(a))),
                 None => (0..ports as u8)
                     .find(|&p| m.failed_ports[a as usize] & 1 << p == 0 && joins(p))
-                    .ok_or_else(|| {
-                        format!("routers {a} and {b} have no (further) link between them")
-                    })?,
+                    .ok_or_else(|| format!("routers {a} and {b} have no (further) link between them"))?,
             };
             let (_, q) = routing.neighbor(a, p).expect("found above");
             m.failed_ports[a as usize] |= 1 << p;
@@ -190,32 +163,12 @@ impl FaultMap {
 
     /// Fails (`up` false) or recovers the link out of `port` of `r`
     /// during a run (both directions). Errors name what is already so.
-    pub fn set_link(
-        &mut self,
-        routing: &Routing,
-        r: u32,
-        port: u8,
-        up: bool,
-    ) -> Result<(), String> {
-        let (w, q) = routing.neighbor(r, port).ok_or_else(|| {
-            format!(
-                "port {} of router {} is not connected",
-                routing.port_name(port),
-                routing.router_label(r)
-            )
-        })?;
+    pub fn set_link(&mut self, routing: &Routing, r: u32, port: u8, up: bool) -> Result<(), String> {
+        let (w, q) = routing.neighbor(r, port).ok_or_else(|| format!("port {} of router {} is not connected", routing.port_name(port), routing.router_label(r)))?;
         let failed = self.port_failed(r, port);
         if failed != up {
-            let state = if up {
-                "is not failed"
-            } else {
-                "has already failed"
-            };
-            return Err(format!(
-                "the link {} of router {} {state}",
-                routing.port_name(port),
-                routing.router_label(r)
-            ));
+            let state = if up { "is not failed" } else { "has already failed" };
+            return Err(format!("the link {} of router {} {state}", routing.port_name(port), routing.router_label(r)));
         }
         if up {
             self.failed_ports[r as usize] &= !(1 << port);
@@ -236,11 +189,7 @@ impl FaultMap {
     /// run: every link of it carries nothing while it is down.
     pub fn set_router(&mut self, routing: &Routing, r: u32, up: bool) -> Result<(), String> {
         if self.failed_router[r as usize] != up {
-            let state = if up {
-                "is not failed"
-            } else {
-                "has already failed"
-            };
+            let state = if up { "is not failed" } else { "has already failed" };
             return Err(format!("router {} {state}", routing.router_label(r)));
         }
         self.failed_router[r as usize] = !up;
@@ -300,13 +249,7 @@ impl FaultMap {
 
     /// Walks the deterministic route from `src` to `dst`: its router hops,
     /// or the first failure it meets.
-    fn walk(
-        &self,
-        routing: &Routing,
-        src: u32,
-        dst: u32,
-        route: SourceRoute,
-    ) -> Result<u32, Blocked> {
+    fn walk(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> Result<u32, Blocked> {
         // Routes are at most a few times the network's size; a longer walk
         // would be a routing loop, which counts as no route.
         let limit = 4 * self.failed_router.len() as u32 + 64;
@@ -337,13 +280,7 @@ impl FaultMap {
 
     /// Router hops of the deterministic route from `src` to `dst`, or
     /// `None` when it meets a failed link or router.
-    pub fn clear_hops(
-        &self,
-        routing: &Routing,
-        src: u32,
-        dst: u32,
-        route: SourceRoute,
-    ) -> Option<u32> {
+    pub fn clear_hops(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> Option<u32> {
         self.walk(routing, src, dst, route).ok()
     }
 
@@ -352,11 +289,7 @@ impl FaultMap {
     pub fn blocked_at(&self, routing: &Routing, src: u32, dst: u32, route: SourceRoute) -> String {
         match self.walk(routing, src, dst, route) {
             Ok(_) | Err(Blocked::Loop) => "nothing".into(),
-            Err(Blocked::Link(r, p)) => format!(
-                "the failed link {} of router {}",
-                routing.port_name(p),
-                routing.router_label(r)
-            ),
+            Err(Blocked::Link(r, p)) => format!("the failed link {} of router {}", routing.port_name(p), routing.router_label(r)),
             Err(Blocked::Router(w)) => format!("the failed router {}", routing.router_label(w)),
         }
     }
@@ -374,23 +307,15 @@ impl FaultMap {
     /// from `src` to `dst` under `hints` is intact: no failed router in the
     /// box, no failed link leaving a box router in a productive direction.
     pub fn box_is_clear(&self, t: &TorusRouting, src: u32, dst: u32, hints: u8) -> bool {
-        self.routers
-            .iter()
-            .all(|&f| !t.on_minimal_paths(src, dst, hints, f))
-            && self.links.iter().all(|&(r, p)| {
-                !t.on_minimal_paths(src, dst, hints, r)
-                    || t.productive_ports(r, dst, hints) & 1 << p == 0
-            })
+        self.routers.iter().all(|&f| !t.on_minimal_paths(src, dst, hints, f))
+            && self.links.iter().all(|&(r, p)| !t.on_minimal_paths(src, dst, hints, r) || t.productive_ports(r, dst, hints) & 1 << p == 0)
     }
 
     /// The first intact route from `src` to `dst` in the order of
     /// preference the module describes, after `first` (the source's usual
     /// choice); `None` when every route the scheme offers meets a failure.
     pub fn choose(&self, routing: &Routing, src: u32, dst: u32, first: u8) -> Option<SourceRoute> {
-        let plain = |hints| SourceRoute {
-            hints,
-            detour: None,
-        };
+        let plain = |hints| SourceRoute { hints, detour: None };
         if self.clear_hops(routing, src, dst, plain(first)).is_some() {
             return Some(plain(first));
         }
@@ -405,20 +330,11 @@ impl FaultMap {
                 // Valiant groups: one of the intact ones by a hash of the
                 // pair, so the pairs a failure cuts spread over them
                 // instead of all taking the first.
-                let spreads: Vec<SourceRoute> = (1..64u8)
-                    .filter(|_| d.group(src) != d.group(dst))
-                    .map(|s| plain(0x40 | s))
-                    .collect();
-                let valiant: Vec<SourceRoute> =
-                    d.valiant_choices(src, dst).into_iter().map(plain).collect();
+                let spreads: Vec<SourceRoute> = (1..64u8).filter(|_| d.group(src) != d.group(dst)).map(|s| plain(0x40 | s)).collect();
+                let valiant: Vec<SourceRoute> = d.valiant_choices(src, dst).into_iter().map(plain).collect();
                 let pick = |list: &[SourceRoute]| {
-                    let intact: Vec<SourceRoute> = list
-                        .iter()
-                        .copied()
-                        .filter(|&r| self.clear_hops(routing, src, dst, r).is_some())
-                        .collect();
-                    let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                        ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+                    let intact: Vec<SourceRoute> = list.iter().copied().filter(|&r| self.clear_hops(routing, src, dst, r).is_some()).collect();
+                    let x = (src as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (dst as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
                     (!intact.is_empty()).then(|| intact[((x >> 33) % intact.len() as u64) as usize])
                 };
                 pick(&spreads).or_else(|| pick(&valiant))
@@ -427,21 +343,10 @@ impl FaultMap {
         }
     }
 
-    fn choose_torus(
-        &self,
-        routing: &Routing,
-        t: &TorusRouting,
-        src: u32,
-        dst: u32,
-        first: u8,
-    ) -> Option<SourceRoute> {
+    fn choose_torus(&self, routing: &Routing, t: &TorusRouting, src: u32, dst: u32, first: u8) -> Option<SourceRoute> {
         let free = t.direction_axes();
         let allowed = self.detour_ports;
-        let detours = std::iter::once(None).chain(
-            (0..self.ports.min(64) as u8)
-                .filter(|&p| allowed & 1 << p != 0)
-                .map(Some),
-        );
+        let detours = std::iter::once(None).chain((0..self.ports.min(64) as u8).filter(|&p| allowed & 1 << p != 0).map(Some));
         // Reversed axes, fewest first; subsets of the free axes.
         let mut flips: Vec<u8> = subsets(free).collect();
         flips.sort_by_key(|f| f.count_ones());
@@ -454,10 +359,7 @@ impl FaultMap {
                 },
             };
             for &f in &flips {
-                let route = SourceRoute {
-                    hints: base ^ f,
-                    detour,
-                };
+                let route = SourceRoute { hints: base ^ f, detour };
                 if self.clear_hops(routing, src, dst, route).is_some() {
                     return Some(route);
                 }
@@ -532,9 +434,7 @@ mod tests {
         // 4x4 torus, X then Y: 0,0 -> 2,2 turns at 2,0. With 2,0 failed no
         // choice of directions avoids the turn; one hop in Y first does.
         let rt = torus(&[4, 4], &[0, 1]);
-        let Routing::Torus(t) = &rt else {
-            unreachable!()
-        };
+        let Routing::Torus(t) = &rt else { unreachable!() };
         let id = |x: u32, y: u32| t.torus().node_id(&[x, y]).0;
         let m = FaultMap::new(&rt, &[id(2, 0)], &[], &[]).unwrap();
         let first = t.shortest_hints(id(0, 0), id(2, 2));
@@ -548,23 +448,15 @@ mod tests {
     #[test]
     fn every_pair_of_survivors_of_a_tofu_block_with_a_failed_node_has_a_route() {
         let t = tofu::tofu_torus([Axis::ring("x", 3), Axis::path("y", 2), Axis::ring("z", 2)]);
-        let rt = Routing::Torus(TorusRouting::new(
-            &t,
-            &tofu::ROUTING_ORDER,
-            EscapeOrder::Dimension,
-        ));
-        let Routing::Torus(tr) = &rt else {
-            unreachable!()
-        };
+        let rt = Routing::Torus(TorusRouting::new(&t, &tofu::ROUTING_ORDER, EscapeOrder::Dimension));
+        let Routing::Torus(tr) = &rt else { unreachable!() };
         let dead = t.node_id(&[1, 0, 1, 0, 1, 0]).0;
         let m = FaultMap::new(&rt, &[dead], &[], &[]).unwrap();
         let n = t.node_count() as u32;
         let mut detoured = 0;
         for s in (0..n).filter(|&s| s != dead) {
             for d in (0..n).filter(|&d| d != dead && d != s) {
-                let r = m
-                    .choose(&rt, s, d, tr.shortest_hints(s, d))
-                    .unwrap_or_else(|| panic!("{s} -> {d}"));
+                let r = m.choose(&rt, s, d, tr.shortest_hints(s, d)).unwrap_or_else(|| panic!("{s} -> {d}"));
                 detoured += usize::from(r.detour.is_some());
             }
         }
@@ -585,27 +477,14 @@ mod tests {
             arrangement: Arrangement::Consecutive,
         };
         let rt = Routing::Dragonfly(DragonflyRouting::new(&d, DragonflyMode::Minimal));
-        let Routing::Dragonfly(dr) = &rt else {
-            unreachable!()
-        };
+        let Routing::Dragonfly(dr) = &rt else { unreachable!() };
         // The first global link of the route 0 -> the last router.
         let (src, dst) = (0, dr.routers() as u32 - 1);
         let h = dr.minimal_hints(src, dst);
         let (g, p) = dr.global_hop(src, dst, h).unwrap();
         let (w, _) = dr.neighbor(g, p).unwrap();
         let m = FaultMap::new(&rt, &[], &[(g, w)], &[]).unwrap();
-        assert_eq!(
-            m.clear_hops(
-                &rt,
-                src,
-                dst,
-                SourceRoute {
-                    hints: h,
-                    detour: None
-                }
-            ),
-            None
-        );
+        assert_eq!(m.clear_hops(&rt, src, dst, SourceRoute { hints: h, detour: None }), None);
         let r = m.choose(&rt, src, dst, h).unwrap();
         assert_ne!(r.hints, h);
         assert!(m.clear_hops(&rt, src, dst, r).is_some());
@@ -619,35 +498,15 @@ mod tests {
         // Node 0's x+ leads to node 1, whose x- is the same link.
         m.set_link(&rt, 0, 0, false).unwrap();
         assert_eq!((m.down_ports(0), m.down_ports(1)), (0b01, 0b10));
-        assert!(m
-            .set_link(&rt, 1, 1, false)
-            .unwrap_err()
-            .contains("already failed"));
-        assert_eq!(
-            m.clear_hops(
-                &rt,
-                0,
-                1,
-                SourceRoute {
-                    hints: 0,
-                    detour: None
-                }
-            ),
-            None
-        );
+        assert!(m.set_link(&rt, 1, 1, false).unwrap_err().contains("already failed"));
+        assert_eq!(m.clear_hops(&rt, 0, 1, SourceRoute { hints: 0, detour: None }), None);
         m.set_link(&rt, 0, 0, true).unwrap();
         assert_eq!((m.down_ports(0), m.down_ports(1)), (0, 0));
-        assert!(m
-            .set_link(&rt, 0, 0, true)
-            .unwrap_err()
-            .contains("is not failed"));
+        assert!(m.set_link(&rt, 0, 0, true).unwrap_err().contains("is not failed"));
         // A failed router: every link of it is down at both ends, and no
         // route starts or ends there.
         m.set_router(&rt, 2, false).unwrap();
-        assert_eq!(
-            (m.down_ports(1), m.down_ports(2), m.down_ports(3)),
-            (0b01, 0b11, 0b10)
-        );
+        assert_eq!((m.down_ports(1), m.down_ports(2), m.down_ports(3)), (0b01, 0b11, 0b10));
         assert_eq!(m.choose(&rt, 0, 2, 0), None);
         assert!(m.choose(&rt, 1, 3, 0).is_some(), "round the other way");
         m.set_router(&rt, 2, true).unwrap();

@@ -127,10 +127,7 @@ impl Routing {
         match self {
             Self::Torus(t) => t.candidates(router, dst, hints),
             Self::Dragonfly(d) => (0, d.next_port(router, dst, hints)),
-            Self::FatTree(f) => (
-                f.adaptive_ports(router, dst, hints),
-                f.escape_port(router, dst, hints),
-            ),
+            Self::FatTree(f) => (f.adaptive_ports(router, dst, hints), f.escape_port(router, dst, hints)),
         }
     }
 

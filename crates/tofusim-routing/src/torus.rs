@@ -209,11 +209,7 @@ impl TorusRouting {
                 c >= s.min(d) && c <= s.max(d) && (left > 0 || c == s)
             } else {
                 let l = ax.length;
-                let steps = if hints & (1 << a) != 0 {
-                    (s + l - c) % l
-                } else {
-                    (c + l - s) % l
-                };
+                let steps = if hints & (1 << a) != 0 { (s + l - c) % l } else { (c + l - s) % l };
                 steps <= left
             }
         })
@@ -243,12 +239,7 @@ impl TorusRouting {
     /// `None` under [`EscapeOrder::Direction`], whose order changes as
     /// directions finish. For the flow model, which walks about a million
     /// routes per open-loop run.
-    pub fn dimension_legs(
-        &self,
-        src: u32,
-        dst: u32,
-        hints: u8,
-    ) -> Option<impl Iterator<Item = (u8, u32)> + '_> {
+    pub fn dimension_legs(&self, src: u32, dst: u32, hints: u8) -> Option<impl Iterator<Item = (u8, u32)> + '_> {
         (self.escape_order == EscapeOrder::Dimension).then(|| {
             self.order.iter().map(|&a| a as usize).filter_map(move |a| {
                 let hops = self.remaining(src, dst, hints, a);
@@ -318,11 +309,7 @@ impl TorusRouting {
                 *slot = p;
             }
         }
-        let mut ports = self
-            .order
-            .iter()
-            .map(|&a| port_of_axis[a as usize])
-            .filter(|&p| p != NO_PORT);
+        let mut ports = self.order.iter().map(|&a| port_of_axis[a as usize]).filter(|&p| p != NO_PORT);
         let escape = match self.escape_order {
             EscapeOrder::Dimension => ports.next(),
             // Every `+` (and single-port) direction in axis order, then every `−`.
@@ -459,11 +446,7 @@ mod tests {
         for l in 1..40u32 {
             for a in 0..l {
                 for b in 0..l {
-                    assert_eq!(
-                        super::ring_distance(a, b, l),
-                        (b + l - a) % l,
-                        "{a} -> {b} on a ring of {l}"
-                    );
+                    assert_eq!(super::ring_distance(a, b, l), (b + l - a) % l, "{a} -> {b} on a ring of {l}");
                 }
             }
         }
@@ -518,11 +501,7 @@ mod tests {
                 for (r, d) in (0..n).flat_map(|r| (0..n).map(move |d| (r, d))) {
                     for hints in 0..(1u16 << axes) {
                         let h = hints as u8;
-                        assert_eq!(
-                            rt.candidates(r, d, h),
-                            (rt.productive_ports(r, d, h), rt.escape_port(r, d, h)),
-                            "{r} -> {d}, hints {h:b}, {eo:?}"
-                        );
+                        assert_eq!(rt.candidates(r, d, h), (rt.productive_ports(r, d, h), rt.escape_port(r, d, h)), "{r} -> {d}, hints {h:b}, {eo:?}");
                     }
                 }
             }
@@ -569,17 +548,11 @@ mod tests {
                         hop_by_hop.push(p);
                         r = rt.neighbor(r, p).unwrap().0;
                     }
-                    let legs: Vec<u8> = rt
-                        .dimension_legs(s, d, h)
-                        .unwrap()
-                        .flat_map(|(p, k)| std::iter::repeat_n(p, k as usize))
-                        .collect();
+                    let legs: Vec<u8> = rt.dimension_legs(s, d, h).unwrap().flat_map(|(p, k)| std::iter::repeat_n(p, k as usize)).collect();
                     assert_eq!(legs, hop_by_hop, "{s} -> {d}, hints {h:b}");
                 }
             }
-            assert!(TorusRouting::new(t, &order, EscapeOrder::Direction)
-                .dimension_legs(0, 1, 0)
-                .is_none());
+            assert!(TorusRouting::new(t, &order, EscapeOrder::Direction).dimension_legs(0, 1, 0).is_none());
         }
     }
 

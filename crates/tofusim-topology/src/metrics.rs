@@ -81,12 +81,7 @@ impl Network {
         let surviving_nodes = topo.node_count() - self.faults.nodes.len() as u64;
         // In a direct network a failed node takes its router with it.
         let direct = matches!(topo, Topology::Torus(_) | Topology::Tofu(_));
-        let routers = topo.router_count()
-            - if direct {
-                self.faults.nodes.len() as u64
-            } else {
-                0
-            };
+        let routers = topo.router_count() - if direct { self.faults.nodes.len() as u64 } else { 0 };
         // No surviving node: nothing is connected to anything.
         let connected = hops.connected && surviving_nodes > 0;
         let per_node = self.injection_per_node_Bps();

@@ -51,71 +51,29 @@ extern "C" fn on_string(ud: Ud, r: u32, s: *const c_char) -> OTF2_CallbackCode {
     defs(ud).strings.insert(r, s);
     OTF2_CALLBACK_SUCCESS
 }
-extern "C" fn on_clock(
-    ud: Ud,
-    resolution: u64,
-    offset: u64,
-    _len: u64,
-    _rt: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn on_clock(ud: Ud, resolution: u64, offset: u64, _len: u64, _rt: u64) -> OTF2_CallbackCode {
     let d = defs(ud);
     d.timer_resolution = resolution;
     d.global_offset = offset;
     OTF2_CALLBACK_SUCCESS
 }
-extern "C" fn on_location_group(
-    ud: Ud,
-    r: u32,
-    _name: u32,
-    kind: u8,
-    _parent: u32,
-    _creator: u32,
-) -> OTF2_CallbackCode {
+extern "C" fn on_location_group(ud: Ud, r: u32, _name: u32, kind: u8, _parent: u32, _creator: u32) -> OTF2_CallbackCode {
     defs(ud).location_groups.push((r, kind));
     OTF2_CALLBACK_SUCCESS
 }
-extern "C" fn on_location(
-    ud: Ud,
-    r: u64,
-    _name: u32,
-    _kind: u8,
-    _events: u64,
-    group: u32,
-) -> OTF2_CallbackCode {
+extern "C" fn on_location(ud: Ud, r: u64, _name: u32, _kind: u8, _events: u64, group: u32) -> OTF2_CallbackCode {
     defs(ud).locations.push((r, group));
     OTF2_CALLBACK_SUCCESS
 }
 #[allow(clippy::too_many_arguments)]
-extern "C" fn on_region(
-    ud: Ud,
-    r: u32,
-    name: u32,
-    _canonical: u32,
-    _desc: u32,
-    _role: u8,
-    paradigm: u8,
-    _flags: u32,
-    _file: u32,
-    _b: u32,
-    _e: u32,
-) -> OTF2_CallbackCode {
+extern "C" fn on_region(ud: Ud, r: u32, name: u32, _canonical: u32, _desc: u32, _role: u8, paradigm: u8, _flags: u32, _file: u32, _b: u32, _e: u32) -> OTF2_CallbackCode {
     let d = defs(ud);
-    let mpi = paradigm == OTF2_PARADIGM_MPI
-        || d.strings.get(&name).is_some_and(|s| s.starts_with("MPI_"));
+    let mpi = paradigm == OTF2_PARADIGM_MPI || d.strings.get(&name).is_some_and(|s| s.starts_with("MPI_"));
     d.regions.insert(r, (name, mpi));
     OTF2_CALLBACK_SUCCESS
 }
 #[allow(clippy::too_many_arguments)]
-extern "C" fn on_group(
-    ud: Ud,
-    r: u32,
-    _name: u32,
-    kind: u8,
-    paradigm: u8,
-    _flags: u32,
-    n: u32,
-    members: *const u64,
-) -> OTF2_CallbackCode {
+extern "C" fn on_group(ud: Ud, r: u32, _name: u32, kind: u8, paradigm: u8, _flags: u32, n: u32, members: *const u64) -> OTF2_CallbackCode {
     let m = if n == 0 || members.is_null() {
         Vec::new()
     } else {
@@ -125,14 +83,7 @@ extern "C" fn on_group(
     defs(ud).groups.insert(r, (kind, paradigm, m));
     OTF2_CALLBACK_SUCCESS
 }
-extern "C" fn on_comm(
-    ud: Ud,
-    r: u32,
-    name: u32,
-    group: u32,
-    _parent: u32,
-    _flags: u32,
-) -> OTF2_CallbackCode {
+extern "C" fn on_comm(ud: Ud, r: u32, name: u32, group: u32, _parent: u32, _flags: u32) -> OTF2_CallbackCode {
     defs(ud).comms.push((r, name, group));
     OTF2_CALLBACK_SUCCESS
 }
@@ -174,12 +125,7 @@ impl Events<'_> {
         if let Some(&i) = self.name_of_region.get(&region) {
             return Some(i);
         }
-        let s = self
-            .defs
-            .strings
-            .get(&name)
-            .cloned()
-            .unwrap_or_else(|| format!("region {region}"));
+        let s = self.defs.strings.get(&name).cloned().unwrap_or_else(|| format!("region {region}"));
         let i = match self.names.iter().position(|x| *x == s) {
             Some(i) => i as u32,
             None => {
@@ -196,13 +142,7 @@ impl Events<'_> {
             if self.depth == 1 {
                 let ns = self.ns(t);
                 let name = self.region(region).expect("an MPI region");
-                self.open = Some(Call {
-                    name,
-                    enter_ns: ns,
-                    leave_ns: ns,
-                    first_record: self.records.len() as u32,
-                    records: 0,
-                });
+                self.open = Some(Call { name, enter_ns: ns, leave_ns: ns, first_record: self.records.len() as u32, records: 0 });
             }
         }
     }
@@ -225,9 +165,7 @@ impl Events<'_> {
         OTF2_CALLBACK_INTERRUPT
     }
     fn call_name(&self) -> String {
-        self.open
-            .as_ref()
-            .map_or_else(String::new, |c| self.names[c.name as usize].clone())
+        self.open.as_ref().map_or_else(String::new, |c| self.names[c.name as usize].clone())
     }
     /// The world rank of rank `r` of communicator `comm`.
     fn world(&mut self, comm: u32, r: u32) -> Result<u32, String> {
@@ -244,10 +182,7 @@ impl Events<'_> {
     }
     fn push(&mut self, kind: &str, rec: Result<Record, String>) -> OTF2_CallbackCode {
         if self.open.is_none() {
-            return self.fail(format!(
-                "rank {}: an {kind} record outside any MPI call region",
-                self.rank
-            ));
+            return self.fail(format!("rank {}: an {kind} record outside any MPI call region", self.rank));
         }
         match rec {
             Ok(r) => {
@@ -265,176 +200,54 @@ fn events<'x>(ud: Ud) -> &'x mut Events<'x> {
     unsafe { &mut *(ud as *mut Events<'x>) }
 }
 
-extern "C" fn ev_enter(
-    _l: u64,
-    t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    region: u32,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_enter(_l: u64, t: u64, _p: u64, ud: Ud, _a: Attrs, region: u32) -> OTF2_CallbackCode {
     events(ud).enter(t, region);
     OTF2_CALLBACK_SUCCESS
 }
-extern "C" fn ev_leave(
-    _l: u64,
-    t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    region: u32,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_leave(_l: u64, t: u64, _p: u64, ud: Ud, _a: Attrs, region: u32) -> OTF2_CallbackCode {
     events(ud).leave(t, region);
     OTF2_CALLBACK_SUCCESS
 }
 #[allow(clippy::too_many_arguments)]
-extern "C" fn ev_send(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    peer: u32,
-    comm: u32,
-    tag: u32,
-    bytes: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_send(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, peer: u32, comm: u32, tag: u32, bytes: u64) -> OTF2_CallbackCode {
     let e = events(ud);
-    let r = e.world(comm, peer).map(|peer| Record::Send {
-        peer,
-        comm,
-        tag,
-        bytes,
-        request: None,
-    });
+    let r = e.world(comm, peer).map(|peer| Record::Send { peer, comm, tag, bytes, request: None });
     e.push("MpiSend", r)
 }
 #[allow(clippy::too_many_arguments)]
-extern "C" fn ev_recv(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    peer: u32,
-    comm: u32,
-    tag: u32,
-    bytes: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_recv(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, peer: u32, comm: u32, tag: u32, bytes: u64) -> OTF2_CallbackCode {
     let e = events(ud);
-    let r = e.world(comm, peer).map(|peer| Record::Recv {
-        peer,
-        comm,
-        tag,
-        bytes,
-        request: None,
-    });
+    let r = e.world(comm, peer).map(|peer| Record::Recv { peer, comm, tag, bytes, request: None });
     e.push("MpiRecv", r)
 }
 #[allow(clippy::too_many_arguments)]
-extern "C" fn ev_isend(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    peer: u32,
-    comm: u32,
-    tag: u32,
-    bytes: u64,
-    q: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_isend(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, peer: u32, comm: u32, tag: u32, bytes: u64, q: u64) -> OTF2_CallbackCode {
     let e = events(ud);
-    let r = e.world(comm, peer).map(|peer| Record::Send {
-        peer,
-        comm,
-        tag,
-        bytes,
-        request: Some(q),
-    });
+    let r = e.world(comm, peer).map(|peer| Record::Send { peer, comm, tag, bytes, request: Some(q) });
     e.push("MpiIsend", r)
 }
 #[allow(clippy::too_many_arguments)]
-extern "C" fn ev_irecv(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    peer: u32,
-    comm: u32,
-    tag: u32,
-    bytes: u64,
-    q: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_irecv(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, peer: u32, comm: u32, tag: u32, bytes: u64, q: u64) -> OTF2_CallbackCode {
     let e = events(ud);
-    let r = e.world(comm, peer).map(|peer| Record::Recv {
-        peer,
-        comm,
-        tag,
-        bytes,
-        request: Some(q),
-    });
+    let r = e.world(comm, peer).map(|peer| Record::Recv { peer, comm, tag, bytes, request: Some(q) });
     e.push("MpiIrecv", r)
 }
-extern "C" fn ev_isend_complete(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    q: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_isend_complete(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, q: u64) -> OTF2_CallbackCode {
     events(ud).push("MpiIsendComplete", Ok(Record::SendDone(q)))
 }
-extern "C" fn ev_irecv_request(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    q: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_irecv_request(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, q: u64) -> OTF2_CallbackCode {
     events(ud).push("MpiIrecvRequest", Ok(Record::Posted(q)))
 }
-extern "C" fn ev_cancelled(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    q: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_cancelled(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, q: u64) -> OTF2_CallbackCode {
     events(ud).push("MpiRequestCancelled", Ok(Record::Cancelled(q)))
 }
 #[allow(clippy::too_many_arguments)]
-extern "C" fn ev_collective(
-    _l: u64,
-    _t: u64,
-    _p: u64,
-    ud: Ud,
-    _a: Attrs,
-    op: u8,
-    comm: u32,
-    root: u32,
-    sent: u64,
-    received: u64,
-) -> OTF2_CallbackCode {
+extern "C" fn ev_collective(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, op: u8, comm: u32, root: u32, sent: u64, received: u64) -> OTF2_CallbackCode {
     let e = events(ud);
     let r = if e.res.comms.contains_key(&comm) {
-        Ok(Record::Collective {
-            op,
-            comm,
-            root: (root != OTF2_UNDEFINED_UINT32).then_some(root),
-            sent,
-            received,
-        })
+        Ok(Record::Collective { op, comm, root: (root != OTF2_UNDEFINED_UINT32).then_some(root), sent, received })
     } else {
-        Err(format!(
-            "rank {}: {} on a communicator the trace does not define (id {comm})",
-            e.rank,
-            e.call_name()
-        ))
+        Err(format!("rank {}: {} on a communicator the trace does not define (id {comm})", e.rank, e.call_name()))
     };
     e.push("MpiCollectiveEnd", r)
 }
@@ -449,22 +262,15 @@ pub fn anchor(path: &str) -> Result<PathBuf, String> {
             .filter(|f| f.extension().is_some_and(|x| x == "otf2"))
             .collect();
         if anchors.len() != 1 {
-            return Err(format!(
-                "{path}: expected a trace directory with one .otf2 anchor file, found {}",
-                anchors.len()
-            ));
+            return Err(format!("{path}: expected a trace directory with one .otf2 anchor file, found {}", anchors.len()));
         }
         return Ok(anchors.remove(0));
     }
     if !p.exists() {
-        return Err(format!(
-            "{path}: no such trace (give an OTF2 archive's directory or its .otf2 file)"
-        ));
+        return Err(format!("{path}: no such trace (give an OTF2 archive's directory or its .otf2 file)"));
     }
     if p.extension().is_none_or(|x| x != "otf2") {
-        return Err(format!(
-            "{path}: expected an OTF2 archive (a directory or its .otf2 anchor file)"
-        ));
+        return Err(format!("{path}: expected an OTF2 archive (a directory or its .otf2 anchor file)"));
     }
     Ok(p.to_path_buf())
 }
@@ -481,23 +287,13 @@ fn check(code: OTF2_ErrorCode, path: &str, what: &str) -> Result<(), String> {
     if code == OTF2_SUCCESS {
         Ok(())
     } else {
-        Err(format!(
-            "{path}: cannot read the OTF2 archive ({what}: OTF2 error {code})"
-        ))
+        Err(format!("{path}: cannot read the OTF2 archive ({what}: OTF2 error {code})"))
     }
 }
 
 /// OTF2's own error printer, replaced once by one that prints nothing: the
 /// reader turns error codes into one-line messages itself.
-extern "C" fn quiet(
-    _ud: Ud,
-    _file: *const c_char,
-    _line: u64,
-    _func: *const c_char,
-    code: OTF2_ErrorCode,
-    _fmt: *const c_char,
-    _va: *mut c_void,
-) -> OTF2_ErrorCode {
+extern "C" fn quiet(_ud: Ud, _file: *const c_char, _line: u64, _func: *const c_char, code: OTF2_ErrorCode, _fmt: *const c_char, _va: *mut c_void) -> OTF2_ErrorCode {
     code
 }
 
@@ -507,8 +303,7 @@ fn open(path: &str) -> Result<(Reader, PathBuf, Defs), String> {
     // va_list is passed as a pointer on this platform and not read).
     unsafe { OTF2_Error_RegisterCallback(Some(quiet), std::ptr::null_mut()) };
     let file = anchor(path)?;
-    let c = CString::new(file.to_string_lossy().as_bytes())
-        .map_err(|_| format!("{path}: a path with a NUL byte"))?;
+    let c = CString::new(file.to_string_lossy().as_bytes()).map_err(|_| format!("{path}: a path with a NUL byte"))?;
     // SAFETY: a valid C string; the handle is closed by `Reader`'s drop.
     let reader = Reader(unsafe { OTF2_Reader_Open(c.as_ptr()) });
     if reader.0.is_null() {
@@ -519,11 +314,7 @@ fn open(path: &str) -> Result<(Reader, PathBuf, Defs), String> {
     // SAFETY: every call below gets the open reader and a live callback
     // table; `d` outlives the read that calls back into it.
     unsafe {
-        check(
-            OTF2_Reader_SetSerialCollectiveCallbacks(r),
-            path,
-            "serial mode",
-        )?;
+        check(OTF2_Reader_SetSerialCollectiveCallbacks(r), path, "serial mode")?;
         let gd = OTF2_Reader_GetGlobalDefReader(r);
         if gd.is_null() {
             return Err(format!("{path}: the archive has no global definitions"));
@@ -536,8 +327,7 @@ fn open(path: &str) -> Result<(Reader, PathBuf, Defs), String> {
         OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, on_region);
         OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, on_group);
         OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, on_comm);
-        let reg =
-            OTF2_Reader_RegisterGlobalDefCallbacks(r, gd, cb, &mut d as *mut Defs as *mut c_void);
+        let reg = OTF2_Reader_RegisterGlobalDefCallbacks(r, gd, cb, &mut d as *mut Defs as *mut c_void);
         let mut n = 0u64;
         let read = OTF2_Reader_ReadAllGlobalDefinitions(r, gd, &mut n);
         OTF2_GlobalDefReaderCallbacks_Delete(cb);
@@ -596,9 +386,7 @@ pub fn read(path: &str) -> Result<Trace, String> {
         for (rank, &loc) in res.master.iter().enumerate() {
             let er = OTF2_Reader_GetEvtReader(r, loc);
             if er.is_null() {
-                failure = Some(format!(
-                    "{path}: rank {rank}: no events for its location {loc}"
-                ));
+                failure = Some(format!("{path}: rank {rank}: no events for its location {loc}"));
                 break;
             }
             let mut ev = Events {
@@ -622,9 +410,7 @@ pub fn read(path: &str) -> Result<Trace, String> {
                 break;
             }
             if code != OTF2_SUCCESS {
-                failure = Some(format!(
-                    "{path}: rank {rank}: cannot read its events (OTF2 error {code})"
-                ));
+                failure = Some(format!("{path}: rank {rank}: cannot read its events (OTF2 error {code})"));
                 break;
             }
             if let Some(c) = &ev.open {
@@ -645,37 +431,16 @@ pub fn read(path: &str) -> Result<Trace, String> {
     }
     drop(reader);
     let comms = res.comms.iter().map(|(&c, m)| (c, m.clone())).collect();
-    Ok(Trace {
-        path: file
-            .parent()
-            .map_or_else(|| path.to_string(), |p| p.to_string_lossy().into_owned()),
-        ranks: res.ranks,
-        comms,
-        comm_names: res.comm_names,
-        names,
-        calls,
-        records,
-    })
+    Ok(Trace { path: file.parent().map_or_else(|| path.to_string(), |p| p.to_string_lossy().into_owned()), ranks: res.ranks, comms, comm_names: res.comm_names, names, calls, records })
 }
 
 fn resolve(path: &str, d: &Defs) -> Result<Resolved, String> {
-    let mut groups: Vec<u32> = d
-        .location_groups
-        .iter()
-        .filter(|g| g.1 == OTF2_LOCATION_GROUP_TYPE_PROCESS)
-        .map(|g| g.0)
-        .collect();
+    let mut groups: Vec<u32> = d.location_groups.iter().filter(|g| g.1 == OTF2_LOCATION_GROUP_TYPE_PROCESS).map(|g| g.0).collect();
     groups.sort_unstable();
     if groups.is_empty() {
-        return Err(format!(
-            "{path}: the trace defines no processes (location groups of type PROCESS)"
-        ));
+        return Err(format!("{path}: the trace defines no processes (location groups of type PROCESS)"));
     }
-    let rank_of_group: HashMap<u32, u32> = groups
-        .iter()
-        .enumerate()
-        .map(|(i, &g)| (g, i as u32))
-        .collect();
+    let rank_of_group: HashMap<u32, u32> = groups.iter().enumerate().map(|(i, &g)| (g, i as u32)).collect();
     let mut master = vec![u64::MAX; groups.len()];
     for &(loc, g) in &d.locations {
         if let Some(&r) = rank_of_group.get(&g) {
@@ -685,29 +450,16 @@ fn resolve(path: &str, d: &Defs) -> Result<Resolved, String> {
     if let Some(r) = master.iter().position(|&m| m == u64::MAX) {
         return Err(format!("{path}: rank {r} (a process) has no location"));
     }
-    let rank_of_location: HashMap<u64, u32> = master
-        .iter()
-        .enumerate()
-        .map(|(r, &l)| (l, r as u32))
-        .collect();
+    let rank_of_location: HashMap<u64, u32> = master.iter().enumerate().map(|(r, &l)| (l, r as u32)).collect();
     // The MPI COMM_LOCATIONS group: communicator groups index into it.
-    let locations = d
-        .groups
-        .values()
-        .find(|g| g.0 == OTF2_GROUP_TYPE_COMM_LOCATIONS && g.1 == OTF2_PARADIGM_MPI)
-        .or_else(|| {
-            d.groups
-                .values()
-                .find(|g| g.0 == OTF2_GROUP_TYPE_COMM_LOCATIONS)
-        });
+    let locations = d.groups.values().find(|g| g.0 == OTF2_GROUP_TYPE_COMM_LOCATIONS && g.1 == OTF2_PARADIGM_MPI)
+        .or_else(|| d.groups.values().find(|g| g.0 == OTF2_GROUP_TYPE_COMM_LOCATIONS));
     let mut comms = HashMap::new();
     let mut comm_names = BTreeMap::new();
     for &(c, name, group) in &d.comms {
         let name_s = d.strings.get(&name).cloned().unwrap_or_default();
         let Some((kind, _, members)) = d.groups.get(&group) else {
-            return Err(format!(
-                "{path}: communicator {name_s:?} refers to an undefined group {group}"
-            ));
+            return Err(format!("{path}: communicator {name_s:?} refers to an undefined group {group}"));
         };
         let ranks = match *kind {
             OTF2_GROUP_TYPE_COMM_SELF => None,
@@ -722,26 +474,11 @@ fn resolve(path: &str, d: &Defs) -> Result<Resolved, String> {
                 }
                 Some(out)
             }
-            k => {
-                return Err(format!(
-                "{path}: communicator {name_s:?} has a group of type {k}, not a communicator group"
-            ))
-            }
+            k => return Err(format!("{path}: communicator {name_s:?} has a group of type {k}, not a communicator group")),
         };
         comms.insert(c, ranks);
         comm_names.insert(c, name_s);
     }
-    let ns_per_tick = if d.timer_resolution > 0 {
-        1e9 / d.timer_resolution as f64
-    } else {
-        1.0
-    };
-    Ok(Resolved {
-        ranks: groups.len() as u32,
-        master,
-        comms,
-        comm_names,
-        offset: d.global_offset,
-        ns_per_tick,
-    })
+    let ns_per_tick = if d.timer_resolution > 0 { 1e9 / d.timer_resolution as f64 } else { 1.0 };
+    Ok(Resolved { ranks: groups.len() as u32, master, comms, comm_names, offset: d.global_offset, ns_per_tick })
 }

@@ -24,19 +24,7 @@ use crate::trace::{collective_name, Record, Trace};
 
 /// Operations tofusim has schedules for: its algorithm library's and the
 /// timing-only schedules of `tofusim_comm::mpi_collectives`.
-pub const MODELLED: &[&str] = &[
-    "barrier",
-    "bcast",
-    "reduce",
-    "allreduce",
-    "allgather",
-    "alltoall",
-    "scan",
-    "exscan",
-    "gather",
-    "scatter",
-    "reduce_scatter",
-];
+pub const MODELLED: &[&str] = &["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather", "scatter", "reduce_scatter"];
 
 /// A "v" variant's regular form.
 fn regular(op: &str) -> &str {
@@ -91,17 +79,8 @@ pub fn default_algorithm(op: &str, ranks: usize, size_bytes: u64) -> Option<&'st
 /// (sent, received) of each member, root index.
 fn size(op: &str, recs: &[(u64, u64)], root: Option<u32>) -> u64 {
     let n = recs.len().max(1) as u64;
-    let others: Vec<(u64, u64)> = recs
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| Some(*i as u32) != root)
-        .map(|(_, r)| *r)
-        .collect();
-    let others = if others.is_empty() {
-        recs.to_vec()
-    } else {
-        others
-    };
+    let others: Vec<(u64, u64)> = recs.iter().enumerate().filter(|(i, _)| Some(*i as u32) != root).map(|(_, r)| *r).collect();
+    let others = if others.is_empty() { recs.to_vec() } else { others };
     let mean = |xs: &[u64]| xs.iter().sum::<u64>() / (xs.len().max(1) as u64);
     let sent = |v: &[(u64, u64)]| v.iter().map(|r| r.0).collect::<Vec<_>>();
     let received = |v: &[(u64, u64)]| v.iter().map(|r| r.1).collect::<Vec<_>>();
@@ -133,22 +112,13 @@ pub fn instances(t: &Trace) -> Result<Vec<Instance>, String> {
     for (r, cs) in t.calls.iter().enumerate() {
         for (i, c) in cs.iter().enumerate() {
             for rec in t.records_of(r, c) {
-                if let Record::Collective {
-                    op,
-                    comm,
-                    root,
-                    sent,
-                    received,
-                } = *rec
-                {
+                if let Record::Collective { op, comm, root, sent, received } = *rec {
                     let members = t.members(comm, r as u32);
                     let me = members.iter().position(|&m| m == r as u32).ok_or_else(|| {
                         format!("{}: rank {r} calls a collective on communicator {:?}, which it is not a member of", t.path, t.comm_name(comm))
                     })?;
                     let n = members.len();
-                    let lists = per_comm
-                        .entry((comm, members))
-                        .or_insert_with(|| vec![Vec::new(); n]);
+                    let lists = per_comm.entry((comm, members)).or_insert_with(|| vec![Vec::new(); n]);
                     lists[me].push((i as u32, op, root, sent, received));
                 }
             }
@@ -168,13 +138,8 @@ pub fn instances(t: &Trace) -> Result<Vec<Instance>, String> {
             let entries: Vec<Entry> = lists.iter().map(|l| l[k]).collect();
             let op = entries[0].1;
             if entries.iter().any(|e| e.1 != op) {
-                let ops: std::collections::BTreeSet<&str> =
-                    entries.iter().map(|e| collective_name(e.1)).collect();
-                return Err(format!(
-                    "{}: collective {k} of communicator {:?} is {ops:?} on different ranks",
-                    t.path,
-                    t.comm_name(comm)
-                ));
+                let ops: std::collections::BTreeSet<&str> = entries.iter().map(|e| collective_name(e.1)).collect();
+                return Err(format!("{}: collective {k} of communicator {:?} is {ops:?} on different ranks", t.path, t.comm_name(comm)));
             }
             let root = entries[0].2;
             let mpi_op = collective_name(op);
@@ -184,11 +149,7 @@ pub fn instances(t: &Trace) -> Result<Vec<Instance>, String> {
                 comm,
                 members: members.clone(),
                 root,
-                size_bytes: size(
-                    mpi_op,
-                    &entries.iter().map(|e| (e.3, e.4)).collect::<Vec<_>>(),
-                    root,
-                ),
+                size_bytes: size(mpi_op, &entries.iter().map(|e| (e.3, e.4)).collect::<Vec<_>>(), root),
                 call_index: entries.iter().map(|e| e.0).collect(),
             });
         }

@@ -55,18 +55,9 @@ struct Posting {
 
 /// The replay program of `t`; `algorithms` maps an operation to the
 /// algorithm to use instead of the default (`allreduce` → `ring`).
-pub fn build(
-    t: &Trace,
-    algorithms: &BTreeMap<String, String>,
-) -> Result<(ReplayProgram, Notes), String> {
-    if let Some(op) = algorithms
-        .keys()
-        .find(|op| !MODELLED.contains(&op.as_str()))
-    {
-        return Err(format!(
-            "--coll {op}=...: not an operation tofusim replays; expected one of {}",
-            MODELLED.join(", ")
-        ));
+pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(ReplayProgram, Notes), String> {
+    if let Some(op) = algorithms.keys().find(|op| !MODELLED.contains(&op.as_str())) {
+        return Err(format!("--coll {op}=...: not an operation tofusim replays; expected one of {}", MODELLED.join(", ")));
     }
     let mut notes = Notes::default();
     let mut coll_of: HashMap<(u32, u32), u32> = HashMap::new();
@@ -95,25 +86,14 @@ pub fn build(
         }
         let algorithm = match algorithms.get(&op) {
             Some(a) => a.clone(),
-            None => default_algorithm(&op, inst.members.len(), size)
-                .expect("every modelled operation has a default")
-                .to_string(),
+            None => default_algorithm(&op, inst.members.len(), size).expect("every modelled operation has a default").to_string(),
         };
-        notes
-            .algorithms
-            .entry(op.clone())
-            .or_insert_with(|| algorithm.clone());
+        notes.algorithms.entry(op.clone()).or_insert_with(|| algorithm.clone());
         let k = collectives.len() as u32;
         for (&m, &call) in inst.members.iter().zip(&inst.call_index) {
             coll_of.insert((m, call), k);
         }
-        collectives.push(ReplayCollective {
-            op,
-            algorithm,
-            members: inst.members,
-            root: inst.root.unwrap_or(0),
-            size_bytes: size,
-        });
+        collectives.push(ReplayCollective { op, algorithm, members: inst.members, root: inst.root.unwrap_or(0), size_bytes: size });
     }
 
     let mut messages: Vec<ReplayMessage> = Vec::new();
@@ -164,29 +144,11 @@ pub fn build(
                         notes.self_messages += 1;
                         local.extend(request);
                     }
-                    Record::Recv {
-                        peer,
-                        request: None,
-                        ..
-                    } if peer == r as u32 => {}
-                    Record::Send {
-                        peer,
-                        comm,
-                        tag,
-                        bytes,
-                        request,
-                    } => {
+                    Record::Recv { peer, request: None, .. } if peer == r as u32 => {}
+                    Record::Send { peer, comm, tag, bytes, request } => {
                         let msg = messages.len() as u32;
-                        messages.push(ReplayMessage {
-                            src: r as u32,
-                            dst: peer,
-                            bytes,
-                            mode: send_mode(name),
-                        });
-                        sends
-                            .entry((r as u32, peer, comm, tag))
-                            .or_default()
-                            .push_back(msg);
+                        messages.push(ReplayMessage { src: r as u32, dst: peer, bytes, mode: send_mode(name) });
+                        sends.entry((r as u32, peer, comm, tag)).or_default().push_back(msg);
                         let request = if two_sided {
                             own += 1;
                             waits.push(own);
@@ -196,13 +158,7 @@ pub fn build(
                         };
                         ops.push(Op::Send { msg, request });
                     }
-                    Record::Recv {
-                        peer,
-                        comm,
-                        tag,
-                        request: None,
-                        ..
-                    } => {
+                    Record::Recv { peer, comm, tag, request: None, .. } => {
                         let request = if two_sided {
                             own += 1;
                             waits.push(own);
@@ -210,33 +166,15 @@ pub fn build(
                         } else {
                             None
                         };
-                        posted.push(Posting {
-                            op: ops.len(),
-                            key: Some((peer, comm, tag)),
-                        });
-                        ops.push(Op::Recv {
-                            msg: u32::MAX,
-                            request,
-                        });
+                        posted.push(Posting { op: ops.len(), key: Some((peer, comm, tag)) });
+                        ops.push(Op::Recv { msg: u32::MAX, request });
                     }
                     Record::Posted(q) => {
                         pending.insert(q, posted.len());
-                        posted.push(Posting {
-                            op: ops.len(),
-                            key: None,
-                        });
-                        ops.push(Op::Recv {
-                            msg: u32::MAX,
-                            request: Some(q),
-                        });
+                        posted.push(Posting { op: ops.len(), key: None });
+                        ops.push(Op::Recv { msg: u32::MAX, request: Some(q) });
                     }
-                    Record::Recv {
-                        peer,
-                        comm,
-                        tag,
-                        request: Some(q),
-                        ..
-                    } => {
+                    Record::Recv { peer, comm, tag, request: Some(q), .. } => {
                         let Some(i) = pending.remove(&q) else {
                             return Err(format!("{}: rank {r}: {name} completes receive request {q}, which was not posted", t.path));
                         };
@@ -277,13 +215,8 @@ pub fn build(
     // Match receives, in posting order, to sends.
     for (r, posted) in postings.iter().enumerate() {
         for p in posted {
-            let Some((src, comm, tag)) = p.key else {
-                continue;
-            };
-            let Some(msg) = sends
-                .get_mut(&(src, r as u32, comm, tag))
-                .and_then(VecDeque::pop_front)
-            else {
+            let Some((src, comm, tag)) = p.key else { continue };
+            let Some(msg) = sends.get_mut(&(src, r as u32, comm, tag)).and_then(VecDeque::pop_front) else {
                 return Err(format!(
                     "{}: rank {r} receives from rank {src} (communicator {:?}, tag {tag}) a message the sender never sent; the trace is incomplete",
                     t.path,
@@ -306,20 +239,8 @@ pub fn build(
     // Drop the receives that never completed or were cancelled (and their
     // requests from the waits).
     for ops in &mut programs {
-        let dropped: std::collections::HashSet<u64> = ops
-            .iter()
-            .filter_map(|op| {
-                if let Op::Recv {
-                    msg: u32::MAX,
-                    request,
-                } = op
-                {
-                    *request
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let dropped: std::collections::HashSet<u64> =
+            ops.iter().filter_map(|op| if let Op::Recv { msg: u32::MAX, request } = op { *request } else { None }).collect();
         ops.retain(|op| !matches!(op, Op::Recv { msg: u32::MAX, .. }));
         if !dropped.is_empty() {
             for op in ops.iter_mut() {
@@ -330,15 +251,7 @@ pub fn build(
             ops.retain(|op| !matches!(op, Op::Wait(qs) if qs.is_empty()));
         }
     }
-    Ok((
-        ReplayProgram {
-            ranks: t.ranks,
-            messages,
-            collectives,
-            programs,
-        },
-        notes,
-    ))
+    Ok((ReplayProgram { ranks: t.ranks, messages, collectives, programs }, notes))
 }
 
 #[cfg(test)]
@@ -358,13 +271,7 @@ mod tests {
                     names.push(name.to_string());
                     names.len() - 1
                 });
-                cs.push(Call {
-                    name: i as u32,
-                    enter_ns,
-                    leave_ns,
-                    first_record: rs.len() as u32,
-                    records: recs.len() as u32,
-                });
+                cs.push(Call { name: i as u32, enter_ns, leave_ns, first_record: rs.len() as u32, records: recs.len() as u32 });
                 rs.extend(recs);
             }
             calls.push(cs);
@@ -383,22 +290,10 @@ mod tests {
     }
 
     fn send(peer: u32, tag: u32, bytes: u64, request: Option<u64>) -> Record {
-        Record::Send {
-            peer,
-            comm: 0,
-            tag,
-            bytes,
-            request,
-        }
+        Record::Send { peer, comm: 0, tag, bytes, request }
     }
     fn recv(peer: u32, tag: u32, bytes: u64, request: Option<u64>) -> Record {
-        Record::Recv {
-            peer,
-            comm: 0,
-            tag,
-            bytes,
-            request,
-        }
+        Record::Recv { peer, comm: 0, tag, bytes, request }
     }
 
     #[test]
@@ -406,12 +301,7 @@ mod tests {
         // Rank 0 sends tag 1 then tag 2; rank 1 posts an Irecv that
         // completes with tag 2 before a blocking receive of tag 1.
         let t = trace(vec![
-            vec![
-                ("MPI_Init", 0, 10, vec![]),
-                ("MPI_Send", 100, 110, vec![send(1, 1, 8, None)]),
-                ("MPI_Send", 120, 130, vec![send(1, 2, 4096, None)]),
-                ("MPI_Finalize", 200, 210, vec![]),
-            ],
+            vec![("MPI_Init", 0, 10, vec![]), ("MPI_Send", 100, 110, vec![send(1, 1, 8, None)]), ("MPI_Send", 120, 130, vec![send(1, 2, 4096, None)]), ("MPI_Finalize", 200, 210, vec![])],
             vec![
                 ("MPI_Init", 0, 10, vec![]),
                 ("MPI_Irecv", 50, 51, vec![Record::Posted(7)]),
@@ -422,107 +312,47 @@ mod tests {
         ]);
         let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
         assert_eq!(p.messages.len(), 2);
-        let recv_msgs: Vec<u32> = p.programs[1]
-            .iter()
-            .filter_map(|op| {
-                if let Op::Recv { msg, .. } = op {
-                    Some(*msg)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        assert_eq!(
-            recv_msgs,
-            vec![1, 0],
-            "the Irecv (tag 2) gets the second send"
-        );
+        let recv_msgs: Vec<u32> = p.programs[1].iter().filter_map(|op| if let Op::Recv { msg, .. } = op { Some(*msg) } else { None }).collect();
+        assert_eq!(recv_msgs, vec![1, 0], "the Irecv (tag 2) gets the second send");
         assert!(p.programs[1].contains(&Op::Wait(vec![7])));
-        assert_eq!(
-            p.programs[1][0],
-            Op::Compute(40),
-            "compute from leaving MPI_Init to the Irecv"
-        );
+        assert_eq!(p.programs[1][0], Op::Compute(40), "compute from leaving MPI_Init to the Irecv");
         assert_eq!(notes.uncompleted_receives, 0);
     }
 
     #[test]
     fn failed_tests_are_compute_and_cancelled_receives_are_dropped() {
         let t = trace(vec![
-            vec![
-                ("MPI_Init", 0, 10, vec![]),
-                ("MPI_Isend", 20, 21, vec![send(1, 0, 8, Some(3))]),
-                ("MPI_Test", 30, 40, vec![]),
-                ("MPI_Wait", 50, 60, vec![Record::SendDone(3)]),
-            ],
+            vec![("MPI_Init", 0, 10, vec![]), ("MPI_Isend", 20, 21, vec![send(1, 0, 8, Some(3))]), ("MPI_Test", 30, 40, vec![]), ("MPI_Wait", 50, 60, vec![Record::SendDone(3)])],
             vec![
                 ("MPI_Init", 0, 10, vec![]),
                 ("MPI_Irecv", 11, 12, vec![Record::Posted(1)]),
                 ("MPI_Irecv", 13, 14, vec![Record::Posted(2)]),
                 ("MPI_Cancel", 15, 16, vec![]),
-                (
-                    "MPI_Waitall",
-                    20,
-                    70,
-                    vec![recv(0, 0, 8, Some(1)), Record::Cancelled(2)],
-                ),
+                ("MPI_Waitall", 20, 70, vec![recv(0, 0, 8, Some(1)), Record::Cancelled(2)]),
             ],
         ]);
         let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
         // Rank 0: compute 10, isend, compute 29 (the failed test's 10 ns
         // included), wait.
-        assert_eq!(
-            p.programs[0],
-            vec![
-                Op::Compute(10),
-                Op::Send {
-                    msg: 0,
-                    request: Some(3)
-                },
-                Op::Compute(29),
-                Op::Wait(vec![3])
-            ]
-        );
+        assert_eq!(p.programs[0], vec![Op::Compute(10), Op::Send { msg: 0, request: Some(3) }, Op::Compute(29), Op::Wait(vec![3])]);
         assert_eq!(notes.cancelled_receives, 1);
-        assert!(
-            p.programs[1]
-                .iter()
-                .filter(|op| matches!(op, Op::Recv { .. }))
-                .count()
-                == 1
-        );
+        assert!(p.programs[1].iter().filter(|op| matches!(op, Op::Recv { .. })).count() == 1);
         assert!(p.programs[1].contains(&Op::Wait(vec![1])));
     }
 
     #[test]
     fn refused_calls_and_unmatched_messages_name_the_rank() {
-        let t = trace(vec![
-            vec![("MPI_Init", 0, 1, vec![]), ("MPI_Ibarrier", 2, 3, vec![])],
-            vec![("MPI_Init", 0, 1, vec![])],
-        ]);
-        assert!(build(&t, &BTreeMap::new())
-            .unwrap_err()
-            .contains("rank 0: MPI_Ibarrier is not replayed"));
-        let t = trace(vec![
-            vec![("MPI_Send", 2, 3, vec![send(1, 0, 8, None)])],
-            vec![("MPI_Init", 0, 1, vec![])],
-        ]);
-        assert!(build(&t, &BTreeMap::new())
-            .unwrap_err()
-            .contains("never received"));
+        let t = trace(vec![vec![("MPI_Init", 0, 1, vec![]), ("MPI_Ibarrier", 2, 3, vec![])], vec![("MPI_Init", 0, 1, vec![])]]);
+        assert!(build(&t, &BTreeMap::new()).unwrap_err().contains("rank 0: MPI_Ibarrier is not replayed"));
+        let t = trace(vec![vec![("MPI_Send", 2, 3, vec![send(1, 0, 8, None)])], vec![("MPI_Init", 0, 1, vec![])]]);
+        assert!(build(&t, &BTreeMap::new()).unwrap_err().contains("never received"));
     }
 
     #[test]
     fn collectives_take_their_size_from_the_non_roots() {
         // A bcast whose root reports N times the bytes (a writer's
         // convention): the size is what the non-roots receive.
-        let coll = |sent, received| Record::Collective {
-            op: 1,
-            comm: 0,
-            root: Some(0),
-            sent,
-            received,
-        };
+        let coll = |sent, received| Record::Collective { op: 1, comm: 0, root: Some(0), sent, received };
         let t = trace(vec![
             vec![("MPI_Bcast", 0, 1, vec![coll(3 * 1000, 0)])],
             vec![("MPI_Bcast", 0, 1, vec![coll(0, 1000)])],
@@ -530,20 +360,10 @@ mod tests {
         ]);
         let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
         assert_eq!(p.collectives.len(), 1);
-        assert_eq!(
-            (
-                p.collectives[0].op.as_str(),
-                p.collectives[0].size_bytes,
-                p.collectives[0].root
-            ),
-            ("bcast", 1000, 0)
-        );
+        assert_eq!((p.collectives[0].op.as_str(), p.collectives[0].size_bytes, p.collectives[0].root), ("bcast", 1000, 0));
         assert_eq!(notes.algorithms["bcast"], "binomial");
         let mut chosen = BTreeMap::new();
         chosen.insert("bcast".to_string(), "chain".to_string());
-        assert_eq!(
-            build(&t, &chosen).unwrap().0.collectives[0].algorithm,
-            "chain"
-        );
+        assert_eq!(build(&t, &chosen).unwrap().0.collectives[0].algorithm, "chain");
     }
 }

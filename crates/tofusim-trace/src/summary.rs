@@ -108,11 +108,7 @@ pub fn summarise(t: &Trace) -> Summary {
             calls: cs.len() as u64,
             compute_ns,
             mpi_ns,
-            compute_fraction: if total > 0 {
-                compute_ns as f64 / total as f64
-            } else {
-                0.0
-            },
+            compute_fraction: if total > 0 { compute_ns as f64 / total as f64 } else { 0.0 },
         });
     }
     let all_compute: u64 = per_rank.iter().map(|p| p.compute_ns).sum();
@@ -169,11 +165,7 @@ pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, String> {
         let mut cache: BTreeMap<(String, u32, u64, u32), Sends> = BTreeMap::new();
         for inst in instances(t)? {
             let n = inst.members.len() as u32;
-            if inst.op == "create_handle"
-                || inst.op == "destroy_handle"
-                || n < 2
-                || inst.size_bytes == 0
-            {
+            if inst.op == "create_handle" || inst.op == "destroy_handle" || n < 2 || inst.size_bytes == 0 {
                 continue;
             }
             if !MODELLED.contains(&inst.op.as_str()) {
@@ -188,49 +180,28 @@ pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, String> {
             let root = inst.root.unwrap_or(0);
             let key = (inst.op.clone(), n, inst.size_bytes, root);
             if !cache.contains_key(&key) {
-                let algo =
-                    default_algorithm(&inst.op, n as usize, inst.size_bytes).expect("modelled");
-                let s = if tofusim_comm::mpi_collectives::OPERATIONS
-                    .iter()
-                    .any(|(o, _)| *o == inst.op)
-                {
+                let algo = default_algorithm(&inst.op, n as usize, inst.size_bytes).expect("modelled");
+                let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == inst.op) {
                     tofusim_comm::mpi_collectives::build(&inst.op, algo, n, root, inst.size_bytes)?
                 } else {
-                    tofusim_comm::algorithms::build_named(
-                        &inst.op,
-                        algo,
-                        root,
-                        inst.size_bytes,
-                        tofusim_comm::Params::new(n, 0),
-                    )
-                    .map_err(|e| e.message)?
+                    tofusim_comm::algorithms::build_named(&inst.op, algo, root, inst.size_bytes, tofusim_comm::Params::new(n, 0)).map_err(|e| e.message)?
                 };
                 let sends = s
                     .programs
                     .iter()
                     .enumerate()
-                    .flat_map(|(a, p)| {
-                        p.steps.iter().filter_map(move |st| match &st.action {
-                            Action::Send { peer, spans, .. } => {
-                                Some((a as u32, *peer, total(spans) * ELEMENT_BYTES))
-                            }
-                            _ => None,
-                        })
-                    })
+                    .flat_map(|(a, p)| p.steps.iter().filter_map(move |st| match &st.action {
+                        Action::Send { peer, spans, .. } => Some((a as u32, *peer, total(spans) * ELEMENT_BYTES)),
+                        _ => None,
+                    }))
                     .collect();
                 cache.insert(key.clone(), sends);
             }
             for &(a, b, bytes) in &cache[&key] {
-                *flows
-                    .entry((inst.members[a as usize], inst.members[b as usize]))
-                    .or_default() += bytes;
+                *flows.entry((inst.members[a as usize], inst.members[b as usize])).or_default() += bytes;
                 expanded += bytes;
             }
         }
     }
-    Ok(CommList {
-        flows,
-        point_to_point_bytes: p2p,
-        collective_bytes: expanded,
-    })
+    Ok(CommList { flows, point_to_point_bytes: p2p, collective_bytes: expanded })
 }

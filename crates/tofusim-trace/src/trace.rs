@@ -7,22 +7,10 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Record {
     /// A message sent (`request` set when non-blocking).
-    Send {
-        peer: u32,
-        comm: u32,
-        tag: u32,
-        bytes: u64,
-        request: Option<u64>,
-    },
+    Send { peer: u32, comm: u32, tag: u32, bytes: u64, request: Option<u64> },
     /// A message received, with the source and tag it matched (`request`
     /// set when it completes a non-blocking receive).
-    Recv {
-        peer: u32,
-        comm: u32,
-        tag: u32,
-        bytes: u64,
-        request: Option<u64>,
-    },
+    Recv { peer: u32, comm: u32, tag: u32, bytes: u64, request: Option<u64> },
     /// A non-blocking receive posted (its message is known at completion).
     Posted(u64),
     /// A non-blocking send completed.
@@ -31,13 +19,7 @@ pub enum Record {
     Cancelled(u64),
     /// A collective: OTF2's operation code, communicator, root within it,
     /// bytes this rank's buffers send and receive.
-    Collective {
-        op: u8,
-        comm: u32,
-        root: Option<u32>,
-        sent: u64,
-        received: u64,
-    },
+    Collective { op: u8, comm: u32, root: Option<u32>, sent: u64, received: u64 },
 }
 
 /// One MPI call of one rank: its name (index into [`Trace::names`]), when it
@@ -86,33 +68,20 @@ impl Trace {
     }
 
     pub fn comm_name(&self, comm: u32) -> String {
-        self.comm_names
-            .get(&comm)
-            .cloned()
-            .unwrap_or_else(|| comm.to_string())
+        self.comm_names.get(&comm).cloned().unwrap_or_else(|| comm.to_string())
     }
 
     /// When rank `r`'s program starts: its leaving MPI_Init (or first call).
     pub fn start_ns(&self, r: usize) -> u64 {
         let cs = &self.calls[r];
-        cs.iter()
-            .find(|c| self.name(c).starts_with("MPI_Init"))
-            .map_or_else(|| cs.first().map_or(0, |c| c.enter_ns), |c| c.leave_ns)
+        cs.iter().find(|c| self.name(c).starts_with("MPI_Init")).map_or_else(|| cs.first().map_or(0, |c| c.enter_ns), |c| c.leave_ns)
     }
 
     /// The program's measured time: from the last rank leaving MPI_Init to
     /// the last rank leaving its last call (MPI_Finalize).
     pub fn measured_ns(&self) -> u64 {
-        let start = (0..self.ranks as usize)
-            .map(|r| self.start_ns(r))
-            .max()
-            .unwrap_or(0);
-        let end = self
-            .calls
-            .iter()
-            .map(|cs| cs.last().map_or(0, |c| c.leave_ns))
-            .max()
-            .unwrap_or(0);
+        let start = (0..self.ranks as usize).map(|r| self.start_ns(r)).max().unwrap_or(0);
+        let end = self.calls.iter().map(|cs| cs.last().map_or(0, |c| c.leave_ns)).max().unwrap_or(0);
         end.saturating_sub(start)
     }
 }
@@ -120,29 +89,9 @@ impl Trace {
 /// OTF2's collective operations by code (OTF2_CollectiveOp).
 pub fn collective_name(op: u8) -> &'static str {
     const NAMES: [&str; 23] = [
-        "barrier",
-        "bcast",
-        "gather",
-        "gatherv",
-        "scatter",
-        "scatterv",
-        "allgather",
-        "allgatherv",
-        "alltoall",
-        "alltoallv",
-        "alltoallw",
-        "allreduce",
-        "reduce",
-        "reduce_scatter",
-        "scan",
-        "exscan",
-        "reduce_scatter_block",
-        "create_handle",
-        "destroy_handle",
-        "allocate",
-        "deallocate",
-        "create_handle_and_allocate",
-        "destroy_handle_and_deallocate",
+        "barrier", "bcast", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw",
+        "allreduce", "reduce", "reduce_scatter", "scan", "exscan", "reduce_scatter_block", "create_handle", "destroy_handle", "allocate",
+        "deallocate", "create_handle_and_allocate", "destroy_handle_and_deallocate",
     ];
     NAMES.get(op as usize).copied().unwrap_or("unknown")
 }

@@ -50,11 +50,7 @@ impl Fill {
         message_bytes: u64,
         format: PacketFormat,
     ) -> Result<Self, WorkloadError> {
-        let PacketFormat {
-            packet_bytes,
-            header_bytes,
-            ..
-        } = format;
+        let PacketFormat { packet_bytes, header_bytes, .. } = format;
         let dims = torus.axes().len();
         for (i, &a) in axes.iter().enumerate() {
             let ax = torus.axes().get(a).ok_or(WorkloadError {
@@ -199,19 +195,13 @@ impl Fill {
             self.full_payload
         } as u64;
         if self.axes.len() == 2 && tag & LEG_BIT == 0 {
-            out.push(
-                self.leg_packet(node, seq, tag & ((1 << COLOUR_BITS) - 1), true)
-                    .into(),
-            );
+            out.push(self.leg_packet(node, seq, tag & ((1 << COLOUR_BITS) - 1), true).into());
         }
     }
 
     /// Per node `owned` accepts: the broadcast packets it received.
     pub fn export_received(&self, owned: &dyn Fn(u32) -> bool) -> Vec<(u32, u32)> {
-        (0..self.received.len() as u32)
-            .filter(|&n| owned(n))
-            .map(|n| (n, self.received[n as usize]))
-            .collect()
+        (0..self.received.len() as u32).filter(|&n| owned(n)).map(|n| (n, self.received[n as usize])).collect()
     }
 
     /// Takes what another partition's nodes received.

@@ -44,26 +44,18 @@ pub struct PacketFormat {
 impl PacketFormat {
     /// A format with the usual 32-byte chunks.
     pub fn new(packet_bytes: u32, header_bytes: u32) -> Self {
-        PacketFormat {
-            packet_bytes,
-            header_bytes,
-            chunk_bytes: CHUNK_BYTES,
-        }
+        PacketFormat { packet_bytes, header_bytes, chunk_bytes: CHUNK_BYTES }
     }
 
     /// The same with the router's chunk.
     pub fn with_chunk(self, chunk_bytes: u32) -> Self {
-        PacketFormat {
-            chunk_bytes,
-            ..self
-        }
+        PacketFormat { chunk_bytes, ..self }
     }
 
     /// Bytes on the router of a packet carrying `payload` bytes: payload
     /// and header in whole chunks.
     pub fn wire_bytes(&self, payload: u64) -> u64 {
-        (payload + self.header_bytes as u64).div_ceil(self.chunk_bytes as u64)
-            * self.chunk_bytes as u64
+        (payload + self.header_bytes as u64).div_ceil(self.chunk_bytes as u64) * self.chunk_bytes as u64
     }
 }
 /// Largest packet any router model carries (packet sizes are `u16`).
@@ -86,15 +78,10 @@ pub enum OpenPattern {
     /// Every node streams to the node `hops` further along `axis` (with
     /// wrap-around in the coordinate): a nearest-neighbour put pattern at
     /// `hops = 1`, one stream per link of that direction.
-    Shift {
-        axis: usize,
-        hops: u32,
-    },
+    Shift { axis: usize, hops: u32 },
     /// Dragonfly adversarial traffic: a node of group i (nodes
     /// `i·group_nodes ..`) sends to a random node of group i + 1.
-    GroupShift {
-        group_nodes: u32,
-    },
+    GroupShift { group_nodes: u32 },
 }
 
 /// Finite workloads.
@@ -242,22 +229,11 @@ fn region_nodes(torus: &Torus, origin: &[u32], shape: &[u32]) -> Result<Vec<u32>
 }
 
 impl Workload {
-    pub fn new(
-        kind: Kind,
-        format: PacketFormat,
-        torus: &Torus,
-        seed: u64,
-    ) -> Result<Self, WorkloadError> {
-        let PacketFormat {
-            packet_bytes,
-            header_bytes,
-            chunk_bytes,
-        } = format;
+    pub fn new(kind: Kind, format: PacketFormat, torus: &Torus, seed: u64) -> Result<Self, WorkloadError> {
+        let PacketFormat { packet_bytes, header_bytes, chunk_bytes } = format;
         let chunk = chunk_bytes.max(1);
         // The router's own limit (BG/L 256 bytes) is checked with the router.
-        if !(chunk..=MAX_PACKET_BYTES).contains(&packet_bytes)
-            || !packet_bytes.is_multiple_of(chunk)
-        {
+        if !(chunk..=MAX_PACKET_BYTES).contains(&packet_bytes) || !packet_bytes.is_multiple_of(chunk) {
             return Err(WorkloadError {
                 key: "packet_bytes",
                 message: format!(
@@ -418,13 +394,7 @@ impl Workload {
         }
         let alive: Vec<u32> = (0..n).filter(|&i| !mark[i as usize]).collect();
         if alive.len() < 2 {
-            return Err(WorkloadError {
-                key: "pattern",
-                message: format!(
-                    "{} of {n} nodes failed: a workload needs at least 2 nodes alive",
-                    failed.len()
-                ),
-            });
+            return Err(WorkloadError { key: "pattern", message: format!("{} of {n} nodes failed: a workload needs at least 2 nodes alive", failed.len()) });
         }
         let refuse = |key, message: String| Err(WorkloadError { key, message });
         match &self.kind {
@@ -438,20 +408,12 @@ impl Workload {
                 }
             }
             Kind::Finite(FinitePattern::Trace { packets }) => {
-                if let Some((i, p)) = packets
-                    .iter()
-                    .enumerate()
-                    .find(|(_, p)| mark[p.src as usize] || mark[p.dst as usize])
-                {
+                if let Some((i, p)) = packets.iter().enumerate().find(|(_, p)| mark[p.src as usize] || mark[p.dst as usize]) {
                     let f = if mark[p.src as usize] { p.src } else { p.dst };
                     return refuse("trace", format!("row {i}: node {f} has failed"));
                 }
             }
-            Kind::Finite(FinitePattern::HotBurst { .. })
-            | Kind::Open {
-                pattern: OpenPattern::HotRegion { .. },
-                ..
-            } => {
+            Kind::Finite(FinitePattern::HotBurst { .. }) | Kind::Open { pattern: OpenPattern::HotRegion { .. }, .. } => {
                 self.region.retain(|&r| !mark[r as usize]);
                 if self.region.is_empty() {
                     return refuse("region_shape", "every node of the region has failed".into());
@@ -494,11 +456,7 @@ impl Workload {
 
     /// The packet format the workload was made with.
     pub fn format(&self) -> PacketFormat {
-        PacketFormat {
-            packet_bytes: self.packet_bytes,
-            header_bytes: self.header_bytes,
-            chunk_bytes: self.chunk_bytes,
-        }
+        PacketFormat { packet_bytes: self.packet_bytes, header_bytes: self.header_bytes, chunk_bytes: self.chunk_bytes }
     }
 
     pub fn payload_bytes(&self) -> u32 {
@@ -543,31 +501,15 @@ impl Workload {
         if self.failed[src as usize] {
             return None;
         }
-        if let Kind::Open {
-            pattern: OpenPattern::Uniform,
-            ..
-        } = &self.kind
-        {
+        if let Kind::Open { pattern: OpenPattern::Uniform, .. } = &self.kind {
             // Uniform over the other nodes alive.
             let i = rng.random_range(0..self.alive.len() as u32 - 1);
-            let i = if i >= self.alive_index[src as usize] {
-                i + 1
-            } else {
-                i
-            };
+            let i = if i >= self.alive_index[src as usize] { i + 1 } else { i };
             return Some(self.alive[i as usize]);
         }
         // Random patterns draw again (a few times: a group or region may be
         // mostly failed); fixed ones give the same failed partner at once.
-        let random = matches!(
-            &self.kind,
-            Kind::Open {
-                pattern: OpenPattern::HotRegion { .. }
-                    | OpenPattern::GroupShift { .. }
-                    | OpenPattern::Neighbor,
-                ..
-            }
-        );
+        let random = matches!(&self.kind, Kind::Open { pattern: OpenPattern::HotRegion { .. } | OpenPattern::GroupShift { .. } | OpenPattern::Neighbor, .. });
         for _ in 0..if random { 64 } else { 1 } {
             match self.pattern_destination(src, rng) {
                 Some(d) if self.failed[d as usize] => continue,
@@ -946,16 +888,9 @@ impl Workload {
     /// What this copy learned about the nodes `owned` accepts.
     pub fn node_state(&self, owned: &dyn Fn(u32) -> bool) -> NodeState {
         NodeState {
-            fill_received: self
-                .fill
-                .as_ref()
-                .map_or_else(Vec::new, |f| f.export_received(owned)),
+            fill_received: self.fill.as_ref().map_or_else(Vec::new, |f| f.export_received(owned)),
             fill_payload_bytes: self.fill.as_ref().map_or(0, |f| f.received_payload_bytes()),
-            pingpong: self
-                .pingpong
-                .as_ref()
-                .filter(|pp| owned(pp.a))
-                .map(|pp| (pp.started.clone(), pp.finished.clone())),
+            pingpong: self.pingpong.as_ref().filter(|pp| owned(pp.a)).map(|pp| (pp.started.clone(), pp.finished.clone())),
         }
     }
 

@@ -50,16 +50,12 @@ impl Traffic for Workload {
 
     fn sending_fraction(&self) -> Option<f64> {
         use rand::SeedableRng;
-        let Kind::Open { .. } = &self.kind else {
-            return None;
-        };
+        let Kind::Open { .. } = &self.kind else { return None };
         // One draw per node from a generator of its own (the run's draws
         // are untouched): a node sends if it has a destination at all.
         let mut rng = crate::Rng::seed_from_u64(0);
         let n = self.nodes();
-        let sending = (0..n)
-            .filter(|&s| self.open_destination(s, &mut rng).is_some())
-            .count();
+        let sending = (0..n).filter(|&s| self.open_destination(s, &mut rng).is_some()).count();
         Some(sending as f64 / n.max(1) as f64)
     }
 
@@ -122,10 +118,7 @@ impl Traffic for Workload {
 
     fn check_complete(&self) -> Result<Option<u64>, Incomplete> {
         match self.fill().map(|f| f.check_complete()) {
-            Some(Err(detail)) => Err(Incomplete {
-                kind: "broadcast-incomplete",
-                detail,
-            }),
+            Some(Err(detail)) => Err(Incomplete { kind: "broadcast-incomplete", detail }),
             _ => Ok(None),
         }
     }
@@ -136,18 +129,13 @@ impl Traffic for Workload {
         let pingpong = self.pingpong_rounds().map(|(_, _, rounds)| {
             rounds
                 .iter()
-                .map(|&(s, f)| PingPongRound {
-                    start_cycle: s,
-                    end_cycle: f,
-                    one_way_cycles: (f - s) as f64 / 2.0,
-                })
+                .map(|&(s, f)| PingPongRound { start_cycle: s, end_cycle: f, one_way_cycles: (f - s) as f64 / 2.0 })
                 .collect::<Vec<_>>()
         });
         let broadcast = self.fill().map(|f| {
             let wire_cycles = self.packet_bytes as u64 + end.wire_overhead_bytes;
             let peak_per_link = self.payload_bytes() as f64 / wire_cycles as f64;
-            let per_node_cycle =
-                f.received_payload_bytes() as f64 / (end.nodes as f64 * end.end_cycle as f64);
+            let per_node_cycle = f.received_payload_bytes() as f64 / (end.nodes as f64 * end.end_cycle as f64);
             BroadcastResult {
                 deposits: end.deposits,
                 received_payload_bytes: f.received_payload_bytes(),
@@ -157,14 +145,8 @@ impl Traffic for Workload {
             }
         });
         let mut m = Map::new();
-        m.insert(
-            "pingpong".into(),
-            serde_json::to_value(pingpong).expect("plain numbers"),
-        );
-        m.insert(
-            "broadcast".into(),
-            serde_json::to_value(broadcast).expect("plain numbers"),
-        );
+        m.insert("pingpong".into(), serde_json::to_value(pingpong).expect("plain numbers"));
+        m.insert("broadcast".into(), serde_json::to_value(broadcast).expect("plain numbers"));
         m
     }
 }

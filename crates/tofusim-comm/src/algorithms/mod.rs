@@ -359,23 +359,13 @@ pub fn build_named(
 
 /// Given trees (`params.trees`) fit the run: a trinary-tree algorithm
 /// (`takes_trees`), its communicator and its root.
-pub(crate) fn check_given_trees(
-    params: &Params,
-    takes_trees: bool,
-    algo: &str,
-    root: Rank,
-) -> Result<(), BuildError> {
+pub(crate) fn check_given_trees(params: &Params, takes_trees: bool, algo: &str, root: Rank) -> Result<(), BuildError> {
     if let Some(t) = &params.trees {
         if !takes_trees {
-            return Err(BuildError {
-                key: "trees",
-                message: format!("only the trinary-tree algorithms take trees, not {algo}"),
-            });
+            return Err(BuildError { key: "trees", message: format!("only the trinary-tree algorithms take trees, not {algo}") });
         }
         if params.grid != Some(t.grid) || t.root != root {
-            let shape = params.grid.map_or("no torus".to_string(), |g| {
-                format!("{}x{}x{}", g.lengths[0], g.lengths[1], g.lengths[2])
-            });
+            let shape = params.grid.map_or("no torus".to_string(), |g| format!("{}x{}x{}", g.lengths[0], g.lengths[1], g.lengths[2]));
             let [a, b, c] = t.grid.lengths;
             return Err(BuildError {
                 key: "trees",

@@ -59,10 +59,7 @@ pub(crate) fn build_reduce(s: &mut Schedule, algorithm: Algorithm, root: Rank, p
         }
         Algorithm::TrinaryTree => match torus_grid(params, true) {
             Ok(g) => {
-                for (i, t) in super::trinary_trees_for(params, &g, root)
-                    .iter()
-                    .enumerate()
-                {
+                for (i, t) in super::trinary_trees_for(params, &g, root).iter().enumerate() {
                     let region = part(0, s.count, 3, i as u64);
                     tree_up(
                         s,

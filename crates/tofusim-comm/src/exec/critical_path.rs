@@ -90,42 +90,22 @@ pub(crate) struct StepView {
 #[derive(Clone, Copy)]
 pub(crate) enum StepKind {
     /// A send: its host overhead (0 when offloaded).
-    Send {
-        overhead: u64,
-    },
+    Send { overhead: u64 },
     /// A receive: flat index of the matching send, the sender, bytes, and
     /// the host's share after arrival (overhead + reduction).
-    Recv {
-        send: u32,
-        peer: u32,
-        bytes: u64,
-        overhead: u64,
-        reduction: u64,
-    },
+    Recv { send: u32, peer: u32, bytes: u64, overhead: u64, reduction: u64 },
     Copy,
     Work,
 }
 
 /// The path and the ranks' split from the executed steps, `view(s)` the
 /// step of flat index `s` (`n` steps; `rank_steps[r]` rank r's flat range).
-pub(crate) fn analyse(
-    finish: &[u64],
-    rank_steps: &[std::ops::Range<u32>],
-    view: &dyn Fn(u32) -> StepView,
-) -> CriticalPath {
+pub(crate) fn analyse(finish: &[u64], rank_steps: &[std::ops::Range<u32>], view: &dyn Fn(u32) -> StepView) -> CriticalPath {
     let mut ranks: Vec<RankTime> = Vec::with_capacity(rank_steps.len());
     let mut waited_on: BTreeMap<u32, u64> = BTreeMap::new();
     let mut last: Option<(u64, u32)> = None;
     for (r, range) in rank_steps.iter().enumerate() {
-        let mut rt = RankTime {
-            rank: r as u32,
-            end_cycle: 0,
-            compute_cycles: 0,
-            overhead_cycles: 0,
-            waiting_cycles: 0,
-            waited_most_for: None,
-            waited_most_cycles: 0,
-        };
+        let mut rt = RankTime { rank: r as u32, end_cycle: 0, compute_cycles: 0, overhead_cycles: 0, waiting_cycles: 0, waited_most_for: None, waited_most_cycles: 0 };
         let mut per_peer: BTreeMap<u32, u64> = BTreeMap::new();
         for s in range.clone() {
             let v = view(s);
@@ -136,20 +116,10 @@ pub(crate) fn analyse(
             if last.is_none_or(|(f, _)| v.finish > f) {
                 last = Some((v.finish, s));
             }
-            let ready = v
-                .deps
-                .iter()
-                .map(|&d| finish[d as usize])
-                .max()
-                .unwrap_or(0);
+            let ready = v.deps.iter().map(|&d| finish[d as usize]).max().unwrap_or(0);
             match v.kind {
                 StepKind::Send { overhead } => rt.overhead_cycles += overhead,
-                StepKind::Recv {
-                    peer,
-                    overhead,
-                    reduction,
-                    ..
-                } => {
+                StepKind::Recv { peer, overhead, reduction, .. } => {
                     rt.overhead_cycles += overhead - reduction;
                     rt.compute_cycles += reduction;
                     let arrival = v.finish.saturating_sub(overhead);
@@ -158,15 +128,10 @@ pub(crate) fn analyse(
                     *per_peer.entry(peer).or_default() += wait;
                     *waited_on.entry(peer).or_default() += wait;
                 }
-                StepKind::Copy | StepKind::Work => {
-                    rt.compute_cycles += v.finish.saturating_sub(ready)
-                }
+                StepKind::Copy | StepKind::Work => rt.compute_cycles += v.finish.saturating_sub(ready),
             }
         }
-        if let Some((&p, &c)) = per_peer
-            .iter()
-            .max_by_key(|(p, c)| (**c, std::cmp::Reverse(**p)))
-        {
+        if let Some((&p, &c)) = per_peer.iter().max_by_key(|(p, c)| (**c, std::cmp::Reverse(**p))) {
             if c > 0 {
                 rt.waited_most_for = Some(p);
                 rt.waited_most_cycles = c;
@@ -182,37 +147,14 @@ pub(crate) fn analyse(
     while let Some(s) = cur {
         let v = view(s);
         on_path.insert(v.rank);
-        let (ready, dep) = v
-            .deps
-            .iter()
-            .map(|&d| (finish[d as usize], d))
-            .max()
-            .map_or((0, None), |(f, d)| (f, Some(d)));
-        let seg = |kind, start, end| Segment {
-            kind,
-            rank: v.rank,
-            step: v.step,
-            peer: None,
-            bytes: 0,
-            start_cycle: start,
-            end_cycle: end,
-        };
+        let (ready, dep) = v.deps.iter().map(|&d| (finish[d as usize], d)).max().map_or((0, None), |(f, d)| (f, Some(d)));
+        let seg = |kind, start, end| Segment { kind, rank: v.rank, step: v.step, peer: None, bytes: 0, start_cycle: start, end_cycle: end };
         cur = match v.kind {
             StepKind::Send { overhead } => {
-                segments.push(seg(
-                    "send-overhead",
-                    v.finish.saturating_sub(overhead),
-                    v.finish,
-                ));
+                segments.push(seg("send-overhead", v.finish.saturating_sub(overhead), v.finish));
                 dep
             }
-            StepKind::Recv {
-                send,
-                peer,
-                bytes,
-                overhead,
-                reduction,
-            } => {
+            StepKind::Recv { send, peer, bytes, overhead, reduction } => {
                 let arrival = v.finish.saturating_sub(overhead);
                 if reduction > 0 {
                     segments.push(seg("reduction", v.finish - reduction, v.finish));
@@ -225,15 +167,7 @@ pub(crate) fn analyse(
                 // it; otherwise (a tie included) the dependency did.
                 if arrival > ready {
                     let sent = finish[send as usize];
-                    segments.push(Segment {
-                        kind: "transfer",
-                        rank: v.rank,
-                        step: v.step,
-                        peer: Some(peer),
-                        bytes,
-                        start_cycle: sent.min(arrival),
-                        end_cycle: arrival,
-                    });
+                    segments.push(Segment { kind: "transfer", rank: v.rank, step: v.step, peer: Some(peer), bytes, start_cycle: sent.min(arrival), end_cycle: arrival });
                     Some(send)
                 } else {
                     dep
@@ -254,11 +188,7 @@ pub(crate) fn analyse(
     for s in &segments {
         *by_kind.entry(s.kind).or_default() += s.end_cycle - s.start_cycle;
     }
-    debug_assert_eq!(
-        by_kind.values().sum::<u64>(),
-        end_cycle,
-        "the segments cover the path"
-    );
+    debug_assert_eq!(by_kind.values().sum::<u64>(), end_cycle, "the segments cover the path");
     let transfers = segments.iter().filter(|s| s.kind == "transfer").count() as u64;
     let omitted = segments.len().saturating_sub(MAX_SEGMENTS);
     segments.drain(..omitted);
@@ -294,33 +224,9 @@ mod tests {
     #[test]
     fn the_path_follows_the_message_back_to_its_sender() {
         let steps = [
-            StepView {
-                rank: 0,
-                step: 0,
-                deps: Default::default(),
-                finish: 100,
-                kind: StepKind::Work,
-            },
-            StepView {
-                rank: 0,
-                step: 1,
-                deps: [0].into_iter().collect(),
-                finish: 110,
-                kind: StepKind::Send { overhead: 10 },
-            },
-            StepView {
-                rank: 1,
-                step: 0,
-                deps: Default::default(),
-                finish: 200,
-                kind: StepKind::Recv {
-                    send: 1,
-                    peer: 0,
-                    bytes: 64,
-                    overhead: 20,
-                    reduction: 0,
-                },
-            },
+            StepView { rank: 0, step: 0, deps: Default::default(), finish: 100, kind: StepKind::Work },
+            StepView { rank: 0, step: 1, deps: [0].into_iter().collect(), finish: 110, kind: StepKind::Send { overhead: 10 } },
+            StepView { rank: 1, step: 0, deps: Default::default(), finish: 200, kind: StepKind::Recv { send: 1, peer: 0, bytes: 64, overhead: 20, reduction: 0 } },
         ];
         let finish: Vec<u64> = steps.iter().map(|s| s.finish).collect();
         let view = |s: u32| steps[s as usize].clone();
@@ -329,33 +235,9 @@ mod tests {
         // The same receive held back by its own dependency (work until 190)
         // although the message arrived at 120: the path is that work.
         let held = [
-            StepView {
-                rank: 0,
-                step: 0,
-                deps: Default::default(),
-                finish: 10,
-                kind: StepKind::Send { overhead: 10 },
-            },
-            StepView {
-                rank: 1,
-                step: 0,
-                deps: Default::default(),
-                finish: 190,
-                kind: StepKind::Work,
-            },
-            StepView {
-                rank: 1,
-                step: 1,
-                deps: [1].into_iter().collect(),
-                finish: 210,
-                kind: StepKind::Recv {
-                    send: 0,
-                    peer: 0,
-                    bytes: 64,
-                    overhead: 20,
-                    reduction: 0,
-                },
-            },
+            StepView { rank: 0, step: 0, deps: Default::default(), finish: 10, kind: StepKind::Send { overhead: 10 } },
+            StepView { rank: 1, step: 0, deps: Default::default(), finish: 190, kind: StepKind::Work },
+            StepView { rank: 1, step: 1, deps: [1].into_iter().collect(), finish: 210, kind: StepKind::Recv { send: 0, peer: 0, bytes: 64, overhead: 20, reduction: 0 } },
         ];
         let finish2: Vec<u64> = held.iter().map(|s| s.finish).collect();
         let view2 = |s: u32| held[s as usize].clone();
@@ -364,10 +246,7 @@ mod tests {
         assert_eq!(kinds, ["work", "receive-overhead"]);
         assert_eq!(q.slowest_ranks[0].waiting_cycles, 0);
         let kinds: Vec<&str> = p.segments.iter().map(|s| s.kind).collect();
-        assert_eq!(
-            kinds,
-            ["work", "send-overhead", "transfer", "receive-overhead"]
-        );
+        assert_eq!(kinds, ["work", "send-overhead", "transfer", "receive-overhead"]);
         assert_eq!(p.by_kind["transfer"], 70);
         assert_eq!(p.by_kind.values().sum::<u64>(), 200);
         assert_eq!(p.most_waited_for, Some(0));

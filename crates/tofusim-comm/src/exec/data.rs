@@ -124,11 +124,7 @@ fn sequence_numbers(s: &Schedule) -> Vec<Vec<u32>> {
                 let key = (*peer as usize, r as Rank, *tag);
                 let k = taken.entry(key).or_default();
                 // validate() has checked that every receive has its send.
-                seq[r][i] = of_tag
-                    .get(&key)
-                    .and_then(|v| v.get(*k))
-                    .copied()
-                    .unwrap_or(u32::MAX);
+                seq[r][i] = of_tag.get(&key).and_then(|v| v.get(*k)).copied().unwrap_or(u32::MAX);
                 *k += 1;
             }
         }
@@ -388,11 +384,7 @@ mod tests {
         s.validate().expect("sizes agree per tag");
         for order in [Order::Fifo, Order::Lifo] {
             let out = execute(&s, order).expect("runs");
-            assert_eq!(
-                out.buffers[1][4..7],
-                out.buffers[0][1..4],
-                "tag 6's three elements"
-            );
+            assert_eq!(out.buffers[1][4..7], out.buffers[0][1..4], "tag 6's three elements");
             assert_eq!(out.buffers[1][7], out.buffers[0][0], "tag 5's one element");
         }
         // Without the tags the first receive would take the 1-element send.

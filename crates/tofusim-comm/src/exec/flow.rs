@@ -55,10 +55,7 @@ impl FlowMachine<'_> {
     /// with its header, rounded to the router's chunks, plus the per-packet
     /// link overhead (an empty message still sends one packet).
     pub fn wire_bytes(&self, bytes: u64) -> u64 {
-        let (header, overhead) = (
-            self.header_bytes as u64,
-            self.timing.wire_overhead_bytes as u64,
-        );
+        let (header, overhead) = (self.header_bytes as u64, self.timing.wire_overhead_bytes as u64);
         let chunk = self.timing.chunk_bytes.max(1) as u64;
         let payload = self.packet_bytes as u64 - header;
         let packets = bytes.div_ceil(payload).max(1);
@@ -86,8 +83,7 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
     let mut scratch = RouteScratch::default();
     // The parts of the last transfer given to each TNI lane: a lane sends
     // in order, the next transfer when every part of this one is done.
-    let mut last_on_lane: std::collections::HashMap<(u32, u8), std::ops::Range<usize>> =
-        std::collections::HashMap::new();
+    let mut last_on_lane: std::collections::HashMap<(u32, u8), std::ops::Range<usize>> = std::collections::HashMap::new();
     let mut latency = Vec::with_capacity(list.len());
     // Per transfer, its messages (one per route part).
     let mut parts: Vec<std::ops::Range<usize>> = Vec::with_capacity(list.len());
@@ -96,10 +92,7 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
         if tr.src >= ranks || tr.dst >= ranks {
             return Err(format!("a rank beyond the {ranks} of the communicator"));
         }
-        let (a, b) = (
-            m.node_of_rank[tr.src as usize],
-            m.node_of_rank[tr.dst as usize],
-        );
+        let (a, b) = (m.node_of_rank[tr.src as usize], m.node_of_rank[tr.dst as usize]);
         let wire = m.wire_bytes(tr.bytes);
         // One message per route part; the lane orders whole transfers: a
         // transfer's parts wait for the last part of the one before.
@@ -108,39 +101,15 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
         after.extend(last_on_lane.get(&key).cloned().unwrap_or_default());
         let first = messages.len();
         let pool = net.balanced().then_some(first);
-        net.visit_routes(
-            a,
-            b,
-            tr.tni,
-            &mut rng,
-            &mut scratch,
-            |links, hops, share| {
-                latency.push(
-                    (timing.send_overhead_cycles
-                        + hops * m.hop_latency_cycles as u64
-                        + timing.recv_overhead_cycles) as f64
-                        * cycle_s,
-                );
-                let own = pool.filter(|&p| p != messages.len());
-                messages.push(
-                    links,
-                    f64::INFINITY,
-                    wire as f64 * share,
-                    &after,
-                    Start {
-                        pool: own,
-                        ..Start::default()
-                    },
-                );
-            },
-        );
+        net.visit_routes(a, b, tr.tni, &mut rng, &mut scratch, |links, hops, share| {
+            latency.push((timing.send_overhead_cycles + hops * m.hop_latency_cycles as u64 + timing.recv_overhead_cycles) as f64 * cycle_s);
+            let own = pool.filter(|&p| p != messages.len());
+            messages.push(links, f64::INFINITY, wire as f64 * share, &after, Start { pool: own, ..Start::default() });
+        });
         last_on_lane.insert(key, first..messages.len());
         parts.push(first..messages.len());
     }
-    let done = messages
-        .run_until(&net.capacity, m.interrupt)
-        .ok_or(INTERRUPTED)?
-        .done;
+    let done = messages.run_until(&net.capacity, m.interrupt).ok_or(INTERRUPTED)?.done;
     let message_seconds: Vec<f64> = parts
         .iter()
         .map(|r| r.clone().map(|m| done[m] + latency[m]).fold(0.0, f64::max))
@@ -183,11 +152,7 @@ enum Work {
     Send { msg: usize, after_s: f64 },
     /// Done once message `msg` has arrived and the step is ready, plus the
     /// host's receive overhead and the reduction.
-    Recv {
-        msg: usize,
-        host_s: f64,
-        reduce_s: f64,
-    },
+    Recv { msg: usize, host_s: f64, reduce_s: f64 },
     /// Done a fixed time after the step is ready (a local copy, work).
     Fixed { s: f64 },
 }
@@ -196,24 +161,13 @@ enum Work {
 /// reduction and copy rates as the packet-engine executor
 /// ([`super::packet::ScheduleRun`]), with each message a flow (see the
 /// module docs). Returns the time of the last step, seconds.
-pub fn schedule_time(
-    m: &FlowMachine,
-    schedule: &crate::Schedule,
-    seed: u64,
-) -> Result<f64, String> {
-    Ok(schedule_finish_times(m, schedule, seed)?
-        .iter()
-        .copied()
-        .fold(0.0, f64::max))
+pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<f64, String> {
+    Ok(schedule_finish_times(m, schedule, seed)?.iter().copied().fold(0.0, f64::max))
 }
 
 /// [`schedule_time`]'s every step: the finish time of each step, seconds,
 /// flat (rank 0's steps, then rank 1's, ...).
-pub fn schedule_finish_times(
-    m: &FlowMachine,
-    schedule: &crate::Schedule,
-    seed: u64,
-) -> Result<Vec<f64>, String> {
+pub fn schedule_finish_times(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<Vec<f64>, String> {
     schedule.validate()?;
     let mut run = FlowSchedule::new(m, schedule, seed);
     run.run()?;
@@ -226,11 +180,7 @@ pub fn schedule_finish_times(
             r += 1;
         }
         let what = schedule.programs[r].steps[first - base].action.describe();
-        return Err(format!(
-            "{} of {n} steps never ran on the flow model (rank {r} stopped at step {}: {what})",
-            n - run.done_steps,
-            first - base
-        ));
+        return Err(format!("{} of {n} steps never ran on the flow model (rank {r} stopped at step {}: {what})", n - run.done_steps, first - base));
     }
     Ok(run.finish)
 }
@@ -291,8 +241,7 @@ impl<'a> FlowSchedule<'a> {
         let send_s = timing.send_overhead_cycles as f64 * cycle_s;
         let reduce_bps = timing.reduce_bytes_per_cycle / cycle_s;
         let copy_bps = timing.copy_bytes_per_cycle / cycle_s;
-        let bytes_of =
-            |spans: &crate::schedule::Spans| crate::schedule::total(spans) * ELEMENT_BYTES;
+        let bytes_of = |spans: &crate::schedule::Spans| crate::schedule::total(spans) * ELEMENT_BYTES;
         let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
         // Flat step numbering and message matching, as ScheduleRun does.
         let mut base = vec![0usize];
@@ -317,14 +266,7 @@ impl<'a> FlowSchedule<'a> {
                     dep_count[base[r] + d as usize + 1] += 1;
                 }
                 steps.push(match &st.action {
-                    Action::Send {
-                        peer,
-                        spans,
-                        tni,
-                        tag,
-                        offload,
-                        ..
-                    } => {
+                    Action::Send { peer, spans, tni, tag, offload, .. } => {
                         let (a, b) = (m.node_of_rank[r], m.node_of_rank[*peer as usize]);
                         let wire = m.wire_bytes(bytes_of(spans)) as f64;
                         let first = part_links.len();
@@ -335,10 +277,7 @@ impl<'a> FlowSchedule<'a> {
                             part_of.push(messages.len());
                             hops = hops.max(h);
                         });
-                        stream
-                            .entry((r as u32, *peer, *tag))
-                            .or_default()
-                            .push(messages.len());
+                        stream.entry((r as u32, *peer, *tag)).or_default().push(messages.len());
                         messages.push(ScheduleMessage {
                             parts: first..part_links.len(),
                             wire,
@@ -347,35 +286,15 @@ impl<'a> FlowSchedule<'a> {
                             recv_step: usize::MAX,
                             arrived: f64::NAN,
                         });
-                        Work::Send {
-                            msg: messages.len() - 1,
-                            after_s: if *offload { 0.0 } else { send_s },
-                        }
+                        Work::Send { msg: messages.len() - 1, after_s: if *offload { 0.0 } else { send_s } }
                     }
-                    Action::Recv {
-                        spans,
-                        combine,
-                        offload,
-                        ..
-                    } => {
-                        let reduce_s = if *combine == Combine::Sum && !*offload {
-                            bytes_of(spans) as f64 / reduce_bps
-                        } else {
-                            0.0
-                        };
+                    Action::Recv { spans, combine, offload, .. } => {
+                        let reduce_s = if *combine == Combine::Sum && !*offload { bytes_of(spans) as f64 / reduce_bps } else { 0.0 };
                         // The message: matched below.
-                        Work::Recv {
-                            msg: usize::MAX,
-                            host_s: if *offload { 0.0 } else { recv_s },
-                            reduce_s,
-                        }
+                        Work::Recv { msg: usize::MAX, host_s: if *offload { 0.0 } else { recv_s }, reduce_s }
                     }
-                    Action::Copy(c) => Work::Fixed {
-                        s: bytes_of(&c.from) as f64 / copy_bps,
-                    },
-                    Action::Work { ns } => Work::Fixed {
-                        s: *ns as f64 * 1e-9,
-                    },
+                    Action::Copy(c) => Work::Fixed { s: bytes_of(&c.from) as f64 / copy_bps },
+                    Action::Work { ns } => Work::Fixed { s: *ns as f64 * 1e-9 },
                 });
             }
         }
@@ -416,15 +335,7 @@ impl<'a> FlowSchedule<'a> {
         }
         let balanced = net.balanced();
         let parts = part_wire.len();
-        let pool_of: Vec<usize> = (0..parts)
-            .map(|q| {
-                if balanced {
-                    messages[part_of[q]].parts.start
-                } else {
-                    q
-                }
-            })
-            .collect();
+        let pool_of: Vec<usize> = (0..parts).map(|q| if balanced { messages[part_of[q]].parts.start } else { q }).collect();
         let mut left = vec![0.0; parts];
         for (q, &w) in part_wire.iter().enumerate() {
             left[pool_of[q]] += w;
@@ -486,14 +397,8 @@ impl<'a> FlowSchedule<'a> {
                 }
                 self.finishing.pop();
             }
-            let t_flow = self
-                .finishing
-                .peek()
-                .map_or(f64::INFINITY, |Reverse((b, _, _))| f64::from_bits(*b));
-            let t_event = self
-                .events
-                .peek()
-                .map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
+            let t_flow = self.finishing.peek().map_or(f64::INFINITY, |Reverse((b, _, _))| f64::from_bits(*b));
+            let t_event = self.events.peek().map_or(f64::INFINITY, |Reverse((b, _))| f64::from_bits(*b));
             let next = t_flow.min(t_event);
             if !next.is_finite() {
                 return Ok(());
@@ -502,10 +407,7 @@ impl<'a> FlowSchedule<'a> {
             self.finish_pools(&mut freed);
             // Finished messages free their lanes and arrive after the hops.
             for msg in freed.drain(..) {
-                self.events.push(Reverse((
-                    at(self.now + self.messages[msg].latency_s),
-                    Event::Arrive(msg),
-                )));
+                self.events.push(Reverse((at(self.now + self.messages[msg].latency_s), Event::Arrive(msg))));
                 let lane = self.messages[msg].lane;
                 match self.lane_queue[lane].pop_front() {
                     Some(next) => self.start(next),
@@ -536,15 +438,10 @@ impl<'a> FlowSchedule<'a> {
         for k in 0..self.touched.len() {
             let p = self.touched[k];
             self.pool_touched[p] = false;
-            let rate = self
-                .parts_of_pool(p)
-                .filter(|&q| self.solver.is_active(q))
-                .map(|q| self.solver.rate(q))
-                .sum();
+            let rate = self.parts_of_pool(p).filter(|&q| self.solver.is_active(q)).map(|q| self.solver.rate(q)).sum();
             let version = self.pools.set_rate(p, now, rate);
             if rate > 0.0 {
-                self.finishing
-                    .push(Reverse((at(now + self.pools.left(p) / rate), p, version)));
+                self.finishing.push(Reverse((at(now + self.pools.left(p) / rate), p, version)));
             }
         }
         self.touched.clear();
@@ -622,11 +519,7 @@ impl<'a> FlowSchedule<'a> {
                         self.events.push(Reverse((at(start), Event::Submit(msg))));
                         Some(start)
                     }
-                    Work::Recv {
-                        msg,
-                        host_s,
-                        reduce_s,
-                    } => {
+                    Work::Recv { msg, host_s, reduce_s } => {
                         let arrived = self.messages[msg].arrived;
                         (!arrived.is_nan()).then(|| ready.max(arrived) + host_s + reduce_s)
                     }
@@ -648,8 +541,7 @@ impl<'a> FlowSchedule<'a> {
             self.ready[d] = self.ready[d].max(f);
             self.unmet[d] -= 1;
             if self.unmet[d] == 0 {
-                self.events
-                    .push(Reverse((at(self.ready[d]), Event::Ready(d))));
+                self.events.push(Reverse((at(self.ready[d]), Event::Ready(d))));
             }
         }
     }

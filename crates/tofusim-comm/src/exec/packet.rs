@@ -169,10 +169,7 @@ impl ScheduleRun {
                     dependants[*slot as usize] = flat;
                     *slot += 1;
                 }
-                if let Action::Send {
-                    peer, spans, tag, ..
-                } = &st.action
-                {
+                if let Action::Send { peer, spans, tag, .. } = &st.action {
                     let bytes = total(spans) * ELEMENT_BYTES;
                     message_of[flat as usize] = messages.len() as u32;
                     stream
@@ -326,7 +323,8 @@ impl ScheduleRun {
                 self.time[d] = self.time[d].max(f);
                 self.unmet[d] -= 1;
                 if self.unmet[d] == 0 {
-                    self.work.push(std::cmp::Reverse((self.time[d], d as u32)));
+                    self.work
+                        .push(std::cmp::Reverse((self.time[d], d as u32)));
                 }
             }
         }
@@ -353,11 +351,7 @@ impl ScheduleRun {
         let wire = |carried: u64| (carried + self.header_bytes as u64).div_ceil(chunk) * chunk;
         let full = bytes.min(payload);
         let last = bytes - (packets as u64 - 1) * payload;
-        let gap_cycles = if pace > 1 {
-            pace as u64 * (wire(full) + self.timing.wire_overhead_bytes as u64)
-        } else {
-            0
-        };
+        let gap_cycles = if pace > 1 { pace as u64 * (wire(full) + self.timing.wire_overhead_bytes as u64) } else { 0 };
         let first = NewPacket {
             dst,
             bytes: wire(full) as u16,
@@ -370,13 +364,7 @@ impl ScheduleRun {
         };
         out.push((
             node,
-            NewMessage {
-                first,
-                packets,
-                last_bytes: wire(last) as u16,
-                last_payload: last as u16,
-                gap_cycles,
-            },
+            NewMessage { first, packets, last_bytes: wire(last) as u16, last_payload: last as u16, gap_cycles },
         ));
     }
 
@@ -405,9 +393,7 @@ impl ScheduleRun {
 
     /// Per rank, the cycle its last step finished.
     pub fn rank_end_cycles(&self) -> Vec<u64> {
-        (0..self.schedule.ranks as usize)
-            .map(|r| self.rank_finish(r).max().unwrap_or(0))
-            .collect()
+        (0..self.schedule.ranks as usize).map(|r| self.rank_finish(r).max().unwrap_or(0)).collect()
     }
 
     /// The critical path of the run and each rank's time split
@@ -422,67 +408,33 @@ impl ScheduleRun {
             }
         }
         let finish: Vec<u64> = (0..self.time.len()).map(|s| self.finish(s)).collect();
-        let ranges: Vec<std::ops::Range<u32>> = (0..self.schedule.ranks as usize)
-            .map(|r| self.base[r]..self.base[r + 1])
-            .collect();
+        let ranges: Vec<std::ops::Range<u32>> = (0..self.schedule.ranks as usize).map(|r| self.base[r]..self.base[r + 1]).collect();
         let view = |s: u32| {
             let r = self.rank_of(s);
             let i = s - self.base[r];
             let step = &self.schedule.programs[r].steps[i as usize];
             let kind = match &step.action {
-                Action::Send { offload, .. } => StepKind::Send {
-                    overhead: if *offload {
-                        0
-                    } else {
-                        self.timing.send_overhead_cycles
-                    },
-                },
-                Action::Recv {
-                    peer,
-                    spans,
-                    combine,
-                    offload,
-                    ..
-                } => {
+                Action::Send { offload, .. } => StepKind::Send { overhead: if *offload { 0 } else { self.timing.send_overhead_cycles } },
+                Action::Recv { peer, spans, combine, offload, .. } => {
                     let bytes = total(spans) * ELEMENT_BYTES;
                     let reduction = match combine {
-                        Combine::Sum if !*offload => {
-                            (bytes as f64 / self.timing.reduce_bytes_per_cycle).ceil() as u64
-                        }
+                        Combine::Sum if !*offload => (bytes as f64 / self.timing.reduce_bytes_per_cycle).ceil() as u64,
                         _ => 0,
                     };
-                    let host = if *offload {
-                        0
-                    } else {
-                        self.timing.recv_overhead_cycles
-                    };
-                    StepKind::Recv {
-                        send: send_of[self.message_of[s as usize] as usize],
-                        peer: *peer,
-                        bytes,
-                        overhead: host + reduction,
-                        reduction,
-                    }
+                    let host = if *offload { 0 } else { self.timing.recv_overhead_cycles };
+                    StepKind::Recv { send: send_of[self.message_of[s as usize] as usize], peer: *peer, bytes, overhead: host + reduction, reduction }
                 }
                 Action::Copy(_) => StepKind::Copy,
                 Action::Work { .. } => StepKind::Work,
             };
-            StepView {
-                rank: r as u32,
-                step: i,
-                deps: step.deps.iter().map(|&d| self.base[r] + d).collect(),
-                finish: finish[s as usize],
-                kind,
-            }
+            StepView { rank: r as u32, step: i, deps: step.deps.iter().map(|&d| self.base[r] + d).collect(), finish: finish[s as usize], kind }
         };
         analyse(&finish, &ranges, &view)
     }
 
     /// Per rank, the finish cycle of each step (`u64::MAX`: never ran).
     pub fn step_finish_cycles(&self) -> Vec<Vec<u64>> {
-        (0..self.schedule.ranks as usize)
-            .map(|r| self.rank_finish(r).collect())
-            .collect()
+        (0..self.schedule.ranks as usize).map(|r| self.rank_finish(r).collect()).collect()
     }
 
     /// Per rank whose node `owned` accepts: the finish cycle of each step
@@ -581,10 +533,7 @@ impl Traffic for ScheduleRun {
     fn check_complete(&self) -> Result<Option<u64>, Incomplete> {
         match ScheduleRun::check_complete(self) {
             Ok(()) => Ok(Some(self.end_cycle())),
-            Err(detail) => Err(Incomplete {
-                kind: "schedule-incomplete",
-                detail,
-            }),
+            Err(detail) => Err(Incomplete { kind: "schedule-incomplete", detail }),
         }
     }
 }

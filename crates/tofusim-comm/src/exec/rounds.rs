@@ -94,22 +94,12 @@ struct Costing<'a, 'm> {
 
 impl Costing<'_, '_> {
     fn cost(&mut self, st: &Stream) -> StreamCost {
-        let (a, b) = (
-            self.m.node_of_rank[st.src as usize],
-            self.m.node_of_rank[st.dst as usize],
-        );
+        let (a, b) = (self.m.node_of_rank[st.src as usize], self.m.node_of_rank[st.dst as usize]);
         let routes = self.m.net.routes(a, b, st.tni, &mut self.rng);
         let hops = routes.iter().map(|r| r.1).max().unwrap_or(0) as f64;
-        let reduce = if st.reduce {
-            st.bytes as f64 / self.reduce_bps
-        } else {
-            0.0
-        };
+        let reduce = if st.reduce { st.bytes as f64 / self.reduce_bps } else { 0.0 };
         StreamCost {
-            parts: routes
-                .into_iter()
-                .map(|(links, _, share)| (links, share))
-                .collect(),
+            parts: routes.into_iter().map(|(links, _, share)| (links, share)).collect(),
             wire: self.m.wire_bytes(st.bytes) as f64,
             latency_s: self.send_s + hops * self.hop_s + self.recv_s + reduce,
             send_s: self.send_s,
@@ -121,21 +111,11 @@ impl Costing<'_, '_> {
 /// `set`'s order: its bytes over the sum of its route parts' max-min rates
 /// when they are `balanced` (adaptive tori), else its slowest part with
 /// its fixed share.
-fn solve(
-    capacity: &[f64],
-    set: &[&StreamCost],
-    balanced: bool,
-    solver: &mut MaxMin,
-    flows: &mut Vec<Flow>,
-    rates: &mut Vec<f64>,
-) -> Vec<f64> {
+fn solve(capacity: &[f64], set: &[&StreamCost], balanced: bool, solver: &mut MaxMin, flows: &mut Vec<Flow>, rates: &mut Vec<f64>) -> Vec<f64> {
     flows.clear();
     for c in set {
         for (links, _) in &c.parts {
-            flows.push(Flow {
-                links: links.clone(),
-                cap: f64::INFINITY,
-            });
+            flows.push(Flow { links: links.clone(), cap: f64::INFINITY });
         }
     }
     solver.solve(capacity, flows, rates);
@@ -148,21 +128,9 @@ fn solve(
             let r = rates[k];
             k += 1;
             sum += r;
-            slowest = slowest.max(if r > 0.0 {
-                c.wire * share / r
-            } else {
-                f64::INFINITY
-            });
+            slowest = slowest.max(if r > 0.0 { c.wire * share / r } else { f64::INFINITY });
         }
-        out.push(if balanced {
-            if sum > 0.0 {
-                c.wire / sum
-            } else {
-                f64::INFINITY
-            }
-        } else {
-            slowest
-        });
+        out.push(if balanced { if sum > 0.0 { c.wire / sum } else { f64::INFINITY } } else { slowest });
     }
     out
 }
@@ -201,10 +169,7 @@ impl Ready {
             Some(cycles) => cycles.iter().for_each(|c| self.paced(c, msgs, len)),
             None => {
                 // Bulk-synchronous: every round waits for its slowest message.
-                let start = msgs
-                    .iter()
-                    .map(|m| self.at[m.src as usize])
-                    .fold(0.0, f64::max);
+                let start = msgs.iter().map(|m| self.at[m.src as usize]).fold(0.0, f64::max);
                 let round = msgs.iter().map(|m| m.cost).fold(0.0, f64::max);
                 for m in msgs {
                     for r in [m.src, m.dst] {
@@ -239,10 +204,7 @@ impl Ready {
         let lane = c.iter().map(|&i| msgs[i].lane).fold(0.0, f64::max);
         let mean = c.iter().map(|&i| msgs[i].cost).sum::<f64>() / c.len() as f64;
         let slowest = c.iter().map(|&i| msgs[i].cost).fold(0.0, f64::max);
-        let start = c
-            .iter()
-            .map(|&i| self.at[msgs[i].src as usize])
-            .fold(0.0, f64::max);
+        let start = c.iter().map(|&i| self.at[msgs[i].src as usize]).fold(0.0, f64::max);
         let end = start + (k - 1) as f64 * lane.max(mean) + slowest;
         for &i in c {
             let r = &mut self.at[msgs[i].dst as usize];
@@ -297,15 +259,10 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
         hop_s: m.hop_latency_cycles as f64 * cycle_s,
         reduce_bps: timing.reduce_bytes_per_cycle / cycle_s,
     };
-    let copy_seconds = (rounds.copy_bytes_before + rounds.copy_bytes_after) as f64
-        / (timing.copy_bytes_per_cycle / cycle_s);
+    let copy_seconds = (rounds.copy_bytes_before + rounds.copy_bytes_after) as f64 / (timing.copy_bytes_per_cycle / cycle_s);
     let npr = net.npr;
     let router_of = |rank: u32| m.node_of_rank[rank as usize] / npr;
-    let one_hop = !net.detours()
-        && rounds
-            .streams
-            .iter()
-            .all(|st| net.routing.distance(router_of(st.src), router_of(st.dst)) <= 1);
+    let one_hop = !net.detours() && rounds.streams.iter().all(|st| net.routing.distance(router_of(st.src), router_of(st.dst)) <= 1);
     // Starts and ends of streams, by round.
     let mut changes: Vec<(u64, u32)> = Vec::with_capacity(2 * rounds.streams.len());
     for (i, st) in rounds.streams.iter().enumerate() {
@@ -335,11 +292,7 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
     let mut local = LocalRounds::new(capacity.len());
     // Each active stream's transfer time at the current allocation.
     let mut transfer_of: HashMap<u32, f64> = HashMap::new();
-    let mut ready = Ready {
-        at: vec![0.0; rounds.ranks as usize],
-        budget: 300_000_000,
-        estimated: false,
-    };
+    let mut ready = Ready { at: vec![0.0; rounds.ranks as usize], budget: 300_000_000, estimated: false };
     let mut msgs: Vec<RoundMsg> = Vec::new();
     // Pipelines: the worst latency of each stage (a stream's first round).
     let mut stage_latency: BTreeMap<u64, f64> = BTreeMap::new();
@@ -371,43 +324,24 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
             }
             i += 1;
         }
-        let Some(&(next, _)) = changes.get(i) else {
-            break;
-        };
+        let Some(&(next, _)) = changes.get(i) else { break };
         if active.is_empty() || next == round {
             continue;
         }
         out.stretches += 1;
         out.largest_round = out.largest_round.max(active.len());
         let (transfer, latency) = if one_hop {
-            local.update(
-                &capacity,
-                &active,
-                balanced,
-                &mut solver,
-                &mut out.solves,
-                &mut transfer_of,
-            )
+            local.update(&capacity, &active, balanced, &mut solver, &mut out.solves, &mut transfer_of)
         } else {
             let mut keys: Vec<u32> = active.keys().copied().collect();
             keys.sort_unstable();
             let set: Vec<&StreamCost> = keys.iter().map(|k| &active[k]).collect();
             out.solves += 1;
-            let times = solve(
-                &capacity,
-                &set,
-                balanced,
-                &mut solver,
-                &mut flows,
-                &mut rates,
-            );
+            let times = solve(&capacity, &set, balanced, &mut solver, &mut flows, &mut rates);
             for (k, t) in keys.iter().zip(&times) {
                 transfer_of.insert(*k, *t);
             }
-            (
-                times.iter().copied().fold(0.0, f64::max),
-                set.iter().map(|c| c.latency_s).fold(0.0, f64::max),
-            )
+            (times.iter().copied().fold(0.0, f64::max), set.iter().map(|c| c.latency_s).fold(0.0, f64::max))
         };
         let len = next - round;
         out.transfer_seconds += transfer * len as f64;
@@ -419,12 +353,7 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
             for k in keys {
                 let st = &rounds.streams[k as usize];
                 let (c, t) = (&active[&k], transfer_of[&k]);
-                msgs.push(RoundMsg {
-                    src: st.src,
-                    dst: st.dst,
-                    cost: c.latency_s + t,
-                    lane: c.send_s + t,
-                });
+                msgs.push(RoundMsg { src: st.src, dst: st.dst, cost: c.latency_s + t, lane: c.send_s + t });
             }
             ready.stretch(&msgs, len);
         }
@@ -494,15 +423,7 @@ impl LocalRounds {
     /// Re-solves the routers changed since the last call; returns the
     /// slowest transfer and latency over every router.
     #[allow(clippy::too_many_arguments)]
-    fn update(
-        &mut self,
-        capacity: &[f64],
-        active: &HashMap<u32, StreamCost>,
-        balanced: bool,
-        solver: &mut MaxMin,
-        solves: &mut u64,
-        transfer_of: &mut HashMap<u32, f64>,
-    ) -> (f64, f64) {
+    fn update(&mut self, capacity: &[f64], active: &HashMap<u32, StreamCost>, balanced: bool, solver: &mut MaxMin, solves: &mut u64, transfer_of: &mut HashMap<u32, f64>) -> (f64, f64) {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         dirty.dedup();
@@ -511,9 +432,7 @@ impl LocalRounds {
                 take(&mut self.transfers, t);
                 take(&mut self.latencies, l);
             }
-            let Some(list) = self.streams.get_mut(&r) else {
-                continue;
-            };
+            let Some(list) = self.streams.get_mut(&r) else { continue };
             if list.is_empty() {
                 self.streams.remove(&r);
                 continue;
@@ -577,16 +496,7 @@ impl LocalRounds {
 
     fn relabel(&self, c: &StreamCost) -> StreamCost {
         StreamCost {
-            parts: c
-                .parts
-                .iter()
-                .map(|(links, share)| {
-                    (
-                        links.iter().map(|&l| self.label[l as usize]).collect(),
-                        *share,
-                    )
-                })
-                .collect(),
+            parts: c.parts.iter().map(|(links, share)| (links.iter().map(|&l| self.label[l as usize]).collect(), *share)).collect(),
             wire: c.wire,
             latency_s: c.latency_s,
             send_s: c.send_s,
@@ -610,64 +520,30 @@ mod tests {
 
     fn ring(costs: &[f64], lane: f64) -> Vec<RoundMsg> {
         let n = costs.len() as u32;
-        (0..n)
-            .map(|i| RoundMsg {
-                src: i,
-                dst: (i + 1) % n,
-                cost: costs[i as usize],
-                lane,
-            })
-            .collect()
+        (0..n).map(|i| RoundMsg { src: i, dst: (i + 1) % n, cost: costs[i as usize], lane }).collect()
     }
 
     #[test]
     fn a_ring_is_paced_by_its_slowest_lane_or_its_mean_cost() {
         // Round by round, against the one-go estimate.
-        for (costs, lane) in [
-            (vec![2.0; 6], 1.5),
-            (vec![2.0, 2.0, 9.0, 2.0, 2.0, 2.0], 1.5),
-            (vec![2.0, 3.0, 2.0, 3.0], 2.9),
-        ] {
+        for (costs, lane) in [(vec![2.0; 6], 1.5), (vec![2.0, 2.0, 9.0, 2.0, 2.0, 2.0], 1.5), (vec![2.0, 3.0, 2.0, 3.0], 2.9)] {
             let msgs = ring(&costs, lane);
             let k = 50;
-            let mut exact = Ready {
-                at: vec![0.0; costs.len()],
-                budget: u64::MAX,
-                estimated: false,
-            };
+            let mut exact = Ready { at: vec![0.0; costs.len()], budget: u64::MAX, estimated: false };
             exact.stretch(&msgs, k);
-            let mut quick = Ready {
-                at: vec![0.0; costs.len()],
-                budget: 0,
-                estimated: false,
-            };
+            let mut quick = Ready { at: vec![0.0; costs.len()], budget: 0, estimated: false };
             quick.stretch(&msgs, k);
             assert!(quick.estimated && !exact.estimated);
-            let (a, b) = (
-                exact.at.iter().copied().fold(0.0, f64::max),
-                quick.at.iter().copied().fold(0.0, f64::max),
-            );
-            assert!(
-                (a / b - 1.0).abs() < 0.1,
-                "{costs:?}: exact {a}, estimate {b}"
-            );
+            let (a, b) = (exact.at.iter().copied().fold(0.0, f64::max), quick.at.iter().copied().fold(0.0, f64::max));
+            assert!((a / b - 1.0).abs() < 0.1, "{costs:?}: exact {a}, estimate {b}");
         }
     }
 
     #[test]
     fn a_senders_lane_paces_its_next_messages() {
         // One sender, one message per round, a slow lane: k rounds take k lanes.
-        let msgs = [RoundMsg {
-            src: 0,
-            dst: 1,
-            cost: 1.0,
-            lane: 3.0,
-        }];
-        let mut r = Ready {
-            at: vec![0.0; 2],
-            budget: u64::MAX,
-            estimated: false,
-        };
+        let msgs = [RoundMsg { src: 0, dst: 1, cost: 1.0, lane: 3.0 }];
+        let mut r = Ready { at: vec![0.0; 2], budget: u64::MAX, estimated: false };
         r.stretch(&msgs, 4);
         assert_eq!(r.at, vec![12.0, 10.0]);
     }

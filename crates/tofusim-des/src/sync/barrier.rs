@@ -24,12 +24,7 @@ const SPINS: u32 = 2000;
 impl SpinBarrier {
     pub fn new(n: usize) -> Self {
         assert!(n > 0, "a barrier needs at least one thread");
-        Self {
-            n,
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-            poisoned: AtomicBool::new(false),
-        }
+        Self { n, arrived: AtomicUsize::new(0), generation: AtomicUsize::new(0), poisoned: AtomicBool::new(false) }
     }
 
     /// Marks the barrier failed: every waiter, now and later, panics.
@@ -77,9 +72,7 @@ mod tests {
     fn a_poisoned_barrier_releases_its_waiters() {
         let b = SpinBarrier::new(2);
         std::thread::scope(|s| {
-            let waiter = s.spawn(|| {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.wait())).is_err()
-            });
+            let waiter = s.spawn(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.wait())).is_err());
             std::thread::sleep(std::time::Duration::from_millis(20));
             b.poison();
             assert!(waiter.join().unwrap(), "the waiter stopped waiting");

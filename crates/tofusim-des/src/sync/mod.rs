@@ -38,13 +38,7 @@ pub trait WindowSync {
     /// spare capacity; `report` is shown to every partition. On return
     /// `inbox[p]` holds what partition `p` sent here and `reports[p]` every
     /// partition's report, in partition order whatever the transport.
-    fn exchange(
-        &mut self,
-        out: &mut [Vec<u8>],
-        report: &[u8],
-        inbox: &mut [Vec<u8>],
-        reports: &mut [Vec<u8>],
-    );
+    fn exchange(&mut self, out: &mut [Vec<u8>], report: &[u8], inbox: &mut [Vec<u8>], reports: &mut [Vec<u8>]);
 
     /// Seconds this partition spent waiting for the others so far.
     fn wait_seconds(&self) -> f64;

@@ -15,13 +15,7 @@ impl WindowSync for Serial {
         0
     }
 
-    fn exchange(
-        &mut self,
-        out: &mut [Vec<u8>],
-        report: &[u8],
-        inbox: &mut [Vec<u8>],
-        reports: &mut [Vec<u8>],
-    ) {
+    fn exchange(&mut self, out: &mut [Vec<u8>], report: &[u8], inbox: &mut [Vec<u8>], reports: &mut [Vec<u8>]) {
         out.iter_mut().for_each(Vec::clear);
         inbox.iter_mut().for_each(Vec::clear);
         reports[0].clear();

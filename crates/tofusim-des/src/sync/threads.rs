@@ -64,12 +64,7 @@ impl ThreadGroup {
     /// The handle of local partition `local` (`0..threads`), for its thread.
     pub fn handle(self: &Arc<Self>, local: usize) -> ThreadSync {
         assert!(local < self.threads);
-        ThreadSync {
-            group: Arc::clone(self),
-            local,
-            parity: 0,
-            wait_seconds: 0.0,
-        }
+        ThreadSync { group: Arc::clone(self), local, parity: 0, wait_seconds: 0.0 }
     }
 
     /// Partitions in the whole run.
@@ -163,13 +158,7 @@ impl WindowSync for ThreadSync {
         self.group.first + self.local
     }
 
-    fn exchange(
-        &mut self,
-        out: &mut [Vec<u8>],
-        report: &[u8],
-        inbox: &mut [Vec<u8>],
-        reports: &mut [Vec<u8>],
-    ) {
+    fn exchange(&mut self, out: &mut [Vec<u8>], report: &[u8], inbox: &mut [Vec<u8>], reports: &mut [Vec<u8>]) {
         let started = Instant::now();
         let g = &*self.group;
         let (me, par) = (self.index(), self.parity);
@@ -239,11 +228,7 @@ mod tests {
                 if s == me {
                     assert!(inbox[s].is_empty());
                 } else {
-                    assert_eq!(
-                        inbox[s],
-                        vec![w, s as u8, me as u8],
-                        "window {w} from {s} at {me}"
-                    );
+                    assert_eq!(inbox[s], vec![w, s as u8, me as u8], "window {w} from {s} at {me}");
                 }
                 assert_eq!(reports[s], vec![w, s as u8]);
             }

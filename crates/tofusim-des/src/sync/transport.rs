@@ -36,12 +36,7 @@ impl LocalTransport {
         receivers
             .into_iter()
             .enumerate()
-            .map(|(rank, from)| LocalTransport {
-                rank,
-                to: senders.clone(),
-                from,
-                early: vec![VecDeque::new(); n],
-            })
+            .map(|(rank, from)| LocalTransport { rank, to: senders.clone(), from, early: vec![VecDeque::new(); n] })
             .collect()
     }
 }
@@ -59,9 +54,7 @@ impl Transport for LocalTransport {
         let n = self.size();
         for (j, buf) in send.into_iter().enumerate() {
             if j != self.rank {
-                self.to[j]
-                    .send((self.rank, buf))
-                    .expect("every emulated process stays until the end");
+                self.to[j].send((self.rank, buf)).expect("every emulated process stays until the end");
             }
         }
         // A channel keeps each sender's order, so the first message queued
@@ -72,10 +65,7 @@ impl Transport for LocalTransport {
                 continue;
             }
             while self.early[j].is_empty() {
-                let (src, buf) = self
-                    .from
-                    .recv()
-                    .expect("every emulated process stays until the end");
+                let (src, buf) = self.from.recv().expect("every emulated process stays until the end");
                 self.early[src].push_back(buf);
             }
             *slot = self.early[j].pop_front().expect("checked");

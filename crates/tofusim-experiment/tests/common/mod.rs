@@ -11,13 +11,8 @@ use tofusim_packet::RunResult;
 
 /// The experiment `text` on `threads` threads of this process.
 pub fn run_threads(text: &str, threads: usize) -> RunResult {
-    let split = tofusim_packet::Split {
-        threads,
-        transport: None,
-    };
-    let (_, r) =
-        experiment::run_split("test.toml", text, split, &mut |_| ControlFlow::Continue(()))
-            .unwrap_or_else(|e| panic!("{e}"));
+    let split = tofusim_packet::Split { threads, transport: None };
+    let (_, r) = experiment::run_split("test.toml", text, split, &mut |_| ControlFlow::Continue(())).unwrap_or_else(|e| panic!("{e}"));
     r.expect("an in-process run has its result")
 }
 
@@ -35,12 +30,7 @@ pub fn clean(r: &RunResult) {
 pub fn canonical(r: &RunResult) -> serde_json::Value {
     let mut v = serde_json::to_value(r).expect("results serialise");
     let sim = v["sim"].as_object_mut().expect("sim");
-    for k in [
-        "wall_seconds",
-        "peak_memory_bytes",
-        "simulated_us_per_wall_second",
-        "partitions",
-    ] {
+    for k in ["wall_seconds", "peak_memory_bytes", "simulated_us_per_wall_second", "partitions"] {
         sim.remove(k);
     }
     v
@@ -73,11 +63,7 @@ pub fn diff(a: &serde_json::Value, b: &serde_json::Value, path: &str, out: &mut 
 
 fn short(v: &serde_json::Value) -> String {
     let s = v.to_string();
-    if s.len() > 120 {
-        format!("{}… ({} chars)", &s[..120], s.len())
-    } else {
-        s
-    }
+    if s.len() > 120 { format!("{}… ({} chars)", &s[..120], s.len()) } else { s }
 }
 
 /// Where two runs' canonical results differ (empty: identical).

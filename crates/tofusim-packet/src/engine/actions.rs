@@ -8,9 +8,9 @@
 //! lane, packet), an order that does not depend on which events came out of
 //! the wheel first, nor on the partitions the network is split into.
 
+use crate::traffic::Traffic;
 use super::Engine;
 use crate::packet::NONE;
-use crate::traffic::Traffic;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -46,14 +46,7 @@ impl<W: Traffic> Engine<W> {
     pub(crate) fn defer(&mut self, kind: Kind, node: u32, a: u32, x: u32, at: u64) {
         let r = self.net.router_of(node);
         let i = self.acts.len() as u32;
-        self.acts.push(Action {
-            next: self.act_head[r as usize],
-            kind,
-            node,
-            a,
-            x,
-            at,
-        });
+        self.acts.push(Action { next: self.act_head[r as usize], kind, node, a, x, at });
         self.act_head[r as usize] = i;
         self.mark_dirty(r);
     }

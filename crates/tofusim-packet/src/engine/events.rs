@@ -4,14 +4,14 @@
 //! software at work, packets being created) become node actions
 //! ([`crate::actions`]) run at the router's arbitration.
 
+use crate::traffic::Traffic;
 use super::actions::Kind;
-use super::Engine;
 use crate::config::PlantedFault;
+use super::Engine;
 use crate::event::{Ev, EvKind};
+use crate::router::route::cache_route;
 use crate::packet::{checksum, flags};
 use crate::result::InvariantError;
-use crate::router::route::cache_route;
-use crate::traffic::Traffic;
 use rand::RngExt;
 
 impl<W: Traffic> Engine<W> {
@@ -21,14 +21,7 @@ impl<W: Traffic> Engine<W> {
         match ev.kind {
             EvKind::Arrive => {
                 if let (Some(o), Some(f)) = (&self.outages, &self.net.faults) {
-                    if o.cut(
-                        f,
-                        ev.router,
-                        ev.a as usize,
-                        lay.ports,
-                        t,
-                        self.net.params.hop_latency_cycles as u64,
-                    ) {
+                    if o.cut(f, ev.router, ev.a as usize, lay.ports, t, self.net.params.hop_latency_cycles as u64) {
                         self.lose_on_arrival(ev, t);
                         return;
                     }
@@ -38,9 +31,7 @@ impl<W: Traffic> Engine<W> {
                 self.router.inputs.q_used[qi] += charged;
                 self.stats.held_chunks[ev.b as usize] += charged as u64;
                 cache_route(&self.net, &mut self.pool, ev.router, ev.x);
-                self.router
-                    .inputs
-                    .push(r, qi, ev.x, &self.net, &mut self.pool, t);
+                self.router.inputs.push(r, qi, ev.x, &self.net, &mut self.pool, t);
                 let p = self.pool.get(ev.x);
                 if p.flags & flags::DEPOSIT != 0 && self.net.router_of(p.dst) != ev.router {
                     // The copy is complete in the reception FIFO when the tail
@@ -81,11 +72,7 @@ impl<W: Traffic> Engine<W> {
                 // A planted leak strikes at router 0, whatever the
                 // partitions: at the end of the first cycle it gets tokens,
                 // on its lowest output and VC that got them.
-                if self.net.run.plant == Some(PlantedFault::LeakToken)
-                    && r == 0
-                    && !self.router.planted_done
-                    && t >= self.net.run.plant_after
-                {
+                if self.net.run.plant == Some(PlantedFault::LeakToken) && r == 0 && !self.router.planted_done && t >= self.net.run.plant_after {
                     self.leak_at = Some(self.leak_at.map_or(ti, |i| i.min(ti)));
                 }
                 self.router.outputs.out_tokens[ti] += ev.x as u16;
@@ -130,13 +117,7 @@ impl<W: Traffic> Engine<W> {
     pub(crate) fn return_tokens(&mut self, r: u32, port: u8, vc: u8, chunks: u32, t: u64) {
         if let Some((up, up_port)) = self.net.routing.upstream(r, port) {
             let at = t + self.net.params.token_latency_cycles as u64;
-            let ev = Ev {
-                kind: EvKind::Token,
-                a: up_port as u16,
-                b: vc,
-                router: up,
-                x: chunks,
-            };
+            let ev = Ev { kind: EvKind::Token, a: up_port as u16, b: vc, router: up, x: chunks };
             if self.owns(up) {
                 self.wheel.schedule(at, ev);
             } else {
@@ -156,12 +137,7 @@ impl<W: Traffic> Engine<W> {
             self.return_tokens(ev.router, ev.a as u8, ev.b, p.charged as u32, t);
         }
         if p.flags & flags::LIVE == 0 {
-            let detail = format!(
-                "packet {} of node {} delivered twice at router {}",
-                p.serial,
-                p.src,
-                self.net.routing.router_label(ev.router)
-            );
+            let detail = format!("packet {} of node {} delivered twice at router {}", p.serial, p.src, self.net.routing.router_label(ev.router));
             self.fail(t, "duplicate-delivery", detail);
             return;
         }
@@ -222,11 +198,7 @@ impl<W: Traffic> Engine<W> {
         }
         // One software thread answers, one received packet at a time.
         let turn = self.workload.turn_cycles();
-        let at = if turn == 0 {
-            ready
-        } else {
-            ready.max(self.nic.turn_free_at[r as usize]) + turn
-        };
+        let at = if turn == 0 { ready } else { ready.max(self.nic.turn_free_at[r as usize]) + turn };
         if turn > 0 {
             self.nic.turn_free_at[r as usize] = at;
         }
@@ -258,16 +230,7 @@ impl<W: Traffic> Engine<W> {
         while let Some((at, count)) = self.nic.messages.next_hand_over(id) {
             let (node, lane, _) = self.nic.messages.owner(id);
             if at > t {
-                self.wheel.schedule(
-                    at,
-                    Ev {
-                        kind: EvKind::Release,
-                        a: lane as u16,
-                        b: 0,
-                        router: node,
-                        x: id,
-                    },
-                );
+                self.wheel.schedule(at, Ev { kind: EvKind::Release, a: lane as u16, b: 0, router: node, x: id });
                 return;
             }
             self.nic.messages.hand_over(id, count, at);
@@ -280,11 +243,7 @@ impl<W: Traffic> Engine<W> {
     /// Message `id`'s next packets, released, join their lane (a node
     /// action); a paced message's next packet is scheduled.
     pub(crate) fn release(&mut self, id: u32, t: u64) {
-        let (_, count) = self
-            .nic
-            .messages
-            .next_hand_over(id)
-            .expect("a release of packets not yet handed over");
+        let (_, count) = self.nic.messages.next_hand_over(id).expect("a release of packets not yet handed over");
         let (node, lane, _) = self.nic.messages.owner(id);
         self.nic.messages.hand_over(id, count, t);
         self.nic.lane_has_work(node as usize, lane as usize);
@@ -319,11 +278,7 @@ impl<W: Traffic> Engine<W> {
     /// earliest, then the first by kind and text, so that the choice does
     /// not depend on the order events were applied in or on the partitions.
     pub(crate) fn fail(&mut self, t: u64, kind: &'static str, detail: String) {
-        let e = InvariantError {
-            kind,
-            cycle: t,
-            detail,
-        };
+        let e = InvariantError { kind, cycle: t, detail };
         if self.error.as_ref().is_none_or(|old| e.precedes(old)) {
             self.error = Some(e);
         }
@@ -345,16 +300,7 @@ impl<W: Traffic> Engine<W> {
         };
         let at = t.saturating_add(gap);
         if self.net.run.cycles.is_none_or(|c| at < c) {
-            self.wheel.schedule(
-                at,
-                Ev {
-                    kind: EvKind::Inject,
-                    a: 0,
-                    b: 0,
-                    router: r,
-                    x: 0,
-                },
-            );
+            self.wheel.schedule(at, Ev { kind: EvKind::Inject, a: 0, b: 0, router: r, x: 0 });
         }
     }
 }

@@ -11,20 +11,8 @@ use crate::traffic::{RunEnd, Traffic};
 
 /// The result of a run from the engine holding every partition's merged
 /// state (see [`crate::summary`]).
-pub(crate) fn finish<W: Traffic>(
-    mut e: Engine<W>,
-    end: Ending,
-    wall: f64,
-    partitions: Option<PartitionInfo>,
-) -> RunResult {
-    let Ending {
-        t: t_end,
-        mut completion,
-        deadlock,
-        interrupted,
-        budget_exceeded,
-        ..
-    } = end;
+pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, partitions: Option<PartitionInfo>) -> RunResult {
+    let Ending { t: t_end, mut completion, deadlock, interrupted, budget_exceeded, .. } = end;
     if completion.is_some() && e.error.is_none() {
         match e.workload.check_complete() {
             Err(err) => e.fail(t_end, err.kind, err.detail),
@@ -50,9 +38,7 @@ pub(crate) fn finish<W: Traffic>(
     }
     let period = e.net.run.sample_cycles.max(1) as f64;
     let fill_denom = (lay.routers * lay.ports) as f64 * e.net.cap as f64;
-    let timeseries: Vec<Sample> = e
-        .stats
-        .samples
+    let timeseries: Vec<Sample> = e.stats.samples
         .iter()
         .map(|s| Sample {
             cycle: s.cycle,
@@ -60,25 +46,16 @@ pub(crate) fn finish<W: Traffic>(
             link_utilization: s.busy as f64 / (e.net.directed_links.max(1) as f64 * period),
             packets_delivered: s.delivered,
             token_returns: s.tokens,
-            unblocking_probability: if s.tokens > 0 {
-                s.unblocks as f64 / s.tokens as f64
-            } else {
-                0.0
-            },
+            unblocking_probability: if s.tokens > 0 { s.unblocks as f64 / s.tokens as f64 } else { 0.0 },
             blocked_token_returns: s.blocked_tokens,
-            blocked_unblocking_probability: if s.blocked_tokens > 0 {
-                s.waited_unblocks as f64 / s.blocked_tokens as f64
-            } else {
-                0.0
-            },
+            blocked_unblocking_probability: if s.blocked_tokens > 0 { s.waited_unblocks as f64 / s.blocked_tokens as f64 } else { 0.0 },
             vc_fill: s.fill.iter().map(|&f| f as f64 / fill_denom).collect(),
         })
         .collect();
     let mut vc_occupancy = BTreeMap::new();
     if !timeseries.is_empty() {
         for v in 0..lay.vcs {
-            let mean =
-                timeseries.iter().map(|s| s.vc_fill[v]).sum::<f64>() / timeseries.len() as f64;
+            let mean = timeseries.iter().map(|s| s.vc_fill[v]).sum::<f64>() / timeseries.len() as f64;
             vc_occupancy.insert(lay.vc_name(v), mean);
         }
     }
@@ -111,20 +88,10 @@ pub(crate) fn finish<W: Traffic>(
         let t = lp.tally;
         LinkErrorReport {
             tally: t,
-            retransmitted_fraction: if t.transmissions > 0 {
-                t.retransmissions as f64 / t.transmissions as f64
-            } else {
-                0.0
-            },
+            retransmitted_fraction: if t.transmissions > 0 { t.retransmissions as f64 / t.transmissions as f64 } else { 0.0 },
             crc_mismatch_links: bad
                 .iter()
-                .map(|&l| {
-                    format!(
-                        "{} {}",
-                        e.net.routing.router_label(l / lay.ports as u32),
-                        e.net.routing.port_name((l % lay.ports as u32) as u8)
-                    )
-                })
+                .map(|&l| format!("{} {}", e.net.routing.router_label(l / lay.ports as u32), e.net.routing.port_name((l % lay.ports as u32) as u8)))
                 .collect(),
             trustworthy: bad.is_empty(),
         }
@@ -203,16 +170,14 @@ pub(crate) fn finish<W: Traffic>(
 
 /// What limited the run ([`crate::limits`]) from the merged counters.
 fn limits<W: Traffic>(e: &Engine<W>, window: f64) -> crate::limits::Limits {
-    use crate::limits::{Limits, LinkUse, NodeUse};
+    use crate::limits::{LinkUse, Limits, NodeUse};
     let lay = e.net.lay;
     let routing = &e.net.routing;
     let mut class_names: Vec<String> = Vec::new();
     let mut links = Vec::new();
     for r in 0..lay.routers {
         for o in 0..lay.ports {
-            let Some((to, _)) = routing.neighbor(r as u32, o as u8) else {
-                continue;
-            };
+            let Some((to, _)) = routing.neighbor(r as u32, o as u8) else { continue };
             let name = routing.link_class(r as u32, o as u8);
             let class = match class_names.iter().position(|c| *c == name) {
                 Some(k) => k,
@@ -222,14 +187,7 @@ fn limits<W: Traffic>(e: &Engine<W>, window: f64) -> crate::limits::Limits {
                 }
             };
             let c = e.stats.counters[r * lay.ports + o];
-            links.push(LinkUse {
-                router: r as u32,
-                port: o as u8,
-                to_router: to,
-                class: class as u16,
-                busy_cycles: c.busy_cycles,
-                depleted_cycles: c.depleted_cycles,
-            });
+            links.push(LinkUse { router: r as u32, port: o as u8, to_router: to, class: class as u16, busy_cycles: c.busy_cycles, depleted_cycles: c.depleted_cycles });
         }
     }
     let host_limited = e.net.params.host_bytes_per_cycle.is_finite();
@@ -245,15 +203,7 @@ fn limits<W: Traffic>(e: &Engine<W>, window: f64) -> crate::limits::Limits {
         Some(p) => format!("{} {}", routing.router_label(r), routing.port_name(p)),
         None => routing.router_label(r),
     };
-    Limits::new(
-        &links,
-        &class_names,
-        &nodes,
-        &e.router.inputs.blocked,
-        e.stats.hist.summary().count,
-        window,
-        &label,
-    )
+    Limits::new(&links, &class_names, &nodes, &e.router.inputs.blocked, e.stats.hist.summary().count, window, &label)
 }
 
 /// The merged counter samples as columns (see [`CounterSamples`]).
@@ -265,9 +215,7 @@ fn counter_samples<W: Traffic>(e: &Engine<W>) -> CounterSamples {
         requested_period_cycles: e.net.run.counter_cycles,
         period_cycles: e.stats.counter_period,
         samples: e.stats.counter_cycles_taken.len() as u64,
-        port_names: (0..lay.ports)
-            .map(|o| e.net.routing.port_name(o as u8))
-            .collect(),
+        port_names: (0..lay.ports).map(|o| e.net.routing.port_name(o as u8)).collect(),
         vc_names: (0..lay.vcs).map(|v| lay.vc_name(v)).collect(),
         vc_buffer_chunks: e.net.cap as u32,
         ..Default::default()
@@ -280,8 +228,7 @@ fn counter_samples<W: Traffic>(e: &Engine<W>) -> CounterSamples {
         p.bytes.push(k.bytes);
         p.packets.push(k.packets);
         p.busy_cycles.push(k.busy_cycles);
-        p.idle_cycles
-            .push(cycle.saturating_sub(warm).saturating_sub(k.busy_cycles));
+        p.idle_cycles.push(cycle.saturating_sub(warm).saturating_sub(k.busy_cycles));
         p.depleted_cycles.push(k.depleted_cycles);
     }
     let v = &mut c.vcs;

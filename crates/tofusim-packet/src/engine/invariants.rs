@@ -20,12 +20,7 @@ use crate::result::{BlockedVc, Deadlock};
 use crate::wire::{Put, Reader};
 
 /// Kinds of audit finding, in the order a verdict considers them.
-const KINDS: [&str; 4] = [
-    "packet-conservation",
-    "arbitration-index",
-    "buffer-accounting",
-    "token-conservation",
-];
+const KINDS: [&str; 4] = ["packet-conservation", "arbitration-index", "buffer-accounting", "token-conservation"];
 
 /// One partition's share of an audit.
 #[derive(Debug, Default)]
@@ -60,25 +55,9 @@ impl AuditPart {
     }
 
     pub(crate) fn get(r: &mut Reader) -> Self {
-        let mut a = AuditPart {
-            live: r.u64(),
-            found: r.u64(),
-            created: r.u64(),
-            delivered: r.u64(),
-            ..Default::default()
-        };
-        a.findings = (0..r.u64())
-            .map(|_| {
-                (
-                    r.u8(),
-                    r.u64(),
-                    String::from_utf8_lossy(r.bytes()).into_owned(),
-                )
-            })
-            .collect();
-        a.boundary = (0..r.u64())
-            .map(|_| (r.u64(), [r.u32(), r.u32(), r.u32(), r.u32()]))
-            .collect();
+        let mut a = AuditPart { live: r.u64(), found: r.u64(), created: r.u64(), delivered: r.u64(), ..Default::default() };
+        a.findings = (0..r.u64()).map(|_| (r.u8(), r.u64(), String::from_utf8_lossy(r.bytes()).into_owned())).collect();
+        a.boundary = (0..r.u64()).map(|_| (r.u64(), [r.u32(), r.u32(), r.u32(), r.u32()])).collect();
         a
     }
 }
@@ -87,38 +66,16 @@ impl<W: Traffic> Engine<W> {
     /// Audits this partition's routers and nodes.
     pub(crate) fn audit_part(&self) -> AuditPart {
         let lay = self.net.lay;
-        let mut part = AuditPart {
-            live: self.pool.live(),
-            created: self.stats.created,
-            delivered: self.stats.delivered,
-            ..Default::default()
-        };
-        let mut seen = vec![
-            false;
-            self.pool
-                .iter_live()
-                .map(|(i, _)| i as usize + 1)
-                .max()
-                .unwrap_or(0)
-        ];
+        let mut part = AuditPart { live: self.pool.live(), created: self.stats.created, delivered: self.stats.delivered, ..Default::default() };
+        let mut seen = vec![false; self.pool.iter_live().map(|(i, _)| i as usize + 1).max().unwrap_or(0)];
         let mut twice: Option<(u64, String)> = None;
-        let visit = |pkt: u32,
-                     seen: &mut Vec<bool>,
-                     found: &mut u64,
-                     twice: &mut Option<(u64, String)>,
-                     place: &str| {
+        let visit = |pkt: u32, seen: &mut Vec<bool>, found: &mut u64, twice: &mut Option<(u64, String)>, place: &str| {
             let i = pkt as usize;
             if i >= seen.len() || seen[i] {
                 let p = self.pool.get(pkt);
                 let rank = (p.src as u64) << 32 | p.serial as u64;
                 if twice.as_ref().is_none_or(|(r, _)| rank < *r) {
-                    *twice = Some((
-                        rank,
-                        format!(
-                            "packet {} of node {} found twice or not live ({place})",
-                            p.serial, p.src
-                        ),
-                    ));
+                    *twice = Some((rank, format!("packet {} of node {} found twice or not live ({place})", p.serial, p.src)));
                 }
                 return false;
             }
@@ -149,10 +106,7 @@ impl<W: Traffic> Engine<W> {
             if !self.owns_node((i / self.nic.lanes) as u32) {
                 continue;
             }
-            waiting += self
-                .nic
-                .messages
-                .waiting(i / self.nic.lanes, i % self.nic.lanes);
+            waiting += self.nic.messages.waiting(i / self.nic.lanes, i % self.nic.lanes);
             let mut p = self.nic.src_head[i];
             while p != NONE {
                 if !visit(p, &mut seen, &mut found, &mut twice, "in a send queue") {
@@ -162,13 +116,7 @@ impl<W: Traffic> Engine<W> {
             }
         }
         for &(_, _, p) in &self.route_held {
-            visit(
-                p,
-                &mut seen,
-                &mut found,
-                &mut twice,
-                "set aside for want of a route",
-            );
+            visit(p, &mut seen, &mut found, &mut twice, "set aside for want of a route");
         }
         if waiting + self.pending_releases != self.nic.messages.unmade {
             part.findings.push((
@@ -190,19 +138,9 @@ impl<W: Traffic> Engine<W> {
             for q in 0..lay.queues {
                 let qi = r * lay.queues + q;
                 let h = self.router.inputs.q_head[qi];
-                let cand = if h == NONE {
-                    0
-                } else {
-                    crate::router::route::head_candidates(&self.net, &self.pool, h)
-                };
+                let cand = if h == NONE { 0 } else { crate::router::route::head_candidates(&self.net, &self.pool, h) };
                 if cand != self.router.inputs.heads[qi].cand && index_err.is_none() {
-                    index_err = Some((
-                        qi as u64,
-                        format!(
-                            "queue {qi}: head candidates {cand:#x} recorded as {:#x}",
-                            self.router.inputs.heads[qi].cand
-                        ),
-                    ));
+                    index_err = Some((qi as u64, format!("queue {qi}: head candidates {cand:#x} recorded as {:#x}", self.router.inputs.heads[qi].cand)));
                 }
                 for b in 0..64 {
                     if cand & (1 << b) != 0 {
@@ -211,15 +149,9 @@ impl<W: Traffic> Engine<W> {
                     }
                 }
             }
-            if want[..]
-                != self.router.inputs.want[r * (lay.ports + 1) * qw..(r + 1) * (lay.ports + 1) * qw]
-                && index_err.is_none()
-            {
+            if want[..] != self.router.inputs.want[r * (lay.ports + 1) * qw..(r + 1) * (lay.ports + 1) * qw] && index_err.is_none() {
                 let label = self.net.routing.router_label(r as u32);
-                index_err = Some((
-                    (r * lay.queues) as u64,
-                    format!("router {label}: per-output want masks disagree with the queue heads"),
-                ));
+                index_err = Some(((r * lay.queues) as u64, format!("router {label}: per-output want masks disagree with the queue heads")));
             }
         }
         // In flight on links and being ejected; tails leaving; tokens returning.
@@ -242,10 +174,7 @@ impl<W: Traffic> Engine<W> {
                 // Lost on a failed link, on its way back to its source.
                 EvKind::Resend => transit_pkts.push(ev.x),
                 EvKind::Done => leaving[qi] += ev.x,
-                EvKind::Token => {
-                    returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs
-                        + ev.b as usize] += ev.x
-                }
+                EvKind::Token => returning[(ev.router as usize * lay.ports + ev.a as usize) * lay.vcs + ev.b as usize] += ev.x,
                 _ => {}
             }
         });
@@ -258,13 +187,7 @@ impl<W: Traffic> Engine<W> {
         if let Some(lp) = &self.router.outputs.link {
             for l in (0..lay.routers * lay.ports).filter(|&l| owned(l / lay.ports)) {
                 for pkt in lp.held(l) {
-                    if visit(
-                        pkt,
-                        &mut seen,
-                        &mut found,
-                        &mut twice,
-                        "awaiting retransmission",
-                    ) {
+                    if visit(pkt, &mut seen, &mut found, &mut twice, "awaiting retransmission") {
                         let p = self.pool.get(pkt);
                         resending[l * lay.vcs + p.vc as usize] += p.charged as u32;
                     }
@@ -284,14 +207,7 @@ impl<W: Traffic> Engine<W> {
                 let want = charged_in[qi] + leaving[qi] + ejecting[qi];
                 if self.router.inputs.q_used[qi] as u32 != want {
                     let label = self.net.routing.router_label(r as u32);
-                    part.findings.push((
-                        2,
-                        qi as u64,
-                        format!(
-                            "router {label} queue {q}: {} chunks recorded, {want} held",
-                            self.router.inputs.q_used[qi]
-                        ),
-                    ));
+                    part.findings.push((2, qi as u64, format!("router {label} queue {q}: {} chunks recorded, {want} held", self.router.inputs.q_used[qi])));
                     break 'queues;
                 }
             }
@@ -299,11 +215,7 @@ impl<W: Traffic> Engine<W> {
         // The per-VC running total the time series reads.
         let mut held = vec![0u64; lay.vcs];
         for r in (0..lay.routers).filter(|&r| owned(r)) {
-            for (i, &used) in self.router.inputs.q_used
-                [r * lay.queues..r * lay.queues + lay.ports * lay.vcs]
-                .iter()
-                .enumerate()
-            {
+            for (i, &used) in self.router.inputs.q_used[r * lay.queues..r * lay.queues + lay.ports * lay.vcs].iter().enumerate() {
                 held[i % lay.vcs] += used as u64;
             }
         }
@@ -313,9 +225,7 @@ impl<W: Traffic> Engine<W> {
         let mut token_err = None;
         for r in 0..lay.routers {
             for o in 0..lay.ports {
-                let Some((w, i)) = self.net.routing.neighbor(r as u32, o as u8) else {
-                    continue;
-                };
+                let Some((w, i)) = self.net.routing.neighbor(r as u32, o as u8) else { continue };
                 let (mine_r, mine_w) = (owned(r), owned(w as usize));
                 if !mine_r && !mine_w {
                     continue;
@@ -350,11 +260,7 @@ impl<W: Traffic> Engine<W> {
 
     fn token_message(&self, oi: usize, s: [u32; 4]) -> String {
         let lay = self.net.lay;
-        let (v, o, r) = (
-            oi % lay.vcs,
-            oi / lay.vcs % lay.ports,
-            oi / lay.vcs / lay.ports,
-        );
+        let (v, o, r) = (oi % lay.vcs, oi / lay.vcs % lay.ports, oi / lay.vcs / lay.ports);
         format!(
             "link {} {} VC {}: {} tokens at the sender + {} returning or held for retransmission + {} on the wire + {} in the buffer = {}, expected {}",
             self.net.routing.router_label(r as u32),
@@ -373,31 +279,18 @@ impl<W: Traffic> Engine<W> {
     /// violation by kind, then by rank, or none.
     pub(crate) fn audit_verdict(&self, parts: &[AuditPart]) -> Option<(&'static str, String)> {
         let first = |kind: u8| {
-            parts
-                .iter()
-                .flat_map(|p| &p.findings)
-                .filter(|f| f.0 == kind)
-                .min_by_key(|f| f.1)
-                .map(|f| (KINDS[kind as usize], f.2.clone()))
+            parts.iter().flat_map(|p| &p.findings).filter(|f| f.0 == kind).min_by_key(|f| f.1).map(|f| (KINDS[kind as usize], f.2.clone()))
         };
         if let Some(v) = first(0) {
             return Some(v);
         }
         let sum = |f: fn(&AuditPart) -> u64| parts.iter().map(f).sum::<u64>();
-        let (live, found, created, delivered) = (
-            sum(|p| p.live),
-            sum(|p| p.found),
-            sum(|p| p.created),
-            sum(|p| p.delivered),
-        );
+        let (live, found, created, delivered) = (sum(|p| p.live), sum(|p| p.found), sum(|p| p.created), sum(|p| p.delivered));
         if found != live {
             return Some((KINDS[0], format!("{live} packets are live but {found} were found in queues and on links (packets lost or duplicated)")));
         }
         if created != delivered + live {
-            return Some((
-                KINDS[0],
-                format!("{created} created, {delivered} delivered, {live} in flight: packets lost"),
-            ));
+            return Some((KINDS[0], format!("{created} created, {delivered} delivered, {live} in flight: packets lost")));
         }
         for kind in [1, 2] {
             if let Some(v) = first(kind) {
@@ -416,17 +309,8 @@ impl<W: Traffic> Engine<W> {
             .filter(|(_, s)| s.iter().sum::<u32>() != self.net.cap as u32)
             .min_by_key(|(i, _)| **i)
             .map(|(&i, &s)| (i, self.token_message(i as usize, s)));
-        let local = parts
-            .iter()
-            .flat_map(|p| &p.findings)
-            .filter(|f| f.0 == 3)
-            .min_by_key(|f| f.1)
-            .map(|f| (f.1, f.2.clone()));
-        [crossing, local]
-            .into_iter()
-            .flatten()
-            .min_by_key(|f| f.0)
-            .map(|f| (KINDS[3], f.1))
+        let local = parts.iter().flat_map(|p| &p.findings).filter(|f| f.0 == 3).min_by_key(|f| f.1).map(|f| (f.1, f.2.clone()));
+        [crossing, local].into_iter().flatten().min_by_key(|f| f.0).map(|f| (KINDS[3], f.1))
     }
 
     /// This partition's blocked network heads: (queue, the downstream queue
@@ -447,30 +331,20 @@ impl<W: Traffic> Engine<W> {
                 if dst == r as u32 {
                     continue;
                 }
-                let o = if p.vc as usize >= lay.esc
-                    || self.net.mode == RoutingMode::Deterministic
-                    || self.net.params.escape == Escape::None
-                {
+                let o = if p.vc as usize >= lay.esc || self.net.mode == RoutingMode::Deterministic || self.net.params.escape == Escape::None {
                     self.net.routing.escape_port(r as u32, dst, p.hints)
                 } else {
                     let m = self.net.routing.adaptive_ports(r as u32, dst, p.hints);
                     (m != 0).then(|| m.trailing_zeros() as u8)
                 };
                 let Some(o) = o else { continue };
-                let Some((w, i)) = self.net.routing.neighbor(r as u32, o) else {
-                    continue;
-                };
+                let Some((w, i)) = self.net.routing.neighbor(r as u32, o) else { continue };
                 let v = if self.net.params.virtual_output_queues {
                     // The queue of the output it will take there.
-                    let key =
-                        self.net
-                            .routing
-                            .output_at(w, p.dst, self.net.routing.advance(w, p.hints));
+                    let key = self.net.routing.output_at(w, p.dst, self.net.routing.advance(w, p.hints));
                     key.map_or(p.vc as usize, |k| k as usize % lay.dynamic)
                 } else if self.net.params.escape == Escape::HopClass {
-                    lay.esc
-                        + self.net.routing.vc_class(r as u32, src, p.hints, o) as usize
-                            * self.net.params.class_vcs.max(1) as usize
+                    lay.esc + self.net.routing.vc_class(r as u32, src, p.hints, o) as usize * self.net.params.class_vcs.max(1) as usize
                 } else if p.vc as usize >= lay.esc {
                     p.vc as usize
                 } else if lay.esc_count > 0 && self.net.mode == RoutingMode::Deterministic {
@@ -478,11 +352,7 @@ impl<W: Traffic> Engine<W> {
                 } else {
                     p.vc as usize
                 };
-                out.push((
-                    idx(r, q),
-                    idx(w as usize, lay.queue_of(i as usize, v)),
-                    self.router.inputs.q_used[r * lay.queues + q] as u32,
-                ));
+                out.push((idx(r, q), idx(w as usize, lay.queue_of(i as usize, v)), self.router.inputs.q_used[r * lay.queues + q] as u32));
             }
         }
         out
@@ -491,13 +361,7 @@ impl<W: Traffic> Engine<W> {
     /// The deadlock report from every partition's blocked heads: follows
     /// each head to the buffer it waits for and reports a cycle of such
     /// waits if there is one (the first found from the lowest queue).
-    pub(crate) fn deadlock_verdict(
-        &self,
-        t: u64,
-        heads: &[(u64, u64, u32)],
-        last_progress: u64,
-        live: u64,
-    ) -> Deadlock {
+    pub(crate) fn deadlock_verdict(&self, t: u64, heads: &[(u64, u64, u32)], last_progress: u64, live: u64) -> Deadlock {
         let lay = self.net.lay;
         let mut sorted: Vec<(u64, u64, u32)> = heads.to_vec();
         sorted.sort_unstable();

@@ -71,6 +71,7 @@ use crate::traffic::{NewMessage, NewPacket, Traffic};
 pub(crate) const PREFETCH_EVENTS: usize = 8;
 const PREFETCH_ROUTERS: usize = 2;
 
+
 /// The network of one partition (the whole network when the run is not
 /// split): the router units, the node side, the packets and the events,
 /// the statistics and the mail to other partitions, driven by a traffic
@@ -150,16 +151,7 @@ impl<W: Traffic> Engine<W> {
         injection_links: f64,
         cycle_ns: f64,
     ) -> Self {
-        Self::build(
-            Arc::new(routing),
-            params,
-            mode,
-            run,
-            workload,
-            injection_links,
-            cycle_ns,
-            Ownership::whole(),
-        )
+        Self::build(Arc::new(routing), params, mode, run, workload, injection_links, cycle_ns, Ownership::whole())
     }
 
     /// A fresh engine with the same network, parameters and workload, for
@@ -206,14 +198,7 @@ impl<W: Traffic> Engine<W> {
     /// The router units and what they touch outside themselves, borrowed
     /// apart (arbitration, link time-outs).
     pub(crate) fn router_env(&mut self) -> (&mut Router, Env<'_>) {
-        let env = Env {
-            net: &self.net,
-            pool: &mut self.pool,
-            wheel: &mut self.wheel,
-            nic: &mut self.nic,
-            stats: &mut self.stats,
-            mail: &mut self.mail,
-        };
+        let env = Env { net: &self.net, pool: &mut self.pool, wheel: &mut self.wheel, nic: &mut self.nic, stats: &mut self.stats, mail: &mut self.mail };
         (&mut self.router, env)
     }
 
@@ -229,10 +214,7 @@ impl<W: Traffic> Engine<W> {
     /// its router and node state are made again for its own routers only
     /// (see [`Ownership`]: the rest of the network's entries take no memory).
     pub(crate) fn set_partition(&mut self, owner: Arc<[u16]>, me: u16) {
-        assert!(
-            self.stats.events == 0 && self.pool.live() == 0,
-            "a partition is made before the run"
-        );
+        assert!(self.stats.events == 0 && self.pool.live() == 0, "a partition is made before the run");
         let own = Ownership::of(&owner, me);
         let lay = self.net.lay;
         self.router = Router::new(&self.net, own);
@@ -298,11 +280,7 @@ impl<W: Traffic> Engine<W> {
             dynamic: params.dynamic_vcs as usize,
             esc: params.dynamic_vcs as usize,
             esc_count: params.escape_vcs() as usize,
-            class_vcs: if params.escape == crate::config::Escape::HopClass {
-                params.class_vcs.max(1) as usize
-            } else {
-                0
-            },
+            class_vcs: if params.escape == crate::config::Escape::HopClass { params.class_vcs.max(1) as usize } else { 0 },
             hp: params.priority_vc.then_some(vcs - 1),
             npr,
             fifos_per_node: fifos_per_node.max(1),
@@ -310,10 +288,7 @@ impl<W: Traffic> Engine<W> {
             vcs_reciprocal: Layout::reciprocal(vcs),
         };
         assert!(
-            lay.queues <= MAX_QUEUES
-                && ports <= MAX_PORTS
-                && lay.units <= u16::MAX as usize
-                && vcs <= crate::router::MAX_VCS,
+            lay.queues <= MAX_QUEUES && ports <= MAX_PORTS && lay.units <= u16::MAX as usize && vcs <= crate::router::MAX_VCS,
             "at most {MAX_QUEUES} queues and {MAX_PORTS} ports per router"
         );
         let mut wire_scale = params.port_cycles_per_byte.clone();
@@ -348,29 +323,13 @@ impl<W: Traffic> Engine<W> {
             })
             .collect();
         let gen_remaining = gen_total.iter().sum();
-        let connected_ports = (0..routers * ports)
-            .filter(|&i| {
-                routing
-                    .neighbor((i / ports) as u32, (i % ports) as u8)
-                    .is_some()
-            })
-            .count();
-        let mut stats = Stats::new(
-            routers * ports,
-            vcs,
-            run.sample_cycles,
-            run.counter_cycles,
-            crate::stats::counter_sample_limit(connected_ports as u64, vcs as u64),
-        );
+        let connected_ports = (0..routers * ports).filter(|&i| routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some()).count();
+        let mut stats = Stats::new(routers * ports, vcs, run.sample_cycles, run.counter_cycles, crate::stats::counter_sample_limit(connected_ports as u64, vcs as u64));
         stats.host_busy_cycles = vec![0.0; nodes];
         stats.fifo_waited_cycles = vec![0; nodes];
         let ranges = params.jsq_ranges.max(1) as u32;
-        let jsq_range = (0..=cap as u32)
-            .map(|t| (t * ranges / cap.max(1) as u32).min(ranges - 1) as u16)
-            .collect();
-        let token_quarter = (0..=cap as u32)
-            .map(|t| (t * 4 / cap.max(1) as u32).min(3) as u8)
-            .collect();
+        let jsq_range = (0..=cap as u32).map(|t| (t * ranges / cap.max(1) as u32).min(ranges - 1) as u16).collect();
+        let token_quarter = (0..=cap as u32).map(|t| (t * 4 / cap.max(1) as u32).min(3) as u8).collect();
         let net = Net {
             routing,
             params,
@@ -455,10 +414,7 @@ impl<W: Traffic> Engine<W> {
         let dst = self.net.router_of(dst_node);
         let dst_local = dst_node % self.net.lay.npr as u32;
         use tofusim_routing::{DragonflyMode, Routing};
-        let hints = self
-            .net
-            .routing
-            .init(r, dst, dst_local, &mut self.router.rngs[r as usize]);
+        let hints = self.net.routing.init(r, dst, dst_local, &mut self.router.rngs[r as usize]);
         let Routing::Dragonfly(d) = &*self.net.routing else {
             return hints;
         };
@@ -550,13 +506,7 @@ impl<W: Traffic> Engine<W> {
         };
         let (route, route_flags) = match at_entry {
             false => self.around_faults(self.net.router_of(r), np.dst, hints, t),
-            true => (
-                SourceRoute {
-                    hints,
-                    detour: None,
-                },
-                0,
-            ),
+            true => (SourceRoute { hints, detour: None }, 0),
         };
         let serial = self.nic.node_serial[r as usize];
         self.nic.node_serial[r as usize] = serial.wrapping_add(1);
@@ -636,8 +586,7 @@ impl<W: Traffic> Engine<W> {
     #[inline]
     fn fifo_room(&self, r: usize, unit: usize, need: u16) -> bool {
         let lay = self.net.lay;
-        self.net.fifo_cap - self.router.inputs.q_used[r * lay.queues + lay.queue_of(unit, 0)]
-            >= need
+        self.net.fifo_cap - self.router.inputs.q_used[r * lay.queues + lay.queue_of(unit, 0)] >= need
     }
 
     fn fill_lane(&mut self, node: usize, lane: usize, t: u64) {
@@ -656,8 +605,7 @@ impl<W: Traffic> Engine<W> {
             // Packets already in the send queue go before new generated
             // ones (only a packet sent again after a loss, or one waiting
             // for a route, is there while the node still generates).
-            let from_source =
-                self.nic.gen_next[li] >= self.nic.gen_total[li] || self.nic.src_head[li] != NONE;
+            let from_source = self.nic.gen_next[li] >= self.nic.gen_total[li] || self.nic.src_head[li] != NONE;
             if from_source && self.nic.src_head[li] == NONE {
                 // The next packet of the messages waiting, made now.
                 let Some((np, created)) = self.nic.messages.make(node, lane) else {
@@ -680,10 +628,7 @@ impl<W: Traffic> Engine<W> {
                     return;
                 }
             }
-            if from_source
-                && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0
-                && !self.retry_route(self.nic.src_head[li], t)
-            {
+            if from_source && self.pool.get(self.nic.src_head[li]).flags & flags::UNROUTABLE != 0 && !self.retry_route(self.nic.src_head[li], t) {
                 if self.outages.is_none() {
                     // No route around the failures: it waits while the
                     // run stops with the `unroutable` error.
@@ -691,11 +636,7 @@ impl<W: Traffic> Engine<W> {
                 }
                 // It waits for a recovery, set aside: the packets behind
                 // it go on.
-                let pkt = list_pop(
-                    &self.pool,
-                    &mut self.nic.src_head[li],
-                    &mut self.nic.src_tail[li],
-                );
+                let pkt = list_pop(&self.pool, &mut self.nic.src_head[li], &mut self.nic.src_tail[li]);
                 self.nic.src_need[li] = 0;
                 self.route_held.push((node as u32, lane as u8, pkt));
                 continue;
@@ -734,21 +675,11 @@ impl<W: Traffic> Engine<W> {
                         // (its node on the destination leaf) names the
                         // output, exactly so under D-mod-K and adaptive
                         // routing (a random route's up port may differ).
-                        let hints = if from_source {
-                            hints
-                        } else {
-                            (dst as usize % self.net.lay.npr) as u8
-                        };
-                        self.net
-                            .routing
-                            .output_at(r as u32, dst, hints)
-                            .unwrap_or(0) as usize
+                        let hints = if from_source { hints } else { (dst as usize % self.net.lay.npr) as u8 };
+                        self.net.routing.output_at(r as u32, dst, hints).unwrap_or(0) as usize
                     } else if from_source {
                         let dst_router = self.net.router_of(dst);
-                        self.net
-                            .routing
-                            .escape_port(r as u32, dst_router, hints)
-                            .unwrap_or(0) as usize
+                        self.net.routing.escape_port(r as u32, dst_router, hints).unwrap_or(0) as usize
                     } else {
                         dst as usize
                     };
@@ -761,25 +692,16 @@ impl<W: Traffic> Engine<W> {
                 return;
             };
             if self.nic.fifo_wait_since[li] != u64::MAX {
-                let waited =
-                    t.saturating_sub(self.nic.fifo_wait_since[li].max(self.net.run.warmup));
+                let waited = t.saturating_sub(self.nic.fifo_wait_since[li].max(self.net.run.warmup));
                 self.stats.fifo_waited_cycles[node] += waited;
                 self.router.inputs.blocked[crate::limits::Cause::FifoSpace as usize] += waited;
                 self.nic.fifo_wait_since[li] = u64::MAX;
             }
-            let taken = if step == 1 {
-                f - first
-            } else {
-                (f - first) / step
-            };
+            let taken = if step == 1 { f - first } else { (f - first) / step };
             self.nic.fifo_rr[li] = wrap(taken + 1, count) as u8;
             let pkt = if from_source {
                 self.nic.src_need[li] = 0;
-                list_pop(
-                    &self.pool,
-                    &mut self.nic.src_head[li],
-                    &mut self.nic.src_tail[li],
-                )
+                list_pop(&self.pool, &mut self.nic.src_head[li], &mut self.nic.src_tail[li])
             } else {
                 let np = self
                     .workload
@@ -809,9 +731,7 @@ impl<W: Traffic> Engine<W> {
             }
             self.router.inputs.q_used[qi] += need;
             cache_route(&self.net, &mut self.pool, r as u32, pkt);
-            self.router
-                .inputs
-                .push(r, qi, pkt, &self.net, &mut self.pool, t);
+            self.router.inputs.push(r, qi, pkt, &self.net, &mut self.pool, t);
         }
     }
 
@@ -870,10 +790,7 @@ impl<W: Traffic> Engine<W> {
     /// could reach a failure). With no intact route the run stops with an
     /// `unroutable` error naming the pair and the failure met.
     fn around_faults(&mut self, src: u32, dst_node: u32, hints: u8, t: u64) -> (SourceRoute, u8) {
-        let plain = SourceRoute {
-            hints,
-            detour: None,
-        };
+        let plain = SourceRoute { hints, detour: None };
         let Some(faults) = self.net.faults.clone() else {
             return (plain, 0);
         };
@@ -887,10 +804,7 @@ impl<W: Traffic> Engine<W> {
         let chosen = if faults.clear_hops(&routing, src, dst, plain).is_some() {
             Some(plain)
         } else {
-            *self
-                .fault_routes
-                .entry((src, dst, hints))
-                .or_insert_with(|| faults.choose(&routing, src, dst, hints))
+            *self.fault_routes.entry((src, dst, hints)).or_insert_with(|| faults.choose(&routing, src, dst, hints))
         };
         let Some(route) = chosen else {
             if let Some(at) = self.outages.as_ref().and_then(|o| o.next_recovery(t)) {
@@ -917,14 +831,7 @@ impl<W: Traffic> Engine<W> {
                 Routing::Torus(tr) => faults.box_is_clear(tr, src, dst, hints),
                 _ => true,
             };
-        (
-            route,
-            if adaptive_safe {
-                0
-            } else {
-                flags::DETERMINISTIC
-            },
-        )
+        (route, if adaptive_safe { 0 } else { flags::DETERMINISTIC })
     }
 
     // ---- events -------------------------------------------------------
@@ -982,20 +889,11 @@ impl<W: Traffic> Engine<W> {
             prefetch::line(&self.router.inputs.heads, qi);
             let w = r * (lay.ports + 1) * lay.qwords;
             prefetch::line(&self.router.inputs.want, w);
-            prefetch::line(
-                &self.router.inputs.want,
-                w + (lay.ports + 1) * lay.qwords - 1,
-            );
+            prefetch::line(&self.router.inputs.want, w + (lay.ports + 1) * lay.qwords - 1);
         }
         if ev.kind == EvKind::Token {
-            prefetch::line(
-                &self.router.outputs.out_tokens,
-                (r * lay.ports + ev.a as usize) * lay.vcs,
-            );
-            prefetch::line(
-                &self.router.outputs.depleted_since,
-                r * lay.ports + ev.a as usize,
-            );
+            prefetch::line(&self.router.outputs.out_tokens, (r * lay.ports + ev.a as usize) * lay.vcs);
+            prefetch::line(&self.router.outputs.depleted_since, r * lay.ports + ev.a as usize);
         }
     }
 
@@ -1031,10 +929,7 @@ impl<W: Traffic> Engine<W> {
         let base = r * lay.queues;
         let w = r * (lay.ports + 1) * lay.qwords;
         prefetch::line(&self.router.inputs.want, w);
-        prefetch::line(
-            &self.router.inputs.want,
-            w + (lay.ports + 1) * lay.qwords - 1,
-        );
+        prefetch::line(&self.router.inputs.want, w + (lay.ports + 1) * lay.qwords - 1);
         if let Routing::Torus(t) = &*self.net.routing {
             prefetch::line(t.neighbor_table(), r * lay.ports);
         }

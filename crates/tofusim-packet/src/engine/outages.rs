@@ -75,20 +75,13 @@ pub(crate) struct Outages {
 impl Outages {
     pub fn new(mut events: Vec<FaultEvent>, links: usize) -> Self {
         events.sort_by_key(|e| e.cycle);
-        Outages {
-            events,
-            next: 0,
-            went_down_at: vec![u64::MAX; links],
-        }
+        Outages { events, next: 0, went_down_at: vec![u64::MAX; links] }
     }
 
     /// The cycles events are due at, each once.
     pub fn cycles(&self) -> impl Iterator<Item = u64> + '_ {
         let mut last = None;
-        self.events
-            .iter()
-            .map(|e| e.cycle)
-            .filter(move |&c| last.replace(c) != Some(c))
+        self.events.iter().map(|e| e.cycle).filter(move |&c| last.replace(c) != Some(c))
     }
 
     #[inline]
@@ -99,25 +92,14 @@ impl Outages {
     /// The first recovery scheduled after `t`: what a packet with no
     /// route waits for.
     pub fn next_recovery(&self, t: u64) -> Option<u64> {
-        self.events
-            .iter()
-            .find(|e| e.recovers && e.cycle > t)
-            .map(|e| e.cycle)
+        self.events.iter().find(|e| e.recovers && e.cycle > t).map(|e| e.cycle)
     }
 
     /// Whether a packet whose header reaches input `port` of `r` at `t`,
     /// `hop` cycles after it left the upstream router, was on the link
     /// when it went down (or the link is down now).
     #[inline]
-    pub fn cut(
-        &self,
-        faults: &FaultMap,
-        r: u32,
-        port: usize,
-        ports: usize,
-        t: u64,
-        hop: u64,
-    ) -> bool {
+    pub fn cut(&self, faults: &FaultMap, r: u32, port: usize, ports: usize, t: u64, hop: u64) -> bool {
         if faults.down_ports(r) & 1 << port != 0 {
             return true;
         }
@@ -132,10 +114,7 @@ impl<W: Traffic> Engine<W> {
     /// packet is sent again `resend_timeout_cycles` after its loss. The
     /// faults set before ([`Self::set_faults`]) stay failed. Before the run.
     pub fn set_fault_events(&mut self, events: Vec<FaultEvent>, resend_timeout_cycles: u64) {
-        assert!(
-            self.stats.events == 0,
-            "failure schedules are set before the run"
-        );
+        assert!(self.stats.events == 0, "failure schedules are set before the run");
         if events.is_empty() {
             return;
         }
@@ -146,10 +125,7 @@ impl<W: Traffic> Engine<W> {
         };
         self.net.faults = Some(Arc::new(map.for_changes(&routing)));
         self.net.resend_timeout_cycles = resend_timeout_cycles.max(1);
-        self.outages = Some(Box::new(Outages::new(
-            events,
-            self.net.lay.routers * self.net.lay.ports,
-        )));
+        self.outages = Some(Box::new(Outages::new(events, self.net.lay.routers * self.net.lay.ports)));
     }
 
     /// Puts the schedule's cycles in the wheel (each partition its own):
@@ -159,16 +135,7 @@ impl<W: Traffic> Engine<W> {
         let cycles: Vec<u64> = o.cycles().collect();
         for c in cycles {
             if self.net.run.cycles.is_none_or(|end| c < end) {
-                self.wheel.schedule(
-                    c,
-                    Ev {
-                        kind: EvKind::Fault,
-                        a: 0,
-                        b: 0,
-                        router: 0,
-                        x: 0,
-                    },
-                );
+                self.wheel.schedule(c, Ev { kind: EvKind::Fault, a: 0, b: 0, router: 0, x: 0 });
             }
         }
     }
@@ -178,9 +145,7 @@ impl<W: Traffic> Engine<W> {
     /// old failures are forgotten, and every router arbitrates again (a
     /// packet waiting for a route may have one now).
     pub(crate) fn apply_outages(&mut self, now: u64) {
-        let Some(mut o) = self.outages.take() else {
-            return;
-        };
+        let Some(mut o) = self.outages.take() else { return };
         let routing = Arc::clone(&self.net.routing);
         let ports = self.net.lay.ports;
         while o.due(now) {
@@ -189,19 +154,13 @@ impl<W: Traffic> Engine<W> {
             let map = Arc::make_mut(self.net.faults.as_mut().expect("set with the schedule"));
             let changed: Vec<u32> = match ev.target {
                 FaultTarget::Link { router, port } => {
-                    map.set_link(&routing, router, port, ev.recovers)
-                        .expect("the schedule is validated");
+                    map.set_link(&routing, router, port, ev.recovers).expect("the schedule is validated");
                     let (w, _) = routing.neighbor(router, port).expect("validated");
                     vec![router, w]
                 }
                 FaultTarget::Router(r) => {
-                    map.set_router(&routing, r, ev.recovers)
-                        .expect("the schedule is validated");
-                    std::iter::once(r)
-                        .chain(
-                            (0..ports as u8).filter_map(|p| routing.neighbor(r, p).map(|(w, _)| w)),
-                        )
-                        .collect()
+                    map.set_router(&routing, r, ev.recovers).expect("the schedule is validated");
+                    std::iter::once(r).chain((0..ports as u8).filter_map(|p| routing.neighbor(r, p).map(|(w, _)| w))).collect()
                 }
             };
             if !ev.recovers {
@@ -211,9 +170,7 @@ impl<W: Traffic> Engine<W> {
                     let down = map.down_ports(r);
                     for p in 0..ports {
                         let i = r as usize * ports + p;
-                        if down & 1 << p != 0
-                            && (o.went_down_at[i] == u64::MAX || o.went_down_at[i] < now)
-                        {
+                        if down & 1 << p != 0 && (o.went_down_at[i] == u64::MAX || o.went_down_at[i] < now) {
                             o.went_down_at[i] = now;
                         }
                     }
@@ -241,27 +198,13 @@ impl<W: Traffic> Engine<W> {
     pub(crate) fn resend(&mut self, pkt: u32, t: u64) {
         let (node, dst, kept) = {
             let p = self.pool.get(pkt);
-            (
-                p.src,
-                p.dst,
-                p.flags & (flags::LIVE | flags::PRIORITY | flags::MEASURED | flags::DEPOSIT),
-            )
+            (p.src, p.dst, p.flags & (flags::LIVE | flags::PRIORITY | flags::MEASURED | flags::DEPOSIT))
         };
         let r = self.net.router_of(node);
         let at_entry = self.routes_by_load();
-        let hints = if at_entry {
-            0
-        } else {
-            self.initial_route(r, dst)
-        };
+        let hints = if at_entry { 0 } else { self.initial_route(r, dst) };
         let (route, route_flags) = if at_entry {
-            (
-                tofusim_routing::SourceRoute {
-                    hints,
-                    detour: None,
-                },
-                flags::ROUTE_AT_ENTRY,
-            )
+            (tofusim_routing::SourceRoute { hints, detour: None }, flags::ROUTE_AT_ENTRY)
         } else {
             self.around_faults(r, dst, hints, t)
         };

@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use tofusim_des::sync::{gather_first, Serial, ThreadGroup, Transport, WindowSync};
 
-use super::summary::Summary;
-use super::window::{drive, Ending};
 use super::{Engine, Progress};
 use crate::partition::PartitionPlan;
 use crate::result::{PartitionInfo, RunResult};
+use super::summary::Summary;
+use super::window::{drive, Ending};
 
 /// How a run is split: partitions on threads of this process, and the
 /// link to the other processes of the run (MPI), if any.
@@ -26,17 +26,11 @@ pub struct Split {
 impl Split {
     /// One thread, one process: the run is not split.
     pub fn serial() -> Self {
-        Split {
-            threads: 1,
-            transport: None,
-        }
+        Split { threads: 1, transport: None }
     }
 
     pub fn threads(threads: usize) -> Self {
-        Split {
-            threads: threads.max(1),
-            transport: None,
-        }
+        Split { threads: threads.max(1), transport: None }
     }
 
     /// Partitions in the whole run.
@@ -55,43 +49,28 @@ impl<W: Traffic> Engine<W> {
     /// [`Self::run`], also handing back what `inspect` reads from the
     /// workload's final state (e.g. a schedule's per-rank finish times).
     pub fn run_with<T>(self, progress: Progress, inspect: impl FnOnce(&W) -> T) -> (RunResult, T) {
-        self.run_split(Split::serial(), progress, inspect)
-            .expect("a run of one process has the result")
+        self.run_split(Split::serial(), progress, inspect).expect("a run of one process has the result")
     }
 
     /// Runs split as `split` says; results are bit-identical to an unsplit
     /// run with the same seed. With a transport every process of the run
     /// calls this with the same inputs and thread count; the result comes
     /// back in process 0 only (`None` elsewhere).
-    pub fn run_split<T>(
-        mut self,
-        split: Split,
-        progress: Progress,
-        inspect: impl FnOnce(&W) -> T,
-    ) -> Option<(RunResult, T)> {
+    pub fn run_split<T>(mut self, split: Split, progress: Progress, inspect: impl FnOnce(&W) -> T) -> Option<(RunResult, T)> {
         let wall = Instant::now();
         let parts = split.partitions();
         if parts == 1 {
             let end = drive(&mut self, &mut Serial, Some(progress));
             let seen = inspect(&self.workload);
-            return Some((
-                super::finish::finish(self, end, wall.elapsed().as_secs_f64(), None),
-                seen,
-            ));
+            return Some((super::finish::finish(self, end, wall.elapsed().as_secs_f64(), None), seen));
         }
         let threads = split.threads.max(1);
         let procs = parts / threads;
         let plan = PartitionPlan::new(&self.net.routing, parts);
-        assert_eq!(
-            plan.parts, parts,
-            "at most one partition per router ({} routers)",
-            self.net.lay.routers
-        );
+        assert_eq!(plan.parts, parts, "at most one partition per router ({} routers)", self.net.lay.routers);
         let group = ThreadGroup::new(threads, split.transport);
         let first = group.first();
-        let mut engines: Vec<Engine<W>> = (1..threads)
-            .map(|i| self.partition(plan.owner.clone(), (first + i) as u16))
-            .collect();
+        let mut engines: Vec<Engine<W>> = (1..threads).map(|i| self.partition(plan.owner.clone(), (first + i) as u16)).collect();
         self.set_partition(plan.owner.clone(), first as u16);
         engines.insert(0, self);
         let mut outcome = None;
@@ -131,18 +110,11 @@ impl<W: Traffic> Engine<W> {
             processes: procs,
             window_cycles: e.window_cycles(),
             windows: end.windows,
-            event_imbalance: if mean > 0.0 {
-                events.iter().copied().fold(0.0, f64::max) / mean
-            } else {
-                1.0
-            },
+            event_imbalance: if mean > 0.0 { events.iter().copied().fold(0.0, f64::max) / mean } else { 1.0 },
             partitions: loads,
         };
         let seen = inspect(&e.workload);
-        Some((
-            super::finish::finish(e, end, wall.elapsed().as_secs_f64(), Some(info)),
-            seen,
-        ))
+        Some((super::finish::finish(e, end, wall.elapsed().as_secs_f64(), Some(info)), seen))
     }
 }
 
@@ -160,18 +132,13 @@ impl Drop for Poison<'_> {
 
 /// Runs one partition to the end and hands its summary to partition 0,
 /// which merges every summary and returns how the run ended.
-fn finish_partition<W: Traffic>(
-    e: &mut Engine<W>,
-    sync: &mut dyn WindowSync,
-    progress: Option<Progress>,
-) -> Option<(Ending, Vec<crate::result::PartitionLoad>)> {
+fn finish_partition<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, progress: Option<Progress>) -> Option<(Ending, Vec<crate::result::PartitionLoad>)> {
     let end = drive(e, sync, progress);
     // Gathered at partition 0 only, each summary decoded and merged in
     // turn: this happens while every partition's state is still alive, at
     // the run's peak memory.
     let mut mine = Vec::new();
-    e.summary(end.busy_seconds, sync.wait_seconds())
-        .put(&mut mine);
+    e.summary(end.busy_seconds, sync.wait_seconds()).put(&mut mine);
     let all = gather_first(sync, mine);
     if sync.index() != 0 {
         return None;

@@ -4,11 +4,11 @@
 //! partition owns, and the workload's per-node state comes from the
 //! partition of each node.
 
+use crate::traffic::Traffic;
 use super::Engine;
 use crate::result::{InvariantError, PartitionLoad};
 use crate::router::link_protocol::LinkTally;
 use crate::stats::{Histogram, PortCounters, SampleSums, VcSnapshot};
-use crate::traffic::Traffic;
 use crate::wire::{Put, Reader};
 
 /// One partition's share of a run's statistics.
@@ -99,46 +99,21 @@ impl<W: Traffic> Engine<W> {
     pub(crate) fn summary(&self, busy_seconds: f64, wait_seconds: f64) -> Summary {
         let ports = self.net.lay.ports;
         let counters = (0..self.net.lay.routers * ports)
-            .filter(|&i| {
-                self.owns((i / ports) as u32)
-                    && self
-                        .net
-                        .routing
-                        .neighbor((i / ports) as u32, (i % ports) as u8)
-                        .is_some()
-            })
+            .filter(|&i| self.owns((i / ports) as u32) && self.net.routing.neighbor((i / ports) as u32, (i % ports) as u8).is_some())
             .map(|i| (i as u32, self.stats.counters[i]))
             .collect();
-        let routers = self
-            .mail
-            .owner
-            .iter()
-            .filter(|&&o| o == self.mail.me)
-            .count() as u64;
+        let routers = self.mail.owner.iter().filter(|&&o| o == self.mail.me).count() as u64;
         let node_state = {
             let owned = |n: u32| self.owns_node(n);
             self.workload.export_nodes(&owned)
         };
         let (link_tally, crc_mismatch) = match &self.router.outputs.link {
-            Some(lp) => (
-                lp.tally.to_array(),
-                lp.crc_mismatches(|l| self.owns((l / ports) as u32)),
-            ),
+            Some(lp) => (lp.tally.to_array(), lp.crc_mismatches(|l| self.owns((l / ports) as u32))),
             None => ([0; LinkTally::FIELDS], Vec::new()),
         };
         let node_limits = (0..self.net.nodes)
-            .filter(|&n| {
-                self.owns_node(n as u32)
-                    && (self.stats.host_busy_cycles[n] > 0.0
-                        || self.stats.fifo_waited_cycles[n] > 0)
-            })
-            .map(|n| {
-                (
-                    n as u32,
-                    self.stats.host_busy_cycles[n],
-                    self.stats.fifo_waited_cycles[n],
-                )
-            })
+            .filter(|&n| self.owns_node(n as u32) && (self.stats.host_busy_cycles[n] > 0.0 || self.stats.fifo_waited_cycles[n] > 0))
+            .map(|n| (n as u32, self.stats.host_busy_cycles[n], self.stats.fifo_waited_cycles[n]))
             .collect();
         Summary {
             node_limits,
@@ -153,12 +128,7 @@ impl<W: Traffic> Engine<W> {
             tally: self.tally(),
             error: self.error.clone(),
             workload: node_state,
-            load: PartitionLoad {
-                routers,
-                events: self.stats.events,
-                busy_seconds,
-                wait_seconds,
-            },
+            load: PartitionLoad { routers, events: self.stats.events, busy_seconds, wait_seconds },
         }
     }
 
@@ -171,27 +141,12 @@ impl<W: Traffic> Engine<W> {
         for (a, b) in self.stats.samples.iter_mut().zip(&s.samples) {
             a.add(b);
         }
-        debug_assert_eq!(
-            self.stats.samples.len(),
-            s.samples.len(),
-            "every partition closes the same windows"
-        );
+        debug_assert_eq!(self.stats.samples.len(), s.samples.len(), "every partition closes the same windows");
         self.stats.counter_snapshots.extend_from_slice(&s.snapshots);
-        self.stats
-            .counter_snapshots
-            .sort_unstable_by_key(|&(c, i, _)| (c, i));
-        debug_assert!(
-            s.vc_snapshots.iter().all(|v| self
-                .stats
-                .counter_cycles_taken
-                .binary_search(&v.cycle)
-                .is_ok()),
-            "every partition keeps the same samples"
-        );
+        self.stats.counter_snapshots.sort_unstable_by_key(|&(c, i, _)| (c, i));
+        debug_assert!(s.vc_snapshots.iter().all(|v| self.stats.counter_cycles_taken.binary_search(&v.cycle).is_ok()), "every partition keeps the same samples");
         self.stats.vc_snapshots.extend_from_slice(&s.vc_snapshots);
-        self.stats
-            .vc_snapshots
-            .sort_unstable_by_key(|v| (v.cycle, v.index));
+        self.stats.vc_snapshots.sort_unstable_by_key(|v| (v.cycle, v.index));
         for (a, b) in self.stats.vc_hops.iter_mut().zip(&s.vc_hops) {
             *a += b;
         }
@@ -258,14 +213,10 @@ impl Summary {
 
     pub(crate) fn get(bytes: &[u8]) -> Self {
         let mut r = Reader::new(bytes);
-        let counters = (0..r.u64())
-            .map(|_| (r.u32(), PortCounters::get(&mut r)))
-            .collect();
+        let counters = (0..r.u64()).map(|_| (r.u32(), PortCounters::get(&mut r))).collect();
         let hist = Histogram::get(&mut r);
         let samples = (0..r.u64()).map(|_| SampleSums::get(&mut r)).collect();
-        let snapshots = (0..r.u64())
-            .map(|_| (r.u64(), r.u32(), PortCounters::get(&mut r)))
-            .collect();
+        let snapshots = (0..r.u64()).map(|_| (r.u64(), r.u32(), PortCounters::get(&mut r))).collect();
         let vc_snapshots = (0..r.u64()).map(|_| VcSnapshot::get(&mut r)).collect();
         let vc_hops = (0..r.u64()).map(|_| r.u64()).collect();
         let mut tally = [0u64; TALLY];
@@ -276,26 +227,7 @@ impl Summary {
         let mut link_tally = [0u64; LinkTally::FIELDS];
         link_tally.iter_mut().for_each(|x| *x = r.u64());
         let crc_mismatch = (0..r.u64()).map(|_| r.u32()).collect();
-        let load = PartitionLoad {
-            routers: r.u64(),
-            events: r.u64(),
-            busy_seconds: r.f64(),
-            wait_seconds: r.f64(),
-        };
-        Summary {
-            counters,
-            hist,
-            samples,
-            snapshots,
-            vc_snapshots,
-            vc_hops,
-            tally,
-            error,
-            workload: words,
-            node_limits,
-            link_tally,
-            crc_mismatch,
-            load,
-        }
+        let load = PartitionLoad { routers: r.u64(), events: r.u64(), busy_seconds: r.f64(), wait_seconds: r.f64() };
+        Summary { counters, hist, samples, snapshots, vc_snapshots, vc_hops, tally, error, workload: words, node_limits, link_tally, crc_mismatch, load }
     }
 }

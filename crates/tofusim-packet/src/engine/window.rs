@@ -17,9 +17,9 @@ use std::time::Instant;
 use tofusim_des::sync::{all_gather, WindowSync};
 use tofusim_routing::{DragonflyMode, LinkKind, Routing};
 
-use super::invariants::AuditPart;
 use super::{Engine, Progress, PREFETCH_EVENTS};
 use crate::event::{Ev, EvKind};
+use super::invariants::AuditPart;
 use crate::result::{Deadlock, InvariantError};
 use crate::stats::{SampleSums, VcSnapshot};
 use crate::wire::{Put, Reader};
@@ -161,10 +161,7 @@ impl Global {
             last_event: reports.iter().filter_map(|r| some(r.last_event)).max(),
             next_event: reports.iter().filter_map(|r| some(r.next_event)).min(),
             last_delivery: reports.iter().filter_map(|r| some(r.last_delivery)).max(),
-            error: reports
-                .iter()
-                .filter_map(|r| r.error.clone())
-                .reduce(|a, b| if b.precedes(&a) { b } else { a }),
+            error: reports.iter().filter_map(|r| r.error.clone()).reduce(|a, b| if b.precedes(&a) { b } else { a }),
             stop: reports.iter().any(|r| r.stop),
         }
     }
@@ -173,19 +170,14 @@ impl Global {
 impl<W: Traffic> Engine<W> {
     /// The window: the shortest latency between routers, cycles.
     pub fn window_cycles(&self) -> u64 {
-        self.net
-            .params
-            .hop_latency_cycles
-            .min(self.net.params.token_latency_cycles)
-            .max(1) as u64
+        self.net.params.hop_latency_cycles.min(self.net.params.token_latency_cycles).max(1) as u64
     }
 
     /// The global output ports whose queues UGAL-G reads, in router order
     /// (empty in other modes).
     fn ugal_ports(&self) -> Vec<(u32, u8)> {
         match &*self.net.routing {
-            Routing::Dragonfly(d) if d.mode == DragonflyMode::UgalGlobal => (0
-                ..self.net.lay.routers as u32)
+            Routing::Dragonfly(d) if d.mode == DragonflyMode::UgalGlobal => (0..self.net.lay.routers as u32)
                 .flat_map(|r| (0..self.net.lay.ports as u8).map(move |p| (r, p)))
                 .filter(|&(r, p)| d.neighbor(r, p).is_some() && d.kind(r, p) == LinkKind::Global)
                 .collect(),
@@ -201,9 +193,7 @@ impl<W: Traffic> Engine<W> {
                 continue;
             }
             if self.workload.is_finite() {
-                if (0..self.nic.lanes)
-                    .any(|l| self.nic.gen_total[node as usize * self.nic.lanes + l] > 0)
-                {
+                if (0..self.nic.lanes).any(|l| self.nic.gen_total[node as usize * self.nic.lanes + l] > 0) {
                     self.mark_dirty(self.net.router_of(node));
                 }
             } else {
@@ -213,16 +203,7 @@ impl<W: Traffic> Engine<W> {
         for i in 0..self.workload.trace_rows() {
             let (cycle, src) = self.workload.trace_row(i);
             if self.owns_node(src) && self.net.run.cycles.is_none_or(|c| cycle < c) {
-                self.wheel.schedule(
-                    cycle,
-                    Ev {
-                        kind: EvKind::Trace,
-                        a: 0,
-                        b: 0,
-                        router: src,
-                        x: i as u32,
-                    },
-                );
+                self.wheel.schedule(cycle, Ev { kind: EvKind::Trace, a: 0, b: 0, router: src, x: i as u32 });
                 self.trace_pending += 1;
             }
         }
@@ -290,11 +271,7 @@ impl<W: Traffic> Engine<W> {
             last_delivery: self.stats.last_delivery.unwrap_or(NONE),
             error: self.error.clone(),
             stop,
-            ugal: ugal
-                .iter()
-                .filter(|&&(r, _)| self.owns(r))
-                .map(|&(r, p)| self.router.outputs.occupancy(&self.net, r, p))
-                .collect(),
+            ugal: ugal.iter().filter(|&&(r, _)| self.owns(r)).map(|&(r, p)| self.router.outputs.occupancy(&self.net, r, p)).collect(),
         };
         self.mail.moved_out = 0;
         self.mail.mailed_min = NONE;
@@ -309,9 +286,7 @@ impl<W: Traffic> Engine<W> {
         for i in 0..self.net.lay.routers * ports {
             let (r, p) = ((i / ports) as u32, (i % ports) as u8);
             if self.owns(r) && self.net.routing.neighbor(r, p).is_some() {
-                self.stats
-                    .counter_snapshots
-                    .push((at, i as u32, self.stats.counters[i]));
+                self.stats.counter_snapshots.push((at, i as u32, self.stats.counters[i]));
                 for v in i * vcs..(i + 1) * vcs {
                     self.stats.vc_snapshots.push(VcSnapshot {
                         cycle: at,
@@ -386,23 +361,14 @@ impl<W: Traffic> Engine<W> {
     fn audit_all(&mut self, sync: &mut dyn WindowSync, t: u64) {
         let mut mine = Vec::new();
         self.audit_part().put(&mut mine);
-        let parts: Vec<AuditPart> = all_gather(sync, &mine)
-            .iter()
-            .map(|b| AuditPart::get(&mut Reader::new(b)))
-            .collect();
+        let parts: Vec<AuditPart> = all_gather(sync, &mine).iter().map(|b| AuditPart::get(&mut Reader::new(b))).collect();
         if let Some((kind, detail)) = self.audit_verdict(&parts) {
             self.fail(t, kind, detail);
         }
     }
 
     /// The deadlock report at `t`, from every partition's blocked heads.
-    fn deadlock_all(
-        &self,
-        sync: &mut dyn WindowSync,
-        t: u64,
-        g: &Global,
-        detected_by: &'static str,
-    ) -> Deadlock {
+    fn deadlock_all(&self, sync: &mut dyn WindowSync, t: u64, g: &Global, detected_by: &'static str) -> Deadlock {
         let mut mine = Vec::new();
         for (q, s, u) in self.blocked_heads() {
             mine.put_u64(q);
@@ -416,10 +382,7 @@ impl<W: Traffic> Engine<W> {
                 heads.push((r.u64(), r.u64(), r.u32()));
             }
         }
-        Deadlock {
-            detected_by,
-            ..self.deadlock_verdict(t, &heads, g.last_progress, g.live)
-        }
+        Deadlock { detected_by, ..self.deadlock_verdict(t, &heads, g.last_progress, g.live) }
     }
 }
 
@@ -429,11 +392,7 @@ impl<W: Traffic> Engine<W> {
 /// A progress callback that answers `Break` asks the run to stop: every
 /// partition stops at the end of the next window, and the result says
 /// `interrupted`, with what was measured until then.
-pub(crate) fn drive<W: Traffic>(
-    e: &mut Engine<W>,
-    sync: &mut dyn WindowSync,
-    mut progress: Option<Progress>,
-) -> Ending {
+pub(crate) fn drive<W: Traffic>(e: &mut Engine<W>, sync: &mut dyn WindowSync, mut progress: Option<Progress>) -> Ending {
     let parts = sync.partitions();
     debug_assert_eq!(e.mail.outbox.len(), parts);
     let w = e.window_cycles();
@@ -448,11 +407,7 @@ pub(crate) fn drive<W: Traffic>(
     let mut mine = Vec::new();
     let mut reports: Vec<Report> = (0..parts).map(|_| Report::default()).collect();
     let mut cursor = vec![0usize; parts];
-    let mut next_audit = if e.net.run.audit_cycles > 0 {
-        e.net.run.audit_cycles
-    } else {
-        u64::MAX
-    };
+    let mut next_audit = if e.net.run.audit_cycles > 0 { e.net.run.audit_cycles } else { u64::MAX };
     let mut last_report = Instant::now();
     let (mut t, mut start, mut windows) = (0u64, 0u64, 0u64);
     // The last cycle any partition processed (time-series windows close up to it).
@@ -496,21 +451,14 @@ pub(crate) fn drive<W: Traffic>(
             e.fail(err.cycle, err.kind, err.detail);
             break;
         }
-        if e.workload.is_finite()
-            && g.gen_remaining == 0
-            && g.trace_pending == 0
-            && g.unmade == 0
-            && g.live == 0
-        {
+        if e.workload.is_finite() && g.gen_remaining == 0 && g.trace_pending == 0 && g.unmade == 0 && g.live == 0 {
             t = g.last_delivery.unwrap_or(0);
             completion = Some(t);
             break;
         }
         // Packets made or waiting in a send queue, not held by the
         // software for later, and nothing moved for too long.
-        if g.live + g.unmade > g.pending_releases
-            && t.saturating_sub(g.last_progress) > e.net.run.deadlock_cycles
-        {
+        if g.live + g.unmade > g.pending_releases && t.saturating_sub(g.last_progress) > e.net.run.deadlock_cycles {
             deadlock = Some(e.deadlock_all(sync, t, &g, "watchdog"));
             break;
         }
@@ -557,9 +505,7 @@ pub(crate) fn drive<W: Traffic>(
                 last_report = Instant::now();
                 let frac = match (e.net.run.cycles, e.workload.is_finite()) {
                     (Some(c), _) => t as f64 / c as f64,
-                    (None, true) => {
-                        g.delivered as f64 / (g.created + g.gen_remaining + g.unmade).max(1) as f64
-                    }
+                    (None, true) => g.delivered as f64 / (g.created + g.gen_remaining + g.unmade).max(1) as f64,
                     _ => 0.0,
                 };
                 if p(frac.min(1.0)).is_break() {
@@ -580,13 +526,5 @@ pub(crate) fn drive<W: Traffic>(
     // Waits still open at the end (heads blocked, send queues waiting for
     // FIFO space) count up to the end of the measured window.
     e.close_waits(completion.unwrap_or(t));
-    Ending {
-        t,
-        completion,
-        deadlock,
-        interrupted,
-        budget_exceeded,
-        windows,
-        busy_seconds: busy,
-    }
+    Ending { t, completion, deadlock, interrupted, budget_exceeded, windows, busy_seconds: busy }
 }

@@ -86,9 +86,7 @@ impl InputUnits {
     /// The head of queue `qi` cannot go at `t`, for `cause`.
     #[inline]
     pub fn block(&mut self, qi: usize, t: u64, cause: Cause, warmup: u64) {
-        self.heads[qi]
-            .clock
-            .block(t, cause, &mut self.blocked, warmup);
+        self.heads[qi].clock.block(t, cause, &mut self.blocked, warmup);
     }
 
     /// The head of queue `qi` goes at `t`: its last wait is charged.
@@ -110,11 +108,7 @@ impl InputUnits {
         while m != 0 {
             let b = m.trailing_zeros();
             m &= m - 1;
-            let w = if 1 << b == HEAD_EJECTS {
-                lay.ports
-            } else {
-                b as usize
-            };
+            let w = if 1 << b == HEAD_EJECTS { lay.ports } else { b as usize };
             self.want[(wbase + w) * lay.qwords + word] ^= bit;
         }
     }

@@ -137,13 +137,7 @@ impl LinkProtocol {
     /// The protocol on every link of `routers` × `ports`, its draws seeded
     /// from `seed` per link; acknowledgements return `ack_delay` cycles
     /// after a packet's tail.
-    pub fn new(
-        cfg: Arc<LinkErrors>,
-        routers: usize,
-        ports: usize,
-        seed: u64,
-        ack_delay: u64,
-    ) -> Self {
+    pub fn new(cfg: Arc<LinkErrors>, routers: usize, ports: usize, seed: u64, ack_delay: u64) -> Self {
         let links = routers * ports;
         let cfg_lanes = cfg.slicing.as_ref().map_or(0, |s| s.lanes as usize);
         let mut rate = vec![cfg.rate; links];
@@ -152,12 +146,7 @@ impl LinkProtocol {
         }
         let rng = (0..links)
             // A stream per link, the same whatever the partitions.
-            .map(|l| {
-                rand_pcg::Pcg32::seed_from_u64(
-                    (seed ^ 0x6c69_6e6b_5f65_7272)
-                        .wrapping_add((l as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-                )
-            })
+            .map(|l| rand_pcg::Pcg32::seed_from_u64((seed ^ 0x6c69_6e6b_5f65_7272).wrapping_add((l as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))))
             .collect();
         LinkProtocol {
             cfg,
@@ -215,24 +204,14 @@ impl LinkProtocol {
         self.window_tx[l] += 1;
         if self.window_tx[l] >= s.monitor_packets {
             let n = self.window_tx[l] as f64;
-            let worst = (0..lanes)
-                .map(|k| self.lane_errors[l * lanes + k])
-                .max()
-                .unwrap_or(0) as f64
-                / n;
-            let switch = if dup {
-                worst < s.split_below
-            } else {
-                s.dynamic && worst > s.duplicate_above
-            };
+            let worst = (0..lanes).map(|k| self.lane_errors[l * lanes + k]).max().unwrap_or(0) as f64 / n;
+            let switch = if dup { worst < s.split_below } else { s.dynamic && worst > s.duplicate_above };
             if switch {
                 self.duplicate[l] = !dup;
                 self.tally.mode_switches += 1;
             }
             self.window_tx[l] = 0;
-            self.lane_errors[l * lanes..(l + 1) * lanes]
-                .iter_mut()
-                .for_each(|e| *e = 0);
+            self.lane_errors[l * lanes..(l + 1) * lanes].iter_mut().for_each(|e| *e = 0);
         }
         if dup {
             all
@@ -250,11 +229,7 @@ impl LinkProtocol {
         let rng = &mut self.rng[l];
         let p = match self.cfg.bursts {
             Some(b) => {
-                let flip = if self.in_burst[l] {
-                    1.0 / b.mean_burst_packets
-                } else {
-                    1.0 / b.mean_gap_packets
-                };
+                let flip = if self.in_burst[l] { 1.0 / b.mean_burst_packets } else { 1.0 / b.mean_gap_packets };
                 if rng.random_bool(flip.clamp(0.0, 1.0)) {
                     self.in_burst[l] = !self.in_burst[l];
                 }
@@ -277,18 +252,7 @@ impl LinkProtocol {
     /// does; `down`: the link has failed — no receiver takes anything, and
     /// the sender finds out by the time-out as for a corruption.
     #[allow(clippy::too_many_arguments)]
-    pub fn transmit(
-        &mut self,
-        l: usize,
-        start: u64,
-        wire: u64,
-        wire_bytes: u64,
-        pkt: u32,
-        checksum: u32,
-        resent: bool,
-        behind: bool,
-        down: bool,
-    ) -> Fate {
+    pub fn transmit(&mut self, l: usize, start: u64, wire: u64, wire_bytes: u64, pkt: u32, checksum: u32, resent: bool, behind: bool, down: bool) -> Fate {
         self.tally.transmissions += 1;
         self.tally.retransmissions += resent as u64;
         self.tx_end[l] = self.tx_end[l].max(start + wire);
@@ -310,8 +274,7 @@ impl LinkProtocol {
             return Fate::Corrupted(start + wire + self.cfg.timeout_cycles);
         }
         if corrupted {
-            let escapes = self.cfg.crc_escape_probability > 0.0
-                && self.rng[l].random_bool(self.cfg.crc_escape_probability.min(1.0));
+            let escapes = self.cfg.crc_escape_probability > 0.0 && self.rng[l].random_bool(self.cfg.crc_escape_probability.min(1.0));
             if !escapes {
                 self.tally.corrupted += 1;
                 if !resent {
@@ -339,10 +302,7 @@ impl LinkProtocol {
 
     /// Packets that failed again in a retransmission pass go back, in order.
     pub fn put_back(&mut self, l: usize, rest: VecDeque<u32>) {
-        debug_assert!(
-            self.resend[l].is_empty(),
-            "nothing is sent on a link while it retransmits"
-        );
+        debug_assert!(self.resend[l].is_empty(), "nothing is sent on a link while it retransmits");
         self.resend[l] = rest;
     }
 
@@ -360,21 +320,12 @@ impl LinkProtocol {
             return None;
         }
         self.tally.window_stalls += 1;
-        Some(if self.resend[l].is_empty() {
-            *acks
-                .front()
-                .expect("a full FIFO holds acknowledgements due")
-        } else {
-            u64::MAX
-        })
+        Some(if self.resend[l].is_empty() { *acks.front().expect("a full FIFO holds acknowledgements due") } else { u64::MAX })
     }
 
     /// Links (router · ports + port) whose cumulative CRCs disagree.
     pub fn crc_mismatches(&self, own: impl Fn(usize) -> bool) -> Vec<u32> {
-        (0..self.crc_sent.len())
-            .filter(|&l| own(l) && self.crc_sent[l] != self.crc_accepted[l])
-            .map(|l| l as u32)
-            .collect()
+        (0..self.crc_sent.len()).filter(|&l| own(l) && self.crc_sent[l] != self.crc_accepted[l]).map(|l| l as u32).collect()
     }
 
     /// The packets awaiting retransmission on link `l` (the audit finds
@@ -391,11 +342,7 @@ fn fold(crc: u32, word: u32) -> u32 {
     for b in word.to_le_bytes() {
         c ^= b as u32;
         for _ in 0..8 {
-            c = if c & 1 != 0 {
-                (c >> 1) ^ 0xedb8_8320
-            } else {
-                c >> 1
-            };
+            c = if c & 1 != 0 { (c >> 1) ^ 0xedb8_8320 } else { c >> 1 };
         }
     }
     !c
@@ -421,40 +368,16 @@ mod tests {
     #[test]
     fn a_corrupted_packet_and_those_behind_it_wait_for_the_time_out_in_order() {
         let mut lp = protocol(0.0, 8);
-        assert_eq!(
-            lp.transmit(0, 0, 100, 100, 1, 11, false, false, false),
-            Fate::Accepted
-        );
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 11, false, false, false), Fate::Accepted);
         lp.rate[0] = ErrorRate::PerPacket(1.0);
-        assert_eq!(
-            lp.transmit(0, 100, 100, 100, 2, 12, false, false, false),
-            Fate::Corrupted(1200)
-        );
+        assert_eq!(lp.transmit(0, 100, 100, 100, 2, 12, false, false, false), Fate::Corrupted(1200));
         lp.rate[0] = ErrorRate::PerPacket(0.0);
-        assert_eq!(
-            lp.transmit(0, 200, 100, 100, 3, 13, false, false, false),
-            Fate::Discarded
-        );
+        assert_eq!(lp.transmit(0, 200, 100, 100, 3, 13, false, false, false), Fate::Discarded);
         assert_eq!(lp.take_resend(0), VecDeque::from([2, 3]));
-        assert_eq!(
-            lp.transmit(0, 1200, 100, 100, 2, 12, true, false, false),
-            Fate::Accepted
-        );
-        assert_eq!(
-            lp.transmit(0, 1300, 100, 100, 3, 13, true, false, false),
-            Fate::Accepted
-        );
+        assert_eq!(lp.transmit(0, 1200, 100, 100, 2, 12, true, false, false), Fate::Accepted);
+        assert_eq!(lp.transmit(0, 1300, 100, 100, 3, 13, true, false, false), Fate::Accepted);
         let t = lp.tally;
-        assert_eq!(
-            (
-                t.transmissions,
-                t.corrupted,
-                t.discarded,
-                t.retransmissions,
-                t.timeouts
-            ),
-            (5, 1, 1, 2, 1)
-        );
+        assert_eq!((t.transmissions, t.corrupted, t.discarded, t.retransmissions, t.timeouts), (5, 1, 1, 2, 1));
         assert!(lp.crc_mismatches(|_| true).is_empty());
     }
 
@@ -480,10 +403,7 @@ mod tests {
         let mut cfg = (*lp.cfg).clone();
         cfg.crc_escape_probability = 1.0;
         lp.cfg = Arc::new(cfg);
-        assert_eq!(
-            lp.transmit(0, 0, 100, 100, 1, 42, false, false, false),
-            Fate::Accepted
-        );
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 42, false, false, false), Fate::Accepted);
         assert_eq!(lp.tally.crc_escapes, 1);
         assert_eq!(lp.crc_mismatches(|_| true), vec![0]);
     }
@@ -498,20 +418,10 @@ mod tests {
     #[test]
     fn a_link_that_is_down_accepts_nothing_and_its_packets_wait_for_the_time_out() {
         let mut lp = protocol(0.0, 8);
-        assert_eq!(
-            lp.transmit(0, 0, 100, 100, 1, 11, false, false, true),
-            Fate::Corrupted(1100)
-        );
+        assert_eq!(lp.transmit(0, 0, 100, 100, 1, 11, false, false, true), Fate::Corrupted(1100));
         // The packet behind it is discarded (go-back-N) and held too.
-        assert_eq!(
-            lp.transmit(0, 100, 100, 100, 2, 12, false, false, true),
-            Fate::Discarded
-        );
+        assert_eq!(lp.transmit(0, 100, 100, 100, 2, 12, false, false, true), Fate::Discarded);
         assert_eq!(lp.held(0).collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(
-            (lp.tally.down_link, lp.tally.corrupted),
-            (1, 0),
-            "counted apart from corruptions"
-        );
+        assert_eq!((lp.tally.down_link, lp.tally.corrupted), (1, 0), "counted apart from corruptions");
     }
 }

@@ -55,15 +55,15 @@ use rand::SeedableRng;
 use tofusim_des::TimeWheel;
 
 use crate::event::Ev;
-use crate::layout::{QueueSet, WideQueues};
 use crate::limits::Cause;
+use crate::layout::{QueueSet, WideQueues};
 use crate::mail::Mail;
 use crate::net::Net;
 use crate::nic::Nic;
 use crate::packet::Pool;
 use crate::stats::Stats;
-pub(crate) use switch::MAX_VCS;
 use switch::{Request, EJECT, WITHDRAWN};
+pub(crate) use switch::MAX_VCS;
 
 /// What the router units touch outside themselves while they arbitrate:
 /// the network's fixed description, the packets, the event wheel, the
@@ -112,12 +112,7 @@ impl JsqTally {
     /// alone held the best range. Choices with one candidate are not counted.
     #[inline]
     pub fn note(&mut self, seen: u64, separated: bool) {
-        let q = [
-            seen & 0xffff,
-            seen >> 16 & 0xffff,
-            seen >> 32 & 0xffff,
-            seen >> 48,
-        ];
+        let q = [seen & 0xffff, seen >> 16 & 0xffff, seen >> 32 & 0xffff, seen >> 48];
         if q.iter().sum::<u64>() < 2 {
             return;
         }
@@ -135,8 +130,7 @@ impl Router {
         let rngs = (0..net.lay.routers)
             .map(|r| {
                 rand_pcg::Pcg32::seed_from_u64(
-                    seed.wrapping_mul(0x9e3779b97f4a7c15)
-                        ^ (r as u64).wrapping_mul(0xd1b54a32d192ed03),
+                    seed.wrapping_mul(0x9e3779b97f4a7c15) ^ (r as u64).wrapping_mul(0xd1b54a32d192ed03),
                 )
             })
             .collect();
@@ -154,8 +148,7 @@ impl Router {
     /// ([`crate::limits`]).
     #[inline]
     pub(crate) fn block(&mut self, r: usize, q: u16, t: u64, cause: Cause, net: &Net) {
-        self.inputs
-            .block(r * net.lay.queues + q as usize, t, cause, net.run.warmup);
+        self.inputs.block(r * net.lay.queues + q as usize, t, cause, net.run.warmup);
     }
 
     /// The router's stages, in the order the hardware pipelines them: up to
@@ -203,11 +196,7 @@ impl Router {
                     // One packet at a time on a network input's reception
                     // path: the VCs of one input that have all arrived
                     // request it together, one wins.
-                    let path: u64 = if (req.unit as usize) < env.net.lay.ports {
-                        1 << req.unit
-                    } else {
-                        0
-                    };
+                    let path: u64 = if (req.unit as usize) < env.net.lay.ports { 1 << req.unit } else { 0 };
                     if !q_taken.contains(req.queue as usize) && ejected & path == 0 {
                         self.grant_eject(r, t, req, env);
                         q_taken.insert(req.queue as usize);

@@ -13,8 +13,8 @@ use super::{Env, Router};
 use crate::config::PlantedFault;
 use crate::event::{Ev, EvKind};
 use crate::net::Net;
-use crate::packet::flags;
 use crate::partition::Ownership;
+use crate::packet::flags;
 
 /// Per router and output port (and VC), SoA.
 pub(crate) struct OutputUnits {
@@ -53,15 +53,8 @@ impl OutputUnits {
             depleted_since: own.filled(lay.routers, lay.ports, u64::MAX),
             token_at: own.filled(lay.routers, lay.ports, u64::MAX),
             link: net.link_errors.as_ref().map(|cfg| {
-                let ack_delay =
-                    net.params.hop_latency_cycles as u64 + net.params.token_latency_cycles as u64;
-                Box::new(LinkProtocol::new(
-                    cfg.clone(),
-                    lay.routers,
-                    lay.ports,
-                    net.run.seed,
-                    ack_delay,
-                ))
+                let ack_delay = net.params.hop_latency_cycles as u64 + net.params.token_latency_cycles as u64;
+                Box::new(LinkProtocol::new(cfg.clone(), lay.routers, lay.ports, net.run.seed, ack_delay))
             }),
         }
     }
@@ -71,9 +64,7 @@ impl OutputUnits {
     pub fn occupancy(&self, net: &Net, r: u32, port: u8) -> u32 {
         let lay = net.lay;
         let base = (r as usize * lay.ports + port as usize) * lay.vcs;
-        (0..lay.vcs)
-            .map(|v| (net.cap - self.out_tokens[base + v].min(net.cap)) as u32)
-            .sum()
+        (0..lay.vcs).map(|v| (net.cap - self.out_tokens[base + v].min(net.cap)) as u32).sum()
     }
 }
 
@@ -91,11 +82,7 @@ impl Router {
         // A link down (a failure during the run): no buffer downstream
         // takes the packet, so it needs no tokens — unless a link protocol
         // holds it to send again, keeping the space it was granted.
-        let down = env
-            .net
-            .faults
-            .as_ref()
-            .is_some_and(|f| f.down_ports(r as u32) & 1 << o != 0);
+        let down = env.net.faults.as_ref().is_some_and(|f| f.down_ports(r as u32) & 1 << o != 0);
         if !down || self.outputs.link.is_some() {
             self.outputs.out_tokens[oi * lay.vcs + req.vc as usize] -= req.cost as u16;
         }
@@ -125,9 +112,7 @@ impl Router {
             env.stats.last_progress = env.stats.last_progress.max(t);
             return;
         }
-        let (w, i) = env
-            .net
-            .routing
+        let (w, i) = env.net.routing
             .neighbor(r as u32, req.out)
             .expect("routes use connected ports");
         {
@@ -179,11 +164,7 @@ impl Router {
                 }
             }
         }
-        if self.outputs.link.is_some()
-            && !self.transmit(
-                r, o, t, wire, sent_bytes, copies, pkt, false, false, down, env,
-            )
-        {
+        if self.outputs.link.is_some() && !self.transmit(r, o, t, wire, sent_bytes, copies, pkt, false, false, down, env) {
             return;
         }
         Self::send_on(t, w, i, req.vc, pkt, env);
@@ -193,16 +174,8 @@ impl Router {
     /// port's rate, the bytes of one copy and the copies — sliced over
     /// lanes (header copies) or duplicated where the link slices.
     fn on_wire(&self, l: usize, o: usize, bytes: u16, env: &Env) -> (u64, u16, u64) {
-        let (extra, copies) = self
-            .outputs
-            .link
-            .as_ref()
-            .map_or((0, 1), |lp| lp.expansion(l));
-        (
-            env.net.port_wire_cycles(bytes + extra, o) * copies,
-            bytes + extra,
-            copies,
-        )
+        let (extra, copies) = self.outputs.link.as_ref().map_or((0, 1), |lp| lp.expansion(l));
+        (env.net.port_wire_cycles(bytes + extra, o) * copies, bytes + extra, copies)
     }
 
     /// A transmission of `bytes` on link `l` (VC `vc`) for `wire` cycles
@@ -227,16 +200,7 @@ impl Router {
     /// Router `r` arbitrates again at `at` (a stopped link takes packets
     /// again); the node wake-up of its first node marks it.
     fn wake_at(r: usize, at: u64, env: &mut Env) {
-        env.wheel.schedule(
-            at,
-            Ev {
-                kind: EvKind::Wake,
-                a: 0,
-                b: 0,
-                router: (r * env.net.lay.npr) as u32,
-                x: 0,
-            },
-        );
+        env.wheel.schedule(at, Ev { kind: EvKind::Wake, a: 0, b: 0, router: (r * env.net.lay.npr) as u32, x: 0 });
     }
 
     /// Packet `pkt` is lost on a failed link at `t`: its source's MPI
@@ -247,13 +211,7 @@ impl Router {
         env.stats.lost += 1;
         let at = t + env.net.resend_timeout_cycles;
         let src = env.net.router_of(env.pool.get(pkt).src);
-        let ev = Ev {
-            kind: EvKind::Resend,
-            a: 0,
-            b: 0,
-            router: src,
-            x: pkt,
-        };
+        let ev = Ev { kind: EvKind::Resend, a: 0, b: 0, router: src, x: pkt };
         if env.mail.owns(src) {
             env.wheel.schedule(at, ev);
         } else {
@@ -266,13 +224,7 @@ impl Router {
     /// hop after `t`.
     fn send_on(t: u64, w: u32, i: u8, vc: u8, pkt: u32, env: &mut Env) {
         let at = t + env.net.params.hop_latency_cycles as u64;
-        let ev = Ev {
-            kind: EvKind::Arrive,
-            a: i as u16,
-            b: vc,
-            router: w,
-            x: pkt,
-        };
+        let ev = Ev { kind: EvKind::Arrive, a: i as u16, b: vc, router: w, x: pkt };
         if env.mail.owns(w) {
             env.wheel.schedule(at, ev);
         } else {
@@ -288,51 +240,15 @@ impl Router {
     /// FIFO stops the link until an acknowledgement (a wake-up then) or
     /// the time-out. `down`: the link has failed (nothing is accepted).
     #[allow(clippy::too_many_arguments)]
-    fn transmit(
-        &mut self,
-        r: usize,
-        o: usize,
-        start: u64,
-        wire: u64,
-        bytes: u16,
-        copies: u64,
-        pkt: u32,
-        resent: bool,
-        behind: bool,
-        down: bool,
-        env: &mut Env,
-    ) -> bool {
+    fn transmit(&mut self, r: usize, o: usize, start: u64, wire: u64, bytes: u16, copies: u64, pkt: u32, resent: bool, behind: bool, down: bool, env: &mut Env) -> bool {
         let lay = &env.net.lay;
         let l = r * lay.ports + o;
         // The bytes on the wire, link overhead included, over every copy.
         let wire_bytes = env.net.wire_cycles(bytes) * copies;
-        let lp = self
-            .outputs
-            .link
-            .as_mut()
-            .expect("called with a link protocol");
-        let fate = lp.transmit(
-            l,
-            start,
-            wire,
-            wire_bytes,
-            pkt,
-            env.pool.get(pkt).checksum,
-            resent,
-            behind,
-            down,
-        );
+        let lp = self.outputs.link.as_mut().expect("called with a link protocol");
+        let fate = lp.transmit(l, start, wire, wire_bytes, pkt, env.pool.get(pkt).checksum, resent, behind, down);
         if let Fate::Corrupted(due) = fate {
-            env.wheel.schedule(
-                due,
-                Ev {
-                    kind: EvKind::LinkTimeout,
-                    a: o as u16,
-                    b: 0,
-                    router: r as u32,
-                    x: 0,
-                },
-            );
+            env.wheel.schedule(due, Ev { kind: EvKind::LinkTimeout, a: o as u16, b: 0, router: r as u32, x: 0 });
         }
         if !resent {
             if let Some(until) = lp.window_full(l, start + wire) {
@@ -354,23 +270,11 @@ impl Router {
     pub(crate) fn link_timeout(&mut self, r: usize, o: usize, t: u64, env: &mut Env) {
         let lay = &env.net.lay;
         let l = r * lay.ports + o;
-        let (w, i) = env
-            .net
-            .routing
-            .neighbor(r as u32, o as u8)
-            .expect("a link with held packets is connected");
-        let lp = self
-            .outputs
-            .link
-            .as_mut()
-            .expect("time-outs come from the link protocol");
+        let (w, i) = env.net.routing.neighbor(r as u32, o as u8).expect("a link with held packets is connected");
+        let lp = self.outputs.link.as_mut().expect("time-outs come from the link protocol");
         let held = lp.take_resend(l);
         let mut start = t.max(lp.tx_end[l]);
-        let down = env
-            .net
-            .faults
-            .as_ref()
-            .is_some_and(|f| f.down_ports(r as u32) & 1 << o != 0);
+        let down = env.net.faults.as_ref().is_some_and(|f| f.down_ports(r as u32) & 1 << o != 0);
         let mut failed: std::collections::VecDeque<u32> = Default::default();
         for pkt in held {
             let (bytes, vc) = {
@@ -378,19 +282,7 @@ impl Router {
                 (p.bytes, p.vc)
             };
             let (wire, sent_bytes, copies) = self.on_wire(l, o, bytes, env);
-            let accepted = self.transmit(
-                r,
-                o,
-                start,
-                wire,
-                sent_bytes,
-                copies,
-                pkt,
-                true,
-                !failed.is_empty(),
-                down,
-                env,
-            );
+            let accepted = self.transmit(r, o, start, wire, sent_bytes, copies, pkt, true, !failed.is_empty(), down, env);
             if accepted {
                 Self::send_on(start, w, i, vc, pkt, env);
             } else {

@@ -13,12 +13,7 @@ use crate::packet::{flags, Pool, AT_DESTINATION};
 pub(crate) fn cache_route(net: &Net, pool: &mut Pool, r: u32, pkt: u32) {
     let (dst, hints, detour, deterministic) = {
         let p = pool.get(pkt);
-        (
-            net.router_of(p.dst),
-            net.routing.advance(r, p.hints),
-            if p.hops == 0 { p.detour } else { 0 },
-            p.flags & flags::DETERMINISTIC != 0,
-        )
+        (net.router_of(p.dst), net.routing.advance(r, p.hints), if p.hops == 0 { p.detour } else { 0 }, p.flags & flags::DETERMINISTIC != 0)
     };
     let (mask, esc) = if detour != 0 {
         // A route around a failure that begins with a step aside.
@@ -36,11 +31,7 @@ pub(crate) fn cache_route(net: &Net, pool: &mut Pool, r: u32, pkt: u32) {
         // facing a failed link here would be a routing error, not a loss
         // (failures during a run come after some routes were chosen: the
         // output unit discards what meets them).
-        let esc_bit = if esc == AT_DESTINATION {
-            0
-        } else {
-            1u64 << esc
-        };
+        let esc_bit = if esc == AT_DESTINATION { 0 } else { 1u64 << esc };
         assert!(
             f.failed_ports(r) & (mask as u64 | esc_bit) == 0,
             "a route into a failed link at router {r} (the source's choice should have avoided it)"
@@ -60,10 +51,7 @@ pub(crate) fn head_candidates(net: &Net, pool: &Pool, pkt: u32) -> u64 {
     let p = pool.get(pkt);
     if p.route_escape == AT_DESTINATION {
         HEAD_EJECTS
-    } else if net.mode == RoutingMode::Adaptive
-        && p.flags & flags::PRIORITY == 0
-        && net.lay.dynamic > 0
-    {
+    } else if net.mode == RoutingMode::Adaptive && p.flags & flags::PRIORITY == 0 && net.lay.dynamic > 0 {
         p.route_mask as u64 | 1 << p.route_escape
     } else {
         1 << p.route_escape

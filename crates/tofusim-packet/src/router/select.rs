@@ -19,17 +19,7 @@ impl Router {
     /// ([`tofusim_routing::FaultMap::with_detour_ports`]).
     #[cold]
     #[allow(clippy::too_many_arguments)]
-    fn detour_hop(
-        &mut self,
-        env: &Env,
-        r: usize,
-        t: u64,
-        qi: usize,
-        o: u8,
-        out_taken: u64,
-        chunks: u16,
-        mk: impl Fn(u8, usize, u16, bool) -> Request,
-    ) -> Option<Request> {
+    fn detour_hop(&mut self, env: &Env, r: usize, t: u64, qi: usize, o: u8, out_taken: u64, chunks: u16, mk: impl Fn(u8, usize, u16, bool) -> Request) -> Option<Request> {
         let lay = &env.net.lay;
         let o = o as usize;
         if !self.link_free(r, o, t, out_taken, lay.ports) {
@@ -55,9 +45,7 @@ impl Router {
     #[inline]
     fn output_queue(env: &Env, r: usize, o: usize, p: &crate::packet::Packet) -> usize {
         let routing = &env.net.routing;
-        let (next, _) = routing
-            .neighbor(r as u32, o as u8)
-            .expect("a route follows links");
+        let (next, _) = routing.neighbor(r as u32, o as u8).expect("a route follows links");
         let key = routing
             .output_at(next, p.dst, routing.advance(next, p.hints))
             .expect("virtual output queues are refused on routings that do not name outputs");
@@ -110,8 +98,7 @@ impl Router {
             // injection FIFO (a node of the same router): the data turn
             // around in the router, paced by the host interface.
             if network && self.outputs.recv_free_at[r * lay.ports + unit] > t {
-                self.inputs
-                    .block(qi, t, Cause::Reception, env.net.run.warmup);
+                self.inputs.block(qi, t, Cause::Reception, env.net.run.warmup);
                 return None;
             }
             return Some(mk(EJECT, p.vc as usize, 0, false));
@@ -123,16 +110,8 @@ impl Router {
         }
         let adaptive = !priority && env.net.mode == RoutingMode::Adaptive && lay.dynamic > 0;
         // Adaptive hops take no link that is down (a failure during the run).
-        let down = env
-            .net
-            .faults
-            .as_ref()
-            .map_or(0, |f| f.down_ports(r as u32));
-        let dyn_mask = if adaptive {
-            p.route_mask as u64 & !down
-        } else {
-            0
-        };
+        let down = env.net.faults.as_ref().map_or(0, |f| f.down_ports(r as u32));
+        let dyn_mask = if adaptive { p.route_mask as u64 & !down } else { 0 };
         let esc_port = p.route_escape;
         if (dyn_mask | 1 << esc_port) & free_out == 0 {
             self.inputs.block(qi, t, Cause::Link, env.net.run.warmup);
@@ -146,8 +125,7 @@ impl Router {
             // candidates by quarter of free buffer, four 16-bit counts in
             // one word (a candidate costs one shift and one add).
             let mut seen = 0u64;
-            let counting =
-                env.net.run.jsq_statistics && env.net.params.jsq && t >= env.net.run.warmup;
+            let counting = env.net.run.jsq_statistics && env.net.params.jsq && t >= env.net.run.warmup;
             while mask != 0 {
                 let o = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -168,18 +146,10 @@ impl Router {
                     }
                     any = true;
                     let t_ = tok.min(env.net.cap) as usize;
-                    let range = if env.net.params.jsq {
-                        env.net.jsq_range[t_]
-                    } else {
-                        0
-                    };
+                    let range = if env.net.params.jsq { env.net.jsq_range[t_] } else { 0 };
                     if counting {
                         // BG/L's 2-bit ranges are the quarters themselves.
-                        let quarter = if env.net.params.jsq_ranges == 4 {
-                            range
-                        } else {
-                            env.net.token_quarter[t_] as u16
-                        };
+                        let quarter = if env.net.params.jsq_ranges == 4 { range } else { env.net.token_quarter[t_] as u16 };
                         seen += 1 << (16 * quarter as u32);
                     }
                     match best {
@@ -258,14 +228,10 @@ impl Router {
                     // The class's VC with the most tokens (the lowest on ties).
                     let k = env.net.params.class_vcs.max(1) as usize;
                     let first = lay.esc + class as usize * k;
-                    let v = (first..first + k)
-                        .max_by_key(|&v| (tokens(self, v), std::cmp::Reverse(v)))
-                        .unwrap_or(first);
+                    let v = (first..first + k).max_by_key(|&v| (tokens(self, v), std::cmp::Reverse(v))).unwrap_or(first);
                     (v, full, chunks, false)
                 }
-                Escape::None if env.net.params.virtual_output_queues => {
-                    (Self::output_queue(env, r, o, &p), full, chunks, false)
-                }
+                Escape::None if env.net.params.virtual_output_queues => (Self::output_queue(env, r, o, &p), full, chunks, false),
                 Escape::None => {
                     // Dimension order on the dynamic VCs, the most tokens first.
                     let d = (0..lay.dynamic)

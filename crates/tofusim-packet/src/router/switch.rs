@@ -15,6 +15,7 @@ pub(crate) const WITHDRAWN: u8 = u8::MAX - 1;
 /// Most VCs of one input (dynamic, escape and priority).
 pub(crate) const MAX_VCS: usize = 24;
 
+
 /// min(3, ⌊4·used / cap⌋), the quarter of its buffer a queue fills, as
 /// three comparisons (⌊4u/c⌋ ≥ k ⇔ 4u ≥ k·c): a division per head routed
 /// showed in profiles.
@@ -42,15 +43,7 @@ impl Router {
     /// `free_at_start`: the outputs whose link was free when the
     /// arbitration began ([`Self::free_outputs`]); those granted since are
     /// in `out_taken`.
-    pub(super) fn collect_requests<Q: QueueSet>(
-        &mut self,
-        r: usize,
-        t: u64,
-        free_at_start: u64,
-        out_taken: u64,
-        q_taken: &Q,
-        env: &mut Env,
-    ) {
+    pub(super) fn collect_requests<Q: QueueSet>(&mut self, r: usize, t: u64, free_at_start: u64, out_taken: u64, q_taken: &Q, env: &mut Env) {
         // The layout's few numbers this needs (a copy of the whole layout
         // per call shows in profiles).
         let lay = &env.net.lay;
@@ -72,16 +65,8 @@ impl Router {
         }
         cands.remove_all(q_taken);
         while let Some(first) = cands.first() {
-            let unit = if first < ports * vcs {
-                lay.unit_of_vc_queue(first)
-            } else {
-                ports + (first - ports * vcs)
-            };
-            let limit = if unit < ports {
-                env.net.params.paths
-            } else {
-                1
-            };
+            let unit = if first < ports * vcs { lay.unit_of_vc_queue(first) } else { ports + (first - ports * vcs) };
+            let limit = if unit < ports { env.net.params.paths } else { 1 };
             let used = self.inputs.paths_used[r * units + unit];
             let slots = limit.saturating_sub(used) as usize;
             if unit >= ports {
@@ -90,22 +75,12 @@ impl Router {
                 // while it is busy no FIFO starts a packet (a `Wake` is due).
                 if slots == 0 {
                     // Its one path still streams the packet before.
-                    self.inputs.block(
-                        r * lay.queues + first,
-                        t,
-                        crate::limits::Cause::Paths,
-                        env.net.run.warmup,
-                    );
+                    self.inputs.block(r * lay.queues + first, t, crate::limits::Cause::Paths, env.net.run.warmup);
                     continue;
                 }
                 let node = r * npr + (unit - ports) / fifos_per_node;
                 if env.nic.host_free_at[node] > t as f64 {
-                    self.inputs.block(
-                        r * lay.queues + first,
-                        t,
-                        crate::limits::Cause::Host,
-                        env.net.run.warmup,
-                    );
+                    self.inputs.block(r * lay.queues + first, t, crate::limits::Cause::Host, env.net.run.warmup);
                     continue;
                 }
                 if let Some(req) = self.route_head(env, r, t, unit, first, out_taken, free_out) {
@@ -131,12 +106,7 @@ impl Router {
                     self.requests.push(req);
                     k += 1;
                 } else {
-                    self.inputs.block(
-                        r * lay.queues + q,
-                        t,
-                        crate::limits::Cause::Paths,
-                        env.net.run.warmup,
-                    );
+                    self.inputs.block(r * lay.queues + q, t, crate::limits::Cause::Paths, env.net.run.warmup);
                 }
             }
             if k > slots {
@@ -149,10 +119,7 @@ impl Router {
     #[inline]
     pub(super) fn free_outputs(&self, r: usize, t: u64, ports: usize) -> u64 {
         let mut free = 0u64;
-        for (o, &at) in self.outputs.out_free_at[r * ports..(r + 1) * ports]
-            .iter()
-            .enumerate()
-        {
+        for (o, &at) in self.outputs.out_free_at[r * ports..(r + 1) * ports].iter().enumerate() {
             free |= ((at <= t) as u64) << o;
         }
         free
@@ -163,23 +130,12 @@ impl Router {
     /// `slots` free paths: the priority VC first, then modified SLQ
     /// (fullest first) or a random order. Losers withdraw.
     #[cold]
-    fn receiver_arbitration(
-        &mut self,
-        r: usize,
-        start: usize,
-        k: usize,
-        slots: usize,
-        params: &RouterParams,
-    ) {
+    fn receiver_arbitration(&mut self, r: usize, start: usize, k: usize, slots: usize, params: &RouterParams) {
         let mut feasible = [(0u32, 0u32); MAX_VCS];
-        for (item, i) in feasible
-            .iter_mut()
-            .zip((start..self.requests.len()).filter(|&i| self.requests[i].out != EJECT))
-        {
+        for (item, i) in feasible.iter_mut().zip((start..self.requests.len()).filter(|&i| self.requests[i].out != EJECT)) {
             item.1 = i as u32;
         }
-        let slq =
-            params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(params.slq_fraction);
+        let slq = params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(params.slq_fraction);
         for item in feasible.iter_mut().take(k) {
             let req = self.requests[item.1 as usize];
             let noise = self.rngs[r].random::<u32>() >> 8;
@@ -198,16 +154,11 @@ impl Router {
         quarter_used(self.inputs.q_used[qi], cap)
     }
 
+
     /// Step 3: the winner among the requests for output `out`: priority
     /// packets first, then in-network packets on `network_priority` of the
     /// arbitrations, then the fullest (SLQ cycles) or any, at random.
-    pub(super) fn sender_arbitration<Q: QueueSet>(
-        &mut self,
-        r: usize,
-        out: u8,
-        q_taken: &Q,
-        params: &RouterParams,
-    ) -> Option<Request> {
+    pub(super) fn sender_arbitration<Q: QueueSet>(&mut self, r: usize, out: u8, q_taken: &Q, params: &RouterParams) -> Option<Request> {
         let open = |q: &Request| q.out == out && !q_taken.contains(q.queue as usize);
         let (mut any, mut any_priority, mut any_network) = (false, false, false);
         for q in self.requests.iter().filter(|q| open(q)) {
@@ -227,8 +178,8 @@ impl Router {
                 && (!any_priority || q.priority)
                 && (any_priority || !prefer_network || q.network)
         };
-        let slq =
-            params.arbitration == Arbitration::Slq && self.rngs[r].random_bool(params.slq_fraction);
+        let slq = params.arbitration == Arbitration::Slq
+            && self.rngs[r].random_bool(params.slq_fraction);
         let top = if slq {
             self.requests
                 .iter()
