@@ -14,8 +14,18 @@ use crate::error::{ConfigError, Result};
 /// cycle), and that class's rate.
 #[allow(non_snake_case)]
 pub fn dragonfly_space(file: &str, key: &str, d: &Dragonfly, rates: &[f64]) -> Result<DragonflySpace> {
+    // Checked before the routing tables are built: their size grows with
+    // the ports and the groups squared.
+    let bound = d.max_ports_per_router();
+    if bound > tofusim_packet::MAX_PORTS as u64 {
+        return Err(ConfigError::new(file, key, format!(
+            "this dragonfly has {bound} ports per router; the packet engine handles at most {}",
+            tofusim_packet::MAX_PORTS
+        )));
+    }
     let routing = DragonflyRouting::new(d, DragonflyMode::Minimal);
     let ports = routing.ports();
+    debug_assert_eq!(ports as u64, bound, "the closed-form port count matches the built tables");
     if ports > tofusim_packet::MAX_PORTS {
         return Err(ConfigError::new(file, key, format!(
             "this dragonfly has {ports} ports per router; the packet engine handles at most {}",

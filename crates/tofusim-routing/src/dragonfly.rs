@@ -650,6 +650,27 @@ mod tests {
         }
     }
 
+    /// The topology's closed-form port count (checked before the tables are
+    /// built, so a huge dragonfly is refused without building them) is the
+    /// tables' own.
+    #[test]
+    fn closed_form_ports_match_the_tables() {
+        let mut cases = vec![aries_small(), kim_dally(5, 4, 1, 1), kim_dally(9, 4, 2, 1), kim_dally(3, 4, 3, 6), kim_dally(2, 8, 1, 3)];
+        for arrangement in [Arrangement::Consecutive, Arrangement::RoundRobin] {
+            let mut d = kim_dally(4, 6, 3, 2);
+            d.arrangement = arrangement;
+            cases.push(d);
+            let mut d = aries_small();
+            d.arrangement = arrangement;
+            d.links_per_group_pair = 3;
+            cases.push(d);
+        }
+        for d in cases {
+            assert!(d.validate().is_ok(), "{d:?}");
+            assert_eq!(DragonflyRouting::new(&d, DragonflyMode::Minimal).ports() as u64, d.max_ports_per_router(), "{d:?}");
+        }
+    }
+
     /// Every route reaches its destination within the hop bound, links are
     /// symmetric, and the VC class never falls along a route.
     fn check(d: &Dragonfly, mode: DragonflyMode, max_hops: u32) {

@@ -171,6 +171,25 @@ impl Dragonfly {
         }
     }
 
+    /// Network ports of the router with the most (local links plus the
+    /// global ports in use on it): what the routing tables will hold,
+    /// known before they are built (a bound a builder can refuse on).
+    pub fn max_ports_per_router(&self) -> u64 {
+        let local = match self.wiring {
+            GroupWiring::AllToAll { routers } => routers.saturating_sub(1) as u64,
+            GroupWiring::Aries { chassis, routers_per_chassis, rank2_links } => {
+                routers_per_chassis.saturating_sub(1) as u64 + chassis.saturating_sub(1) as u64 * rank2_links.max(1) as u64
+            }
+        };
+        let used = self.used_global_ports_per_group() as u64;
+        let a = self.routers_per_group().max(1) as u64;
+        let global = match self.arrangement {
+            Arrangement::Consecutive => used.min(self.global_ports_per_router as u64),
+            Arrangement::RoundRobin => used.div_ceil(a),
+        };
+        local + global
+    }
+
     /// Global links in use per group.
     pub fn used_global_ports_per_group(&self) -> u32 {
         if self.groups < 2 {
