@@ -3,6 +3,7 @@ hang or a silent default (issue 37): each is now refused with exit 2 and
 one line naming the option and what was expected."""
 
 import pytest
+from pathlib import Path
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -55,15 +56,57 @@ def test_group_shift_needs_two_groups_and_pattern_time_a_torus(run, tmp_path):
 def test_a_run_estimated_beyond_its_time_budget_is_refused_before_it_starts(run, tmp_path):
     """Announced and then started anyway, a run whose own estimate said
     millions of minutes hung; now the estimate is checked against a budget
-    (a day, or --max-minutes)."""
+    (an hour, or --max-time DURATION; none lifts it)."""
     (tmp_path / "huge.toml").write_text('[network]\nsystem = "bgl:32x32x32"\n[workload]\npattern = "uniform"\nload = 0.5\n'
                                         '[run]\ncycles = 1000000000\n')
     r = run("run", str(tmp_path / "huge.toml"), timeout=60)
-    assert r.code == 2 and "1440-minute budget" in r.err and "--max-minutes" in r.err, r.err
+    assert r.code == 2 and "60-minute budget" in r.err and "--max-time" in r.err, r.err
+    r = run("run", str(tmp_path / "huge.toml"), "--max-time", "30d", timeout=60)
+    assert r.code == 2 and "43200-minute budget" in r.err, r.err
     (tmp_path / "small.toml").write_text('[network]\nsystem = "bgl:4x4x4"\n[workload]\npattern = "uniform"\nload = 0.1\n[run]\ncycles = 5000\n')
     assert run("run", str(tmp_path / "small.toml")).code == 0
-    r = run("run", str(tmp_path / "small.toml"), "--max-minutes", "0")
+    assert run("run", str(tmp_path / "small.toml"), "--max-time", "none").code == 0
+    r = run("run", str(tmp_path / "small.toml"), "--max-time", "0s")
     assert r.code == 2 and "0-minute budget" in r.err, r.err
+    r = run("run", str(tmp_path / "small.toml"), "--max-time", "soon")
+    assert r.code == 2 and "--max-time" in r.err and "Traceback" not in r.err, r.err
+
+
+def test_collectives_and_replays_have_the_time_budget_too(run, tmp_path):
+    """A replayed terabyte message ran on the packet engine for hours; a
+    collective likewise. Both are refused by their estimate, and the flow
+    model or --max-time none is the way out."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from otf2_cases import two_rank_trace
+
+    trace = two_rank_trace(tmp_path / "tib", message_bytes=2**40)
+    r = run("replay", str(trace), "--system", "bgl:2x1x1", timeout=60)
+    assert r.code == 2 and "60-minute budget" in r.err and "--model flow" in r.err, r.err
+    r = run("replay", str(trace), "--system", "bgl:2x1x1", "--model", "flow", "--json", timeout=60)
+    assert r.code == 0, r.err
+    # (On this machine a collective meets the memory estimate before an
+    # hour's packets; a smaller budget shows the same check.)
+    r = run("coll", "allreduce", "--algo", "ring", "--size", "256MiB", "--system", "bgl:2x2x2", "--max-time", "6s", timeout=60)
+    assert r.code == 2 and "0-minute budget" in r.err and "--max-time" in r.err, r.err
+    assert run("coll", "allreduce", "--algo", "ring", "--size", "1MiB", "--system", "bgl:2x2x2", "--max-time", "6s").code == 0
+
+
+@pytest.mark.parametrize("case,kw,needle", [
+    ("clock", {"end_ns": 2**62}, "13 days"),
+    ("size", {"message_bytes": 2**60}, "256 TiB"),
+])
+def test_a_replay_of_an_impossible_trace_is_refused_not_allocated(run, tmp_path, case, kw, needle):
+    """A timestamp near 2^63 became a billion compute steps (an allocation
+    abort at 15 GB); a 2^60-byte message billions of packets."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from otf2_cases import two_rank_trace
+
+    trace = two_rank_trace(tmp_path / case, **kw)
+    for model in ("packet", "flow"):
+        r = run("replay", str(trace), "--system", "bgl:2x1x1", "--model", model, timeout=60)
+        assert r.code == 2 and needle in r.err and "Traceback" not in r.err, r.err
 
 
 def test_topology_metrics_with_faults_on_a_huge_network_are_refused(run, tmp_path):

@@ -56,7 +56,7 @@ def presets() -> list[dict[str, Any]]:
 
 def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, ports: bool = False, threads: int = 1,
         comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
-        notice: Any = None, max_minutes: float | None = None) -> "RunResult | None":
+        notice: Any = None, max_minutes: "float | str | None" = None) -> "RunResult | None":
     """Runs the experiment in TOML ``text`` (or an :class:`Experiment`) on the packet engine.
 
     Returns a :class:`RunResult`: the run's JSON object, its keys also
@@ -80,7 +80,9 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
     run's work is estimated too (``sim.estimated_packet_hops``); one
     expected to take over a minute is announced through ``notice(text)``
     before it starts, and one expected to take more than ``max_minutes``
-    (default a day) is refused with a ConfigError giving the estimate.
+    (default an hour; minutes, or a duration such as ``"2h"``; ``"none"``
+    or ``math.inf`` for no limit) is refused with a ConfigError giving the
+    estimate.
     """
     if isinstance(text, Experiment):
         text, file = text.toml(), text.file
@@ -90,7 +92,7 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
     threads = arguments.whole("threads", threads, 0, 65536)
     max_memory = None if max_memory is None else arguments.size("max_memory", max_memory, 1)
     progress, notice = arguments.callback("progress", progress), arguments.callback("notice", notice)
-    max_minutes = None if max_minutes is None else arguments.number("max_minutes", max_minutes, 0.0, 1e12)
+    max_minutes = None if max_minutes is None else arguments.minutes("max_minutes", max_minutes)
     columns: dict[str, Any] = {}
     try:
         out = _core.run_experiment(text, file, progress, ports, threads, MpiTransport(comm) if comm is not None else None, model, max_memory,
@@ -102,7 +104,7 @@ def run(text: "str | Experiment", file: str = "<string>", progress: Any = None, 
 
 def run_file(path: str | Path, progress: Any = None, ports: bool = False, threads: int = 1,
              comm: Any = None, model: str = "packet", max_memory: int | None = None, keep_partial: bool = False,
-             notice: Any = None, max_minutes: float | None = None) -> "RunResult | None":
+             notice: Any = None, max_minutes: "float | str | None" = None) -> "RunResult | None":
     """Runs the experiment file at ``path`` (see :func:`run`)."""
     if not isinstance(path, (str, Path)):
         raise arguments.refuse("path", "a file path", path)
@@ -131,7 +133,7 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
          counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None,
-         trees: str | None = None, trees_source: str = "<trees>") -> dict[str, Any]:
+         trees: str | None = None, trees_source: str = "<trees>", max_minutes: "float | str | None" = None) -> dict[str, Any]:
     """Runs one collective over every node of ``system``.
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
@@ -156,6 +158,8 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     trinary-tree: 3 TNIs and a segment derived from the pipeline depth;
     quad-rings: 4 TNIs; others: every TNI and 64 KiB);
     the result's ``settings`` says what was used and why.
+    ``max_minutes``: the packet engine's time budget, as for :func:`run`
+    (default an hour by the run's own estimate; ``"none"`` lifts it).
     """
     a = arguments
     spec = {
@@ -167,6 +171,9 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         "seed": a.whole("seed", seed), "model": a.text("model", model), "counter_cycles": a.whole("counter_cycles", counter_cycles),
         "steps": a.flag("steps", steps),
     }
+    if max_minutes is not None:
+        m = a.minutes("max_minutes", max_minutes)
+        spec["max_minutes"] = "none" if m == float("inf") else m
     if trees is not None:
         spec["trees"], spec["trees_source"] = a.text("trees", trees), a.text("trees_source", trees_source)
     try:

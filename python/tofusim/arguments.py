@@ -75,6 +75,33 @@ def number(name: str, value: Any, lo: float = 0.0, hi: float = float("inf")) -> 
     return v
 
 
+#: A duration's units, in minutes.
+_MINUTES = {"s": 1 / 60, "min": 1.0, "h": 60.0, "d": 1440.0}
+
+
+def minutes(name: str, value: Any) -> float:
+    """A time budget in minutes: a number of minutes, a duration with its
+    unit (``"90s"``, ``"30min"``, ``"2h"``, ``"1d"``), or ``"none"`` /
+    infinity for no limit (returned as infinity)."""
+    if isinstance(value, str):
+        t = text(name, value).strip().lower()
+        if t == "none":
+            return float("inf")
+        for unit in sorted(_MINUTES, key=len, reverse=True):
+            if t.endswith(unit):
+                try:
+                    v = float(t[: -len(unit)])
+                except ValueError:
+                    break
+                if v >= 0 and v == v and v != float("inf"):
+                    return v * _MINUTES[unit]
+                break
+        raise refuse(name, "a duration such as 90s, 30min, 2h or 1d, or none", value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == float("inf"):
+        return float("inf")
+    return number(name, value, 0.0, 1e12)
+
+
 def flag(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise refuse(name, "True or False", value)

@@ -183,6 +183,7 @@ fn err(msg: impl Into<String>) -> String {
 /// Writes `p` out as one schedule (see the module docs).
 pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Timeline), String> {
     check(p)?;
+    check_scale(p, params)?;
     let ranks = p.ranks;
     let ctrl = params.mpi.control_bytes.div_ceil(ELEMENT_BYTES);
     let elements = |bytes: u64| bytes.div_ceil(ELEMENT_BYTES).max(1);
@@ -345,6 +346,45 @@ fn embed(s: &mut Schedule, r: Rank, steps: &[crate::Step], members: &[Rank], tag
 }
 
 /// Structural checks with messages naming what is wrong.
+/// The largest message or collective a replay takes, bytes (256 TiB:
+/// more than any node's memory; a corrupt size would otherwise become
+/// billions of packets).
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 48;
+
+/// The most compute one rank's program may hold after `compute_scale`, ns
+/// (2^50 ns, 13 days): the simulated clocks count cycles of down to 0.08
+/// ns in 64 bits, and a burst is written as steps of at most 4.3 s.
+pub const MAX_RANK_COMPUTE_NS: u64 = 1 << 50;
+
+/// Refuses sizes and times no program has (a timestamp near 2^63, a size
+/// of 2^63 bytes) before anything is built for them.
+fn check_scale(p: &ReplayProgram, params: &ReplayParams) -> Result<(), String> {
+    if let Some((i, m)) = p.messages.iter().enumerate().find(|(_, m)| m.bytes > MAX_MESSAGE_BYTES) {
+        return Err(err(format!(
+            "message {i} (rank {} to rank {}) has {} bytes, more than the {MAX_MESSAGE_BYTES} (256 TiB) a replay takes: is the trace intact?",
+            m.src, m.dst, m.bytes
+        )));
+    }
+    if let Some((k, c)) = p.collectives.iter().enumerate().find(|(_, c)| c.size_bytes > MAX_MESSAGE_BYTES) {
+        return Err(err(format!(
+            "collective {k} ({}) has {} bytes, more than the {MAX_MESSAGE_BYTES} (256 TiB) a replay takes: is the trace intact?",
+            c.op, c.size_bytes
+        )));
+    }
+    for (r, prog) in p.programs.iter().enumerate() {
+        let ns: f64 = prog.iter().map(|op| if let Op::Compute(ns) = op { *ns as f64 } else { 0.0 }).sum::<f64>() * params.compute_scale;
+        if ns > MAX_RANK_COMPUTE_NS as f64 {
+            return Err(err(format!(
+                "rank {r} computes for {:.3e} s in all (after --compute-scale {}), more than the {:.2e} s (13 days) a replay simulates: is the trace's clock intact?",
+                ns * 1e-9,
+                params.compute_scale,
+                MAX_RANK_COMPUTE_NS as f64 * 1e-9
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn check(p: &ReplayProgram) -> Result<(), String> {
     if p.programs.len() != p.ranks as usize {
         return Err(err(format!("{} programs for {} ranks", p.programs.len(), p.ranks)));

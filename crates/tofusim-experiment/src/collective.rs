@@ -46,6 +46,8 @@ pub struct CollectiveSpec {
     pub verify: bool,
     pub seed: u64,
     pub model: Model,
+    /// Wall-time budget of a packet-engine run, minutes (`None`: none).
+    pub max_minutes: Option<f64>,
     /// Per-port counters sampled every this many cycles (packet engine; 0: none).
     pub counter_cycles: u64,
     /// Keep every step's finish cycle in the result (packet engine; what
@@ -479,6 +481,8 @@ pub fn schedule_engine(
     modes: &Modes,
     run: RunParams,
 ) -> Result<Engine<ScheduleRun>> {
+    let t_topology = setup.built.system.network.topology.clone();
+    let max_minutes = setup.max_minutes;
     let Setup {
         built: crate::build::Built { nodes: t, dragonfly, fattree, model, injection_links, .. },
         node_of_rank,
@@ -488,6 +492,7 @@ pub fn schedule_engine(
     if s.ranks != ranks {
         return Err(err("schedule", format!("{} ranks for {ranks} placed ranks", s.ranks)));
     }
+    check_schedule_time(&s, &model, &t_topology, max_minutes)?;
     let timing = model.host_timing(modes);
     let run_state = ScheduleRun::new(s, node_of_rank, timing, model.packet_bytes, model.header_bytes)
         .map_err(|e| err("algo", e))?;
@@ -496,6 +501,33 @@ pub fn schedule_engine(
     }
     let routing = crate::build::routing_of(&t, dragonfly.as_ref(), fattree.as_ref(), model.router.escape);
     Ok(Engine::new(routing, model.router.clone(), model.routing, run, run_state, injection_links, model.cycle_ns()))
+}
+
+/// Refuses a schedule whose packets would take the packet engine longer
+/// than `max_minutes` by its usual cost per packet-hop (a replayed
+/// terabyte message ran on for hours): its sends' packets times the
+/// topology's mean hops, before anything is built.
+fn check_schedule_time(s: &tofusim_comm::Schedule, model: &crate::comm_model::CommModel, topology: &tofusim_topology::Topology, max_minutes: Option<f64>) -> Result<()> {
+    use crate::experiment::{mean_packet_hops, NS_PER_PACKET_HOP};
+    let Some(budget) = max_minutes else { return Ok(()) };
+    let payload = model.packet_bytes.saturating_sub(model.header_bytes).max(1) as u64;
+    let packets: u64 = s
+        .sends()
+        .map(|(_, _, spans)| (tofusim_comm::schedule::total(spans).saturating_mul(tofusim_comm::ELEMENT_BYTES)).div_ceil(payload).max(1))
+        .fold(0u64, u64::saturating_add);
+    let hops = packets as f64 * mean_packet_hops(topology);
+    let minutes = hops * NS_PER_PACKET_HOP * 1e-9 / 60.0;
+    if minutes > budget {
+        return Err(err(
+            "max-time",
+            format!(
+                "about {packets:.3e} packets ({:.2e} packet-hops): roughly {minutes:.3e} minutes on the packet engine at its usual {:.1} us per hop, over the {budget:.0}-minute budget; use the flow model (--model flow), smaller messages, or raise the budget (--max-time 1d, or none)",
+                hops,
+                NS_PER_PACKET_HOP / 1000.0
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// [`run_on`], and what `inspect` reads from the finished run's state
@@ -812,7 +844,8 @@ fn result(
 /// Runs one collective on the packet engine (and, with `verify`, on real
 /// buffers), keeping every step's finish cycle when `spec.steps` asks.
 fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
-    let setup = setup(&spec.system)?;
+    let mut setup = setup(&spec.system)?;
+    setup.max_minutes = spec.max_minutes;
     let (ranks, tnis) = (setup.node_of_rank.len() as u32, setup.built.model.tnis);
     check_spec(spec, ranks, tnis)?;
     let (settled, settings) = settle(spec, &setup)?;
@@ -917,6 +950,7 @@ pub fn hardware_barrier_us(
         built: crate::build::Built { nodes: t, model, .. },
         node_of_rank,
         grid,
+        ..
     } = setup(system_name)?;
     // The barrier interface of the system's Tofu generation (Tofu2's
     // gates are Tofu1's, [S:000]); other networks have no such hardware.

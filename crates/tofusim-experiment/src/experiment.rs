@@ -720,14 +720,24 @@ impl WorkEstimate {
     }
 }
 
-pub fn work_estimate(exp: &Experiment) -> WorkEstimate {
-    let w = &exp.workload;
-    let hops = match &exp.built.system.network.topology {
+/// The longest packet-engine run started without being asked, by its own
+/// estimate (minutes): an hour. The estimate is rough (a few times either
+/// way); `--max-time` raises or lifts it (`none`).
+pub const DEFAULT_MAX_MINUTES: f64 = 60.0;
+
+/// Mean packet-hops of one packet on `topology`, the ejection included.
+pub fn mean_packet_hops(topology: &Topology) -> f64 {
+    (match topology {
         Topology::Torus(t) | Topology::Tofu(t) => t.average_hops(),
         Topology::FatTree(f) => f.average_hops(),
         // Minimal routes cross local, global, local links: about 3.
         Topology::Dragonfly(_) => 3.0,
-    } + 1.0; // the ejection
+    }) + 1.0
+}
+
+pub fn work_estimate(exp: &Experiment) -> WorkEstimate {
+    let w = &exp.workload;
+    let hops = mean_packet_hops(&exp.built.system.network.topology);
     let nodes = (w.nodes() as usize).saturating_sub(exp.built.system.network.faults.nodes.len()) as f64;
     let packets = match (w.packets_per_cycle(exp.built.injection_links), exp.run.cycles) {
         (Some(rate), Some(cycles)) => rate * cycles as f64 * nodes,

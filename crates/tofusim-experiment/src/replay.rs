@@ -73,6 +73,8 @@ pub struct ReplaySpec {
     pub seed: u64,
     /// Per-port counters sampled every this many cycles (packet engine; 0: none).
     pub counter_cycles: u64,
+    /// Wall-time budget of a packet-engine replay, minutes (`None`: none).
+    pub max_minutes: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -228,6 +230,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         None => setup(&spec.system)?,
     };
     place(&mut s, program.ranks, spec.order.as_deref())?;
+    s.max_minutes = spec.max_minutes;
     if let Some(bps) = spec.mpi.shared_memory_Bps {
         if !(bps.is_finite() && bps > 0.0) {
             return Err(err("mpi", format!("shared_memory_Bps: expected a positive rate, got {bps}")));

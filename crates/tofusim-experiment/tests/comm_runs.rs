@@ -126,6 +126,7 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
         verify: false,
         seed: 1,
         model: Model::Packet,
+        max_minutes: None,
         counter_cycles: 0,
         steps,
         trees: None,

@@ -208,10 +208,17 @@ fn deadlock_check(
 
 /// Runs estimated to take longer than this are announced before they start.
 const LONG_RUN_SECONDS: f64 = 60.0;
-/// The longest run started without being asked (its estimate, minutes): a
-/// day. The estimate is rough (a few times either way), so only runs far
-/// beyond any session are refused by default.
-const DEFAULT_MAX_MINUTES: f64 = 24.0 * 60.0;
+use tofusim_experiment::experiment::DEFAULT_MAX_MINUTES;
+
+/// A time budget from Python: `None` the default (an hour), infinity no
+/// limit, else minutes.
+fn budget_minutes(max_minutes: Option<f64>) -> Option<f64> {
+    match max_minutes {
+        None => Some(DEFAULT_MAX_MINUTES),
+        Some(m) if m.is_infinite() => None,
+        Some(m) => Some(m),
+    }
+}
 /// Threads a run may split over (`--threads`).
 const MAX_THREADS: i64 = 4096;
 /// Proposed swaps an RMATT run may make (`--iterations`).
@@ -309,11 +316,11 @@ fn run_experiment(
     let work = tofusim_experiment::experiment::work_estimate(&exp);
     // A run whose own estimate exceeds the time budget is refused before
     // it starts (it would otherwise be announced and then run for years).
-    let budget = max_minutes.unwrap_or(DEFAULT_MAX_MINUTES);
+    let budget = budget_minutes(max_minutes).unwrap_or(f64::INFINITY);
     if work.wall_seconds() / 60.0 > budget {
         return Err(TofusimConfigError::new_err(format!(
             "{file}: run: about {:.2e} packet-hops, roughly {:.3e} minutes at the engine's usual {:.1} us per hop: over the {budget:.0}-minute budget; \
-             shorten the run (run.cycles, the load, the system) or raise the budget (--max-minutes)",
+             shorten the run (run.cycles, the load, the system) or raise the budget (--max-time 1d, or none)",
             work.packet_hops as f64,
             work.wall_seconds() / 60.0,
             tofusim_experiment::experiment::NS_PER_PACKET_HOP / 1000.0
@@ -416,6 +423,15 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
         },
         modes,
         verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
+        // Minutes, or "none" for no limit; absent: the default hour.
+        max_minutes: match v.get("max_minutes") {
+            None | Some(serde_json::Value::Null) => budget_minutes(None),
+            Some(serde_json::Value::String(x)) if x == "none" => None,
+            Some(x) => match x.as_f64() {
+                Some(m) if m >= 0.0 => Some(m),
+                _ => return Err(config_err(ConfigError::new("<command line>", "max-time", format!("expected minutes of at least 0 or none, found {x}")))),
+            },
+        },
         seed: get_u("seed", 1)?,
         counter_cycles: get_u("counter_cycles", 0)?,
         steps: v.get("steps").and_then(|x| x.as_bool()).unwrap_or(false),
@@ -484,7 +500,7 @@ fn mpi_overrides(mpi: Option<String>) -> PyResult<tofusim_experiment::replay::Mp
 /// (rank → node; default the system's communicator order); the result as
 /// JSON.
 #[pyfunction]
-#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, counter_cycles=0))]
+#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, counter_cycles=0, max_minutes=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -499,12 +515,13 @@ fn replay(
     system_toml: Option<String>,
     mpi: Option<String>,
     counter_cycles: u64,
+    max_minutes: Option<f64>,
 ) -> PyResult<String> {
     let model = replay_model(model)?;
     let program: tofusim_comm::replay::ReplayProgram = serde_json::from_str(&program)
         .map_err(|e| config_err(ConfigError::new("<trace>", "program", format!("not a replay program: {e}"))))?;
     let mpi = mpi_overrides(mpi)?;
-    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
@@ -551,7 +568,7 @@ fn trace_comm_list(py: Python<'_>, path: String, collectives: bool) -> PyResult<
 /// maps an operation to the algorithm to use instead of the default. The
 /// result adds the trace's measured time and what the conversion noticed.
 #[pyfunction]
-#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0, samples=None))]
+#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0, samples=None, max_minutes=None))]
 #[allow(clippy::too_many_arguments)]
 fn trace_replay(
     py: Python<'_>,
@@ -568,11 +585,12 @@ fn trace_replay(
     algorithms: Option<std::collections::BTreeMap<String, String>>,
     counter_cycles: u64,
     samples: Option<Bound<'_, pyo3::types::PyDict>>,
+    max_minutes: Option<f64>,
 ) -> PyResult<String> {
     let model = replay_model(model)?;
     let mpi = mpi_overrides(mpi)?;
     let algorithms = algorithms.unwrap_or_default();
-    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles };
+    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let t = tofusim_trace::read(&path)?;

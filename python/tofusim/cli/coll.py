@@ -13,6 +13,7 @@ from .. import coll as run_coll
 from .. import collective_algorithms
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
 from ..units import parse_bytes
+from .budget import max_time_option
 from .report import out_for, report_option, slug, write_into
 from .run import _LazyProgress
 
@@ -131,6 +132,7 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 @click.option("--cmg", metavar="near|far", default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
 @click.option("--verify", is_flag=True, help="Also run the schedule on real buffers and check the result.")
 @click.option("--seed", default=1, show_default=True)
+@max_time_option
 @click.option("--model", metavar="packet|flow|flow-events|flow-rounds", default="packet", show_default=True,
               help="packet: every packet on the packet engine. flow: the flow model (max-min fair bandwidth sharing) on the schedule's messages, "
                    "or, when the schedule is too large to list (full machines), on the algorithm's lockstep rounds; flow-events / flow-rounds choose.")
@@ -144,7 +146,7 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
-def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, cache_injection, cmg, verify, seed, model, list_, counter_period, jobs,
+def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, cache_injection, cmg, verify, seed, max_time, model, list_, counter_period, jobs,
          out, as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
@@ -196,7 +198,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
     out = out_for(report, out, f"coll-{op}-{slug(system or 'default')}")
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
-               cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model))
+               cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model, max_minutes=max_time))
         return
     size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
@@ -205,7 +207,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                      cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
                      counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
-                     trees=trees, trees_source=trees_file or "<trees>")
+                     trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time)
     finally:
         progress.close()
     if out:

@@ -14,6 +14,7 @@ from .. import ConfigError, _core
 from ..trace import replay as run_replay
 from .rmatt import read_order
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
+from .budget import max_time_option
 from .report import out_for, report_option, slug, write_into
 from .run import _LazyProgress
 
@@ -37,6 +38,7 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
 @click.option("--compute-scale", type=click.FloatRange(0.0, 1e9), default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
 @click.option("--seed", default=1, show_default=True)
+@max_time_option
 @click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
               help="Packet engine: sample every port's and VC's counters every CYCLES (0: none) into --out DIR's port_samples.parquet "
                    f"and vc_samples.parquet [default with --out: {DEFAULT_COUNTER_PERIOD}].")
@@ -45,7 +47,7 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
                                    "with --system recorded the fitted machine's system.toml.")
 @report_option
 def replay(trace: str, system: str, order_file: str | None, map_: str | None, model: str, coll: tuple[str, ...],
-           compute_scale: float, seed: int, counter_period: int, as_json: bool, out: str | None, report: bool) -> None:
+           compute_scale: float, seed: int, max_time: float | str | None, counter_period: int, as_json: bool, out: str | None, report: bool) -> None:
     """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
     out = out_for(report, out, f"replay-{slug(Path(trace).stem)}")
     if not (compute_scale >= 0.0) or compute_scale == float("inf"):
@@ -73,7 +75,7 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
             raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
         r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
                        algorithms=_algorithms(coll), seed=seed, progress=progress, counter_cycles=counter_period,
-                       samples=columns)
+                       samples=columns, max_minutes=max_time)
     finally:
         progress.close()
     if out:

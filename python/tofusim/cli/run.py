@@ -13,6 +13,7 @@ import click
 from .. import ConfigError, Experiment, _read_text
 from .. import run as run_text
 from ..samples import DEFAULT_COUNTER_PERIOD
+from .budget import max_time_option
 from .report import out_for, report_option, slug, write_into
 from ..units import parse_bytes
 
@@ -197,14 +198,13 @@ def _write(r: dict[str, Any], text: str, out: Path, model: str) -> None:
               help="packet: the packet engine. flow: the flow model (messages as flows sharing link bandwidth max-min fairly; open-loop patterns as a steady state).")
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Refuse the run if its estimated memory exceeds SIZE (e.g. 8GiB; default: the memory available now).")
-@click.option("--max-minutes", "max_minutes", type=click.FloatRange(0.0, 1e12), default=None, metavar="MINUTES",
-              help="Refuse the run if its estimated wall time exceeds MINUTES (default: a day; the estimate is rough).")
+@max_time_option
 @click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
               help="Sample every port's and VC's counters every CYCLES (sets run.counter_period; 0: none) into --out DIR's "
                    f"port_samples.parquet and vc_samples.parquet [default with --out: the file's, else {DEFAULT_COUNTER_PERIOD}].")
 @report_option
 def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool, model: str, max_memory: str | None,
-        max_minutes: float | None, counter_period: int | None, report: bool) -> None:
+        max_time: float | str | None, counter_period: int | None, report: bool) -> None:
     """Run one simulation described by EXPERIMENT.toml (see docs/experiment.md).
 
     Exit code 1 when the run deadlocks or an invariant check fails (the
@@ -218,7 +218,7 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
         limit = None if max_memory is None else int(parse_bytes(max_memory, "--max-memory"))
         r = run_text(text, experiment, progress=progress if comm is None or comm.Get_rank() == 0 else None,
                      ports=out is not None, threads=threads, comm=comm, model=model, max_memory=limit, keep_partial=True,
-                     max_minutes=max_minutes,
+                     max_minutes=max_time,
                      notice=(lambda text: click.echo(f"tofusim: {experiment}: {text}", err=True)) if comm is None or comm.Get_rank() == 0 else None)
     finally:
         progress.close()

@@ -110,7 +110,7 @@ def _adversarial_network(scale: str) -> tuple[str, int, int]:
 
 def adversarial(scale: str) -> dict[str, Any]:
     from . import metric
-    from .. import run as run_experiment
+    from .unbudgeted import run_experiment
 
     net, group_nodes, lpp = _adversarial_network(scale)
     # The Aries model's packets (96 bytes, 32 of header) and link framing (none).

@@ -6,7 +6,7 @@ from typing import Any
 
 from .case import case_maker
 
-from .. import run as run_experiment
+from .unbudgeted import run_experiment
 
 SOURCE = "[S:004] Adiga et al., Blue Gene/L torus interconnection network, IBM J. Res. & Dev. 49(2/3), 2005"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import run as run_experiment
+from .unbudgeted import run_experiment
 from .bgl import _C
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "experiments" / "bubble-unfixed-deadlock.toml"

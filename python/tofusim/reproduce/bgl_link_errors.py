@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import run as run_experiment
+from .unbudgeted import run_experiment
 from .bgl import _C
 
 #: Bit error rates swept; a full 270-byte transmission is 2,160 bits, so

@@ -16,7 +16,7 @@ from typing import Any
 from .case import case_maker
 
 from .. import _core
-from .. import coll as run_coll
+from .unbudgeted import run_coll
 
 SOURCE = "[S:000] Ajima et al., The Tofu Interconnect D (IEEE Cluster 2018); [S:001] Shida et al., MPI library and low-level communication on the K computer (FSTJ 2012)"
 

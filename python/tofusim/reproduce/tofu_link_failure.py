@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import run as run_experiment
+from .unbudgeted import run_experiment
 from .case import case_maker
 
 _C = case_maker("issue 22 (no published figure): a failure during a run on the K computer's Tofu ([S:003]; fault avoidance [MEM/RECON], docs/sources.md)")

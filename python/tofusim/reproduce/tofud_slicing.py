@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import run as run_experiment
+from .unbudgeted import run_experiment
 from .case import case_maker
 
 _C = case_maker("[S:000] Ajima et al., The Tofu Interconnect D (IEEE Cluster 2018): packet slicing, split and duplicate modes")

@@ -19,7 +19,7 @@ from typing import Any
 from .case import case_maker
 
 from .. import _core
-from .. import run as run_experiment
+from .unbudgeted import run_experiment
 
 SOURCE = "[S:002] Alverson et al., Cray XC Series Network (SC12), cable-count argument; topologies from [S:000], [S:003], [S:004], [S:002]"
 _C = case_maker(SOURCE)

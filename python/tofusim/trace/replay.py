@@ -36,7 +36,8 @@ def _refuse_unrecorded_threads(trace: str) -> None:
 
 def replay(trace: str, system: str, *, model: str = "packet", order: list[int] | None = None,
            compute_scale: float = 1.0, algorithms: dict[str, str] | None = None, seed: int = 1,
-           progress: Any = None, counter_cycles: int = 0, samples: dict[str, Any] | None = None) -> dict[str, Any]:
+           progress: Any = None, counter_cycles: int = 0, samples: dict[str, Any] | None = None,
+           max_minutes: "float | str | None" = None) -> dict[str, Any]:
     """Replays ``trace`` (an OTF2 archive's directory or anchor file) on ``system``.
 
     ``system`` is a preset (``k:4x6x4``) or ``recorded``: the model of the
@@ -50,7 +51,9 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     ``counter_cycles`` (packet engine) the per-port counters sampled every
     that many cycles (``run.counter_samples`` counts them; their columns
     go into the dict ``samples`` if given, see
-    :class:`tofusim.samples.CounterSamples`).
+    :class:`tofusim.samples.CounterSamples`). ``max_minutes``: the packet
+    engine's time budget, as for :func:`tofusim.run` (default an hour by
+    the replay's own estimate; ``"none"`` lifts it).
     """
     from .. import arguments as a
 
@@ -71,6 +74,7 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
         if op in known and name not in known[op]:
             raise ConfigError(f"{a.WHERE.get()}: algorithms: {op}={name!r}: expected one of {', '.join(known[op])}")
     progress = a.callback("progress", progress)
+    max_minutes = None if max_minutes is None else a.minutes("max_minutes", max_minutes)
     _refuse_unrecorded_threads(trace)
     system_toml = mpi = machine = None
     if system == "recorded":
@@ -80,7 +84,7 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
         system_toml, mpi = machine["system_toml"], json.dumps(machine["mpi"])
     try:
         r = json.loads(_core.trace_replay(trace, system, model, order, compute_scale, seed, progress, True,
-                                          system_toml, mpi, dict(algorithms or {}), counter_cycles, samples))
+                                          system_toml, mpi, dict(algorithms or {}), counter_cycles, samples, max_minutes))
     except ConfigError as e:
         raise a.relabel(e) from None
     if machine is not None:
