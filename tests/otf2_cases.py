@@ -8,10 +8,11 @@ from pathlib import Path
 
 
 def two_rank_trace(out: Path, *, end_ns: int = 100_000, message_bytes: int = 1024, leave_without_enter: bool = False,
-                   enter_without_leave: bool = False) -> Path:
+                   enter_without_leave: bool = False, stray_leave: bool = False) -> Path:
     """Rank 0 sends ``message_bytes`` to rank 1 with MPI_Send; both
     finalize at ``end_ns``. ``leave_without_enter`` drops rank 0's Enter of
-    MPI_Send, ``enter_without_leave`` its Leave of main."""
+    MPI_Send, ``enter_without_leave`` its Leave of main; ``stray_leave``
+    adds a Leave of MPI_Finalize on rank 0 that no Enter opened."""
     import otf2
     from otf2.enums import GroupType, LocationGroupType, Paradigm, RegionRole
 
@@ -34,6 +35,8 @@ def two_rank_trace(out: Path, *, end_ns: int = 100_000, message_bytes: int = 102
             w.enter(1_000, mpi["MPI_Init"])
             w.leave(2_000, mpi["MPI_Init"])
             if r == 0:
+                if stray_leave:
+                    w.leave(2_500, mpi["MPI_Finalize"])
                 if not leave_without_enter:
                     w.enter(3_000, mpi["MPI_Send"])
                 w.mpi_send(3_000, 1, world, 7, message_bytes)

@@ -3,6 +3,8 @@ hang or a silent default (issue 37): each is now refused with exit 2 and
 one line naming the option and what was expected."""
 
 import pytest
+
+from conftest import ROOT
 from pathlib import Path
 
 
@@ -116,3 +118,28 @@ def test_topology_metrics_with_faults_on_a_huge_network_are_refused(run, tmp_pat
                                        '[network.faults]\nnodes = [17]\n')
     r = run("topo", "--config", str(tmp_path / "big.toml"), timeout=30)
     assert r.code == 2 and "network.faults" in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_a_trace_whose_enter_and_leave_do_not_pair_is_refused(run, tmp_path):
+    """A Leave without its Enter was read as if nothing were wrong."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from otf2_cases import two_rank_trace
+
+    good = two_rank_trace(tmp_path / "good")
+    assert run("replay", str(good), "--system", "bgl:2x1x1", "--model", "flow").code == 0
+    stray = two_rank_trace(tmp_path / "stray", stray_leave=True)
+    for cmd in (("replay", str(stray), "--system", "bgl:2x1x1"), ("trace", "show", str(stray))):
+        r = run(*cmd)
+        assert r.code == 2 and "a Leave of MPI_Finalize" in r.err and "without its Enter" in r.err, (cmd, r.err)
+
+
+def test_a_dragonfly_too_wide_for_the_engine_is_refused_before_its_tables_are_built(run, tmp_path):
+    """5,000 groups of 1,000 routers: the routing tables were built (8 GB,
+    an allocation abort) before the ports were counted."""
+    text = (ROOT / "examples" / "experiments" / "dragonfly-adversarial.toml").read_text()
+    for key, value in (("groups", 5000), ("routers_per_group", 1000), ("global_links_per_router", 5), ("algorithm", '"minimal"')):
+        text = "\n".join(f"{key} = {value}" if line.startswith(f"{key} =") else line for line in text.splitlines())
+    (tmp_path / "wide.toml").write_text(text + "\n")
+    r = run("run", str(tmp_path / "wide.toml"), timeout=20)
+    assert r.code == 2 and "1004 ports per router" in r.err and "at most 63" in r.err, r.err

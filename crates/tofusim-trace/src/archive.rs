@@ -104,7 +104,9 @@ struct Events<'a> {
     defs: &'a Defs,
     res: &'a Resolved,
     rank: u32,
-    depth: u32,
+    /// The MPI regions entered and not yet left, innermost last (OTF2
+    /// region ids): a Leave must close the innermost.
+    entered: Vec<u32>,
     open: Option<Call>,
     calls: Vec<Call>,
     records: Vec<Record>,
@@ -138,25 +140,47 @@ impl Events<'_> {
     }
     fn enter(&mut self, t: u64, region: u32) {
         if self.region(region).is_some() {
-            self.depth += 1;
-            if self.depth == 1 {
+            self.entered.push(region);
+            if self.entered.len() == 1 {
                 let ns = self.ns(t);
                 let name = self.region(region).expect("an MPI region");
                 self.open = Some(Call { name, enter_ns: ns, leave_ns: ns, first_record: self.records.len() as u32, records: 0 });
             }
         }
     }
-    fn leave(&mut self, t: u64, region: u32) {
-        if self.region(region).is_some() {
-            self.depth = self.depth.saturating_sub(1);
-            if self.depth == 0 {
-                if let Some(mut c) = self.open.take() {
-                    c.leave_ns = self.ns(t);
-                    c.records = self.records.len() as u32 - c.first_record;
-                    self.calls.push(c);
-                }
+    /// Closes the innermost MPI region; a Leave that no Enter opened, or
+    /// of another region than the innermost, is a damaged trace (refused:
+    /// its calls' times could not be trusted).
+    fn leave(&mut self, t: u64, region: u32) -> OTF2_CallbackCode {
+        let Some(i) = self.region(region) else { return OTF2_CALLBACK_SUCCESS };
+        match self.entered.pop() {
+            Some(r) if r == region => {}
+            Some(other) => {
+                let inner = self.region(other).map_or_else(String::new, |k| self.names[k as usize].clone());
+                return self.fail(format!(
+                    "rank {}: a Leave of {} at {} ns while {inner} is the innermost call entered: the trace's Enter and Leave events do not pair",
+                    self.rank,
+                    self.names[i as usize],
+                    self.ns(t)
+                ));
+            }
+            None => {
+                return self.fail(format!(
+                    "rank {}: a Leave of {} at {} ns without its Enter: the trace's Enter and Leave events do not pair",
+                    self.rank,
+                    self.names[i as usize],
+                    self.ns(t)
+                ))
             }
         }
+        if self.entered.is_empty() {
+            if let Some(mut c) = self.open.take() {
+                c.leave_ns = self.ns(t);
+                c.records = self.records.len() as u32 - c.first_record;
+                self.calls.push(c);
+            }
+        }
+        OTF2_CALLBACK_SUCCESS
     }
     fn fail(&mut self, msg: String) -> OTF2_CallbackCode {
         if self.error.is_none() {
@@ -205,8 +229,7 @@ extern "C" fn ev_enter(_l: u64, t: u64, _p: u64, ud: Ud, _a: Attrs, region: u32)
     OTF2_CALLBACK_SUCCESS
 }
 extern "C" fn ev_leave(_l: u64, t: u64, _p: u64, ud: Ud, _a: Attrs, region: u32) -> OTF2_CallbackCode {
-    events(ud).leave(t, region);
-    OTF2_CALLBACK_SUCCESS
+    events(ud).leave(t, region)
 }
 #[allow(clippy::too_many_arguments)]
 extern "C" fn ev_send(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, peer: u32, comm: u32, tag: u32, bytes: u64) -> OTF2_CallbackCode {
@@ -393,7 +416,7 @@ pub fn read(path: &str) -> Result<Trace, String> {
                 defs: &d,
                 res: &res,
                 rank: rank as u32,
-                depth: 0,
+                entered: Vec::new(),
                 open: None,
                 calls: Vec::new(),
                 records: Vec::new(),
