@@ -48,7 +48,7 @@ def interrupt(args: list[str], after_s: float = 2.0) -> tuple[int, str, str, flo
 def test_ctrl_c_stops_a_run_and_prints_an_incomplete_result(tmp_path, threads):
     exp = tmp_path / "endless.toml"
     exp.write_text(ENDLESS)
-    code, out, err, took = interrupt(["run", str(exp), "--json", "--threads", threads])
+    code, out, err, took = interrupt(["run", str(exp), "--json", "--threads", threads, "--max-time", "none"])
     assert code == 130, err
     assert took < 1.5, f"stopped {took:.2f} s after the interrupt"
     r = json.loads(out)  # one valid object
@@ -61,7 +61,7 @@ def test_ctrl_c_stops_a_run_and_prints_an_incomplete_result(tmp_path, threads):
 
 
 def test_ctrl_c_stops_a_collective():
-    code, out, err, took = interrupt(["coll", "alltoall", "--algo", "pairwise", "--size", "1MiB", "--system", "bgl:8x8x8", "--json"])
+    code, out, err, took = interrupt(["coll", "alltoall", "--algo", "pairwise", "--size", "1MiB", "--system", "bgl:8x8x8", "--json", "--max-time", "none"])
     assert code == 130, err
     assert took < 1.5
     r = json.loads(out)
@@ -161,3 +161,31 @@ def test_ctrl_c_stops_alloc_and_reproduce_all(tmp_path):
     assert code == 130 and took < 3, (code, took, err)
     r = json.loads(out)
     assert r["interrupted"] is True and r["summary"]["cases"] == len(r["cases"]) >= 1
+
+
+def test_ctrl_c_stops_rmatt_pattern_time_coll_verify_and_a_report(tmp_path):
+    """Issue 37: rmatt, pattern time and coll --verify ran on after SIGINT;
+    run --out --report spent seconds writing its report first."""
+    cg = tmp_path / "cg.txt"
+    assert subprocess.run([TOFUSIM, "pattern", "cg", "--procs", "1024", "--out", str(cg)], capture_output=True).returncode == 0
+    # The annealer ends with its best order so far, marked incomplete.
+    code, out, err, took = interrupt(["rmatt", "--torus", "32x32", "--pattern", str(cg), "--iterations", "100000000000",
+                                      "--out", str(tmp_path / "order.txt"), "--json"])
+    assert code == 130 and took < 2, (code, took, err)
+    r = json.loads(out)
+    assert r["complete"] is False and 0 < r["iterations"] < r["requested_iterations"]
+    assert "interrupted after" in (tmp_path / "order.txt").read_text()
+    code, out, err, took = interrupt(["pattern", "time", "--torus", "64x64", "--procs", "4096", "--class", "E", "--json"])
+    assert code == 130 and took < 2, (code, took, err)
+    # --verify: stopped in the packet run, or in the data check after it.
+    for after in (2.0, 7.5):
+        code, out, err, took = interrupt(["coll", "allreduce", "--algo", "ring", "--size", "4MiB", "--system", "bgl:8x8x8",
+                                          "--verify", "--json"], after_s=after)
+        assert code == 130 and took < 2, (after, code, took, err)
+        assert json.loads(out)["complete"] is False
+    (tmp_path / "endless.toml").write_text(ENDLESS)
+    code, out, err, took = interrupt(["run", str(tmp_path / "endless.toml"), "--out", str(tmp_path / "rep"), "--report",
+                                      "--max-time", "none"], after_s=3.0)
+    assert code == 130 and took < 2, (code, took, err)
+    assert "no report written" in err and not (tmp_path / "rep" / "report.html").exists()
+    assert (tmp_path / "rep" / "results.json").exists()

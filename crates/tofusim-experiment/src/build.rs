@@ -289,7 +289,7 @@ pub struct Setup {
     pub grid: Option<Grid>,
     /// The wall-time budget of a packet-engine run on this setup, by the
     /// run's own estimate (minutes; `None`: no limit). Default
-    /// [`crate::experiment::DEFAULT_MAX_MINUTES`].
+    /// [`tofusim_packet::budget::DEFAULT_MAX_MINUTES`].
     pub max_minutes: Option<f64>,
 }
 
@@ -322,7 +322,7 @@ pub fn setup(system_name: &str) -> Result<Setup> {
     } else {
         communicator(&built.nodes)
     };
-    Ok(Setup { built, node_of_rank, grid, max_minutes: Some(crate::experiment::DEFAULT_MAX_MINUTES) })
+    Ok(Setup { built, node_of_rank, grid, max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
 }
 
 /// The communicator of a system written as a TOML `[network]` table
@@ -336,7 +336,7 @@ pub fn setup_toml(file: &str, text: &str) -> Result<Setup> {
     } else {
         communicator(&built.nodes)
     };
-    Ok(Setup { built, node_of_rank, grid, max_minutes: Some(crate::experiment::DEFAULT_MAX_MINUTES) })
+    Ok(Setup { built, node_of_rank, grid, max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
 }
 
 /// A plain torus of `lengths` (every axis wraps) with the links and
@@ -372,6 +372,6 @@ pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) 
     let model = CommModel::for_system(&sys, None);
     let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
     let built = Built { ports: t.ports().len(), nodes: t, dragonfly: None, fattree: None, model, injection_links, system: sys };
-    Ok(Setup { built, node_of_rank, grid: Grid::from_shape(lengths), max_minutes: Some(crate::experiment::DEFAULT_MAX_MINUTES) })
+    Ok(Setup { built, node_of_rank, grid: Grid::from_shape(lengths), max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
 }
 

@@ -663,8 +663,9 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         t => t?,
     };
     let _ = progress(1.0);
-    let (verified, verify_error) = verification(spec, &sched);
-    Ok(result(spec, &settings, sched.collective, ranks, s.grid, time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: false }), model))
+    let (verified, verify_error) = verification(spec, &sched, progress);
+    let interrupted = verified.is_none() && verify_error.is_some();
+    Ok(result(spec, &settings, sched.collective, ranks, s.grid, time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted }), model))
 }
 
 /// Refuses a schedule too large to hold, naming the way out.
@@ -785,12 +786,16 @@ fn check_estimate(spec: &CollectiveSpec, estimate: u64) -> Result<()> {
     Ok(())
 }
 
-fn verification(spec: &CollectiveSpec, s: &tofusim_comm::Schedule) -> (Option<bool>, Option<String>) {
+/// Whether the schedule computes the collective on real buffers (with
+/// `verify`): `(Some(passed), error)`; `(None, Some(why))` when Ctrl-C
+/// (`progress` says stop) ended the check first.
+fn verification(spec: &CollectiveSpec, s: &tofusim_comm::Schedule, progress: tofusim_packet::Progress) -> (Option<bool>, Option<String>) {
     if !spec.verify {
         return (None, None);
     }
-    match data::execute(s, data::Order::Fifo) {
+    match data::execute_until(s, data::Order::Fifo, &mut || progress(1.0).is_break()) {
         Ok(_) => (Some(true), None),
+        Err(e @ data::DataError::Interrupted { .. }) => (None, Some(e.to_string())),
         Err(e) => (Some(false), Some(e.to_string())),
     }
 }
@@ -816,7 +821,8 @@ fn result(
         _ => spec.size_bytes,
     };
     CollectiveResult {
-        complete: run.as_ref().is_none_or(|r| r.complete) && flow.as_ref().is_none_or(|f| !f.interrupted),
+        // A run or a check stopped by Ctrl-C is not complete.
+        complete: run.as_ref().is_none_or(|r| r.complete && !r.interrupted) && flow.as_ref().is_none_or(|f| !f.interrupted),
         model,
         op: spec.op.clone(),
         algo: spec.algorithm.clone(),
@@ -859,7 +865,14 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
         keep_steps.then(|| run.step_finish_cycles())
     })?;
     let s = &timed.schedule;
-    let (verified, verify_error) = verification(spec, s);
+    // An interrupted run is not checked either; an interrupted check marks
+    // the run interrupted (the command prints what it has, exit 130).
+    let (verified, verify_error) = if timed.run.interrupted { (None, None) } else { verification(spec, s, progress) };
+    let mut timed = timed;
+    if verified.is_none() && verify_error.is_some() {
+        timed.run.interrupted = true;
+    }
+    let s = &timed.schedule;
     let mut r = result(
         spec,
         &settings,

@@ -720,10 +720,7 @@ impl WorkEstimate {
     }
 }
 
-/// The longest packet-engine run started without being asked, by its own
-/// estimate (minutes): an hour. The estimate is rough (a few times either
-/// way); `--max-time` raises or lifts it (`none`).
-pub const DEFAULT_MAX_MINUTES: f64 = 60.0;
+pub use tofusim_packet::budget::DEFAULT_MAX_MINUTES;
 
 /// Mean packet-hops of one packet on `topology`, the ejection included.
 pub fn mean_packet_hops(topology: &Topology) -> f64 {

@@ -80,8 +80,12 @@ pub struct Anneal {
     pub order: Vec<u32>,
     pub start_cost: f64,
     pub cost: f64,
+    /// Proposed swaps made (fewer than asked when stopped).
     pub iterations: u64,
     pub accepted: u64,
+    /// False when `stop` ended the search early: `order` is then the best
+    /// found so far.
+    pub complete: bool,
 }
 
 /// The flows of each rank, both directions, for incremental costs.
@@ -272,6 +276,24 @@ pub fn anneal(
     start: &[u32],
     params: AnnealParams,
 ) -> Result<Anneal, String> {
+    anneal_until(shape, comm, objective, start, params, &mut || false)
+}
+
+/// Proposed swaps between two calls of `stop` (a few milliseconds).
+const STOP_EVERY: u64 = 1 << 16;
+
+/// [`anneal`], asking `stop` every [`STOP_EVERY`] proposals (Ctrl-C): when
+/// it says true the search ends with the best order so far, marked
+/// incomplete. Same seed, same proposals: a stopped search's order is the
+/// one a search of that many iterations' prefix had found.
+pub fn anneal_until(
+    shape: &TorusShape,
+    comm: &CommList,
+    objective: Objective,
+    start: &[u32],
+    params: AnnealParams,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Anneal, String> {
     crate::placement::check_order(shape, comm.ranks, start)?;
     let inc = Incidence::new(comm, shape.nodes());
     // Empty nodes get placeholder ranks beyond the job's.
@@ -294,13 +316,14 @@ pub fn anneal(
                 inc: &inc,
                 total: crate::placement::hop_bytes(shape, comm, &order) as i128,
             };
-            search(&mut c, shape, &inc, &mut order, &mut rank_at, params)
+            search(&mut c, shape, &inc, &mut order, &mut rank_at, params, stop)
         }
         Objective::MaxLinkLoad => {
             let mut c = LinkLoadCost::new(shape, comm, &inc, &order);
-            search(&mut c, shape, &inc, &mut order, &mut rank_at, params)
+            search(&mut c, shape, &inc, &mut order, &mut rank_at, params, stop)
         }
     };
+    let complete = iterations == params.iterations || comm.ranks < 2;
     let best = best[..comm.ranks as usize].to_vec();
     let cost = report(objective, shape, comm, &best);
     // The search keeps the best order by its own measure; for the maximum
@@ -316,6 +339,7 @@ pub fn anneal(
         cost,
         iterations,
         accepted,
+        complete,
     })
 }
 
@@ -351,6 +375,7 @@ fn search(
     order: &mut [u32],
     rank_at: &mut [u32],
     params: AnnealParams,
+    stop: &mut dyn FnMut() -> bool,
 ) -> (Vec<u32>, u64, u64) {
     // Real ranks (placeholders for empty nodes come after them).
     let ranks = inc.real;
@@ -377,6 +402,9 @@ fn search(
     let cooling = params.final_fraction.ln() / params.iterations as f64;
     let mut accepted = 0u64;
     for k in 0..params.iterations {
+        if k % STOP_EVERY == STOP_EVERY - 1 && stop() {
+            return (best, k, accepted);
+        }
         let Some((a, b)) = propose(&mut rng, shape, inc, order, rank_at, ranks) else {
             continue;
         };

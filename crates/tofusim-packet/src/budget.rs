@@ -120,6 +120,11 @@ pub fn estimate(size: NetworkSize, params: &RouterParams, run: &RunParams, packe
     Footprint { routing_tables, router_state, nodes: nodes_bytes, statistics, packets }
 }
 
+/// The longest packet-engine run started without being asked, by its own
+/// estimate (minutes): an hour. The estimate is rough (a few times either
+/// way); `--max-time` raises or lifts it (`none`).
+pub const DEFAULT_MAX_MINUTES: f64 = 60.0;
+
 /// Memory of one live packet: the packet and its share of the events and
 /// lists that refer to it.
 pub const PACKET_BYTES: u64 = std::mem::size_of::<Packet>() as u64 + 8;

@@ -1144,7 +1144,7 @@ fn rmatt(
     start: Option<Vec<u32>>,
     source: &str,
 ) -> PyResult<String> {
-    use tofusim_mapping::rmatt::{anneal, AnnealParams, Objective};
+    use tofusim_mapping::rmatt::{anneal_until, AnnealParams, Objective};
     let t = torus_shape(torus)?;
     let c = comm_list(pattern, source)?;
     let obj = Objective::parse(objective)
@@ -1161,8 +1161,10 @@ fn rmatt(
         params.iterations = i as u64;
     }
     let t0 = std::time::Instant::now();
+    // Ctrl-C: the search asks now and then, and ends with its best so far.
+    let mut stop = || Python::attach(|py| py.check_signals().is_err());
     let a = py
-        .detach(|| anneal(&t, &c, obj, &start, params))
+        .detach(|| anneal_until(&t, &c, obj, &start, params, &mut stop))
         .map_err(|m| bad("start order", m))?;
     Ok(serde_json::json!({
         "objective": obj.name(),
@@ -1172,6 +1174,8 @@ fn rmatt(
         "optimized_cost": a.cost,
         "iterations": a.iterations,
         "accepted": a.accepted,
+        "complete": a.complete,
+        "requested_iterations": params.iterations,
         "seed": seed,
         "seconds": t0.elapsed().as_secs_f64(),
         "order": a.order,
@@ -1223,16 +1227,15 @@ fn cg_iteration_time(
     }
     let lengths = t.lengths.clone();
     let system = system.to_string();
-    let timed = py.detach(move || {
+    // Ctrl-C stops the run; the interrupt is raised again after it.
+    let raised = std::sync::Mutex::new(None);
+    let timed = py.detach(|| {
         let setup = tofusim_experiment::collective::torus_setup(&lengths, &system, order)?;
-        tofusim_experiment::collective::run_on(
-            setup,
-            layout.iteration_schedule(),
-            &tofusim_experiment::comm_model::Modes::default(),
-            1,
-            &mut |_| std::ops::ControlFlow::Continue(()),
-        )
+        let mut report = reporter(&None, &raised);
+        tofusim_experiment::collective::run_on(setup, layout.iteration_schedule(), &tofusim_experiment::comm_model::Modes::default(), 1, &mut report)
     });
+    let stopped = timed.as_ref().is_ok_and(|t| t.run.interrupted);
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), false, stopped)?;
     Ok(timed_json(timed.map_err(config_err)?))
 }
 

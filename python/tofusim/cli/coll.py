@@ -212,7 +212,11 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         progress.close()
     if out:
         _write(r, out, CounterSamples(columns))
-        if report:
+        stopped = bool((r.get("run") or {}).get("interrupted") or (r.get("flow") or {}).get("interrupted"))
+        if report and stopped:
+            # Ctrl-C asks to stop now: the report (seconds for a large run) is left for later.
+            click.echo(f"tofusim: interrupted: no report written; `tofusim report {out}` writes it from the files there", err=True)
+        elif report:
             write_into(out)
     if as_json:
         click.echo(json.dumps(r))
@@ -249,6 +253,9 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         Console(width=None if sys.stdout.isatty() else 140).print(t)
     if r["flow"] and r["flow"]["interrupted"]:
         click.echo("tofusim: interrupted: the flow model stopped before the schedule ended; no time is known (complete: false)", err=True)
+        raise SystemExit(130)
+    if r["run"] and r["run"]["interrupted"] and r["run"]["complete"]:
+        click.echo("tofusim: interrupted while checking the data (--verify): the time is the run's, the check did not finish (verified: null)", err=True)
         raise SystemExit(130)
     if r["run"] and r["run"]["interrupted"]:
         click.echo(f"tofusim: interrupted at cycle {r['run']['cycles']:,}: the collective did not finish (complete: false)", err=True)

@@ -96,11 +96,14 @@ def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: 
     start = read_order(start_file) if start_file else None
     r = json.loads(_core.rmatt(torus, text, objective, seed, iterations, start, pattern_file))
     order = r.pop("order")
+    stopped = "" if r["complete"] else f", interrupted after {r['iterations']:,} of {r['requested_iterations']:,} iterations (the best so far)"
     if out:
-        write_order(out, torus, order, f"RMATT {objective}, seed {seed}")
+        write_order(out, torus, order, f"RMATT {objective}, seed {seed}{stopped}")
         r["out"] = out
     if as_json:
         click.echo(json.dumps(r))
+        if stopped:
+            raise SystemExit(130)
         return
     t = Table(title=f"RMATT on {torus}: {r['ranks']} ranks, {objective}")
     for c in ("start (x-y order)" if not start_file else "start", "optimised", "change", "iterations", "seconds"):
@@ -110,6 +113,10 @@ def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: 
     Console(width=None if sys.stdout.isatty() else 120).print(t)
     if out:
         click.echo(f"order written to {out}")
+    if stopped:
+        # As run and coll do: what was found up to Ctrl-C, and exit 130.
+        click.echo(f"tofusim: rmatt{stopped}", err=True)
+        raise SystemExit(130)
 
 
 @pattern.command("from-trace")

@@ -49,6 +49,8 @@ pub enum DataError {
         rank: Rank,
         from: Rank,
     },
+    /// Stopped by the caller (Ctrl-C) before every step ran.
+    Interrupted { left: u64 },
 }
 
 impl std::fmt::Display for DataError {
@@ -73,6 +75,8 @@ impl std::fmt::Display for DataError {
             Self::Unheard { rank, from } => {
                 write!(f, "rank {rank} finished without hearing from rank {from}")
             }
+            Self::Interrupted { left: 0 } => write!(f, "interrupted while comparing the results: not checked"),
+            Self::Interrupted { left } => write!(f, "interrupted with {left} steps left: not checked"),
         }
     }
 }
@@ -167,6 +171,15 @@ fn union(into: &mut [u64], from: &[u64]) {
 
 /// Runs `schedule` on its collective's initial buffers and checks the result.
 pub fn execute(schedule: &Schedule, order: Order) -> Result<Outcome, DataError> {
+    execute_until(schedule, order, &mut || false)
+}
+
+/// Steps run between two calls of `stop`.
+const STOP_EVERY_STEPS: u64 = 1 << 14;
+
+/// [`execute`], asking `stop` every [`STOP_EVERY_STEPS`] steps (Ctrl-C):
+/// when it says true, [`DataError::Interrupted`].
+pub fn execute_until(schedule: &Schedule, order: Order, stop: &mut dyn FnMut() -> bool) -> Result<Outcome, DataError> {
     schedule.validate().map_err(DataError::Invalid)?;
     let p = schedule.ranks as usize;
     let coll = schedule.collective;
@@ -221,6 +234,9 @@ pub fn execute(schedule: &Schedule, order: Order) -> Result<Outcome, DataError> 
         Order::Fifo => ready.pop_front(),
         Order::Lifo => ready.pop_back(),
     } {
+        if left % STOP_EVERY_STEPS == 0 && stop() {
+            return Err(DataError::Interrupted { left });
+        }
         let ru = r as usize;
         let step = &schedule.programs[ru].steps[i as usize];
         // Causal set: own rank plus everything the dependencies had heard.
@@ -279,7 +295,7 @@ pub fn execute(schedule: &Schedule, order: Order) -> Result<Outcome, DataError> 
         let (rank, step) = first_unfinished(schedule, &unmet, &parked, &seq);
         return Err(DataError::Stuck { rank, step, left });
     }
-    check(schedule, &buffers, &exit_heard, words)?;
+    check(schedule, &buffers, &exit_heard, words, stop)?;
     Ok(Outcome {
         messages,
         elements_sent,
@@ -325,12 +341,28 @@ fn check(
     buffers: &[Vec<u64>],
     heard: &[Vec<u64>],
     words: usize,
+    stop: &mut dyn FnMut() -> bool,
 ) -> Result<(), DataError> {
     let coll = s.collective;
     let base = coll.result_offset(s.ranks, s.count);
+    // The result every rank must hold, where it is the same for all (an
+    // allreduce's sum costs ranks x elements: once, not once per rank).
+    let shared = matches!(coll, crate::Collective::Allreduce | crate::Collective::Bcast { .. } | crate::Collective::Allgather)
+        .then(|| coll.expected(0, s.ranks, s.count));
     for (r, buf) in buffers.iter().enumerate() {
+        if stop() {
+            return Err(DataError::Interrupted { left: 0 });
+        }
         let r = r as Rank;
-        for (k, want) in coll.expected(r, s.ranks, s.count).into_iter().enumerate() {
+        let own;
+        let expected = match &shared {
+            Some(e) => e,
+            None => {
+                own = coll.expected(r, s.ranks, s.count);
+                &own
+            }
+        };
+        for (k, &want) in expected.iter().enumerate() {
             let element = base + k as u64;
             let found = buf[element as usize];
             if found != want {
