@@ -67,7 +67,7 @@ test-wheel: install
 # exit-2 refusal; inputs that ever failed live in tests/fuzz_corpus/.
 fuzz: install
 	TOFUSIM_FUZZ_CASES=250000 $(CARGO) test --release -p tofusim-experiment --test fuzz_inputs -- --nocapture
-	TOFUSIM_FUZZ_EXAMPLES=2000 $(VENV)/bin/pytest -q tests/test_fuzz_cli.py
+	TOFUSIM_FUZZ_EXAMPLES=2000 $(VENV)/bin/pytest -q tests/test_fuzz_cli.py tests/test_fuzz_api.py
 
 bench: install
 	$(CARGO) bench -p tofusim-topology

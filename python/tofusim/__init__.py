@@ -29,6 +29,8 @@ def _read_text(path: str | Path) -> str:
         raise ConfigError(f"{p}: cannot read the file ({e.strerror})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: expected a UTF-8 text file") from None
+    except ValueError:  # a NUL byte or a lone surrogate in the path
+        raise ConfigError(f"{path!r}: not a file path") from None
 
 
 def topo(system: str) -> dict[str, Any]:
@@ -41,11 +43,17 @@ def topo(system: str) -> dict[str, Any]:
 
 def topo_toml(text: str, file: str = "<string>") -> dict[str, Any]:
     """Metrics of the ``[network]`` table in TOML ``text``."""
-    return json.loads(_core.topo_toml(text, file))
+    text, file = arguments.text("text", text), arguments.text("file", file)
+    try:
+        return json.loads(_core.topo_toml(text, file))
+    except ConfigError as e:
+        raise arguments.relabel(e) from None
 
 
 def topo_file(path: str | Path) -> dict[str, Any]:
     """Metrics of the ``[network]`` table of a TOML file."""
+    if not isinstance(path, (str, Path)):
+        raise arguments.refuse("path", "the path of a TOML file", path)
     return topo_toml(_read_text(path), str(path))
 
 

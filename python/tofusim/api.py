@@ -445,4 +445,11 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     """
     from .report import write_report as _write
 
+    for name, value in (("run_dir", run_dir), ("out", out)):
+        if not (isinstance(value, (str, Path)) or (name == "out" and value is None)) or "\0" in str(value):
+            raise ConfigError(f"<arguments>: {name}: expected a directory path, got {value!r:.60}")
+        try:
+            str(value).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(f"<arguments>: {name}: expected a directory path, got {value!r:.60}") from None
     return _write(run_dir, out)
