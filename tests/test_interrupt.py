@@ -125,6 +125,7 @@ def test_ctrl_c_stops_a_parallel_sweep_and_its_workers(tmp_path, kind):
     args = (["sweep", str(exp), "--vary", "workload.load=0.1,0.11,0.12,0.13", "--jobs", "2", "--out", str(tmp_path / "s")] if kind == "sweep"
             else ["coll", "allreduce", "--algo", "ring,rabenseifner", "--size", "4MiB:8MiB", "--system", "bgl:8x8x8", "--jobs", "2",
                   "--out", str(tmp_path / "c")])
+    args.append("--json")
     p = subprocess.Popen([TOFUSIM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=default_sigint)
     time.sleep(4)
     assert p.poll() is None, "the sweep ended before the interrupt"
@@ -137,6 +138,9 @@ def test_ctrl_c_stops_a_parallel_sweep_and_its_workers(tmp_path, kind):
     assert took < 3, f"stopped {took:.2f} s after the interrupt"
     time.sleep(0.5)
     assert workers and all(_gone(w) for w in workers), workers
+    # Under --json one object: incomplete, with the points finished.
+    r = json.loads(out)
+    assert r["complete"] is False and r["points"] == 4 and r["points_done"] == len(r["rows"]) < 4
 
 
 def test_ctrl_c_stops_a_replay_with_exit_130(tmp_path):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import sys
 import tomllib
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -189,6 +190,23 @@ def mark_saturation(rows: list[dict[str, Any]], varied: list[str]) -> None:
         row["saturation"] = "; ".join(reasons)
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep: ``rows`` of the points finished (in grid
+    order, saturation marked among them) out of ``points``."""
+
+    def __init__(self, rows: list[dict[str, Any]], points: int):
+        super().__init__(f"sweep interrupted after {len(rows)} of {points} points")
+        self.rows, self.points = rows, points
+
+
+class _Partial(KeyboardInterrupt):
+    """Ctrl-C inside ``_run_all``: the results so far (None where not run)."""
+
+    def __init__(self, results: list[Any]):
+        super().__init__("interrupted")
+        self.results = results
+
+
 def _run_all(fn: Callable[[Any], dict[str, Any]], args: list[Any], jobs: int, progress: Callable[[int, int], None] | None,
              where: Callable[[int, str], str]) -> list[dict[str, Any]]:
     """``fn`` over ``args`` in up to ``jobs`` processes, results in order. A
@@ -216,6 +234,8 @@ def _run_all(fn: Callable[[Any], dict[str, Any]], args: list[Any], jobs: int, pr
         # Python 3.14's terminate_workers.)
         for worker in list(getattr(pool, "_processes", {}).values()):
             worker.terminate()
+        if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            raise _Partial(results) from None
         raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -246,8 +266,13 @@ def run_sweep(path: "str | Path | Experiment", axes: list[Axis], jobs: int = 1, 
     progress = arguments.callback("progress", progress, 2)
     points = grid(axes)
     texts = [point_text(doc, p) for p in points]
-    results = _run_all(_run_point, [(t, path, model) for t in texts], jobs, progress,
-                       lambda i, e: f"sweep point {', '.join(f'{k}={v}' for k, v in points[i].items())}: {e}")
+    try:
+        results = _run_all(_run_point, [(t, path, model) for t in texts], jobs, progress,
+                           lambda i, e: f"sweep point {', '.join(f'{k}={v}' for k, v in points[i].items())}: {e}")
+    except _Partial as stop:
+        rows = [_row(p, r, model) for p, r in zip(points, stop.results) if r is not None]
+        mark_saturation(rows, [a.key for a in axes])
+        raise Interrupted(rows, len(points)) from None
     rows = [_row(p, r, model) for p, r in zip(points, results)]
     mark_saturation(rows, [a.key for a in axes])
     return rows
@@ -337,9 +362,19 @@ def coll_sweep(op: str, algos: list[str], size_list: list[int], system: str, job
                progress: Callable[[int, int], None] | None = None, **kw: Any) -> list[dict[str, Any]]:
     """One collective over every (algorithm, size): rows in that order."""
     points = [(a, s) for a in algos for s in size_list]
-    results = _run_all(_coll_point, [(op, a, s, system, kw) for a, s in points], jobs, progress, lambda i, e: e)
+    try:
+        results = _run_all(_coll_point, [(op, a, s, system, kw) for a, s in points], jobs, progress, lambda i, e: e)
+    except _Partial as stop:
+        raise Interrupted(_coll_rows(op, system, kw, points, stop.results), len(points)) from None
+    return _coll_rows(op, system, kw, points, results)
+
+
+def _coll_rows(op: str, system: str, kw: dict[str, Any], points: list[tuple[str, int]], results: list[Any]) -> list[dict[str, Any]]:
+    """The rows of the points that ran (a None result did not)."""
     rows = []
     for (a, s), r in zip(points, results):
+        if r is None:
+            continue
         run = r.get("run") or {}
         failed = run.get("deadlock") or run.get("invariant_error") or r.get("verified") is False or not run.get("complete", True)
         settings = r.get("settings") or {}

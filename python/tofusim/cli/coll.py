@@ -41,14 +41,18 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .. import ConfigError
-    from ..sweep import coll_sweep, plot_coll, sizes
+    from ..sweep import Interrupted, coll_sweep, plot_coll, sizes
+    from .sweep import interrupted
 
     algos = [a.strip() for a in algo.split(",") if a.strip()]
     size_list = sizes(size)
     bar = Progress(TextColumn(f"{op}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-    with bar:
-        task = bar.add_task("runs", total=len(algos) * len(size_list))
-        rows = coll_sweep(op, algos, size_list, system, jobs, progress=lambda d, n: bar.update(task, completed=d), **kw)
+    try:
+        with bar:
+            task = bar.add_task("runs", total=len(algos) * len(size_list))
+            rows = coll_sweep(op, algos, size_list, system, jobs, progress=lambda d, n: bar.update(task, completed=d), **kw)
+    except Interrupted as stop:
+        interrupted(stop, as_json)
     d = Path(out) if out else Path(f"coll-{op}-{slug(system or 'default')}")
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -60,7 +64,7 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
     if report:
         write_into(str(d))
     if as_json:
-        click.echo(json.dumps({"rows": rows, "out": str(d)}))
+        click.echo(json.dumps({"complete": True, "rows": rows, "out": str(d)}))
         return
     t = Table("algorithm", "size", "time (µs)", "GB/s", "messages", "note", title=f"{op} on {system}: {len(rows)} runs ({kw['model']})")
     best: dict[int, str] = {}

@@ -12,8 +12,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .. import ConfigError
-from ..sweep import parse_axis, plot, run_sweep
+from ..sweep import Interrupted, parse_axis, plot, run_sweep
 from .report import out_for, report_option, slug, write_into
+
+
+def interrupted(stop: Interrupted, as_json: bool) -> None:
+    """Ctrl-C: the points finished so far (under --json one object marked
+    incomplete), no files written, exit 130."""
+    if as_json:
+        click.echo(json.dumps({"complete": False, "interrupted": True, "points": stop.points, "points_done": len(stop.rows), "rows": stop.rows}))
+    click.echo(f"tofusim: interrupted after {len(stop.rows)} of {stop.points} points; nothing written", err=True)
+    raise SystemExit(130)
 
 
 @click.command()
@@ -39,9 +48,12 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
     for a in axes:
         n *= len(a.values)
     bar = Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-    with bar:
-        task = bar.add_task("points", total=n)
-        rows = run_sweep(experiment, axes, jobs, model, progress=lambda done, total: bar.update(task, completed=done))
+    try:
+        with bar:
+            task = bar.add_task("points", total=n)
+            rows = run_sweep(experiment, axes, jobs, model, progress=lambda done, total: bar.update(task, completed=done))
+    except Interrupted as stop:
+        interrupted(stop, as_json)
     d = Path(out_for(False, out, "") or f"sweep-{slug(Path(experiment).stem)}")
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -64,7 +76,7 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
         write_into(str(d))
     saturated = [r for r in rows if r["saturated"]]
     if as_json:
-        click.echo(json.dumps({"rows": rows, "out": str(d), "saturated": len(saturated)}))
+        click.echo(json.dumps({"complete": True, "rows": rows, "out": str(d), "saturated": len(saturated)}))
         return
     keys = [a.key for a in axes]
     t = Table(*keys, "offered", "accepted", "mean latency", "p99", "saturated", title=f"{experiment}: {len(rows)} runs ({model})")
