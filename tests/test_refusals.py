@@ -143,3 +143,11 @@ def test_a_dragonfly_too_wide_for_the_engine_is_refused_before_its_tables_are_bu
     (tmp_path / "wide.toml").write_text(text + "\n")
     r = run("run", str(tmp_path / "wide.toml"), timeout=20)
     assert r.code == 2 and "1004 ports per router" in r.err and "at most 63" in r.err, r.err
+
+
+def test_a_sweep_grid_too_large_is_refused_before_it_is_built(run, tmp_path):
+    """Two axes of 10,001 and 901 values: 9 million points grew to 4 GB of
+    grid before the first run."""
+    r = run("sweep", "bench/uniform-8.toml", "--vary", "run.seed=1:10001:1", "--vary", "workload.load=0.01:0.1:0.0001",
+            "--out", str(tmp_path / "s"), timeout=30)
+    assert r.code == 2 and "9,010,901 points" in r.err and "100,000" in r.err, r.err

@@ -97,11 +97,20 @@ def parse_axis(spec: str) -> Axis:
     return Axis(key, vals)
 
 
+#: The most points a sweep's grid may have (each is a run; beyond this the
+#: grid alone takes gigabytes before the first run).
+MAX_POINTS = 100_000
+
+
 def grid(axes: list[Axis]) -> list[dict[str, Any]]:
     """Every combination, the first axis varying slowest."""
     keys = [a.key for a in axes]
     if len(set(keys)) != len(keys):
         raise ConfigError(f"--vary: a key is given twice ({', '.join(keys)})")
+    points = math.prod(len(a.values) for a in axes)
+    if points > MAX_POINTS:
+        raise ConfigError(f"--vary: {' x '.join(str(len(a.values)) for a in axes)} = {points:,} points, more than the {MAX_POINTS:,} "
+                          "a sweep runs; vary fewer keys or fewer values")
     return [dict(zip(keys, combo)) for combo in itertools.product(*(a.values for a in axes))]
 
 
