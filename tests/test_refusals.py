@@ -151,3 +151,12 @@ def test_a_sweep_grid_too_large_is_refused_before_it_is_built(run, tmp_path):
     r = run("sweep", "bench/uniform-8.toml", "--vary", "run.seed=1:10001:1", "--vary", "workload.load=0.01:0.1:0.0001",
             "--out", str(tmp_path / "s"), timeout=30)
     assert r.code == 2 and "9,010,901 points" in r.err and "100,000" in r.err, r.err
+
+
+def test_a_fat_tree_too_wide_for_the_engine_is_refused_before_its_tables_are_built(run, tmp_path):
+    """k = 128, 4 levels: a 16 GiB neighbour table was allocated (an abort)
+    before the switch ports were checked."""
+    (tmp_path / "ft.toml").write_text('[network]\ntopology = "fattree"\nk = 128\nlevels = 4\nlink_bandwidth = "12.5GB/s"\n'
+                                      '[workload]\npattern = "uniform"\nload = 0.01\n[run]\ncycles = 100\n')
+    r = run("run", str(tmp_path / "ft.toml"), timeout=20)
+    assert r.code == 2 and "switches of 256 ports" in r.err and "at most 63" in r.err, r.err

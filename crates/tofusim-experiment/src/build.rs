@@ -148,6 +148,28 @@ pub fn build(file: &str, key: &str, system: System, routes: Routes) -> Result<Bu
                 Routes::FatTree(m) => m,
                 _ => FatTreeMode::DModK,
             };
+            // Checked before the tables are built: a switch's neighbours
+            // take ports x 8 bytes, for every switch.
+            let own_ports = FatTreeRouting::ports_of(f);
+            if own_ports > tofusim_packet::MAX_PORTS {
+                return Err(err(format!(
+                    "{}: switches of {own_ports} ports; the packet engine handles at most {} (a smaller k, or the flow model)",
+                    system.name,
+                    tofusim_packet::MAX_PORTS
+                )));
+            }
+            let table_bytes = f.switch_count().saturating_mul(own_ports as u64 * 8);
+            if let Some((limit, what)) = tofusim_packet::budget::limit(None) {
+                if table_bytes > limit {
+                    return Err(err(format!(
+                        "{}: {} switches: their routing tables alone take {}, more than {what} ({})",
+                        system.name,
+                        f.switch_count(),
+                        tofusim_packet::budget::gib(table_bytes),
+                        tofusim_packet::budget::gib(limit)
+                    )));
+                }
+            }
             let routing = FatTreeRouting::new(f, mode).map_err(|e| err(format!("{}: {e}", system.name)))?;
             let ports = routing.ports();
             let model = CommModel::for_system(&system, None);
