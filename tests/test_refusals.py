@@ -160,3 +160,20 @@ def test_a_fat_tree_too_wide_for_the_engine_is_refused_before_its_tables_are_bui
                                       '[workload]\npattern = "uniform"\nload = 0.01\n[run]\ncycles = 100\n')
     r = run("run", str(tmp_path / "ft.toml"), timeout=20)
     assert r.code == 2 and "switches of 256 ports" in r.err and "at most 63" in r.err, r.err
+
+
+def test_a_replay_too_large_for_the_memory_is_refused_before_the_trace_is_read(tmp_path):
+    """Replay timelines and per-rank state grow with the trace: the
+    estimate from its event files is checked before reading."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from otf2_cases import two_rank_trace
+
+    from tofusim import ConfigError
+    from tofusim.trace.replay import REPLAY_BYTES_PER_EVENT_BYTE, refuse_beyond_memory
+
+    trace = two_rank_trace(tmp_path / "t")
+    need = refuse_beyond_memory(str(trace))
+    assert need > 0 and need % REPLAY_BYTES_PER_EVENT_BYTE == 0
+    with pytest.raises(ConfigError, match="memory: replaying"):
+        refuse_beyond_memory(str(trace), limit_bytes=need - 1)
