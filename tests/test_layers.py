@@ -106,3 +106,19 @@ def test_no_import_circles_between_modules():
         if found:
             circles[p["name"]] = found
     assert not circles, circles
+
+
+def test_exit_codes_are_decided_in_one_place():
+    """Issue 36: commands raise ConfigError, Interrupted or Failed; only
+    tofusim.cli.main turns them (and SystemExit) into exit codes."""
+    import re
+
+    offenders = []
+    for p in (ROOT / "python" / "tofusim").rglob("*.py"):
+        if p.name == "__init__.py" and p.parent.name == "cli":
+            continue
+        text = p.read_text(encoding="utf-8")
+        # (A module's own `sys.exit(main())` entry point, as mpi_run has, is its program's one place.)
+        if re.search(r"raise SystemExit|sys\.exit\((?!main\(\)\))", text):
+            offenders.append(str(p.relative_to(ROOT)))
+    assert not offenders, offenders

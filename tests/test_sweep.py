@@ -46,11 +46,17 @@ def test_a_load_sweep_marks_saturation(run, exp, tmp_path):
     csv = pd.read_csv(out / "sweep.csv")
     assert list(csv.columns) == list(frame.columns) and list(csv["saturated"]) == list(frame["saturated"])
     assert (out / "sweep.png").stat().st_size > 10_000
+    # Physical units beside the fractions and cycles (issue 36, item 4).
+    for x in rows:
+        assert x["accepted_GBps_per_node"] == pytest.approx(x["accepted_load"] * x["offered_GBps_per_node"] / x["offered_load"], rel=1e-3)
+        assert x["latency_mean_ns"] == pytest.approx(x["latency_mean_cycles"] * x["cycle_ns"])
+    assert {"offered_GBps_per_node", "accepted_GBps_per_node", "latency_mean_ns", "latency_p99_ns"} <= set(csv.columns)
 
 
 def test_the_table_warns_about_saturated_points(run, exp, tmp_path):
     r = run("sweep", str(exp), "--vary", "workload.load=0.2,0.8", "--out", str(tmp_path / "w"))
     assert r.code == 0, r.err
+    assert "GB/s/node" in r.out and "latency µs" in r.out
     assert "tofusim: warning:" in r.err and "1 of 2 points are saturated" in r.err
 
 

@@ -145,15 +145,26 @@ def _run_point(args: tuple[str, str, str]) -> dict[str, Any]:
 def _row(point: dict[str, Any], r: dict[str, Any], model: str) -> dict[str, Any]:
     lat = r.get("latency") or {}
     sim = r.get("sim") or {}
+    cycle_ns = r.get("cycle_ns")
+
+    def ns(cycles: Any) -> float | None:
+        return None if cycles is None or cycle_ns is None else cycles * cycle_ns
+
     return {
         **point,
         "model": model,
         "offered_load": r.get("offered_load"),
         "accepted_load": r.get("accepted_load"),
+        # The same loads in physical units (GB/s per node) and the
+        # latencies in ns beside cycles (cycle_ns differs per system).
+        "offered_GBps_per_node": r.get("offered_GBps_per_node"),
+        "accepted_GBps_per_node": r.get("accepted_GBps_per_node"),
         "latency_mean_cycles": lat.get("mean"),
         "latency_p50_cycles": lat.get("p50"),
         "latency_p99_cycles": lat.get("p99"),
         "latency_max_cycles": lat.get("max"),
+        "latency_mean_ns": ns(lat.get("mean")),
+        "latency_p99_ns": ns(lat.get("p99")),
         "link_utilization": r.get("link_utilization"),
         "packets_delivered": r.get("packets_delivered"),
         "measured_packets": lat.get("count"),
@@ -297,7 +308,12 @@ def plot(rows: list[dict[str, Any]], varied: list[str], out_png: str, title: str
     import matplotlib.pyplot as plt
 
     load_key = next((k for k in varied if k.endswith(".load")), None)
-    x_key = "offered_load" if load_key else varied[0]
+    # Physical units where every row has them (GB/s per node, µs).
+    physical = all(r.get("accepted_GBps_per_node") is not None and r.get("latency_mean_ns") is not None for r in rows)
+    acc_key, lat_key = ("accepted_GBps_per_node", "latency_mean_ns") if physical else ("accepted_load", "latency_mean_cycles")
+    lat_scale = 1e-3 if physical else 1.0
+    offered_key = "offered_GBps_per_node" if physical and all(r.get("offered_GBps_per_node") is not None for r in rows) else "offered_load"
+    x_key = offered_key if load_key else varied[0]
     others = [k for k in varied if k != (load_key or varied[0])]
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for row in rows:
@@ -308,22 +324,24 @@ def plot(rows: list[dict[str, Any]], varied: list[str], out_png: str, title: str
         xs = [m[x_key] for m in members]
         numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
         pos = xs if numeric else list(range(len(xs)))
-        line, = ax1.plot(pos, [m["accepted_load"] for m in members], marker="o", label=label)
-        ax2.plot(pos, [m["latency_mean_cycles"] for m in members], marker="o", color=line.get_color(), label=label)
-        sat = [(p, m) for p, m in zip(pos, members) if m["saturated"]]
+        lat = [None if m[lat_key] is None else m[lat_key] * lat_scale for m in members]
+        line, = ax1.plot(pos, [m[acc_key] for m in members], marker="o", label=label)
+        ax2.plot(pos, lat, marker="o", color=line.get_color(), label=label)
+        sat = [(p, m, y) for p, m, y in zip(pos, members, lat) if m["saturated"]]
         if sat:
-            ax1.scatter([p for p, _ in sat], [m["accepted_load"] for _, m in sat], marker="x", s=80, color="red", zorder=3)
-            ax2.scatter([p for p, _ in sat], [m["latency_mean_cycles"] for _, m in sat], marker="x", s=80, color="red", zorder=3)
+            ax1.scatter([p for p, _, _ in sat], [m[acc_key] for _, m, _ in sat], marker="x", s=80, color="red", zorder=3)
+            ax2.scatter([p for p, _, _ in sat], [y for _, _, y in sat], marker="x", s=80, color="red", zorder=3)
         if not numeric:
             for ax in (ax1, ax2):
                 ax.set_xticks(pos, [str(x) for x in xs])
-    if load_key:
-        lim = max((r["offered_load"] or 0) for r in rows)
+    if load_key and (offered_key == "offered_GBps_per_node") == (acc_key == "accepted_GBps_per_node"):
+        lim = max((r[offered_key] or 0) for r in rows)
         ax1.plot([0, lim], [0, lim], color="grey", linestyle=":", linewidth=1, label="accepted = offered")
-    ax1.set_xlabel("offered load" if load_key else x_key)
-    ax1.set_ylabel("accepted load")
-    ax2.set_xlabel("offered load" if load_key else x_key)
-    ax2.set_ylabel("mean latency (cycles)")
+    x_label = ("offered load (GB/s per node)" if offered_key == "offered_GBps_per_node" else "offered load (fraction of injection)") if load_key else x_key
+    for ax in (ax1, ax2):
+        ax.set_xlabel(x_label)
+    ax1.set_ylabel("accepted load (GB/s per node)" if physical else "accepted load (fraction of injection)")
+    ax2.set_ylabel("mean latency (µs)" if physical else "mean latency (cycles)")
     ax2.set_yscale("log")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)

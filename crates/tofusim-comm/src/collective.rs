@@ -139,19 +139,29 @@ impl Collective {
 
     /// The elements rank `r` must hold at the end, as (offset, expected values).
     pub fn expected(&self, r: Rank, ranks: u32, count: u64) -> Vec<u64> {
-        let n = count as usize;
-        let sum = |i: usize| (0..ranks).fold(0u64, |a, s| a.wrapping_add(value(s, 0, i as u64)));
+        (0..self.expected_len(r, ranks, count)).map(|k| self.expected_element(r, ranks, count, k)).collect()
+    }
+
+    /// How many elements [`Self::expected`] has for rank `r`.
+    pub fn expected_len(&self, r: Rank, ranks: u32, count: u64) -> u64 {
         match self {
-            Self::Barrier | Self::Transfers => Vec::new(),
-            Self::Bcast { root } => (0..n).map(|i| value(*root, 0, i as u64)).collect(),
-            Self::Reduce { root } if r != *root => Vec::new(),
-            Self::Reduce { .. } | Self::Allreduce => (0..n).map(sum).collect(),
-            Self::Allgather => (0..ranks as usize * n)
-                .map(|k| value((k / n) as Rank, 0, (k % n) as u64))
-                .collect(),
-            Self::Alltoall => (0..ranks as usize * n)
-                .map(|k| value((k / n) as Rank, r, (k % n) as u64))
-                .collect(),
+            Self::Barrier | Self::Transfers => 0,
+            Self::Reduce { root } if r != *root => 0,
+            Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce => count,
+            Self::Allgather | Self::Alltoall => ranks as u64 * count,
+        }
+    }
+
+    /// Element `k` of [`Self::expected`] (an element at a time, so that a
+    /// caller can stop between them: a sum over the ranks per element).
+    pub fn expected_element(&self, r: Rank, ranks: u32, count: u64, k: u64) -> u64 {
+        let n = count.max(1);
+        match self {
+            Self::Barrier | Self::Transfers => 0,
+            Self::Bcast { root } => value(*root, 0, k),
+            Self::Reduce { .. } | Self::Allreduce => (0..ranks).fold(0u64, |a, s| a.wrapping_add(value(s, 0, k))),
+            Self::Allgather => value((k / n) as Rank, 0, k % n),
+            Self::Alltoall => value((k / n) as Rank, r, k % n),
         }
     }
 

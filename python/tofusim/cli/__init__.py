@@ -1,8 +1,12 @@
 """The ``tofusim`` command line.
 
-Exit codes: 0 success, 2 bad input (one line naming the file, the key path
-and what was expected), 1 internal error. ``--json`` prints one JSON object
-on stdout and nothing else there; progress and logs go to stderr.
+Exit codes, decided in ``main`` alone: 0 success; 2 bad input (one line
+naming the file, the key path and what was expected); 130 interrupted
+(Ctrl-C; what was measured is printed, marked incomplete); 1 a failure the
+simulation found (a deadlock, a broken invariant, a wrong collective
+result: :class:`~tofusim.cli.outcome.Failed`) or an internal error.
+``--json`` prints one JSON object on stdout and nothing else there;
+progress and logs go to stderr.
 """
 
 from __future__ import annotations
@@ -70,11 +74,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    from .outcome import Failed, Interrupted
+
     try:
         cli.main(args=argv, prog_name="tofusim", standalone_mode=False)
     except ConfigError as e:
         click.echo(f"tofusim: error: {e}", err=True)
         return 2
+    except (Interrupted, Failed) as e:
+        click.echo(f"tofusim: {e}", err=True)
+        return e.exit_code
     except click.exceptions.Abort:
         # Ctrl-C outside a simulation (click turns KeyboardInterrupt into
         # Abort); inside one the engine stops and the command exits 130 itself.

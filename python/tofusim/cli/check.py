@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from .outcome import Interrupted, Failed
 from .. import _core
 from .files import read_text
 
@@ -95,11 +96,10 @@ def check(target: str, routing: str | None, as_json: bool) -> None:
         # Ctrl-C: no proof either way; under --json still one object.
         if as_json:
             click.echo(json.dumps({"target": target, "verdict": "interrupted", "interrupted": True}))
-        click.echo("tofusim: interrupted: the check stopped before its proof (no verdict)", err=True)
-        raise SystemExit(130) from None
+        raise Interrupted("interrupted: the check stopped before its proof (no verdict)") from None
     if as_json:
         click.echo(json.dumps(r))
     else:
         _print(r)
     if r["verdict"] != "deadlock-free":
-        raise SystemExit(1)
+        raise Failed(f"verdict: {r['verdict']}")

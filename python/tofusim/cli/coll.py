@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from .outcome import Interrupted, Failed
 from .. import coll as run_coll
 from .. import collective_algorithms
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
@@ -41,7 +42,7 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .. import ConfigError
-    from ..sweep import Interrupted, coll_sweep, plot_coll, sizes
+    from ..sweep import Interrupted as SweepInterrupted, coll_sweep, plot_coll, sizes
     from .sweep import interrupted
 
     algos = [a.strip() for a in algo.split(",") if a.strip()]
@@ -51,7 +52,7 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
         with bar:
             task = bar.add_task("runs", total=len(algos) * len(size_list))
             rows = coll_sweep(op, algos, size_list, system, jobs, progress=lambda d, n: bar.update(task, completed=d), **kw)
-    except Interrupted as stop:
+    except SweepInterrupted as stop:
         interrupted(stop, as_json)
     d = Path(out) if out else Path(f"coll-{op}-{slug(system or 'default')}")
     try:
@@ -83,8 +84,7 @@ def _sweep(op: str, algo: str, size: str, system: str, jobs: int, out: str | Non
     Console(width=None if sys.stdout.isatty() else 160).print(t)
     click.echo(f"wrote {d}/coll.csv, coll.parquet, coll.png")
     if any(r["failed"] for r in rows):
-        click.echo(f"tofusim: {sum(r['failed'] for r in rows)} of {len(rows)} runs failed (see the table)", err=True)
-        raise SystemExit(1)
+        raise Failed(f"{sum(r['failed'] for r in rows)} of {len(rows)} runs failed (see the table)")
 
 
 def _write(r: dict, out: str, samples: CounterSamples) -> None:
@@ -256,17 +256,12 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
             t.add_row(k, v)
         Console(width=None if sys.stdout.isatty() else 140).print(t)
     if r["flow"] and r["flow"]["interrupted"]:
-        click.echo("tofusim: interrupted: the flow model stopped before the schedule ended; no time is known (complete: false)", err=True)
-        raise SystemExit(130)
+        raise Interrupted("interrupted: the flow model stopped before the schedule ended; no time is known (complete: false)")
     if r["run"] and r["run"]["interrupted"] and r["run"]["complete"]:
-        click.echo("tofusim: interrupted while checking the data (--verify): the time is the run's, the check did not finish (verified: null)", err=True)
-        raise SystemExit(130)
+        raise Interrupted("interrupted while checking the data (--verify): the time is the run's, the check did not finish (verified: null)")
     if r["run"] and r["run"]["interrupted"]:
-        click.echo(f"tofusim: interrupted at cycle {r['run']['cycles']:,}: the collective did not finish (complete: false)", err=True)
-        raise SystemExit(130)
+        raise Interrupted(f"interrupted at cycle {r['run']['cycles']:,}: the collective did not finish (complete: false)")
     if r["verified"] is False:
-        click.echo(f"tofusim: verification failed: {r['verify_error']}", err=True)
-        raise SystemExit(1)
+        raise Failed(f"verification failed: {r['verify_error']}")
     if r["run"] and (r["run"]["deadlock"] or r["run"]["invariant_error"]):
-        click.echo(f"tofusim: the run failed: {r['run']['invariant_error'] or 'deadlock'}", err=True)
-        raise SystemExit(1)
+        raise Failed(f"the run failed: {r['run']['invariant_error'] or 'deadlock'}")

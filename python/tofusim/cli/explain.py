@@ -44,10 +44,11 @@ def explain(path: str, as_json: bool) -> None:
     con.print(t)
     b = Table(title="Blocked queue-head time by cause")
     b.add_column("cause")
+    b.add_column("µs (packet-head time, summed)", justify="right")
     b.add_column("cycles", justify="right")
     b.add_column("share", justify="right")
     for cause, cycles in sorted(lim["blocked_cycles"].items(), key=lambda kv: -kv[1]):
-        b.add_row(cause, f"{cycles:,}", f"{lim['blocked_share'][cause]:.1%}")
+        b.add_row(cause, f"{cycles * x['cycle_ns'] / 1000:,.1f}", f"{cycles:,}", f"{lim['blocked_share'][cause]:.1%}")
     con.print(b)
     top = Table(title="Busiest resources")
     for c in ("resource", "class", "busy", "token-depleted"):

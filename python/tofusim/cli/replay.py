@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from .outcome import Interrupted
 from .. import ConfigError, _core
 from ..trace import replay as run_replay
 from .rmatt import read_order
@@ -104,7 +105,7 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
     if as_json:
         click.echo(json.dumps(r))
         if interrupted:
-            raise SystemExit(130)
+            raise Interrupted("interrupted: the replay stopped before the trace ended (complete: false)")
         return
     con = Console()
     ratio = r["time_seconds"] / r["measured_seconds"] if r["measured_seconds"] > 0 else float("nan")
@@ -134,5 +135,4 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
         con.print(f"[yellow]{r['uncompleted_receives']} receives posted but never completed in the trace: not replayed[/]")
     if interrupted:
         # As run and coll do: what was replayed up to Ctrl-C, and exit 130.
-        click.echo("tofusim: interrupted: the replay stopped before the trace ended; the figures above are not the program's (complete: false)", err=True)
-        raise SystemExit(130)
+        raise Interrupted("interrupted: the replay stopped before the trace ended; the figures above are not the program's (complete: false)")

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..reproduce import CASES, run_case
+from .outcome import Interrupted
 from .report import out_for, report_option, slug, write_into
 
 
@@ -90,8 +91,7 @@ def reproduce(case: str | None, list_: bool, scale: str, as_json: bool, out: str
             # Ctrl-C: the cases finished so far, as one object under --json.
             if as_json:
                 click.echo(json.dumps({"cases": results, "summary": summary(results), "interrupted": True, "interrupted_case": i}))
-            click.echo(f"tofusim: interrupted in case {i}: {len(results)} of {len(ids)} cases finished", err=True)
-            raise SystemExit(130) from None
+            raise Interrupted(f"interrupted in case {i}: {len(results)} of {len(ids)} cases finished") from None
         results.append(res)
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from .outcome import Interrupted
 from .. import ConfigError, _core
 from .files import read_text, write_text
 
@@ -103,7 +104,7 @@ def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: 
     if as_json:
         click.echo(json.dumps(r))
         if stopped:
-            raise SystemExit(130)
+            raise Interrupted(f"rmatt{stopped}")
         return
     t = Table(title=f"RMATT on {torus}: {r['ranks']} ranks, {objective}")
     for c in ("start (x-y order)" if not start_file else "start", "optimised", "change", "iterations", "seconds"):
@@ -115,8 +116,7 @@ def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: 
         click.echo(f"order written to {out}")
     if stopped:
         # As run and coll do: what was found up to Ctrl-C, and exit 130.
-        click.echo(f"tofusim: rmatt{stopped}", err=True)
-        raise SystemExit(130)
+        raise Interrupted(f"rmatt{stopped}")
 
 
 @pattern.command("from-trace")

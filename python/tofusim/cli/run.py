@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .outcome import Interrupted, Failed
 from .. import ConfigError, Experiment, _read_text
 from .. import run as run_text
 from ..samples import DEFAULT_COUNTER_PERIOD
@@ -47,6 +48,17 @@ class _LazyProgress:
             self.bar.stop()
 
 
+def _flow_loads(r: dict[str, Any]) -> str:
+    """Offered / accepted load of a flow-model run, in GB/s per node where
+    the run gives the injection rate, with the fractions of injection."""
+    off, acc = r.get("offered_load"), r["accepted_load"]
+    inj = r.get("injection_GBps_per_node")
+    fractions = f"{'-' if off is None else f'{off:.4g}'} / {acc:.4f} of injection"
+    if inj:
+        return f"{'-' if off is None else f'{off * inj:.3g}'} / {acc * inj:.3g} GB/s per node ({fractions})"
+    return fractions
+
+
 def flow_table(r: dict[str, Any], title: str) -> Table:
     from rich.table import Table
 
@@ -56,10 +68,12 @@ def flow_table(r: dict[str, Any], title: str) -> Table:
     lat = r["latency"]
     rows = [
         ("packets injected / delivered", f"{r['packets_injected']:,} / {r['packets_delivered']:,}"),
-        ("offered / accepted load", f"{r['offered_load'] if r['offered_load'] is not None else '-'} / {r['accepted_load']:.4f}"),
+        ("offered / accepted load", _flow_loads(r)),
         ("link utilisation", f"{r['link_utilization']:.4f}"),
         ("payload utilisation", f"{r['payload_utilization']:.4f}"),
-        (f"latency mean / p50 / p99 / max (cycles; {r['latency_kind']})", f"{lat['mean']:.1f} / {lat['p50']:.0f} / {lat['p99']:.0f} / {lat['max']:.0f}"),
+        (f"latency mean / p50 / p99 / max ({r['latency_kind']})",
+         " / ".join(f"{lat[k] * r['cycle_ns'] / 1000:.3g}" for k in ("mean", "p50", "p99", "max")) + " µs ("
+         + f"{lat['mean']:.1f} / {lat['p50']:.0f} / {lat['p99']:.0f} / {lat['max']:.0f} cycles)"),
     ]
     if r.get("completion_cycles") is not None:
         rows.append(("completion", f"{r['completion_cycles']:,} cycles ({r['completion_cycles'] * r['cycle_ns'] / 1000:.1f} µs at {r['cycle_ns']:.3g} ns/cycle)"))
@@ -244,29 +258,23 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
     if warnings:
         click.echo(f"tofusim: warning: {experiment}: " + "; ".join(warnings), err=True)
     if r.get("budget_exceeded"):
-        click.echo(f"tofusim: error: {experiment}: memory: stopped at cycle {r['sim']['cycles']:,} with {r['budget_exceeded']:,} packets alive, "
-                   "more than the memory left holds: the offered load is beyond what the network accepts and the sources' queues grow "
-                   "without end; lower workload.load or run.cycles, or allow more with --max-memory", err=True)
-        raise SystemExit(2)
+        raise ConfigError(f"{experiment}: memory: stopped at cycle {r['sim']['cycles']:,} with {r['budget_exceeded']:,} packets alive, "
+                          "more than the memory left holds: the offered load is beyond what the network accepts and the sources' queues grow "
+                          "without end; lower workload.load or run.cycles, or allow more with --max-memory")
     if r.get("interrupted") and r.get("model") == "flow":
-        click.echo(f"tofusim: interrupted after {r['sim']['solves']:,} max-min solves: the flow model's figures come from completed messages, "
-                   "so only the counts made so far are shown (complete: false)", err=True)
-        raise SystemExit(130)
+        raise Interrupted(f"interrupted after {r['sim']['solves']:,} max-min solves: the flow model's figures come from completed messages, "
+                          "so only the counts made so far are shown (complete: false)")
     if r.get("interrupted"):
-        click.echo(f"tofusim: interrupted at cycle {r['sim']['cycles']:,}: the figures above cover the run up to then (complete: false)", err=True)
-        raise SystemExit(130)
+        raise Interrupted(f"interrupted at cycle {r['sim']['cycles']:,}: the figures above cover the run up to then (complete: false)")
     if r.get("deadlock"):
         d = r["deadlock"]
         how = ("nothing can happen any more (found at once, before the run.deadlock_cycles watchdog)" if d.get("detected_by") == "no-event-left"
                else "the run.deadlock_cycles watchdog")
-        click.echo(f"tofusim: deadlock at cycle {d['cycle']}: no packet moved for {d['stalled_cycles']} cycles with {d['packets_in_flight']} in flight; "
-                   f"wait cycle of {d['wait_cycle_length']} VCs; detected by {how}", err=True)
-        raise SystemExit(1)
+        raise Failed(f"deadlock at cycle {d['cycle']}: no packet moved for {d['stalled_cycles']} cycles with {d['packets_in_flight']} in flight; "
+                     f"wait cycle of {d['wait_cycle_length']} VCs; detected by {how}")
     if r.get("invariant_error") and r["invariant_error"]["kind"] == "unroutable":
         # Not a broken invariant: the input asked for a route the failures cut.
-        click.echo(f"tofusim: error: {experiment}: network.faults: {r['invariant_error']['detail']}", err=True)
-        raise SystemExit(2)
+        raise ConfigError(f"{experiment}: network.faults: {r['invariant_error']['detail']}")
     if r.get("invariant_error"):
         e = r["invariant_error"]
-        click.echo(f"tofusim: invariant violated ({e['kind']}) at cycle {e['cycle']}: {e['detail']}", err=True)
-        raise SystemExit(1)
+        raise Failed(f"invariant violated ({e['kind']}) at cycle {e['cycle']}: {e['detail']}")

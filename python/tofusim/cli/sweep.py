@@ -11,18 +11,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .outcome import Interrupted
 from .. import ConfigError
-from ..sweep import Interrupted, parse_axis, plot, run_sweep
+from ..sweep import Interrupted as SweepInterrupted, parse_axis, plot, run_sweep
 from .report import out_for, report_option, slug, write_into
 
 
-def interrupted(stop: Interrupted, as_json: bool) -> None:
+def interrupted(stop: SweepInterrupted, as_json: bool) -> None:
     """Ctrl-C: the points finished so far (under --json one object marked
     incomplete), no files written, exit 130."""
     if as_json:
         click.echo(json.dumps({"complete": False, "interrupted": True, "points": stop.points, "points_done": len(stop.rows), "rows": stop.rows}))
-    click.echo(f"tofusim: interrupted after {len(stop.rows)} of {stop.points} points; nothing written", err=True)
-    raise SystemExit(130)
+    raise Interrupted(f"interrupted after {len(stop.rows)} of {stop.points} points; nothing written")
 
 
 @click.command()
@@ -52,7 +52,7 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
         with bar:
             task = bar.add_task("points", total=n)
             rows = run_sweep(experiment, axes, jobs, model, progress=lambda done, total: bar.update(task, completed=done))
-    except Interrupted as stop:
+    except SweepInterrupted as stop:
         interrupted(stop, as_json)
     d = Path(out_for(False, out, "") or f"sweep-{slug(Path(experiment).stem)}")
     try:
@@ -79,14 +79,26 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
         click.echo(json.dumps({"complete": True, "rows": rows, "out": str(d), "saturated": len(saturated)}))
         return
     keys = [a.key for a in axes]
-    t = Table(*keys, "offered", "accepted", "mean latency", "p99", "saturated", title=f"{experiment}: {len(rows)} runs ({model})")
+    t = Table(*keys, "offered GB/s/node (of injection)", "accepted GB/s/node (of injection)", "mean latency µs (cycles)", "p99 µs (cycles)", "saturated",
+              title=f"{experiment}: {len(rows)} runs ({model})")
+
+    def load(fraction: Any, gbps: Any) -> str:
+        if fraction is None:
+            return "-"
+        return f"{gbps:.3g} ({fraction:.3g})" if gbps is not None else f"{fraction:.4g} of injection"
+
+    def latency(cycles: Any, ns: Any) -> str:
+        if cycles is None:
+            return "-"
+        return f"{ns / 1e3:.3g} ({cycles:,.0f})" if ns is not None else f"{cycles:,.0f} cycles"
+
     for r in rows:
         style = "red" if r["saturated"] else None
         t.add_row(*[str(r[k]) for k in keys],
-                  "-" if r["offered_load"] is None else f"{r['offered_load']:.4g}",
-                  "-" if r["accepted_load"] is None else f"{r['accepted_load']:.4g}",
-                  "-" if r["latency_mean_cycles"] is None else f"{r['latency_mean_cycles']:.0f}",
-                  "-" if r["latency_p99_cycles"] is None else f"{r['latency_p99_cycles']:.0f}",
+                  load(r["offered_load"], r.get("offered_GBps_per_node")),
+                  load(r["accepted_load"], r.get("accepted_GBps_per_node")),
+                  latency(r["latency_mean_cycles"], r.get("latency_mean_ns")),
+                  latency(r["latency_p99_cycles"], r.get("latency_p99_ns")),
                   r["saturation"] or "no", style=style)
     con = Console(width=None if sys.stdout.isatty() else 160)
     con.print(t)

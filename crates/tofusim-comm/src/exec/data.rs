@@ -346,9 +346,24 @@ fn check(
     let coll = s.collective;
     let base = coll.result_offset(s.ranks, s.count);
     // The result every rank must hold, where it is the same for all (an
-    // allreduce's sum costs ranks x elements: once, not once per rank).
-    let shared = matches!(coll, crate::Collective::Allreduce | crate::Collective::Bcast { .. } | crate::Collective::Allgather)
-        .then(|| coll.expected(0, s.ranks, s.count));
+    // allreduce's sum costs ranks x elements: once, not once per rank),
+    // computed in stretches with `stop` asked between them.
+    let expected_of = |r: Rank, stop: &mut dyn FnMut() -> bool| -> Result<Vec<u64>, DataError> {
+        let len = coll.expected_len(r, s.ranks, s.count);
+        let stretch = (1u64 << 24) / (s.ranks as u64).max(1) + 1;
+        let mut e = Vec::with_capacity(len as usize);
+        for k in 0..len {
+            if k % stretch == 0 && k > 0 && stop() {
+                return Err(DataError::Interrupted { left: 0 });
+            }
+            e.push(coll.expected_element(r, s.ranks, s.count, k));
+        }
+        Ok(e)
+    };
+    let shared = match coll {
+        crate::Collective::Allreduce | crate::Collective::Bcast { .. } | crate::Collective::Allgather => Some(expected_of(0, stop)?),
+        _ => None,
+    };
     for (r, buf) in buffers.iter().enumerate() {
         if stop() {
             return Err(DataError::Interrupted { left: 0 });
@@ -358,7 +373,7 @@ fn check(
         let expected = match &shared {
             Some(e) => e,
             None => {
-                own = coll.expected(r, s.ranks, s.count);
+                own = expected_of(r, stop)?;
                 &own
             }
         };
