@@ -153,7 +153,8 @@ def test_ctrl_c_stops_a_replay_with_exit_130(tmp_path):
     code, out, err, took = interrupt(["replay", str(trace), "--system", "bgl:4x4x4", "--json"])
     assert code == 130, err
     assert took < 2, f"stopped {took:.2f} s after the interrupt"
-    assert json.loads(out)["run"]["interrupted"] is True
+    r = json.loads(out)
+    assert r["run"]["interrupted"] is True and r["complete"] is False
 
 
 def test_ctrl_c_stops_alloc_and_reproduce_all(tmp_path):

@@ -378,6 +378,7 @@ class ReplayResult(Result):
     """``tofusim.replay``'s result."""
 
     trace = Key(str)
+    complete = Key(bool, "False when Ctrl-C stopped the replay before the trace ended")
     system = Key(str)
     model = Key(str)
     ranks = Key(int)

@@ -102,6 +102,8 @@ pub struct LinkLoad {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ReplayResult {
+    /// False when Ctrl-C stopped the replay before the trace ended.
+    pub complete: bool,
     pub system: String,
     pub model: &'static str,
     pub ranks: u32,
@@ -297,6 +299,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         },
     };
     Ok(ReplayResult {
+        complete: run.as_ref().is_none_or(|r| !r.interrupted),
         mpi_software,
         system: spec.system.clone(),
         model,
