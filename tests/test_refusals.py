@@ -177,3 +177,10 @@ def test_a_replay_too_large_for_the_memory_is_refused_before_the_trace_is_read(t
     assert need > 0 and need % REPLAY_BYTES_PER_EVENT_BYTE == 0
     with pytest.raises(ConfigError, match="memory: replaying"):
         refuse_beyond_memory(str(trace), limit_bytes=need - 1)
+
+
+def test_a_sweep_takes_the_time_budget_too(run, tmp_path):
+    r = run("sweep", "bench/uniform-8.toml", "--vary", "workload.load=0.01,0.02", "--max-time", "0s", "--out", str(tmp_path / "s"))
+    assert r.code == 2 and "0-minute budget" in r.err and "sweep point" in r.err, r.err
+    r = run("sweep", "bench/uniform-8.toml", "--vary", "workload.load=0.01", "--max-time", "none", "--out", str(tmp_path / "t"), "--json")
+    assert r.code == 0, r.err

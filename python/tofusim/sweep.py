@@ -131,13 +131,13 @@ def point_text(doc: dict[str, Any], point: dict[str, Any]) -> str:
     return tomli_w.dumps(d)
 
 
-def _run_point(args: tuple[str, str, str]) -> dict[str, Any]:
+def _run_point(args: tuple[str, str, str, Any]) -> dict[str, Any]:
     """A worker process: one grid point. Errors come back as data."""
     from . import run
 
-    text, file, model = args
+    text, file, model, max_minutes = args
     try:
-        return {"result": run(text, file, model=model)}
+        return {"result": run(text, file, model=model, max_minutes=max_minutes)}
     except ConfigError as e:
         return {"error": str(e)}
 
@@ -263,7 +263,7 @@ def _run_all(fn: Callable[[Any], dict[str, Any]], args: list[Any], jobs: int, pr
 
 
 def run_sweep(path: "str | Path | Experiment", axes: list[Axis], jobs: int = 1, model: str = "packet",
-              progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+              progress: Callable[[int, int], None] | None = None, max_minutes: "float | str | None" = None) -> list[dict[str, Any]]:
     """Runs every grid point of the experiment file at ``path`` (or of an
     :class:`~tofusim.Experiment`); returns the rows (one per point, in grid
     order) with saturation marked. The first point's configuration error
@@ -284,10 +284,12 @@ def run_sweep(path: "str | Path | Experiment", axes: list[Axis], jobs: int = 1, 
     jobs = arguments.whole("jobs", jobs, 1, 1024)
     model = arguments.text("model", model)
     progress = arguments.callback("progress", progress, 2)
+    # Each point's time budget, as for tofusim.run (default an hour).
+    max_minutes = None if max_minutes is None else arguments.minutes("max_minutes", max_minutes)
     points = grid(axes)
     texts = [point_text(doc, p) for p in points]
     try:
-        results = _run_all(_run_point, [(t, path, model) for t in texts], jobs, progress,
+        results = _run_all(_run_point, [(t, path, model, max_minutes) for t in texts], jobs, progress,
                            lambda i, e: f"sweep point {', '.join(f'{k}={v}' for k, v in points[i].items())}: {e}")
     except _Partial as stop:
         rows = [_row(p, r, model) for p, r in zip(points, stop.results) if r is not None]

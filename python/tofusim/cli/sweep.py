@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .budget import max_time_option
 from .outcome import Interrupted
 from .. import ConfigError
 from ..sweep import Interrupted as SweepInterrupted, parse_axis, plot, run_sweep
@@ -31,11 +32,12 @@ def interrupted(stop: SweepInterrupted, as_json: bool) -> None:
               help="A key and its values: START:STOP:STEP (inclusive) or A,B,C; repeat for a grid, e.g. "
                    "--vary workload.load=0.1:0.9:0.1 --vary routing.algorithm=dor,adaptive.")
 @click.option("--jobs", type=click.IntRange(1, 1024), default=1, show_default=True, help="Runs at a time (processes).")
+@max_time_option
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
 @click.option("--out", "out", help="Directory for sweep.csv, sweep.parquet and sweep.png (default: sweep-EXP in the working directory).")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as one JSON object.")
 @report_option
-def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: str | None, as_json: bool, report: bool) -> None:
+def sweep(experiment: str, varies: tuple[str, ...], jobs: int, max_time: float | str | None, model: str, out: str | None, as_json: bool, report: bool) -> None:
     """Run EXP.toml over a grid of values: a tidy table (CSV, Parquet), a plot, saturation marked.
 
     Beside them: sweep.json (the file, the varied keys and their values)
@@ -51,7 +53,7 @@ def sweep(experiment: str, varies: tuple[str, ...], jobs: int, model: str, out: 
     try:
         with bar:
             task = bar.add_task("points", total=n)
-            rows = run_sweep(experiment, axes, jobs, model, progress=lambda done, total: bar.update(task, completed=done))
+            rows = run_sweep(experiment, axes, jobs, model, progress=lambda done, total: bar.update(task, completed=done), max_minutes=max_time)
     except SweepInterrupted as stop:
         interrupted(stop, as_json)
     d = Path(out_for(False, out, "") or f"sweep-{slug(Path(experiment).stem)}")
