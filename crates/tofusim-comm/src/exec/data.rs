@@ -189,16 +189,15 @@ pub fn execute_until(schedule: &Schedule, order: Order, stop: &mut dyn FnMut() -
         0
     };
     let seq = sequence_numbers(schedule);
-    let mut buffers: Vec<Vec<u64>> = (0..p)
-        .map(|r| {
-            coll.initial(
-                r as Rank,
-                schedule.ranks,
-                schedule.count,
-                schedule.buffer_elements,
-            )
-        })
-        .collect();
+    // Every rank's vectors (gigabytes for a large collective: seconds to
+    // fill), with `stop` asked between ranks.
+    let mut buffers: Vec<Vec<u64>> = Vec::with_capacity(p);
+    for r in 0..p {
+        if r % 8 == 7 && stop() {
+            return Err(DataError::Interrupted { left: schedule.programs.iter().map(|p| p.steps.len() as u64).sum() });
+        }
+        buffers.push(coll.initial(r as Rank, schedule.ranks, schedule.count, schedule.buffer_elements));
+    }
     // Dependants and unmet-dependency counts per step.
     let mut dependants: Vec<Vec<Vec<u32>>> = Vec::with_capacity(p);
     let mut unmet: Vec<Vec<u32>> = Vec::with_capacity(p);
