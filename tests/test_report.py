@@ -381,6 +381,10 @@ def test_report_out_option_and_the_python_api(torus_dir, tmp_path):
         tofusim.write_report(torus_dir, tmp_path / "missing" / "r.html")
     p = tofusim_cli("report", str(torus_dir), "--out", str(tmp_path))
     assert p.returncode == 2 and "is a directory" in p.stderr
+    # Physical units (issue 36): latency and the time axes in µs beside cycles.
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    # (plotly writes the figures' µ as \u00b5)
+    assert "latency (\\u00b5s; a cycle is" in html and "time (\\u00b5s; a cycle is" in html
 
 
 def test_a_missing_input_becomes_a_note_naming_the_option(tmp_path):

@@ -84,18 +84,24 @@ def _rounded(z: np.ndarray) -> np.ndarray:
     return np.round(z.astype(float), 3)
 
 
-def latency_figure(distribution: list[list[float]], summary: dict[str, Any]) -> go.Figure:
-    """Packets by network latency, with the mean and the 99th percentile marked."""
+def latency_figure(distribution: list[list[float]], summary: dict[str, Any], cycle_ns: float | None = None) -> go.Figure:
+    """Packets by network latency, with the mean and the 99th percentile
+    marked: in µs when the cycle's length is known (cycles in the hover)."""
     lo = np.array([d[0] for d in distribution], dtype=float)
     n = np.array([d[1] for d in distribution], dtype=float)
     width = np.diff(lo, append=lo[-1] + (lo[-1] - lo[-2] if len(lo) > 1 else 1.0))
-    fig = go.Figure(go.Bar(x=lo + width / 2, y=n, width=width, name="packets",
-                           hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} cycles: %{y:,} packets<extra></extra>",
-                           customdata=np.stack([lo, lo + width], axis=1)))
+    us = (cycle_ns or 0.0) / 1000.0
+    scale = us if us > 0 else 1.0
+    hover = ("%{customdata[2]:.3g}–%{customdata[3]:.3g} µs (%{customdata[0]:.0f}–%{customdata[1]:.0f} cycles): %{y:,} packets<extra></extra>"
+             if us > 0 else "%{customdata[0]:.0f}–%{customdata[1]:.0f} cycles: %{y:,} packets<extra></extra>")
+    fig = go.Figure(go.Bar(x=(lo + width / 2) * scale, y=n, width=width * scale, name="packets", hovertemplate=hover,
+                           customdata=np.stack([lo, lo + width, lo * scale, (lo + width) * scale], axis=1)))
     for key, dash in (("mean", "dash"), ("p99", "dot")):
         if summary.get(key) is not None:
-            fig.add_vline(x=summary[key], line_dash=dash, annotation_text=f"{key} {summary[key]:,.0f}", annotation_position="top")
-    fig.update_layout(xaxis_title="latency (cycles)", yaxis_title="packets", height=380, bargap=0, margin={"t": 40})
+            label = f"{key} {summary[key] * us:,.3g} µs" if us > 0 else f"{key} {summary[key]:,.0f}"
+            fig.add_vline(x=summary[key] * scale, line_dash=dash, annotation_text=label, annotation_position="top")
+    title = f"latency (µs; a cycle is {cycle_ns:.3g} ns)" if us > 0 else "latency (cycles)"
+    fig.update_layout(xaxis_title=title, yaxis_title="packets", height=380, bargap=0, margin={"t": 40})
     return fig
 
 

@@ -191,8 +191,27 @@ def latency(rd: RunDir, draw: Draw) -> Section:
         return Section("latency", title, note="No packet was delivered in the measured window (or the result predates latency "
                                               "distributions in collective and replay results: run it again).")
     lat = r.get("latency") or {}
-    text = f"<p>{lat.get('count', 0):,} packets; mean {lat.get('mean', 0):,.1f}, median {lat.get('p50', 0):,.0f}, 99th percentile {lat.get('p99', 0):,.0f}, most {lat.get('max', 0):,.0f} cycles.</p>"
-    return Section("latency", title, text + draw(latency_figure(dist, lat), "latency"))
+    ns = _cycle_ns(rd)
+    us = (lambda c: f" ({c * ns / 1000:,.3g} µs)") if ns else (lambda c: "")
+    text = (f"<p>{lat.get('count', 0):,} packets; mean {lat.get('mean', 0):,.1f}{us(lat.get('mean', 0))}, median {lat.get('p50', 0):,.0f}"
+            f"{us(lat.get('p50', 0))}, 99th percentile {lat.get('p99', 0):,.0f}{us(lat.get('p99', 0))}, most {lat.get('max', 0):,.0f}"
+            f"{us(lat.get('max', 0))} cycles.</p>")
+    return Section("latency", title, text + draw(latency_figure(dist, lat, ns), "latency"))
+
+
+def _cycle_ns(rd: RunDir) -> float | None:
+    """The length of the run's cycle, ns (None where the result lacks it)."""
+    r = rd.result if rd.kind == "run" else (rd.result.get("run") or {})
+    ns = r.get("cycle_ns")
+    return float(ns) if isinstance(ns, (int, float)) and ns > 0 else None
+
+
+def _time_axis(rd: RunDir, cycles: Any) -> tuple[list[float], str]:
+    """Cycles as the time axis: µs when the cycle's length is known."""
+    ns = _cycle_ns(rd)
+    if ns is None:
+        return list(cycles), "cycle"
+    return [c * ns / 1000 for c in cycles], f"time (µs; a cycle is {ns:.3g} ns)"
 
 
 def throughput(rd: RunDir, draw: Draw) -> Section:
@@ -203,20 +222,22 @@ def throughput(rd: RunDir, draw: Draw) -> Section:
     parts = []
     ts = (rd.result.get("timeseries") or []) if rd.kind == "run" else []
     if ts:
-        x = [s["cycle"] for s in ts]
+        x, x_title = _time_axis(rd, [s["cycle"] for s in ts])
         parts.append("<p>Per sample of the run's time series (every 1,000 cycles): accepted load (a fraction of the "
                      "nodes' injection bandwidth) and the mean utilisation of all links.</p>")
         parts.append(draw(lines_figure(x, {"accepted load": [s["accepted_load"] for s in ts],
-                                           "link utilisation": [s["link_utilization"] for s in ts]}, "cycle", "fraction"), "throughput"))
+                                           "link utilisation": [s["link_utilization"] for s in ts]}, x_title, "fraction"), "throughput"))
     if rd.samples is not None and rd.samples["cycle"].nunique() > 2:
         x, mean, most = act.over_time(rd.samples, _start_cycle(rd))
+        x, x_title = _time_axis(rd, x)
         parts.append("<p>Per interval between counter samples: the mean utilisation of all links and the busiest link's.</p>")
-        parts.append(draw(lines_figure(x, {"mean link utilisation": mean, "busiest link's utilisation": most}, "cycle", "utilisation"),
+        parts.append(draw(lines_figure(x, {"mean link utilisation": mean, "busiest link's utilisation": most}, x_title, "utilisation"),
                           "utilisation-over-time"))
     if rd.kind == "collective" and rd.steps is not None and len(rd.steps):
         x, series = _collective_progress(rd.steps)
+        x, x_title = _time_axis(rd, x)
         parts.append("<p>The schedule's progress: bytes received by all ranks and ranks finished, as shares of their totals.</p>")
-        parts.append(draw(lines_figure(x, series, "cycle", "share"), "progress-over-time"))
+        parts.append(draw(lines_figure(x, series, x_title, "share"), "progress-over-time"))
     if not parts:
         how = {"run": "give the run a length with warm-up and measured cycles (its time series), or set run.counter_period "
                       "(or --counter-period CYCLES) for counter samples",
