@@ -5,7 +5,6 @@ one line naming the option and what was expected."""
 import pytest
 
 from conftest import ROOT
-from pathlib import Path
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -78,8 +77,6 @@ def test_collectives_and_replays_have_the_time_budget_too(run, tmp_path):
     """A replayed terabyte message ran on the packet engine for hours; a
     collective likewise. Both are refused by their estimate, and the flow
     model or --max-time none is the way out."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent))
     from otf2_cases import two_rank_trace
 
     trace = two_rank_trace(tmp_path / "tib", message_bytes=2**40)
@@ -101,8 +98,6 @@ def test_collectives_and_replays_have_the_time_budget_too(run, tmp_path):
 def test_a_replay_of_an_impossible_trace_is_refused_not_allocated(run, tmp_path, case, kw, needle):
     """A timestamp near 2^63 became a billion compute steps (an allocation
     abort at 15 GB); a 2^60-byte message billions of packets."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent))
     from otf2_cases import two_rank_trace
 
     trace = two_rank_trace(tmp_path / case, **kw)
@@ -122,8 +117,6 @@ def test_topology_metrics_with_faults_on_a_huge_network_are_refused(run, tmp_pat
 
 def test_a_trace_whose_enter_and_leave_do_not_pair_is_refused(run, tmp_path):
     """A Leave without its Enter was read as if nothing were wrong."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent))
     from otf2_cases import two_rank_trace
 
     good = two_rank_trace(tmp_path / "good")
@@ -165,8 +158,6 @@ def test_a_fat_tree_too_wide_for_the_engine_is_refused_before_its_tables_are_bui
 def test_a_replay_too_large_for_the_memory_is_refused_before_the_trace_is_read(tmp_path):
     """Replay timelines and per-rank state grow with the trace: the
     estimate from its event files is checked before reading."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent))
     from otf2_cases import two_rank_trace
 
     from tofusim import ConfigError

@@ -861,14 +861,12 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
     let step_count: u64 = sched.programs.iter().map(|p| p.steps.len() as u64).sum();
     let keep_steps = spec.steps && step_count <= MAX_STEP_TIMES;
     let node_of_rank = if keep_steps { setup.node_of_rank.clone() } else { Vec::new() };
-    let (timed, finish) = run_sampled(setup, sched, &spec.modes, spec.seed, spec.counter_cycles, progress, |run| {
+    let (mut timed, finish) = run_sampled(setup, sched, &spec.modes, spec.seed, spec.counter_cycles, progress, |run| {
         keep_steps.then(|| run.step_finish_cycles())
     })?;
-    let s = &timed.schedule;
     // An interrupted run is not checked either; an interrupted check marks
     // the run interrupted (the command prints what it has, exit 130).
-    let (verified, verify_error) = if timed.run.interrupted { (None, None) } else { verification(spec, s, progress) };
-    let mut timed = timed;
+    let (verified, verify_error) = if timed.run.interrupted { (None, None) } else { verification(spec, &timed.schedule, progress) };
     if verified.is_none() && verify_error.is_some() {
         timed.run.interrupted = true;
     }

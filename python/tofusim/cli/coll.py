@@ -216,12 +216,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         progress.close()
     if out:
         _write(r, out, CounterSamples(columns))
-        stopped = bool((r.get("run") or {}).get("interrupted") or (r.get("flow") or {}).get("interrupted"))
-        if report and stopped:
-            # Ctrl-C asks to stop now: the report (seconds for a large run) is left for later.
-            click.echo(f"tofusim: interrupted: no report written; `tofusim report {out}` writes it from the files there", err=True)
-        elif report:
-            write_into(out)
+        if report:
+            write_into(out, interrupted=bool((r.get("run") or {}).get("interrupted") or (r.get("flow") or {}).get("interrupted")))
     if as_json:
         click.echo(json.dumps(r))
     else:

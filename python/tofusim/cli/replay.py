@@ -97,11 +97,8 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
         except OSError as e:
             raise ConfigError(f"{out}: cannot write the replay's results: {e.strerror}") from None
     interrupted = bool((r.get("run") or {}).get("interrupted") or (r.get("flow") or {}).get("interrupted"))
-    if out and report and interrupted:
-        # Ctrl-C asks to stop now: the report (seconds for a large run) is left for later.
-        click.echo(f"tofusim: interrupted: no report written; `tofusim report {out}` writes it from the files there", err=True)
-    elif out and report:
-        write_into(out)
+    if out and report:
+        write_into(out, interrupted)
     if as_json:
         click.echo(json.dumps(r))
         if interrupted:

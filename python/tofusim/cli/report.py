@@ -35,10 +35,15 @@ def slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_.x" else "-" for c in text).strip("-") or "out"
 
 
-def write_into(out: str) -> None:
-    """Writes the report of the directory ``out`` just written, and says where."""
+def write_into(out: str, interrupted: bool = False) -> None:
+    """Writes the report of the directory ``out`` just written, and says
+    where; after Ctrl-C (``interrupted``) only says how to write it: the
+    report takes seconds for a large run, and Ctrl-C asks to stop now."""
     from ..report import write_report
 
+    if interrupted:
+        click.echo(f"tofusim: interrupted: no report written; `tofusim report {out}` writes it from the files there", err=True)
+        return
     path = write_report(out)
     click.echo(f"wrote {path}", err=True)
 

@@ -240,11 +240,8 @@ def run(experiment: str, as_json: bool, out: str | None, threads: int, mpi: bool
         return  # an MPI process other than rank 0: rank 0 reports
     if out:
         _write(r, text, Path(out), model)
-        if report and r.get("interrupted"):
-            # Ctrl-C asks to stop now: the report (seconds for a large run) is left for later.
-            click.echo(f"tofusim: interrupted: no report written; `tofusim report {out}` writes it from the files there", err=True)
-        elif report:
-            write_into(out)
+        if report:
+            write_into(out, interrupted=bool(r.get("interrupted")))
     r.pop("ports", None)
     if as_json:
         click.echo(json.dumps(r))
