@@ -258,7 +258,10 @@ def _run_all(fn: Callable[[Any], dict[str, Any]], args: list[Any], jobs: int, pr
             raise _Partial(results) from None
         raise
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # wait=True: the executor's manager thread ends before its pipes
+        # close (with wait=False it raced them and printed an OSError
+        # traceback after a point's error); the workers are already stopped.
+        pool.shutdown(wait=True, cancel_futures=True)
     return results
 
 
