@@ -371,12 +371,18 @@ fn binding(cands: &[Candidate], classes: &[ResourceClass], links: &[LinkUse], do
     let near: Vec<&Candidate> = cands.iter().filter(|b| b.kind() == top.kind() && b.busy >= top.busy - 0.1).collect();
     let same_class = near.iter().filter(|b| b.node.is_none() && b.class == top.class).count() as u64;
     let class = classes.iter().find(|c| c.kind == top.kind() && c.name == top_class);
+    let all_links: u64 = classes.iter().filter(|c| c.kind == "link").map(|c| c.count).sum();
     let set = if top.node.is_some() {
         if near.len() > 1 {
             format!("the host interfaces of {} nodes", near.len())
         } else {
             format!("the host interface of {top_name}")
         }
+    } else if near.len() as u64 > same_class && 2 * near.len() as u64 > all_links {
+        // Uniform load past saturation: most links, of several classes,
+        // are that busy, and no one set of them binds: the links do, as a
+        // whole.
+        format!("the network's links as a whole ({} of {} links within 10 points of the busiest, {top_name})", thousands(near.len() as u64), thousands(all_links))
     } else if let Some(c) = class.filter(|c| c.count > 1 && same_class == c.count) {
         format!("every {} link ({} links)", c.name, c.count)
     } else if near.len() > 1 && near.iter().all(|b| b.to_router == top.to_router) {
@@ -385,11 +391,24 @@ fn binding(cands: &[Candidate], classes: &[ResourceClass], links: &[LinkUse], do
     } else if near.len() > 1 && near.iter().all(|b| b.router == top.router) {
         format!("the links out of router {} ({} links)", label(top.router, None), near.len())
     } else if near.len() > 1 {
-        format!("{} links as busy as the busiest ({top_name}, {top_class})", near.len())
+        format!("{} links as busy as the busiest ({top_name}, {top_class})", thousands(near.len() as u64))
     } else {
         format!("one {top_class} link: {top_name}")
     };
     Binding { kind: top.kind(), resource_class: top_class, set, busy: top.busy, dominant_cause: dominant.map_or("none", Cause::name) }
+}
+
+/// `183047` as `183,047`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn sentence(b: &Binding, classes: &[ResourceClass], dominant: Option<Cause>, blocked: &[u64; CAUSES], total: u64, measured_packets: u64) -> String {
@@ -466,9 +485,21 @@ mod tests {
         let l = Limits::new(&[], &classes(), &[], &[0; CAUSES], 0, 0.0, &label);
         assert_eq!((l.binding.kind, l.binding.dominant_cause), ("none", "none"));
         // A whole class only when every member is that busy.
-        let even = vec![link(0, 0, 1, 0, 990), link(1, 0, 2, 0, 985), link(2, 0, 0, 0, 980), link(0, 1, 2, 1, 975)];
+        let even = vec![link(0, 0, 1, 0, 990), link(1, 0, 2, 0, 985), link(2, 0, 0, 0, 980), link(0, 1, 2, 1, 500)];
         let l = Limits::new(&even, &classes(), &[], &[5, 0, 0, 0, 0, 0, 0], 1, 1000.0, &label);
         assert_eq!(l.binding.set, "every X link (3 links)");
+    }
+
+    #[test]
+    fn most_links_that_busy_bind_as_the_network() {
+        // Uniform load past saturation: three of four links, over both
+        // classes, within 10 points of the busiest.
+        let links = vec![link(0, 0, 1, 0, 999), link(1, 0, 2, 0, 950), link(2, 1, 3, 1, 930), link(3, 1, 0, 1, 700)];
+        let l = Limits::new(&links, &classes(), &[], &[1, 0, 3, 0, 0, 0, 0], 1, 1000.0, &label);
+        assert!(l.binding.set.starts_with("the network's links as a whole (3 of 4 links"), "{}", l.binding.set);
+        assert_eq!(thousands(183047), "183,047");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
     }
 
     #[test]
