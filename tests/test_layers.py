@@ -122,3 +122,30 @@ def test_exit_codes_are_decided_in_one_place():
         if re.search(r"raise SystemExit|sys\.exit\((?!main\(\)\))", text):
             offenders.append(str(p.relative_to(ROOT)))
     assert not offenders, offenders
+
+
+#: The Python API's modules: the only ones that call the compiled core.
+#: Everything else — the commands, the reproduction cases, the report, the
+#: sweeps — goes through their public functions, so a command and a call
+#: from Python take the same path and the same checks (issue 36).
+API_MODULES = {"__init__.py", "api.py", "mapping.py", "comm.py", "trace/__init__.py", "trace/replay.py"}
+
+
+def test_only_the_api_modules_call_the_core():
+    import ast
+
+    offenders = []
+    base = ROOT / "python" / "tofusim"
+    for p in base.rglob("*.py"):
+        rel = p.relative_to(base).as_posix()
+        if rel in API_MODULES:
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            # Its types (ConfigError, SampleColumn) may be imported by name.
+            if isinstance(node, ast.Name) and node.id == "_core":
+                offenders.append(f"{rel}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom) and any(a.name == "_core" for a in node.names):
+                offenders.append(f"{rel}:{node.lineno}")
+            elif isinstance(node, ast.Import) and any(a.name.endswith("._core") for a in node.names):
+                offenders.append(f"{rel}:{node.lineno}")
+    assert not offenders, offenders

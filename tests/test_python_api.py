@@ -129,3 +129,43 @@ def test_the_api_refuses_wrong_arguments_naming_them(call, needle):
 
 def test_the_api_takes_sizes_with_units_as_the_command_line_does():
     assert tofusim.coll("allreduce", "ring", "1KiB", "bgl:2x2x2")["size_bytes"] == 1024
+
+
+def test_the_mapping_and_comm_docstrings_run():
+    """The API of the commands that had none (issue 36: the command line
+    calls these functions; their examples run)."""
+    import tofusim.comm
+    import tofusim.mapping
+
+    for module in (tofusim.mapping, tofusim.comm, tofusim):
+        r = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert r.failed == 0 and r.attempted >= 1, (module.__name__, r)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: tofusim.check(), "system / text"),
+    (lambda: tofusim.check("bgl:4x4x4", text="[network]"), "system / text"),
+    (lambda: tofusim.check(42), "system"),
+    (lambda: tofusim.check("bgl:4x4x4", routing=3), "routing"),
+    (lambda: tofusim.network_layout(), "system / text"),
+    (lambda: __import__("tofusim.mapping").mapping.alloc("k", jobs="many"), "jobs"),
+    (lambda: __import__("tofusim.mapping").mapping.rmatt("4x4", "0 1 8\n", seed=-1), "seed"),
+    (lambda: __import__("tofusim.mapping").mapping.order_costs("4x4", "0 1 8\n", [0, "x"]), "order[1]"),
+    (lambda: __import__("tofusim.comm").comm.pingpong("k:2x3x2", 0, 1, "8 parsecs"), "size_bytes"),
+    (lambda: __import__("tofusim.comm").comm.transfers("k:2x3x2", [(0, 1, 8)]), "sends"),
+    (lambda: __import__("tofusim.comm").comm.hardware_barrier_us("k:2x3x2", graph=None), "graph"),
+])
+def test_the_new_api_functions_refuse_by_name(call, name):
+    with pytest.raises(tofusim.ConfigError, match=r"<arguments>: " + __import__("re").escape(name)):
+        call()
+
+
+def test_the_core_refuses_ranges_the_same_from_python_and_the_command_line():
+    from tofusim import mapping
+
+    with pytest.raises(tofusim.ConfigError, match="<arguments>.*iterations"):
+        mapping.rmatt("4x4", "0 1 8\n", iterations=0)
+    with pytest.raises(tofusim.ConfigError, match="<arguments>.*not a Tofu system"):
+        mapping.alloc("bgl:4x4x4")
+    flows = [line.split() for line in mapping.cg_comm_list(4, "S").splitlines() if not line.startswith("#")]
+    assert len(flows) == 6 and all(int(b) > 0 for _, _, b in flows)

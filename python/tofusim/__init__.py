@@ -15,9 +15,9 @@ from ._core import ConfigError
 
 __version__ = _core.version()
 
-__all__ = ["CollectiveResult", "ConfigError", "CounterSamples", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "coll",
-           "collective", "collective_algorithms", "collective_schedule", "presets", "replay", "run", "run_file", "topo", "topo_file",
-           "topo_toml", "write_report"]
+__all__ = ["CollectiveResult", "ConfigError", "CounterSamples", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "check",
+           "check_file", "coll", "collective", "collective_algorithms", "collective_schedule", "network_layout", "presets", "replay", "run",
+           "run_file", "topo", "topo_file", "topo_toml", "write_report"]
 
 
 def _read_text(path: str | Path) -> str:
@@ -55,6 +55,57 @@ def topo_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(path, (str, Path)):
         raise arguments.refuse("path", "the path of a TOML file", path)
     return topo_toml(_read_text(path), str(path))
+
+
+def check(system: str | None = None, *, text: str | None = None, file: str = "<string>", routing: str | None = None,
+          progress: Any = None) -> dict[str, Any]:
+    """The static deadlock check (``tofusim check``) of a system preset
+    (``system``, resized or not, e.g. ``"bgl:8x8x8"``) or of an experiment's
+    TOML ``text`` (its ``[network]``, ``[router]`` and ``[routing]``
+    tables; named ``file`` in errors). ``routing`` sets ``[routing]
+    algorithm``. Builds the channel dependency graph of every route the
+    engine can take and proves it free of deadlock, or returns a
+    dependency cycle: ``verdict`` is ``deadlock-free``, ``cycle`` or
+    ``not-proven`` (docs/experiment.md, ``tofusim check``).
+
+    >>> check("bgl:4x4x4")["verdict"]
+    'deadlock-free'
+    """
+    a = arguments
+    if (system is None) == (text is None):
+        raise a.refuse("system / text", "a system name or an experiment's TOML text, not both", (system, text))
+    routing = None if routing is None else a.text("routing", routing)
+    progress = a.callback("progress", progress)
+    try:
+        if system is not None:
+            out = _core.deadlock_check(system=a.text("system", system), file=a.WHERE.get(), routing=routing, progress=progress)
+        else:
+            out = _core.deadlock_check(text=a.text("text", text), file=a.text("file", file), routing=routing, progress=progress)
+    except ConfigError as e:
+        raise a.relabel(e) from None
+    return json.loads(out)
+
+
+def check_file(path: str | Path, routing: str | None = None, progress: Any = None) -> dict[str, Any]:
+    """The deadlock check of the experiment file at ``path`` (see :func:`check`)."""
+    if not isinstance(path, (str, Path)):
+        raise arguments.refuse("path", "the path of a TOML file", path)
+    return check(text=_read_text(path), file=str(path), routing=routing, progress=progress)
+
+
+def network_layout(system: str | None = None, *, text: str | None = None, file: str = "<string>") -> dict[str, Any]:
+    """Where every router of a network sits and where each port's link goes
+    (what the report's pictures draw), for a system preset or the
+    ``[network]`` table of TOML ``text``."""
+    a = arguments
+    if (system is None) == (text is None):
+        raise a.refuse("system / text", "a system name or TOML text, not both", (system, text))
+    try:
+        if system is not None:
+            return json.loads(_core.network_layout(system=a.text("system", system)))
+        return json.loads(_core.network_layout(text=a.text("text", text), file=a.text("file", file)))
+    except ConfigError as e:
+        raise a.relabel(e) from None
 
 
 def presets() -> list[dict[str, Any]]:

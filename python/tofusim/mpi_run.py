@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from . import _core
+from . import collective_schedule
+from .comm import collective_buffers
 from .units import parse_bytes
 
 
@@ -50,7 +51,7 @@ def execute(comm, schedule: dict, rank: int) -> np.ndarray:
     op = schedule["collective"]["op"]
     root = schedule["collective"].get("root", 0)
     p, count, length = schedule["ranks"], schedule["count"], schedule["buffer_elements"]
-    init, _, _ = _core.collective_buffers(op, root, p, count, length, rank)
+    init, _, _ = collective_buffers(op, root, p, count, length, rank)
     buf = np.frombuffer(init, dtype=np.uint64).copy()
     steps = schedule["programs"][rank]["steps"]
     n = len(steps)
@@ -129,13 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     comm = MPI.COMM_WORLD
     rank, p = comm.Get_rank(), comm.Get_size()
     shape = [int(x) for x in args.shape.split("x")] if args.shape else None
-    sched = json.loads(_core.collective_schedule(args.op, args.algo, p, parse_bytes(args.size, "--size"), args.root, shape,
-                                                 parse_bytes(args.segment, "--segment"), 4))
+    sched = collective_schedule(args.op, args.algo, p, parse_bytes(args.size, "--size"), root=args.root, shape=shape,
+                                segment_bytes=parse_bytes(args.segment, "--segment"), tnis=4)
     comm.Barrier()
     t0 = time.perf_counter()
     buf = execute(comm, sched, rank)
     elapsed = time.perf_counter() - t0
-    _, offset, expected = _core.collective_buffers(args.op, args.root, p, sched["count"], sched["buffer_elements"], rank)
+    _, offset, expected = collective_buffers(args.op, args.root, p, sched["count"], sched["buffer_elements"], rank)
     want = np.frombuffer(expected, dtype=np.uint64)
     ok = bool(np.array_equal(buf[offset:offset + len(want)], want))
     all_ok = comm.allreduce(1 if ok else 0, op=MPI.MIN) == 1

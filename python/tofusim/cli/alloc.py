@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .. import _core
+from ..mapping import alloc as allocate
 
 
 @click.command()
@@ -21,7 +21,7 @@ from .. import _core
 @click.option("--json", "as_json", is_flag=True)
 def alloc(system: str, jobs: int, load: float, seed: int, as_json: bool) -> None:
     """Allocate a synthetic stream of virtual-torus jobs to rectangular blocks, FCFS, four policies."""
-    r = json.loads(_core.alloc_stream(system, jobs, load, seed))
+    r = allocate(system, jobs, load, seed)
     if as_json:
         click.echo(json.dumps(r))
         return

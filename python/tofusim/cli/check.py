@@ -21,7 +21,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from .outcome import Interrupted, Failed
-from .. import _core
+from .. import check as check_network
 from .files import read_text
 
 
@@ -31,11 +31,8 @@ def deadlock_check(target: str, routing: str | None = None, progress: Any = None
     ``[routing] algorithm``. Returns the result as a dict (see
     docs/experiment.md, ``tofusim check``)."""
     if target.endswith(".toml") or Path(target).is_file():
-        text = read_text(target, "experiment file")
-        out = _core.deadlock_check(text=text, file=target, routing=routing, progress=progress)
-    else:
-        out = _core.deadlock_check(system=target, file="<command line>", routing=routing, progress=progress)
-    return json.loads(out)
+        return check_network(text=read_text(target, "experiment file"), file=target, routing=routing, progress=progress)
+    return check_network(target, routing=routing, progress=progress)
 
 
 def _print(r: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ import json
 
 import click
 
-from .. import _core
+from ..mapping import map_virtual
 from .files import read_text, write_text
 
 
@@ -26,7 +26,7 @@ def map_() -> None:
 def virtual(system: str, shape: str, region: str | None, faults_file: str | None, out: str | None, as_json: bool) -> None:
     """Map a virtual torus onto a Tofu region so that virtual neighbours are physical neighbours."""
     faults = read_text(faults_file, "fault list") if faults_file else None
-    r = json.loads(_core.map_virtual(system, shape, region, faults, faults_file or "faults", bool(out)))
+    r = map_virtual(system, shape, region, faults, faults_file or "faults", bool(out))
     if out:
         nodes, coords = r.pop("node_of_rank"), r.pop("node_coords")
         head = f"# {system}: virtual torus {shape}; rank node x y z a b c ({r['mechanism']})\n"

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from .outcome import Interrupted
-from .. import ConfigError, _core
+from .. import ConfigError
+from ..mapping import map_virtual
 from ..trace import replay as run_replay
 from .rmatt import read_order
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
@@ -60,7 +61,7 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
         kind, sep, shape = map_.partition(":")
         if kind != "virtual" or not sep or not shape:
             raise click.UsageError(f"--map {map_!r}: expected virtual:SHAPE, e.g. virtual:4x6x4")
-        order = json.loads(_core.map_virtual(system, shape, None, None, "faults", True))["node_of_rank"]
+        order = map_virtual(system, shape, None, None, "faults", True)["node_of_rank"]
     progress = _LazyProgress()
     columns: dict = {}
     try:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .outcome import Interrupted
-from .. import ConfigError, _core
+from .. import ConfigError, mapping
 from .files import read_text, write_text
 
 
@@ -48,7 +48,7 @@ def pattern() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (needs --out).")
 def cg(procs: int, class_: str, out: str | None, as_json: bool) -> None:
     """The NAS CG communication list: bytes each rank sends each other rank over the timed run."""
-    text = _core.cg_comm_list(procs, class_)
+    text = mapping.cg_comm_list(procs, class_)
     if as_json and not out:
         raise click.UsageError("--json prints a summary; give --out FILE for the list")
     if not out:
@@ -71,7 +71,7 @@ def cg(procs: int, class_: str, out: str | None, as_json: bool) -> None:
 def time_(torus: str, procs: int, class_: str, order_file: str | None, system: str, as_json: bool) -> None:
     """Communication time of one NAS CG iteration on the packet engine, ranks placed by an order."""
     order = read_order(order_file) if order_file else list(range(procs))
-    r = json.loads(_core.cg_iteration_time(torus, procs, class_, order, system))
+    r = mapping.cg_iteration_time(torus, procs, class_, order, system)
     out = {"torus": torus, "procs": procs, "class": class_.upper(), "order": order_file or "x-y",
            "time_seconds": r["time_seconds"], "run": r["run"]}
     if as_json:
@@ -95,7 +95,7 @@ def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: 
     """RMATT: simulated annealing of the rank order of a communication list on a torus."""
     text = read_text(pattern_file, "communication list")
     start = read_order(start_file) if start_file else None
-    r = json.loads(_core.rmatt(torus, text, objective, seed, iterations, start, pattern_file))
+    r = mapping.rmatt(torus, text, objective, seed, iterations, start, pattern_file)
     order = r.pop("order")
     stopped = "" if r["complete"] else f", interrupted after {r['iterations']:,} of {r['requested_iterations']:,} iterations (the best so far)"
     if out:

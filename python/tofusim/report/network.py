@@ -1,5 +1,5 @@
 """The network as the report draws it: the simulator's layout (every
-router's place, every port's link, from ``_core.network_layout``) and the
+router's place, every port's link, from :func:`tofusim.network_layout`) and the
 cells of a heat map laid out on the topology.
 
 A :class:`CellMap` places items — links, or nodes — into the cells of one
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import ConfigError, _core
+from .. import ConfigError, network_layout
 
 
 @dataclass
@@ -54,16 +54,19 @@ class Network:
     @classmethod
     def of_system(cls, name: str) -> Network:
         """The layout of a system name as ``tofusim coll --system`` takes it."""
-        return cls.from_json(_core.network_layout(system=name))
+        return cls.from_dict(network_layout(name))
 
     @classmethod
     def of_toml(cls, text: str, file: str) -> Network:
         """The layout of the ``[network]`` table of a system or experiment file."""
-        return cls.from_json(_core.network_layout(text=text, file=file))
+        return cls.from_dict(network_layout(text=text, file=file))
 
     @classmethod
     def from_json(cls, text: str) -> Network:
-        d = json.loads(text)
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Network:
         r = d["routers"]
         routers = pd.DataFrame({"label": r["label"], "group": r["group"], "index": r["index"]})
         for k, name in enumerate(d["axes"]):

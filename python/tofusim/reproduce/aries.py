@@ -3,7 +3,7 @@ XC Series Network / Cascade, SC12): MPI latency by router hops, pair
 bandwidth, and the adversarial-traffic bound of minimal routing.
 
 Every figure comes out of the Aries communication model
-(``tofusim._core.comm_model("aries-2g")``: 96-byte packets with 64 bytes of
+(``tofusim.comm.comm_model("aries-2g")``: 96-byte packets with 64 bytes of
 payload, 100 ns per router hop, a 10 GB/s NIC host interface, 1.2 µs of
 host/NIC components split between the two ends) run on the packet engine
 with four nodes per Aries. The 1.2 µs and the 100 ns per hop are model
@@ -13,12 +13,11 @@ bandwidth follow from them with size, hops and windowing.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .case import case_maker
 
-from .. import _core
+from .. import comm
 
 SOURCE = "[S:002] Alverson, Froese, Kaplan, Roweth: Cray XC Series Network (Cascade/Aries, SC12)"
 _C = case_maker(SOURCE)
@@ -29,7 +28,7 @@ WINDOW = 64
 
 
 def _one_way_us(system: str, src: int, dst: int, size: int, rounds: int = 10) -> float:
-    r = json.loads(_core.run_pingpong(system, src, dst, size, rounds))
+    r = comm.pingpong(system, src, dst, size, rounds)
     return r["time_seconds"] / (2 * rounds) * 1e6
 
 
@@ -41,7 +40,7 @@ def latency(scale: str) -> dict[str, Any]:
     # pair's hop count is the route its packets take (minimal routing on
     # Aries hashes every packet over routes of different lengths).
     system = "piz-daint/in-order"
-    pairs = _core.dragonfly_hop_pairs(system)
+    pairs = comm.dragonfly_hop_pairs(system)
     rows, setup = [], {"system": system, "round_trips": 10, "pairs (hops, src node, dst node)": pairs}
     by_hops = {h: _one_way_us(system, s, d, 8) for h, s, d in pairs}
     rows.append(metric("8-byte MPI latency, two nodes on one Aries (fitted)", "us", by_hops[0], 1.2, 0.05))
@@ -68,7 +67,7 @@ def latency(scale: str) -> dict[str, Any]:
 def _stream_GBps(system: str, size: int, both: bool) -> float:
     """Bandwidth of WINDOW back-to-back messages 0 → 1 (and 1 → 0 with ``both``)."""
     transfers = [(0, 1, size, 0)] * WINDOW + ([(1, 0, size, 0)] * WINDOW if both else [])
-    r = json.loads(_core.run_transfers(system, transfers))
+    r = comm.transfers(system, transfers)
     return len(transfers) * size / r["time_seconds"] / 1e9
 
 
@@ -151,7 +150,7 @@ def _random_alltoall(system: str, nodes: int, size: int, seed: int = 1) -> float
         peers = [d for d in range(nodes) if d != r]
         rng.shuffle(peers)
         transfers += [(r, d, size, 0) for d in peers]
-    t = json.loads(_core.run_transfers(system, transfers))
+    t = comm.transfers(system, transfers)
     if t["run"]["deadlock"] or t["run"]["invariant_error"]:
         raise RuntimeError(f"{system}: {t['run']}")
     return (nodes - 1) * size / t["time_seconds"] / 1e9
@@ -206,7 +205,7 @@ CE_NOTE = ("the collective engine's per-VCE step (300 ns each way) is an assumpt
 
 def _network_one_way_us(system: str, pairs: list[tuple[int, int]]) -> list[float]:
     """One-way time of an 8-byte message over each of ``pairs`` without the host/NIC components."""
-    model = json.loads(_core.comm_model(system.split("/")[0]))
+    model = comm.comm_model(system.split("/")[0])
     host_us = sum(c["ns"] for c in model["components"]) / 1000
     return [_one_way_us(system, a, b, 8, 2) - host_us for a, b in pairs]
 
@@ -245,14 +244,14 @@ def allreduce(scale: str) -> dict[str, Any]:
     nodes = 720
     system = "aries-720/adaptive-prefer-minimal"
     procs = [2000, 4000, 8000, 12000] if scale == "full" else [2000, 12000]
-    model = json.loads(_core.comm_model("aries-720"))
+    model = comm.comm_model("aries-720")
     host_us = sum(c["ns"] for c in model["components"]) / 1000
     sw, ce, trees = [], [], {}
     edge_us: dict[tuple[int, int], float] = {}
     for p in procs:
         ppn = -(-p // nodes)
         order = [i // ppn for i in range(p)]
-        r = json.loads(_core.run_collective_placed("aries-720", "allreduce", "recursive-doubling", 8, order))
+        r = comm.collective_placed("aries-720", "allreduce", "recursive-doubling", 8, order)
         sw.append([p, r["time_seconds"] * 1e6])
         # CE: every process is a PE child of its node's VCE, the NICs reduce
         # up the tree of node VCEs and send the result down it.

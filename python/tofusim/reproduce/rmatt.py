@@ -14,11 +14,10 @@ is the same for every order; only the communication depends on it."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
-from .. import _core
+from .. import mapping
 from .case import case_maker
 
 SOURCE = "[S:003] Ajima, Topology Awareness in the Tofu Interconnect Series (Fujitsu, slides)"
@@ -51,7 +50,7 @@ def with_ranks_per_node(torus: str, procs: int, cls: str, orders: dict[str, list
     rows = {}
     for name, order in orders.items():
         nodes, node_of_rank = placed(torus, order, RANKS_PER_NODE)
-        timed = json.loads(_core.cg_iteration_time(nodes, procs, cls, node_of_rank, "k", RANKS_PER_NODE))
+        timed = mapping.cg_iteration_time(nodes, procs, cls, node_of_rank, "k", RANKS_PER_NODE)
         cpu = compute["seconds"] * RANKS_PER_NODE
         rows[name] = {"nodes": nodes, "iteration_seconds": timed["time_seconds"], "compute_seconds": cpu,
                       "total_seconds": compute["timed_iterations"] * (timed["time_seconds"] + cpu)}
@@ -60,23 +59,23 @@ def with_ranks_per_node(torus: str, procs: int, cls: str, orders: dict[str, list
 
 def evaluate(torus: str, procs: int, cls: str, seed: int = 1) -> dict[str, Any]:
     """Every order of one run with its costs and simulated iteration time."""
-    pattern = _core.cg_comm_list(procs, cls)
+    pattern = mapping.cg_comm_list(procs, cls)
     orders: dict[str, list[int]] = {
-        "x-y (default)": _core.baseline_order(torus, pattern, "default"),
-        "random": _core.baseline_order(torus, pattern, "random", seed),
-        "greedy": _core.baseline_order(torus, pattern, "greedy"),
+        "x-y (default)": mapping.baseline_order(torus, pattern, "default"),
+        "random": mapping.baseline_order(torus, pattern, "random", seed),
+        "greedy": mapping.baseline_order(torus, pattern, "greedy"),
     }
     anneals = {}
     for objective in ("hop-bytes", "max-link-load"):
-        r = json.loads(_core.rmatt(torus, pattern, objective, seed))
+        r = mapping.rmatt(torus, pattern, objective, seed)
         orders[f"RMATT {objective}"] = r.pop("order")
         anneals[objective] = r
-    compute = json.loads(_core.cg_compute(procs, cls))
+    compute = mapping.cg_compute(procs, cls)
     rows = {}
     for name, order in orders.items():
-        hop_bytes, max_load = _core.order_costs(torus, pattern, order)
+        hop_bytes, max_load = mapping.order_costs(torus, pattern, order)
         t0 = time.perf_counter()
-        timed = json.loads(_core.cg_iteration_time(torus, procs, cls, order))
+        timed = mapping.cg_iteration_time(torus, procs, cls, order)
         total = compute["timed_iterations"] * (timed["time_seconds"] + compute["seconds"])
         rows[name] = {"hop_bytes": hop_bytes, "max_link_load_bytes": max_load, "iteration_seconds": timed["time_seconds"],
                       "total_seconds": total, "simulated_in_seconds": time.perf_counter() - t0}

@@ -2,7 +2,7 @@
 Trinaryx3 allreduce, and the TofuD barrier ([S:000], [S:001]).
 
 Every figure comes out of the communication model (packet format, router
-hop latency, host/TNI components: ``tofusim._core.comm_model``) run on the
+hop latency, host/TNI components: ``tofusim.comm.comm_model``) run on the
 packet engine. Components marked [FIT] in the model were fitted to the
 figure they reproduce; those rows say "(fitted)" and are calibration, not
 validation.
@@ -10,12 +10,11 @@ validation.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .case import case_maker
 
-from .. import _core
+from .. import comm
 from .unbudgeted import run_coll
 
 SOURCE = "[S:000] Ajima et al., The Tofu Interconnect D (IEEE Cluster 2018); [S:001] Shida et al., MPI library and low-level communication on the K computer (FSTJ 2012)"
@@ -25,7 +24,7 @@ GENERATIONS = [("tofu1", "k"), ("tofu2", "fx100"), ("tofud", "fugaku")]
 
 def _pingpong(system: str, **modes: Any) -> float:
     """One-way time of an 8-byte put between neighbours (half a round trip), µs."""
-    r = json.loads(_core.run_pingpong(system, 0, 1, 8, 20, **modes))
+    r = comm.pingpong(system, 0, 1, 8, 20, **modes)
     return r["time_seconds"] / 40 * 1e6
 
 
@@ -49,7 +48,7 @@ def put_latency(scale: str) -> dict[str, Any]:
     # without its host. No published figure.
     for gen, system in (("Tofu1", "k:1x1x1"), ("TofuD", "fugaku:1x1x1")):
         for kind in ("get", "atomic"):
-            r = json.loads(_core.run_rdma(system, kind, 8, 20))
+            r = comm.rdma(system, kind, 8, 20)
             rows.append(metric(f"8-byte {kind} latency (request to reply), {gen}", "us", r["time_seconds"] / 20 * 1e6, None, None))
     return {"metrics": rows, "setup": setup}
 
@@ -60,9 +59,9 @@ def put_throughput(scale: str) -> dict[str, Any]:
     size = 16 << 20 if scale == "full" else 4 << 20
     rows, setup = [], {"message_bytes": size}
     for (gen, preset), pub in zip(GENERATIONS, (4.76, 11.46, 6.35)):
-        r = json.loads(_core.run_transfers(f"{preset}:1x1x1", [(0, 1, size, 0)]))
+        r = comm.transfers(f"{preset}:1x1x1", [(0, 1, size, 0)])
         bw = size / r["time_seconds"] / 1e9
-        link = json.loads(_core.comm_model(f"{preset}:1x1x1"))["link_Bps"] / 1e9
+        link = comm.comm_model(f"{preset}:1x1x1")["link_Bps"] / 1e9
         note = " (format fitted to it)" if gen == "tofu1" else ""
         diff = {
             "tofu1": None,
@@ -82,7 +81,7 @@ NEIGHBOURS_4x3x4 = [1, 4, 12, 3, 8, 36]
 
 def _inject(system: str, tnis: int, size: int) -> float:
     transfers = [(0, NEIGHBOURS_4x3x4[i], size, i) for i in range(tnis)]
-    r = json.loads(_core.run_transfers(system, transfers))
+    r = comm.transfers(system, transfers)
     assert r["communicator_shape"] == [4, 3, 4], r["communicator_shape"]
     return tnis * size / r["time_seconds"] / 1e9
 
@@ -114,7 +113,7 @@ def _segment(system: str, size: int) -> dict[str, Any]:
     T(s) = (S/s + H - 1)(alpha + beta*s) is least at s* = sqrt(S alpha / ((H-1) beta)),
     rounded to whole packets. alpha: the model's send and receive host costs
     plus one hop; beta: one put's time per byte (docs/model.md)."""
-    return json.loads(_core.trinaryx3_segment(system, size))
+    return comm.trinaryx3_segment(system, size)
 
 
 #: TNIs the Trinaryx3 case uses: the source reports its figure "with 3 TNIs".
@@ -138,7 +137,7 @@ def trinaryx3(scale: str) -> dict[str, Any]:
             r = run_coll("allreduce", algo, n, system, segment_bytes=segments[n]["segment_bytes"], tnis=tnis)
             curves[algo].append((n, r["bandwidth_Bps"] / 1e9))
     top = {a: c[-1][1] for a, c in curves.items()}
-    model = json.loads(_core.comm_model(system))
+    model = comm.comm_model(system)
     bound = 3 * model["link_Bps"] / 2 / 1e9
     seg = segments[sizes[-1]]
     why = (f"below the schedule's steady-state bound of 7.14 GB/s by the pipeline's fill and drain ({seg['stages']} stages up and "
@@ -164,7 +163,7 @@ def tofud_barrier(scale: str) -> dict[str, Any]:
     from . import metric
 
     bchs = [1, 4, 8, 16, 48]
-    res = json.loads(_core.barrier_plans(bchs, "tofud"))
+    res = comm.barrier_plans(bchs, "tofud")
     rows = []
     for p, stages, bg in zip(res["plans"], (2, 2, 4, 6, 9), (2, 2, 5, 9, 24)):
         k = p["bchs"]
@@ -209,12 +208,12 @@ def k_barrier(scale: str) -> dict[str, Any]:
     for s in systems:
         r = run_coll("barrier", "dissemination", 0, s)
         p = r["processes"]
-        hw.append((p, _core.hardware_barrier_us(s)))
-        rank_order.append((p, _core.hardware_barrier_us(s, 0, "rank-order")))
-        neighbours.append((p, _core.hardware_barrier_us(s, 0, "axis-neighbours")))
+        hw.append((p, comm.hardware_barrier_us(s)))
+        rank_order.append((p, comm.hardware_barrier_us(s, 0, "rank-order")))
+        neighbours.append((p, comm.hardware_barrier_us(s, 0, "axis-neighbours")))
         sw.append((p, r["time_seconds"] * 1e6))
         # Small (8-byte) allreduce: the barrier interface vs recursive doubling.
-        hw_ar.append((p, _core.hardware_barrier_us(s, 8)))
+        hw_ar.append((p, comm.hardware_barrier_us(s, 8)))
         sw_ar.append((p, run_coll("allreduce", "recursive-doubling", 8, s)["time_seconds"] * 1e6))
     rows = [
         metric(f"hardware barrier, {hw[-1][0]} / {hw[0][0]} nodes", "ratio", hw[-1][1] / hw[0][1], None, None),
@@ -241,7 +240,7 @@ CASES.append(_C("k-barrier", "Hardware barrier and small allreduce (barrier gate
 
 
 def _mpi_one_way(system: str, size: int, rounds: int, mode: str) -> float:
-    r = json.loads(_core.run_mpi_pingpong(system, size, rounds, mode))
+    r = comm.mpi_pingpong(system, size, rounds, mode)
     return r["time_seconds"] / (2 * rounds)
 
 
@@ -257,7 +256,7 @@ def k_mpi(scale: str) -> dict[str, Any]:
     bw_big = big / _mpi_one_way(system, big, 1, hs) / 1e9
     saving = _mpi_one_way(system, 8, 20, "memory-saving") * 1e6
     curve = [(n, n / _mpi_one_way(system, n, 2 if n > (1 << 20) else 10, hs) / 1e9) for n in sizes]
-    mem = json.loads(_core.mpi_memory([1, 10, 100, 1000, 10000]))
+    mem = comm.mpi_memory([1, 10, 100, 1000, 10000])
     rows = [
         metric("MPI 8-byte one-way latency, neighbour (fitted)", "us", lat, 1.27, 0.03),
         metric("MPI bandwidth at 16 MiB (rendezvous + one put)", "GB/s", bw_big, 4.7, 0.03),

@@ -13,12 +13,11 @@ same hop latency and VC buffers.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .case import case_maker
 
-from .. import _core
+from .. import topo, topo_toml
 from .unbudgeted import run_experiment
 
 SOURCE = "[S:002] Alverson et al., Cray XC Series Network (SC12), cable-count argument; topologies from [S:000], [S:003], [S:004], [S:002]"
@@ -69,7 +68,7 @@ def comparison(scale: str) -> dict[str, Any]:
     cycles = 120_000 if scale == "full" else 60_000
     rows, table = [], []
     for name, net, algo in _systems(scale):
-        m = json.loads(_core.topo_toml(f"[network]\n{net}", "<topology-comparison>"))
+        m = topo_toml(f"[network]\n{net}", "<topology-comparison>")
         injection = m["injection_per_node_Bps"] / 1e9
         quiet = _engine(net, algo, 0.02, cycles)
         busy = _engine(net, algo, 1.0, cycles)
@@ -100,7 +99,7 @@ def _cables() -> list[dict[str, Any]]:
     """
     from . import metric
 
-    df = json.loads(_core.topo_name("piz-daint"))
+    df = topo("piz-daint")
     n3 = df["links_by_class"]["rank-3"]
     rate3 = df["link_bandwidth_Bps"]["rank-3"]
     global_df = n3 * rate3 * 2  # both directions, one optical hop per packet
@@ -108,8 +107,8 @@ def _cables() -> list[dict[str, Any]]:
     leaves = nodes // per_leaf
     # Up-links per leaf so that (links x rate x 2 directions) / 2 hops = global_df.
     up = -(-int(round(2 * global_df / (rate3 * 2))) // leaves)
-    ft = json.loads(_core.topo_toml(
-        f'[network]\ntopology = "fattree"\ndown = [{per_leaf}, {leaves}]\nup = [1, {up}]\nlink_bandwidth = "{rate3 / 1e9}GB/s"\n', "<fat-tree>"))
+    ft = topo_toml(
+        f'[network]\ntopology = "fattree"\ndown = [{per_leaf}, {leaves}]\nup = [1, {up}]\nlink_bandwidth = "{rate3 / 1e9}GB/s"\n', "<fat-tree>")
     ft_links = sum(ft["links_by_class"].values())
     global_ft = ft_links * rate3 * 2 / 2
     return [

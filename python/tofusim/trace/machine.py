@@ -29,7 +29,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import ConfigError, _core
+from .. import ConfigError
+from .replay import replay_program
 
 #: Open MPI's btl_vader_eager_limit default, bytes.
 VADER_EAGER_LIMIT = 4096
@@ -61,7 +62,7 @@ def _system_toml(ranks: int, bandwidth_Bps: float) -> str:
 
 def _run(system_toml: str, ranks: int, messages: list, p0: list, p1: list, mpi: dict[str, Any]) -> float:
     program = {"ranks": ranks, "messages": messages, "collectives": [], "programs": [p0, p1] + [[] for _ in range(ranks - 2)]}
-    r = json.loads(_core.replay(json.dumps(program), "recorded", "packet", None, 1.0, 1, None, False, system_toml, json.dumps(mpi)))
+    r = replay_program(program, system_toml, mpi)
     return r["time_seconds"]
 
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import ConfigError, _core
+from .. import ConfigError, _core, arguments, collective_algorithms
 
 
 def trace_dir(trace: str) -> str:
@@ -100,7 +100,7 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     if algorithms is not None and (not isinstance(algorithms, dict)
                                    or not all(isinstance(k, str) and isinstance(v, str) for k, v in algorithms.items())):
         raise a.refuse("algorithms", "a dict of operation name to algorithm name", algorithms)
-    known = {op: [x["name"] for x in xs] for op, xs in json.loads(_core.collective_algorithms()).items()}
+    known = {op: [x["name"] for x in xs] for op, xs in collective_algorithms().items()}
     # (An operation the replay does not know is refused by the core, which
     # knows which operations it replays.)
     for op, name in (algorithms or {}).items():
@@ -125,3 +125,14 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
         # With its system file (system_toml): what the run was laid out on.
         r["machine"] = dict(machine)
     return r
+
+
+def replay_program(program: dict[str, Any], system_toml: str, mpi: dict[str, Any]) -> dict[str, Any]:
+    """Replays a replay program given as data (``ranks``, ``messages``,
+    ``collectives``, ``programs``: what the OTF2 reader builds) on the
+    system of ``system_toml`` with the MPI costs ``mpi``, on the packet
+    engine. What :mod:`tofusim.trace.machine` times its ping-pongs with."""
+    try:
+        return json.loads(_core.replay(json.dumps(program), "recorded", "packet", None, 1.0, 1, None, False, system_toml, json.dumps(mpi)))
+    except ConfigError as e:
+        raise arguments.relabel(e) from None
