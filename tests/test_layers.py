@@ -92,6 +92,18 @@ def test_crates_depend_only_downward():
     assert not upward, upward
 
 
+def test_the_bindings_depend_on_the_experiment_crate_only():
+    """Issue 36: tofusim-py converts values and maps errors; every request
+    goes through tofusim-experiment's front doors."""
+    pk = {p["name"]: p for p in _packages()}
+    ours = {d["name"] for d in pk["tofusim-py"]["dependencies"] if d["name"] in LAYERS}
+    assert ours == {"tofusim-experiment"}, ours
+    src = ROOT / "crates" / "tofusim-py" / "src"
+    other = [f"{f.name}: {m}" for f in src.rglob("*.rs")
+             for m in set(re.findall(r"\btofusim_(?!experiment\b)\w+::", f.read_text()))]
+    assert not other, other
+
+
 def test_the_engine_knows_traffic_only_through_its_trait():
     pk = {p["name"]: p for p in _packages()}
     deps = {d["name"] for d in pk["tofusim-packet"]["dependencies"]}

@@ -86,9 +86,10 @@ class Experiment:
 
     def __init__(self, system: str | None = None, *, network: dict | None = None, router: dict | None = None,
                  routing: dict | None = None, workload: dict | None = None, run: dict | None = None,
-                 file: str = "<experiment>") -> None:
+                 link_errors: dict | None = None, faults: dict | None = None, file: str = "<experiment>") -> None:
         self.tables: dict[str, dict[str, Any]] = {}
-        for name, t in (("network", network), ("router", router), ("routing", routing), ("workload", workload), ("run", run)):
+        for name, t in (("network", network), ("router", router), ("routing", routing), ("workload", workload), ("run", run),
+                        ("link_errors", link_errors), ("faults", faults)):
             if t is not None:
                 if not isinstance(t, dict):
                     raise ConfigError(f"{file}: {name}: expected a table (a dict), got {type(t).__name__}")

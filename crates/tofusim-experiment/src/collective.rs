@@ -995,3 +995,17 @@ pub fn hardware_barrier_us(
         (graph, Some(g)) => across_torus(&g, graph, &hw, latency),
     })
 }
+
+/// The collective algorithms per operation: `{op: [{"name", "summary",
+/// "needs_torus"}]}`.
+pub fn algorithms_json() -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for op in tofusim_comm::collective::OPERATIONS {
+        let list: Vec<serde_json::Value> = tofusim_comm::Algorithm::of(op)
+            .iter()
+            .map(|a| serde_json::json!({"name": a.name(), "summary": a.summary(), "needs_torus": a.needs_torus()}))
+            .collect();
+        m.insert(op.to_string(), serde_json::Value::Array(list));
+    }
+    serde_json::Value::Object(m)
+}

@@ -26,6 +26,14 @@ impl ConfigError {
     }
 }
 
+impl ConfigError {
+    /// A refusal whose message already names the input and what was
+    /// expected (the trace reader's): shown as it is.
+    pub fn named(message: impl Into<String>) -> Self {
+        Self::new("", "", message)
+    }
+}
+
 /// `s` cut to at most `max` characters, saying how long it was.
 fn clip(s: &str, max: usize) -> String {
     let n = s.chars().count();
@@ -53,7 +61,10 @@ mod tests {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.key.is_empty() {
+        if self.file.is_empty() && self.key.is_empty() {
+            // A refusal that names its input itself (a trace's reader).
+            write!(f, "{}", self.expected)
+        } else if self.key.is_empty() {
             write!(f, "{}: {}", self.file, self.expected)
         } else {
             write!(f, "{}: {}: {}", self.file, self.key, self.expected)

@@ -8,6 +8,7 @@
 pub mod build;
 pub mod check;
 pub mod collective;
+pub mod comm_bench;
 pub mod comm_model;
 pub mod error;
 pub mod experiment;
@@ -18,12 +19,22 @@ pub mod generation;
 pub mod layout;
 pub mod link_errors;
 pub mod node_space;
+pub mod placement;
 pub mod presets;
 pub mod replay;
 pub mod route_check;
 pub mod section;
 pub mod system;
+pub mod traces;
 pub mod units;
 
 pub use error::ConfigError;
+
+/// The packet engine's types a caller hands over or receives: the transport
+/// of a run split over processes, the split itself, and the counter
+/// samples (their columns move to the caller without a copy).
+pub mod engine {
+    pub use tofusim_packet::result::CounterSamples;
+    pub use tofusim_packet::{Split, Transport};
+}
 pub use system::{from_name, from_toml, System};

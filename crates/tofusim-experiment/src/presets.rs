@@ -307,3 +307,29 @@ pub fn names() -> Vec<&'static str> {
 pub fn find(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
+
+/// Every preset with its parameters and the source of each: `[{name,
+/// description, params: {key: TOML value}, sources: {key: source}}]`.
+pub fn described() -> serde_json::Value {
+    let list: Vec<serde_json::Value> = PRESETS
+        .iter()
+        .map(|p| {
+            let t: toml::Table = p.toml.parse().expect("presets are valid TOML");
+            let mut params = serde_json::Map::new();
+            let mut sources = serde_json::Map::new();
+            for (k, v) in &t {
+                if k == "sources" {
+                    if let toml::Value::Table(s) = v {
+                        for (sk, sv) in s {
+                            sources.insert(sk.clone(), serde_json::Value::String(sv.as_str().unwrap_or_default().to_string()));
+                        }
+                    }
+                } else {
+                    params.insert(k.clone(), serde_json::Value::String(v.to_string()));
+                }
+            }
+            serde_json::json!({"name": p.name, "description": p.description, "params": params, "sources": sources})
+        })
+        .collect();
+    serde_json::Value::Array(list)
+}

@@ -7,7 +7,15 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use tofusim_experiment::{presets, system, ConfigError};
 
+mod comm;
+mod placement;
 mod samples;
+use comm::{
+    barrier_plans, collective_buffers, collective_schedule, comm_model, dragonfly_hop_pairs, hardware_barrier_us, mpi_memory, run_collective_placed,
+    run_mpi_pingpong, run_pingpong, run_rdma, run_transfers, trinaryx3_segment,
+};
+use comm::modes;
+use placement::{alloc_stream, baseline_order, cg_comm_list, cg_compute, cg_iteration_time, map_virtual, order_costs, rmatt};
 use samples::put_counter_samples;
 
 create_exception!(
@@ -43,27 +51,7 @@ fn preset_names() -> Vec<&'static str> {
 /// Every preset with its parameters and their sources, as JSON.
 #[pyfunction]
 fn presets_json() -> String {
-    let list: Vec<serde_json::Value> = presets::PRESETS
-        .iter()
-        .map(|p| {
-            let t: toml::Table = p.toml.parse().expect("presets are valid TOML");
-            let mut params = serde_json::Map::new();
-            let mut sources = serde_json::Map::new();
-            for (k, v) in &t {
-                if k == "sources" {
-                    if let toml::Value::Table(s) = v {
-                        for (sk, sv) in s {
-                            sources.insert(sk.clone(), serde_json::Value::String(sv.as_str().unwrap_or_default().to_string()));
-                        }
-                    }
-                } else {
-                    params.insert(k.clone(), serde_json::Value::String(v.to_string()));
-                }
-            }
-            serde_json::json!({"name": p.name, "description": p.description, "params": params, "sources": sources})
-        })
-        .collect();
-    serde_json::Value::Array(list).to_string()
+    presets::described().to_string()
 }
 
 /// Metrics of a preset (`"k"`, `"k:8x8x8"`), as JSON.
@@ -115,7 +103,7 @@ impl PyTransport {
     }
 }
 
-impl tofusim_packet::Transport for PyTransport {
+impl tofusim_experiment::engine::Transport for PyTransport {
     fn rank(&self) -> usize {
         self.rank
     }
@@ -221,8 +209,6 @@ fn budget_minutes(max_minutes: Option<f64>) -> Option<f64> {
 }
 /// Threads a run may split over (`--threads`).
 const MAX_THREADS: i64 = 4096;
-/// Proposed swaps an RMATT run may make (`--iterations`).
-const MAX_ITERATIONS: i64 = 1_000_000_000_000;
 
 /// Runs the experiment in TOML `text` (`file` names it in errors) on the
 /// packet engine and returns the result as JSON. `progress(fraction)` is
@@ -338,11 +324,11 @@ fn run_experiment(
         }
     }
     let engine = tofusim_experiment::experiment::engine(exp);
-    let transport: Option<Box<dyn tofusim_packet::Transport>> = match comm {
+    let transport: Option<Box<dyn tofusim_experiment::engine::Transport>> = match comm {
         Some(c) => Some(Box::new(PyTransport::new(py, c)?)),
         None => None,
     };
-    let split = tofusim_packet::Split { threads, transport };
+    let split = tofusim_experiment::engine::Split { threads, transport };
     tofusim_experiment::experiment::check_split(&file, &engine, &split).map_err(config_err)?;
     let raised = std::sync::Mutex::new(None);
     let result = py.detach(|| {
@@ -370,15 +356,7 @@ fn run_experiment(
 /// `{op: [{"name", "summary", "needs_torus"}]}`.
 #[pyfunction]
 fn collective_algorithms() -> String {
-    let mut m = serde_json::Map::new();
-    for op in tofusim_comm::collective::OPERATIONS {
-        let list: Vec<serde_json::Value> = tofusim_comm::Algorithm::of(op)
-            .iter()
-            .map(|a| serde_json::json!({"name": a.name(), "summary": a.summary(), "needs_torus": a.needs_torus()}))
-            .collect();
-        m.insert(op.to_string(), serde_json::Value::Array(list));
-    }
-    serde_json::Value::Object(m).to_string()
+    tofusim_experiment::collective::algorithms_json().to_string()
 }
 
 fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::CollectiveSpec> {
@@ -495,7 +473,7 @@ fn mpi_overrides(mpi: Option<String>) -> PyResult<tofusim_experiment::replay::Mp
     }
 }
 
-/// Replays a matched MPI program (JSON, [`tofusim_comm::replay::ReplayProgram`])
+/// Replays a matched MPI program (JSON, as `tofusim_experiment::traces::program_from_json` reads it)
 /// on `system` with `model` (packet or flow), ranks placed by `order`
 /// (rank → node; default the system's communicator order); the result as
 /// JSON.
@@ -518,8 +496,7 @@ fn replay(
     max_minutes: Option<f64>,
 ) -> PyResult<String> {
     let model = replay_model(model)?;
-    let program: tofusim_comm::replay::ReplayProgram = serde_json::from_str(&program)
-        .map_err(|e| config_err(ConfigError::new("<trace>", "program", format!("not a replay program: {e}"))))?;
+    let program = tofusim_experiment::traces::program_from_json(&program).map_err(config_err)?;
     let mpi = mpi_overrides(mpi)?;
     let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) };
     let raised = std::sync::Mutex::new(None);
@@ -536,15 +513,14 @@ fn replay(
 /// A trace's summary (`tofusim trace show`) as JSON.
 #[pyfunction]
 fn trace_summary(py: Python<'_>, path: String) -> PyResult<String> {
-    let s = py.detach(|| tofusim_trace::read(&path).map(|t| tofusim_trace::summary::summarise(&t)));
-    let s = s.map_err(TofusimConfigError::new_err)?;
+    let s = py.detach(|| tofusim_experiment::traces::summary(&path)).map_err(config_err)?;
     Ok(serde_json::to_string(&s).expect("summaries serialise"))
 }
 
 /// The number of ranks of a trace (its definitions only).
 #[pyfunction]
 fn trace_ranks(py: Python<'_>, path: String) -> PyResult<u32> {
-    py.detach(|| tofusim_trace::archive::ranks(&path)).map_err(TofusimConfigError::new_err)
+    py.detach(|| tofusim_experiment::traces::ranks(&path)).map_err(config_err)
 }
 
 /// A trace's communication list (`tofusim pattern from-trace`): JSON with
@@ -553,15 +529,7 @@ fn trace_ranks(py: Python<'_>, path: String) -> PyResult<u32> {
 #[pyfunction]
 #[pyo3(signature = (path, collectives=true))]
 fn trace_comm_list(py: Python<'_>, path: String, collectives: bool) -> PyResult<String> {
-    let r = py.detach(|| {
-        let t = tofusim_trace::read(&path)?;
-        let c = tofusim_trace::summary::comm_list(&t, collectives)?;
-        Ok::<_, String>(serde_json::json!({
-            "trace": t.path, "ranks": t.ranks, "point_to_point_bytes": c.point_to_point_bytes, "collective_bytes": c.collective_bytes,
-            "flows": c.flows.iter().map(|(&(a, b), &n)| [a as u64, b as u64, n]).collect::<Vec<_>>(),
-        }))
-    });
-    Ok(r.map_err(TofusimConfigError::new_err)?.to_string())
+    Ok(py.detach(|| tofusim_experiment::traces::comm_list(&path, collectives)).map_err(config_err)?.to_string())
 }
 
 /// Replays the trace at `path` on `system` (see [`replay`]); `algorithms`
@@ -593,786 +561,23 @@ fn trace_replay(
     let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
-        let t = tofusim_trace::read(&path)?;
-        let (program, notes) = tofusim_trace::program::build(&t, &algorithms)?;
         let mut report = reporter(&progress, &raised);
-        let r = tofusim_experiment::replay::run(&program, &spec, &mut report).map_err(|e| e.to_string())?;
-        Ok::<_, String>((t.path.clone(), t.measured_ns(), notes, r))
+        tofusim_experiment::traces::replay(&path, &spec, &algorithms, &mut report)
     });
-    let stopped = r.as_ref().is_ok_and(|r| r.3.run.as_ref().is_some_and(|x| x.interrupted));
+    let stopped = r.as_ref().is_ok_and(|r| r.result.run.as_ref().is_some_and(|x| x.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
-    let (trace, measured_ns, notes, mut r) = r.map_err(TofusimConfigError::new_err)?;
+    let mut r = r.map_err(config_err)?;
     // The JSON first: it counts the sample rows, which then move to Python.
-    let mut v = serde_json::to_value(&r).expect("results serialise");
-    if let (Some(d), Some(run)) = (&samples, &mut r.run) {
+    let v = r.to_json();
+    if let (Some(d), Some(run)) = (&samples, &mut r.result.run) {
         put_counter_samples(py, d, &mut run.counter_samples)?;
     }
-    let o = v.as_object_mut().expect("an object");
-    o.insert("trace".into(), trace.into());
-    o.insert("measured_seconds".into(), (measured_ns as f64 * 1e-9).into());
-    o.insert("algorithms".into(), serde_json::to_value(&notes.algorithms).expect("names"));
-    o.insert("uncompleted_receives".into(), notes.uncompleted_receives.into());
-    o.insert("cancelled_receives".into(), notes.cancelled_receives.into());
-    o.insert("trivial_collectives".into(), notes.trivial_collectives.into());
-    o.insert("self_messages".into(), notes.self_messages.into());
     Ok(v.to_string())
 }
 
-/// Collective `op`/`algo` of `size_bytes` with its ranks placed on the
-/// nodes of `system` by `node_of_rank` (several ranks may share a node:
-/// their messages then turn around in the node's NIC), on the packet
-/// engine; the timing as JSON.
-#[pyfunction]
-#[pyo3(signature = (system, op, algo, size_bytes, node_of_rank, seed=1))]
-fn run_collective_placed(
-    py: Python<'_>,
-    system: String,
-    op: String,
-    algo: String,
-    size_bytes: u64,
-    node_of_rank: Vec<u32>,
-    seed: u64,
-) -> PyResult<String> {
-    let t = py.detach(|| {
-        let mut setup = tofusim_experiment::collective::setup(&system)?;
-        let nodes = setup.built.nodes.node_count();
-        if node_of_rank.is_empty() || node_of_rank.iter().any(|&n| n as u64 >= nodes) {
-            return Err(ConfigError::new("<placement>", "node_of_rank", format!("expected at least one rank, each on a node below {nodes}")));
-        }
-        setup.node_of_rank = node_of_rank;
-        setup.grid = None;
-        let ranks = setup.node_of_rank.len() as u32;
-        let mut params = tofusim_comm::algorithms::Params::new(ranks, 0);
-        params.tnis = setup.built.model.tnis.max(1);
-        let s = tofusim_comm::algorithms::build_named(&op, &algo, 0, size_bytes, params)
-            .map_err(|e| ConfigError::new("<collective>", e.key, e.message))?;
-        tofusim_experiment::collective::run_on(setup, s, &Default::default(), seed, &mut |_| std::ops::ControlFlow::Continue(()))
-    });
-    Ok(timed_json(t.map_err(config_err)?))
-}
-
-/// The schedule of a collective for `ranks` processes (optionally shaped
-/// as a torus `shape`), as JSON, for the real-MPI executor.
-#[pyfunction]
-#[pyo3(signature = (op, algo, ranks, size_bytes, root=0, shape=None, segment_bytes=65536, tnis=4))]
-#[allow(clippy::too_many_arguments)]
-fn collective_schedule(
-    op: String,
-    algo: String,
-    ranks: u32,
-    size_bytes: u64,
-    root: u32,
-    shape: Option<Vec<u32>>,
-    segment_bytes: u64,
-    tnis: u8,
-) -> PyResult<String> {
-    // The schedule comes back as JSON, a few hundred bytes per message:
-    // refuse what cannot be held before building it.
-    let most = tofusim_experiment::collective::MAX_SCHEDULE_MESSAGES / 10;
-    let messages = tofusim_experiment::collective::messages_estimate(
-        &op,
-        &algo,
-        size_bytes,
-        Some(segment_bytes),
-        ranks as u64,
-    );
-    if messages > most {
-        return Err(TofusimConfigError::new_err(format!(
-            "<arguments>: ranks: {ranks} ranks of {op} {algo}: about {messages:.3e} messages, more than the {most:.1e} a schedule handed back as JSON may hold; \
-             time it with tofusim.coll instead (which keeps it in the engine)"
-        )));
-    }
-    let mut p = tofusim_comm::Params::new(ranks, 0);
-    p.grid = match shape {
-        Some(s) => Some(tofusim_comm::tree::Grid::from_shape(&s).ok_or_else(|| {
-            TofusimConfigError::new_err("shape: expected 1 to 3 positive axis lengths")
-        })?),
-        None => None,
-    };
-    p.segment_elements = segment_bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
-    p.tnis = tnis.max(1);
-    // The MPI operations outside the algorithm library (scan, gather, ...)
-    // have timing-only schedules.
-    let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == op) {
-        tofusim_comm::mpi_collectives::build(&op, &algo, ranks, root, size_bytes).map_err(|e| TofusimConfigError::new_err(format!("op: {e}")))?
-    } else {
-        tofusim_comm::algorithms::build_named(&op, &algo, root, size_bytes, p)
-            .map_err(|e| TofusimConfigError::new_err(format!("{}: {}", e.key, e.message)))?
-    };
-    Ok(serde_json::to_string(&s).expect("schedules serialise"))
-}
-
-/// Rank `rank`'s buffer before a collective and the elements it must hold
-/// after, as little-endian u64 bytes: (initial, result offset, expected).
-#[pyfunction]
-fn collective_buffers(
-    op: String,
-    root: u32,
-    ranks: u32,
-    count: u64,
-    buffer_elements: u64,
-    rank: u32,
-) -> PyResult<(Vec<u8>, u64, Vec<u8>)> {
-    let coll = tofusim_comm::Collective::parse(&op, root)
-        .ok_or_else(|| TofusimConfigError::new_err(format!("op: unknown operation {op}")))?;
-    let bytes = |v: Vec<u64>| {
-        v.into_iter()
-            .flat_map(|x| x.to_le_bytes())
-            .collect::<Vec<u8>>()
-    };
-    Ok((
-        bytes(coll.initial(rank, ranks, count, buffer_elements)),
-        coll.result_offset(ranks, count),
-        bytes(coll.expected(rank, ranks, count)),
-    ))
-}
-
+/// A timing as JSON (`tofusim_experiment::comm_bench::timing_json`).
 fn timed_json(t: tofusim_experiment::collective::Timed) -> String {
-    serde_json::json!({
-        "processes": t.ranks,
-        "communicator_shape": t.grid.map(|g| g.lengths),
-        "cycles": t.cycles,
-        "time_seconds": t.time_seconds,
-        "rank_end_cycles": t.rank_end_cycles,
-        "run": t.run,
-    })
-    .to_string()
-}
-
-/// The low-latency switches of a transfer, or the error naming the bad one.
-fn modes(
-    descriptor: &str,
-    cache_injection: bool,
-    cmg: &str,
-) -> PyResult<tofusim_experiment::comm_model::Modes> {
-    tofusim_experiment::comm_model::Modes::parse(descriptor, cache_injection, cmg)
-        .map_err(config_err)
-}
-
-/// Times the schedule `make(ranks)` builds over every node of `system` on
-/// the packet engine; the timing as JSON.
-fn time_schedule(
-    py: Python<'_>,
-    system: &str,
-    modes: &tofusim_experiment::comm_model::Modes,
-    make: impl FnOnce(u32) -> Result<tofusim_comm::Schedule, ConfigError> + Send,
-) -> PyResult<String> {
-    let t = py.detach(|| {
-        tofusim_experiment::collective::run_schedule(
-            system,
-            modes,
-            1,
-            |ranks, _, _| make(ranks),
-            &mut |_| std::ops::ControlFlow::Continue(()),
-        )
-    });
-    Ok(timed_json(t.map_err(config_err)?))
-}
-
-/// Transfers that start together over `system`'s communicator: a list of
-/// (src rank, dst rank, bytes, tni). Returns the timing as JSON.
-#[pyfunction]
-#[pyo3(signature = (system, transfers, descriptor="direct", cache_injection=true, cmg="near"))]
-fn run_transfers(
-    py: Python<'_>,
-    system: String,
-    transfers: Vec<(u32, u32, u64, u8)>,
-    descriptor: &str,
-    cache_injection: bool,
-    cmg: &str,
-) -> PyResult<String> {
-    let list: Vec<tofusim_comm::algorithms::Transfer> = transfers
-        .into_iter()
-        .map(
-            |(src, dst, bytes, tni)| tofusim_comm::algorithms::Transfer {
-                src,
-                dst,
-                bytes,
-                tni,
-            },
-        )
-        .collect();
-    time_schedule(
-        py,
-        &system,
-        &modes(descriptor, cache_injection, cmg)?,
-        |ranks| {
-            if let Some(t) = list
-                .iter()
-                .find(|t| t.src >= ranks || t.dst >= ranks || t.src == t.dst)
-            {
-                return Err(ConfigError::new(
-                    "<transfers>",
-                    "transfers",
-                    format!(
-                        "expected two different ranks below {ranks}, found {} and {}",
-                        t.src, t.dst
-                    ),
-                ));
-            }
-            Ok(tofusim_comm::algorithms::transfers(ranks, &list))
-        },
-    )
-}
-
-/// `rounds` round trips of `bytes` between ranks `a` and `b` of `system`.
-#[pyfunction]
-#[pyo3(signature = (system, a, b, bytes, rounds, descriptor="direct", cache_injection=true, cmg="near"))]
-#[allow(clippy::too_many_arguments)]
-fn run_pingpong(
-    py: Python<'_>,
-    system: String,
-    a: u32,
-    b: u32,
-    bytes: u64,
-    rounds: u32,
-    descriptor: &str,
-    cache_injection: bool,
-    cmg: &str,
-) -> PyResult<String> {
-    time_schedule(
-        py,
-        &system,
-        &modes(descriptor, cache_injection, cmg)?,
-        |ranks| {
-            if a >= ranks || b >= ranks || a == b {
-                return Err(ConfigError::new(
-                    "<pingpong>",
-                    "ranks",
-                    format!("expected two different ranks below {ranks}"),
-                ));
-            }
-            Ok(tofusim_comm::algorithms::pingpong(
-                ranks,
-                a,
-                b,
-                bytes,
-                rounds.max(1),
-            ))
-        },
-    )
-}
-
-/// The TofuD (or Tofu1) barrier-gate plan for each BCH count, as JSON.
-#[pyfunction]
-#[pyo3(signature = (bchs, generation="tofud"))]
-fn barrier_plans(bchs: Vec<u32>, generation: &str) -> PyResult<String> {
-    let hw = match generation {
-        "tofud" => tofusim_comm::barrier_hw::BarrierHardware::tofud(),
-        "tofu1" | "tofu2" => tofusim_comm::barrier_hw::BarrierHardware::tofu1(),
-        g => {
-            return Err(TofusimConfigError::new_err(format!(
-                "generation: expected tofu1, tofu2 or tofud, found {g}"
-            )))
-        }
-    };
-    let plans: Result<Vec<_>, String> = bchs
-        .iter()
-        .map(|&k| tofusim_comm::barrier_hw::intra_node(k, &hw))
-        .collect();
-    let plans = plans.map_err(|e| TofusimConfigError::new_err(format!("bchs: {e}")))?;
-    Ok(serde_json::json!({"hardware": hw, "plans": plans}).to_string())
-}
-
-/// The communication model of a system (packet format, components, sources).
-#[pyfunction]
-fn comm_model(system: String) -> PyResult<String> {
-    let sys = system::from_name(&system).map_err(config_err)?;
-    // Only a dragonfly's model needs its built node space (link classes).
-    let m = match sys.network.topology {
-        tofusim_topology::Topology::Dragonfly(_) => {
-            tofusim_experiment::build::build("<command line>", "system", sys, tofusim_experiment::build::Routes::Default).map_err(config_err)?.model
-        }
-        _ => tofusim_experiment::comm_model::CommModel::for_system(&sys, None),
-    };
-    Ok(serde_json::to_string(&m).expect("models serialise"))
-}
-
-/// For each route length of a dragonfly's routing (`system`, with an
-/// optional `/mode`), one pair of nodes whose packets take that many router
-/// hops both ways: `[(hops, src node, dst node)]`, from node 0; 0 hops is
-/// the next node on the same router.
-#[pyfunction]
-fn dragonfly_hop_pairs(system: String) -> PyResult<Vec<(u32, u32, u32)>> {
-    let setup = tofusim_experiment::collective::setup(&system).map_err(config_err)?;
-    let Some((d, mode)) = setup.built.dragonfly else {
-        return Err(TofusimConfigError::new_err(format!("{system}: not a dragonfly")));
-    };
-    let routing = tofusim_routing::DragonflyRouting::new(&d, mode);
-    let npr = d.nodes_per_router;
-    let mut out: Vec<(u32, u32, u32)> = Vec::new();
-    if npr > 1 {
-        out.push((0, 0, 1));
-    }
-    for r in 1..routing.routers() as u32 {
-        let h = routing.distance(0, r);
-        // The same length both ways (a ping-pong times both).
-        if h == routing.distance(r, 0) && !out.iter().any(|&(k, _, _)| k == h) {
-            out.push((h, 0, r * npr));
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
-}
-
-/// The Trinaryx3 segment derived from the pipeline depth on `system` for a
-/// vector of `size_bytes` (JSON: segment_bytes, stages, alpha_ns,
-/// ns_per_byte, part_bytes).
-#[pyfunction]
-fn trinaryx3_segment(py: Python<'_>, system: String, size_bytes: u64) -> PyResult<String> {
-    let r = py.detach(|| tofusim_experiment::collective::trinaryx3_segment(&system, size_bytes)).map_err(config_err)?;
-    Ok(serde_json::to_string(&r).expect("plain numbers serialise"))
-}
-
-/// The Tofu hardware barrier (or, with `payload_bytes`, the barrier
-/// interface's small allreduce) across every node of `system`, µs; `graph`
-/// wires the gates: `axes` (default), `axis-neighbours` or `rank-order`.
-#[pyfunction]
-#[pyo3(signature = (system, payload_bytes=0, graph="axes"))]
-fn hardware_barrier_us(py: Python<'_>, system: String, payload_bytes: u32, graph: &str) -> PyResult<f64> {
-    use tofusim_comm::barrier_hw::GateGraph;
-    let graph = match graph {
-        "axes" => GateGraph::Axes,
-        "axis-neighbours" => GateGraph::AxisNeighbours,
-        "rank-order" => GateGraph::RankOrder,
-        other => {
-            return Err(TofusimConfigError::new_err(format!(
-                "<command line>: graph: expected axes, axis-neighbours or rank-order, found {other}"
-            )))
-        }
-    };
-    py.detach(|| tofusim_experiment::collective::hardware_barrier_us(&system, payload_bytes, graph))
-        .map_err(config_err)
-}
-
-fn buffer_mode(mode: &str) -> PyResult<Option<tofusim_comm::mpi::BufferMode>> {
-    Ok(match mode {
-        "auto" => None,
-        "memory-saving" => Some(tofusim_comm::mpi::BufferMode::MemorySaving),
-        "high-speed" => Some(tofusim_comm::mpi::BufferMode::HighSpeed),
-        m => {
-            return Err(TofusimConfigError::new_err(format!(
-                "mode: expected auto, memory-saving or high-speed, found {m}"
-            )))
-        }
-    })
-}
-
-/// `rounds` MPI ping-pongs of `bytes` between ranks 0 and 1 of `system`
-/// (K computer MPI settings); `mode` forces a buffer mode or follows the
-/// switching policy (`auto`). Returns the timing as JSON.
-#[pyfunction]
-#[pyo3(signature = (system, bytes, rounds, mode="auto"))]
-fn run_mpi_pingpong(
-    py: Python<'_>,
-    system: String,
-    bytes: u64,
-    rounds: u32,
-    mode: &str,
-) -> PyResult<String> {
-    let forced = buffer_mode(mode)?;
-    let cfg = tofusim_comm::mpi::MpiConfig::k_computer();
-    time_schedule(py, &system, &Default::default(), |ranks| {
-        Ok(tofusim_comm::mpi::pingpong(
-            ranks,
-            0,
-            1,
-            bytes,
-            rounds.max(1),
-            &cfg,
-            forced,
-        ))
-    })
-}
-
-/// The MPI settings and the communication-buffer memory per process for
-/// each number of peers under each policy, as JSON.
-#[pyfunction]
-fn mpi_memory(peers: Vec<u32>) -> String {
-    use tofusim_comm::mpi::MemoryPolicy::*;
-    let cfg = tofusim_comm::mpi::MpiConfig::k_computer();
-    let rows: Vec<serde_json::Value> = peers
-        .iter()
-        .map(|&p| serde_json::json!({"peers": p, "memory-saving": cfg.buffer_memory_bytes(p, AllMemorySaving), "high-speed": cfg.buffer_memory_bytes(p, AllHighSpeed), "adaptive": cfg.buffer_memory_bytes(p, Adaptive)}))
-        .collect();
-    serde_json::json!({"config": cfg, "memory_bytes": rows}).to_string()
-}
-
-/// `rounds` RDMA Gets (`kind = "get"`) of `bytes`, or 8-byte atomic adds
-/// (`"atomic"`), by rank 0 on rank 1 of `system`, one after another.
-#[pyfunction]
-#[pyo3(signature = (system, kind, bytes, rounds, descriptor="direct", cache_injection=true, cmg="near"))]
-#[allow(clippy::too_many_arguments)]
-fn run_rdma(
-    py: Python<'_>,
-    system: String,
-    kind: &str,
-    bytes: u64,
-    rounds: u32,
-    descriptor: &str,
-    cache_injection: bool,
-    cmg: &str,
-) -> PyResult<String> {
-    let atomic = match kind {
-        "get" => false,
-        "atomic" => true,
-        k => {
-            return Err(TofusimConfigError::new_err(format!(
-                "kind: expected get or atomic, found {k}"
-            )))
-        }
-    };
-    let rounds = rounds.max(1);
-    time_schedule(
-        py,
-        &system,
-        &modes(descriptor, cache_injection, cmg)?,
-        |ranks| {
-            Ok(if atomic {
-                tofusim_comm::algorithms::atomic_add(ranks, 0, 1, rounds)
-            } else {
-                tofusim_comm::algorithms::get(ranks, 0, 1, bytes, rounds)
-            })
-        },
-    )
-}
-
-// ---- RMATT (DOMAIN.md §4) -------------------------------------------------
-
-/// A refused command-line value: one line, long values clipped, as every
-/// other refusal ([`ConfigError`]).
-fn bad(key: &str, message: impl Into<String>) -> PyErr {
-    config_err(ConfigError::new("<command line>", key, message.into()))
-}
-
-fn torus_shape(torus: &str) -> PyResult<tofusim_mapping::TorusShape> {
-    tofusim_mapping::TorusShape::parse(torus).map_err(|m| bad("--torus", m))
-}
-
-fn comm_list(pattern: &str, source: &str) -> PyResult<tofusim_mapping::CommList> {
-    tofusim_mapping::CommList::parse(pattern).map_err(|e| {
-        if e.line == 0 {
-            bad(source, e.message)
-        } else {
-            bad(&format!("{source}, line {}", e.line), e.message)
-        }
-    })
-}
-
-/// The NAS CG layout, its inputs checked here for every caller: `procs` a
-/// power of two below 2^31, `class` one letter of S W A B C D E (any case).
-fn cg_layout(procs: i64, class: &str) -> PyResult<tofusim_mapping::cg::CgLayout> {
-    if !(1..=1 << 30).contains(&procs) {
-        return Err(bad("--procs", format!("expected a power of two from 1 to 2^30, found {procs}")));
-    }
-    let mut letters = class.chars();
-    let (Some(c), None) = (letters.next().map(|c| c.to_ascii_uppercase()), letters.next()) else {
-        return Err(bad("--class", format!("expected one of S, W, A, B, C, D, E, found {class:?}")));
-    };
-    tofusim_mapping::cg::CgLayout::new(procs as u32, c).map_err(|m| bad("--procs/--class", m))
-}
-
-/// The NAS CG communication list of `procs` processes, class `class`, as
-/// text (`SRC DST BYTES` lines).
-#[pyfunction]
-fn cg_comm_list(procs: i64, class: &str) -> PyResult<String> {
-    let l = cg_layout(procs, class)?;
-    Ok(l.comm_list().to_text())
-}
-
-/// One NAS CG iteration's computation per process on a K computer node
-/// (`tofusim_mapping::cg::CgLayout::iteration_compute`), as JSON: flops,
-/// memory bytes, seconds, the timed run's CG iterations and the node's rates.
-#[pyfunction]
-fn cg_compute(procs: i64, class: &str) -> PyResult<String> {
-    let l = cg_layout(procs, class)?;
-    let node = tofusim_mapping::cg::K_NODE;
-    let c = l.iteration_compute(node);
-    Ok(serde_json::json!({
-        "flops": c.flops,
-        "memory_bytes": c.memory_bytes,
-        "seconds": c.seconds,
-        "timed_iterations": l.timed_iterations(),
-        "node": {"name": "K computer (SPARC64 VIIIfx)", "flops_per_second": node.flops_per_second, "memory_bytes_per_second": node.memory_bytes_per_second},
-    })
-    .to_string())
-}
-
-/// Hop-bytes and maximum link load (bytes) of `order` (rank → node).
-#[pyfunction]
-#[pyo3(signature = (torus, pattern, order, source="pattern"))]
-fn order_costs(torus: &str, pattern: &str, order: Vec<u32>, source: &str) -> PyResult<(u64, u64)> {
-    let t = torus_shape(torus)?;
-    let c = comm_list(pattern, source)?;
-    tofusim_mapping::placement::check_order(&t, c.ranks, &order).map_err(|m| bad("order", m))?;
-    Ok((
-        tofusim_mapping::placement::hop_bytes(&t, &c, &order),
-        tofusim_mapping::placement::max_link_load(&t, &c, &order),
-    ))
-}
-
-/// A baseline order: `default` (x-y), `random` (seeded) or `greedy`.
-#[pyfunction]
-#[pyo3(signature = (torus, pattern, kind, seed=1, source="pattern"))]
-fn baseline_order(py: Python<'_>, torus: &str, pattern: &str, kind: &str, seed: u64, source: &str) -> PyResult<Vec<u32>> {
-    let t = torus_shape(torus)?;
-    let c = comm_list(pattern, source)?;
-    if c.ranks > t.nodes() {
-        return Err(bad("--torus", format!("{} ranks do not fit {} nodes", c.ranks, t.nodes())));
-    }
-    Ok(match kind {
-        "default" => (0..c.ranks).collect(),
-        "random" => tofusim_mapping::rmatt::random_order(c.ranks, seed),
-        "greedy" => py.detach(|| tofusim_mapping::rmatt::greedy_order(&t, &c)),
-        _ => return Err(bad("kind", format!("expected default, random or greedy, got {kind:?}"))),
-    })
-}
-
-/// RMATT: anneals the rank order of `pattern` on `torus`. JSON with
-/// objective, default_cost (of `start`, the x-y order by default),
-/// optimized_cost, iterations, accepted, seconds and order.
-#[pyfunction]
-#[pyo3(signature = (torus, pattern, objective="hop-bytes", seed=1, iterations=None, start=None, source="pattern"))]
-#[allow(clippy::too_many_arguments)]
-fn rmatt(
-    py: Python<'_>,
-    torus: &str,
-    pattern: &str,
-    objective: &str,
-    seed: u64,
-    iterations: Option<i64>,
-    start: Option<Vec<u32>>,
-    source: &str,
-) -> PyResult<String> {
-    use tofusim_mapping::rmatt::{anneal_until, AnnealParams, Objective};
-    let t = torus_shape(torus)?;
-    let c = comm_list(pattern, source)?;
-    let obj = Objective::parse(objective)
-        .ok_or_else(|| bad("--objective", format!("expected hop-bytes or max-link-load, got {objective:?}")))?;
-    if c.ranks > t.nodes() {
-        return Err(bad("--torus", format!("the pattern has {} ranks, more than the {} nodes of {torus}", c.ranks, t.nodes())));
-    }
-    let start = start.unwrap_or_else(|| (0..c.ranks).collect());
-    let mut params = AnnealParams::default_for(obj, c.ranks, seed);
-    if let Some(i) = iterations {
-        if !(1..=MAX_ITERATIONS).contains(&i) {
-            return Err(bad("--iterations", format!("expected 1 to {MAX_ITERATIONS} proposed swaps, found {i}")));
-        }
-        params.iterations = i as u64;
-    }
-    let t0 = std::time::Instant::now();
-    // Ctrl-C: the search asks now and then, and ends with its best so far.
-    let mut stop = || Python::attach(|py| py.check_signals().is_err());
-    let a = py
-        .detach(|| anneal_until(&t, &c, obj, &start, params, &mut stop))
-        .map_err(|m| bad("start order", m))?;
-    Ok(serde_json::json!({
-        "objective": obj.name(),
-        "torus": t.lengths,
-        "ranks": c.ranks,
-        "default_cost": a.start_cost,
-        "optimized_cost": a.cost,
-        "iterations": a.iterations,
-        "accepted": a.accepted,
-        "complete": a.complete,
-        "requested_iterations": params.iterations,
-        "seed": seed,
-        "seconds": t0.elapsed().as_secs_f64(),
-        "order": a.order,
-    })
-    .to_string())
-}
-
-/// One NAS CG iteration's communication on the packet engine: `torus`
-/// (the job's virtual torus, with the links and host model of `system`),
-/// ranks placed by `order` (one per node), or with `ranks_per_node` > 1
-/// `order` gives each rank its node of `torus` (several share a node:
-/// their messages to each other turn around in its NIC). Timing JSON as
-/// the other schedule runs.
-#[pyfunction]
-#[pyo3(signature = (torus, procs, class, order, system="k", ranks_per_node=1))]
-#[allow(clippy::too_many_arguments)]
-fn cg_iteration_time(
-    py: Python<'_>,
-    torus: &str,
-    procs: i64,
-    class: &str,
-    order: Vec<u32>,
-    system: &str,
-    ranks_per_node: u32,
-) -> PyResult<String> {
-    let t = torus_shape(torus)?;
-    let layout = cg_layout(procs, class)?;
-    let procs = procs as u32;
-    if ranks_per_node <= 1 {
-        tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| bad("order", m))?;
-    } else {
-        let nodes: u32 = t.lengths.iter().product();
-        let mut held = vec![0u32; nodes as usize];
-        for &n in &order {
-            match held.get_mut(n as usize) {
-                Some(h) if *h < ranks_per_node => *h += 1,
-                _ => return Err(bad("order", format!("expected {procs} nodes of the {nodes} of {torus}, at most {ranks_per_node} ranks on each"))),
-            }
-        }
-        if order.len() != procs as usize {
-            return Err(bad(
-                "order",
-                format!(
-                    "expected a node for each of the {procs} ranks, got {}",
-                    order.len()
-                ),
-            ));
-        }
-    }
-    let lengths = t.lengths.clone();
-    let system = system.to_string();
-    // Ctrl-C stops the run; the interrupt is raised again after it.
-    let raised = std::sync::Mutex::new(None);
-    let timed = py.detach(|| {
-        let setup = tofusim_experiment::collective::torus_setup(&lengths, &system, order)?;
-        let mut report = reporter(&None, &raised);
-        tofusim_experiment::collective::run_on(setup, layout.iteration_schedule(), &tofusim_experiment::comm_model::Modes::default(), 1, &mut report)
-    });
-    let stopped = timed.as_ref().is_ok_and(|t| t.run.interrupted);
-    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), false, stopped)?;
-    Ok(timed_json(timed.map_err(config_err)?))
-}
-
-// ---- virtual torus mapping (DOMAIN.md §2) -----------------------------------
-
-/// Parses a region `X0,Y0,Z0:SXxSYxSZ`.
-fn parse_region(text: &str) -> PyResult<tofusim_mapping::embed::Region> {
-    let bad_region = || bad("--region", format!("expected ORIGIN:SIZE like 0,0,0:4x6x2, got {text:?}"));
-    let (o, sz) = text.split_once(':').ok_or_else(bad_region)?;
-    let o: Vec<u32> = o.split(',').map(|p| p.trim().parse()).collect::<Result<_, _>>().map_err(|_| bad_region())?;
-    let sz: Vec<u32> = sz.split('x').map(|p| p.trim().parse()).collect::<Result<_, _>>().map_err(|_| bad_region())?;
-    if o.len() != 3 || sz.len() != 3 {
-        return Err(bad_region());
-    }
-    Ok(tofusim_mapping::embed::Region { origin: [o[0], o[1], o[2]], size: [sz[0], sz[1], sz[2]] })
-}
-
-/// A virtual torus on a Tofu system: JSON with virtual_shape, nodes_used,
-/// padding_nodes, lost_nodes, max/mean_neighbor_hops, mechanism, block,
-/// axes, and (with `with_order`) node_of_rank and node coordinates.
-#[pyfunction]
-#[pyo3(signature = (system, shape, region=None, faults=None, faults_source="faults", with_order=false))]
-fn map_virtual(
-    py: Python<'_>,
-    system: &str,
-    shape: &str,
-    region: Option<&str>,
-    faults: Option<&str>,
-    faults_source: &str,
-    with_order: bool,
-) -> PyResult<String> {
-    use tofusim_mapping::{embed, faults as fl};
-    let sys = tofusim_experiment::from_name(system).map_err(config_err)?;
-    let t = match &sys.network.topology {
-        tofusim_topology::Topology::Tofu(t) => t.clone(),
-        _ => return Err(bad("--system", format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"))),
-    };
-    let shape_v = embed::parse_shape(shape).map_err(|m| bad("--shape", m))?;
-    let region = match region {
-        Some(r) => parse_region(r)?,
-        None => embed::Region::whole(&t),
-    };
-    region.check(&t).map_err(|m| bad("--region", m))?;
-    let f = match faults {
-        Some(text) => fl::Faults::parse(text, &t).map_err(|(line, m)| bad(&format!("{faults_source}, line {line}"), m))?,
-        None => fl::Faults::default(),
-    };
-    let m = py
-        .detach(|| fl::map_virtual(&t, region, &shape_v, &f))
-        .map_err(|m| bad("--shape", m))?;
-    let e = &m.embedding;
-    let mut out = serde_json::json!({
-        "system": system,
-        "virtual_shape": e.virtual_shape,
-        "ranks": e.node_of_rank.len(),
-        "nodes_used": e.node_of_rank.len(),
-        "region": {"origin": region.origin, "size": region.size, "nodes": region.nodes()},
-        "padding_nodes": m.unused_nodes - m.lost_nodes,
-        "lost_nodes": m.lost_nodes,
-        "failed_nodes": f.nodes.len(),
-        "failed_links": f.links.len(),
-        "max_neighbor_hops": m.max_neighbor_hops,
-        "mean_neighbor_hops": m.mean_neighbor_hops,
-        "mechanism": m.mechanism.describe(),
-        "block": {"origin": e.block.origin, "size": e.block.size},
-        "axes": e.axes,
-    });
-    if with_order {
-        out["node_of_rank"] = serde_json::json!(e.node_of_rank);
-        let coords: Vec<Vec<u32>> = e.node_of_rank.iter().map(|&n| t.coords(tofusim_topology::NodeId(n))).collect();
-        out["node_coords"] = serde_json::json!(coords);
-    }
-    Ok(out.to_string())
-}
-
-/// The job allocator on a synthetic stream, under the four policies (no
-/// rotation or padding, rotation, padding, both). JSON.
-#[pyfunction]
-#[pyo3(signature = (system, jobs=500, load=0.9, seed=1))]
-fn alloc_stream(
-    py: Python<'_>,
-    system: &str,
-    jobs: usize,
-    load: f64,
-    seed: u64,
-) -> PyResult<String> {
-    use tofusim_mapping::alloc::{simulate_until, synthetic_jobs, Policy};
-    let sys = tofusim_experiment::from_name(system).map_err(config_err)?;
-    let t = match &sys.network.topology {
-        tofusim_topology::Topology::Tofu(t) => t.clone(),
-        _ => {
-            return Err(bad(
-                "--system",
-                format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"),
-            ))
-        }
-    };
-    if jobs == 0 || jobs > 1_000_000 {
-        return Err(bad(
-            "--jobs",
-            format!("expected 1 to 1,000,000 jobs, got {jobs}"),
-        ));
-    }
-    if !(load > 0.0 && load <= 10.0) {
-        return Err(bad(
-            "--load",
-            format!("expected an offered load in (0, 10], got {load}"),
-        ));
-    }
-    let stream = synthetic_jobs(&t, jobs, load, seed);
-    // Ctrl-C: each policy's simulation asks now and then.
-    let interrupted = std::sync::atomic::AtomicBool::new(false);
-    let mut stop = || {
-        let hit = Python::attach(|py| py.check_signals().is_err());
-        if hit {
-            interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        hit || interrupted.load(std::sync::atomic::Ordering::Relaxed)
-    };
-    let runs = py.detach(|| {
-        [(false, false), (true, false), (false, true), (true, true)].map(|(rotation, padding)| {
-            let st = simulate_until(&t, &stream, Policy { rotation, padding }, &mut stop)?;
-            Some(serde_json::json!({
-                "rotation": rotation, "padding": padding, "jobs": st.jobs, "unplaceable": st.unplaceable,
-                "utilization": st.utilization, "allocated_fraction": st.allocated_fraction,
-                "mean_wait_seconds": st.mean_wait_s, "max_wait_seconds": st.max_wait_s,
-                "fragmentation": st.fragmentation, "makespan_seconds": st.makespan_s,
-                "rotated_jobs": st.rotated, "padded_jobs": st.padded, "padding_fraction": st.padding_fraction,
-            }))
-        })
-    });
-    if runs.iter().any(Option::is_none) {
-        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(
-            "alloc interrupted",
-        ));
-    }
-    Ok(serde_json::json!({"system": system, "nodes": t.node_count(), "jobs": jobs, "load": load, "seed": seed, "policies": runs}).to_string())
+    tofusim_experiment::comm_bench::timing_json(&t).to_string()
 }
 
 #[pymodule]

@@ -11,7 +11,7 @@ use pyo3::exceptions::PyBufferError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::ffi::{c_int, c_void};
-use tofusim_packet::result::CounterSamples;
+use tofusim_experiment::engine::CounterSamples;
 
 /// The values of one column, in their own integer type.
 enum Values {

@@ -18,6 +18,7 @@ from typing import Any
 from .case import case_maker
 
 from .. import comm
+from ..api import Experiment
 
 SOURCE = "[S:002] Alverson, Froese, Kaplan, Roweth: Cray XC Series Network (Cascade/Aries, SC12)"
 _C = case_maker(SOURCE)
@@ -94,17 +95,13 @@ CASES.append(_C("aries-latency", "A1: Aries MPI latency by router hops and messa
 CASES.append(_C("aries-bandwidth", "A2: Aries pair bandwidth, one-way and bidirectional, vs message size", bandwidth))
 
 
-def _adversarial_network(scale: str) -> tuple[str, int, int]:
-    """An Aries-wired dragonfly for the adversarial case: TOML, nodes per group, links per group pair."""
+def _adversarial_network(scale: str) -> tuple[dict[str, Any], int, int]:
+    """An Aries-wired dragonfly for the adversarial case: its [network] table, nodes per group, links per group pair."""
     groups, chassis, rpc, h, lpp = (9, 2, 8, 2, 4) if scale == "full" else (5, 2, 4, 1, 2)
-    text = (
-        '[network]\ntopology = "dragonfly"\nform = "aries"\n'
-        f"groups = {groups}\nnodes_per_router = 4\nchassis_per_group = {chassis}\nrouters_per_chassis = {rpc}\n"
-        f"rank2_links = 3\nglobal_links_per_router = {h}\nlinks_per_group_pair = {lpp}\n"
-        'rank1_bandwidth = "5.25GB/s"\nrank2_bandwidth = "5.25GB/s"\nrank3_bandwidth = "4.6875GB/s"\n'
-        'nic_bandwidth = "10GB/s"\n'
-    )
-    return text, chassis * rpc * 4, lpp
+    net = {"topology": "dragonfly", "form": "aries", "groups": groups, "nodes_per_router": 4, "chassis_per_group": chassis,
+           "routers_per_chassis": rpc, "rank2_links": 3, "global_links_per_router": h, "links_per_group_pair": lpp,
+           "rank1_bandwidth": "5.25GB/s", "rank2_bandwidth": "5.25GB/s", "rank3_bandwidth": "4.6875GB/s", "nic_bandwidth": "10GB/s"}
+    return net, chassis * rpc * 4, lpp
 
 
 def adversarial(scale: str) -> dict[str, Any]:
@@ -121,9 +118,9 @@ def adversarial(scale: str) -> dict[str, Any]:
     bound = lpp * rank3 * packet / (packet + overhead) / group_nodes
     rows, got = [], {}
     for algo in ("minimal", "valiant", "ugal", "ugal-g", "adaptive-prefer-minimal"):
-        text = (net + f'[routing]\nalgorithm = "{algo}"\n[workload]\npattern = "group-shift"\nload = 1.0\npacket_bytes = {packet}\nheader_bytes = {header}\n'
-                f"[run]\ncycles = {cycles}\nwarmup = {cycles // 5}\nseed = 1\n")
-        r = run_experiment(text, "<aries-adversarial>")
+        r = run_experiment(Experiment(network=net, routing={"algorithm": algo},
+                                      workload={"pattern": "group-shift", "load": 1.0, "packet_bytes": packet, "header_bytes": header},
+                                      run={"cycles": cycles, "warmup": cycles // 5, "seed": 1}, file="<aries-adversarial>"))
         if r.get("deadlock") or r.get("invariant_error"):
             raise RuntimeError(f"{algo}: {r.get('deadlock') or r.get('invariant_error')}")
         assert r["setup"]["router"]["overhead_bytes"] == overhead

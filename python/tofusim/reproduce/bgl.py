@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api import Experiment
 from .case import case_maker
-
 from .unbudgeted import run_experiment
 
 SOURCE = "[S:004] Adiga et al., Blue Gene/L torus interconnection network, IBM J. Res. & Dev. 49(2/3), 2005"
@@ -16,19 +16,21 @@ def _wire_bytes(r: dict[str, Any], packet_bytes: int = 256) -> int:
     return packet_bytes + r["setup"]["router"]["overhead_bytes"]
 
 
-def _run(text: str, ports: bool = False) -> dict[str, Any]:
-    r = run_experiment(text, "<reproduce>", ports=ports)
+def _bgl(shape: str, network: dict[str, Any] | None = None, **tables: Any) -> Experiment:
+    """An experiment on the BG/L preset of ``shape``."""
+    return Experiment(f"bgl:{shape}", network=network, file="<reproduce>", **tables)
+
+
+def _run(exp: Experiment, ports: bool = False) -> dict[str, Any]:
+    r = run_experiment(exp, ports=ports)
     if r.get("deadlock") or r.get("invariant_error"):
         raise RuntimeError(f"run failed: {r.get('deadlock') or r.get('invariant_error')}")
     return r
 
 
 def _alltoall(shape: str, packets: int, algorithm: str = "adaptive", ports: bool = False) -> dict[str, Any]:
-    return _run(
-        f'[network]\nsystem = "bgl:{shape}"\n[routing]\nalgorithm = "{algorithm}"\n'
-        f'[workload]\npattern = "alltoall"\npackets_per_pair = {packets}\npacket_bytes = 256\nheader_bytes = 16\n',
-        ports=ports,
-    )
+    return _run(_bgl(shape, routing={"algorithm": algorithm},
+                     workload={"pattern": "alltoall", "packets_per_pair": packets, "packet_bytes": 256, "header_bytes": 16}), ports=ports)
 
 
 def _longest_axis_spread(r: dict[str, Any]) -> float:
@@ -84,7 +86,7 @@ def alltoall_message_size(scale: str) -> dict[str, Any]:
     peak = 240 / 270
     rows, curve = [], []
     for m in sizes:
-        r = _run(f'[network]\nsystem = "bgl:{shape}"\n[workload]\npattern = "alltoall"\nmessage_bytes = {m}\nheader_bytes = 16\n')
+        r = _run(_bgl(shape, workload={"pattern": "alltoall", "message_bytes": m, "header_bytes": 16}))
         frac = r["payload_utilization"] / peak
         curve.append((m, frac))
         rows.append(metric(f"{m} B per pair: fraction of peak", "fraction", frac, None, None))
@@ -96,7 +98,7 @@ def alltoall_message_size(scale: str) -> dict[str, Any]:
     # of the wire bytes (packet + the link's per-packet overhead).
     definitions: dict[str, dict[str, float]] = {}
     for label, m in (("1 x 32-byte packet per pair", 16), ("10 full packets per pair", 2400)):
-        r = _run(f'[network]\nsystem = "bgl:{shape}"\n[workload]\npattern = "alltoall"\nmessage_bytes = {m}\nheader_bytes = 16\n')
+        r = _run(_bgl(shape, workload={"pattern": "alltoall", "message_bytes": m, "header_bytes": 16}))
         packet = 32 if m == 16 else 256
         wire = _wire_bytes(r, packet)
         packets_per_pair = -(-m // 240)
@@ -162,8 +164,8 @@ def alltoall_asymmetric(scale: str) -> dict[str, Any]:
     # offered; the peak is about 0.075) and at full load.
     for load in (0.07, 1.0):
         for algorithm in ("adaptive", "deterministic"):
-            u = _run(f'[network]\nsystem = "bgl:16x8x8"\n[routing]\nalgorithm = "{algorithm}"\n'
-                     f'[workload]\npattern = "uniform"\nload = {load}\n[run]\ncycles = 150000\nwarmup = 50000\n')
+            u = _run(_bgl("16x8x8", routing={"algorithm": algorithm}, workload={"pattern": "uniform", "load": load},
+                          run={"cycles": 150000, "warmup": 50000}))
             rows.append(metric(f"16x8x8 uniform at offered load {load}, {algorithm} routing: accepted load", "fraction of injection",
                                u["accepted_load"], None, None, unpublished=True))
     return {"metrics": rows, "setup": setup}
@@ -194,10 +196,7 @@ def hot_spot(scale: str) -> dict[str, Any]:
     setup = {"network": f"bgl:{base}"}
     for region, incoming in (([1, 1, 1], 6), ([2, 2, 2], 24)) if scale != "full" else (([1, 1, 1], 6), ([2, 2, 2], 24), ([4, 4, 4], 96)):
         name = "x".join(map(str, region))
-        r = _run(
-            f'[network]\nsystem = "bgl:{base}"\n[workload]\npattern = "hot-burst"\nregion_origin = [0, 0, 0]\nregion_shape = {region}\npackets = 16\n',
-            ports=True,
-        )
+        r = _run(_bgl(base, workload={"pattern": "hot-burst", "region_origin": [0, 0, 0], "region_shape": region, "packets": 16}), ports=True)
         wire = r["packets_delivered"] * _wire_bytes(r)
         frac = wire / (incoming * r["completion_cycles"])
         rows.append(metric(f"hot region {name}: fraction of the peak of its {incoming} incoming links", "fraction", frac, None, None))
@@ -223,13 +222,12 @@ CASES = [
 ]
 
 
-def _uniform(shape: str, load: float, algorithm: str = "adaptive", selection: str = "jsq", cycles: int = 40000, seed: int = 1, router: str = "",
-             warmup: int | None = None) -> dict[str, Any]:
+def _uniform(shape: str, load: float, algorithm: str = "adaptive", selection: str = "jsq", cycles: int = 40000, seed: int = 1,
+             router: dict[str, Any] | None = None, warmup: int | None = None) -> dict[str, Any]:
     warm = cycles // 5 if warmup is None else warmup
-    return _run(
-        f'[network]\nsystem = "bgl:{shape}"\n[router]\noutput_selection = "{selection}"\n{router}[routing]\nalgorithm = "{algorithm}"\n'
-        f'[workload]\npattern = "uniform"\nload = {load}\n[run]\ncycles = {cycles}\nwarmup = {warm}\nseed = {seed}\njsq_statistics = true\n'
-    )
+    return _run(_bgl(shape, router={"output_selection": selection, **(router or {})}, routing={"algorithm": algorithm},
+                     workload={"pattern": "uniform", "load": load},
+                     run={"cycles": cycles, "warmup": warm, "seed": seed, "jsq_statistics": True}))
 
 
 def routing_response(scale: str) -> dict[str, Any]:
@@ -266,7 +264,7 @@ def routing_response(scale: str) -> dict[str, Any]:
     rows.append(metric("accepted / offered load at the JSQ comparison (below 1: past saturation, or still filling)", "ratio", jsq["accepted_load"] / load, None, None, unpublished=True))
     rows.append(metric("link utilisation at the JSQ comparison", "fraction", jsq["link_utilization"], None, None, unpublished=True))
     # A diagnosis, not BG/L's mechanism: JSQ seeing the exact token count.
-    exact = _uniform(shape, load, cycles=cycles, router="jsq_ranges = 32\n", warmup=warmup)
+    exact = _uniform(shape, load, cycles=cycles, router={"jsq_ranges": 32}, warmup=warmup)
     rows.append(metric("JSQ with the exact token count instead of 2-bit ranges (diagnosis): response-time reduction vs random", "fraction", 1 - exact["latency"]["mean"] / rnd["latency"]["mean"], None, None, unpublished=True))
     setup["link_utilization_at_95pct"] = jsq["link_utilization"]
     setup["latency_cycles_95pct"] = {"jsq": jsq["latency"]["mean"], "random": rnd["latency"]["mean"], "jsq_exact_tokens": exact["latency"]["mean"]}
@@ -291,10 +289,8 @@ def vcs_and_paths(scale: str) -> dict[str, Any]:
         load = round(frac * saturation, 5)
         lat = {}
         for vcs, paths in ((1, 2), (2, 2), (4, 2), (2, 4), (4, 4), (2, 1)):
-            r = _run(
-                f'[network]\nsystem = "bgl:{shape}"\nlink_bandwidth = "350MB/s"\n[router]\ndynamic_vcs = {vcs}\npaths = {paths}\n'
-                f'[workload]\npattern = "uniform"\nload = {load}\n[run]\ncycles = {cycles}\nwarmup = {cycles // 5}\n'
-            )
+            r = _run(_bgl(shape, network={"link_bandwidth": "350MB/s"}, router={"dynamic_vcs": vcs, "paths": paths},
+                          workload={"pattern": "uniform", "load": load}, run={"cycles": cycles, "warmup": cycles // 5}))
             lat[(vcs, paths)] = r["latency"]["mean"]
         setup["latency_cycles"][f"{frac:.0%}"] = {f"{v} VCs / {p} paths": x for (v, p), x in lat.items()}
         rows += [

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..api import Experiment
 from .unbudgeted import run_experiment
 from .bgl import _C
 
@@ -29,12 +30,11 @@ def _trace_text() -> str:
 def _stress(rule: str, shape: str, cycles: int) -> dict[str, Any]:
     """Uniform traffic of 32..256-byte packets at full offered load on a
     torus, dimension-order routing (everything on the bubble VC)."""
-    return run_experiment(
-        f'[network]\ntopology = "torus"\nshape = [{shape}]\nlink_bandwidth = "175MB/s"\n'
-        f'[router]\nescape = "{rule}"\nvc_buffer = "512B"\nnetwork_priority = 0.5\n[routing]\nalgorithm = "dor"\n'
-        f'[workload]\npattern = "uniform"\nload = 1.0\nmin_packet_bytes = 32\n[run]\ncycles = {cycles}\ndeadlock_cycles = 5000\nseed = 7\n',
-        "<reproduce>",
-    )
+    return run_experiment(Experiment(
+        network={"topology": "torus", "shape": [int(n) for n in shape.split(",")], "link_bandwidth": "175MB/s"},
+        router={"escape": rule, "vc_buffer": "512B", "network_priority": 0.5}, routing={"algorithm": "dor"},
+        workload={"pattern": "uniform", "load": 1.0, "min_packet_bytes": 32}, run={"cycles": cycles, "deadlock_cycles": 5000, "seed": 7},
+        file="<reproduce>"))
 
 
 def bubble_deadlock(scale: str) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def bubble_deadlock(scale: str) -> dict[str, Any]:
     text = _trace_text()
     rows, setup = [], {"trace": str(EXAMPLE.name), "trace_network": "4-node ring, 512-byte escape VCs, 1-cycle hops and token returns"}
     for rule in RULES:
-        r = run_experiment(text.replace('"bubble-unfixed"', f'"{rule}"'), str(EXAMPLE))
+        r = run_experiment(Experiment.from_toml(text, str(EXAMPLE)).set("router.escape", rule))
         d = r.get("deadlock")
         # The BG/L designers found the original rule deadlocks (1) and the fix does not (0).
         rows.append(metric(f"{rule}: documented trace deadlocks (1 = yes)", "flag", 1.0 if d else 0.0, 1.0 if rule == "bubble-unfixed" else 0.0, 0.0))

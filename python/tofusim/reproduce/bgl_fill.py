@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .bgl import _C, _run
+from .bgl import _C, _bgl, _run
 
 LINK_MBps = 175.0
 
 
 def _fill(pattern: str, shape: str, message: str, turn_cycles: int) -> dict[str, Any]:
-    return _run(
-        f'[network]\nsystem = "bgl:{shape}"\n[workload]\npattern = "{pattern}"\nmessage_bytes = "{message}"\nturn_cycles = {turn_cycles}\n'
-    )
+    return _run(_bgl(shape, workload={"pattern": pattern, "message_bytes": message, "turn_cycles": turn_cycles}))
 
 
 # Corner-turn time of the node's software per packet: read 256 bytes from a

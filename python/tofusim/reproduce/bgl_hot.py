@@ -11,19 +11,17 @@ import statistics
 from typing import Any
 
 from . import series as S
-from .bgl import _C, _run
+from .bgl import _C, _bgl, _run
 
 AXES = "xyz"
 
 
-def _hot_region(shape: list[int], region: list[int], load: float, cycles: int, sample: int, *, router: str = "", routing: str = "adaptive", link: str | None = None, ports: bool = False, seed: int = 1) -> dict[str, Any]:
-    net = f'system = "bgl:{"x".join(map(str, shape))}"' + (f'\nlink_bandwidth = "{link}"' if link else "")
-    return _run(
-        f"[network]\n{net}\n[router]\n{router}\n[routing]\nalgorithm = \"{routing}\"\n"
-        f'[workload]\npattern = "hot-region"\nload = {load}\nregion_origin = [0, 0, 0]\nregion_shape = {region}\nhot_fraction = 0.25\n'
-        f"[run]\ncycles = {cycles}\nsample_cycles = {sample}\nseed = {seed}\n",
-        ports=ports,
-    )
+def _hot_region(shape: list[int], region: list[int], load: float, cycles: int, sample: int, *, router: dict[str, Any] | None = None,
+                routing: str = "adaptive", link: str | None = None, ports: bool = False, seed: int = 1) -> dict[str, Any]:
+    return _run(_bgl("x".join(map(str, shape)), network={"link_bandwidth": link} if link else None, router=router or {},
+                     routing={"algorithm": routing},
+                     workload={"pattern": "hot-region", "load": load, "region_origin": [0, 0, 0], "region_shape": region, "hot_fraction": 0.25},
+                     run={"cycles": cycles, "sample_cycles": sample, "seed": seed}), ports=ports)
 
 
 def incoming_link_utilization(r: dict[str, Any], shape: list[int], region: list[int]) -> float:
@@ -60,7 +58,7 @@ def hot_region_buffers(scale: str) -> dict[str, Any]:
     rows, curves, setup = [], {}, {"network": f"bgl:{'x'.join(map(str, shape))} at 350 MB/s", "region": f"{'x'.join(map(str, region))} at (0,0,0), 25% of packets", "offered_load": 0.3, "cycles": cycles}
     levels = []
     for buf in ("2KiB", "1KiB", "512B"):
-        r = _hot_region(shape, region, 0.3, cycles, 2000, router=f'vc_buffer = "{buf}"', link="350MB/s", ports=True)
+        r = _hot_region(shape, region, 0.3, cycles, 2000, router={"vc_buffer": buf}, link="350MB/s", ports=True)
         ts = S.throughput(r)
         f = S.rise_fall_level(ts)
         levels.append(f["level"])
@@ -85,7 +83,7 @@ def slq_hot_region(scale: str) -> dict[str, Any]:
     for arb in ("slq", "random"):
         vals = []
         for seed in (1, 2):
-            r = _hot_region(shape, region, 0.3, cycles, 4000, router=f'arbitration = "{arb}"', link="350MB/s", seed=seed)
+            r = _hot_region(shape, region, 0.3, cycles, 4000, router={"arbitration": arb}, link="350MB/s", seed=seed)
             vals.append(S.throughput(r))
         # Mean over seeds, window by window.
         ts = [(c, statistics.fmean(v[i][1] for v in vals)) for i, (c, _) in enumerate(vals[0])]
@@ -125,7 +123,7 @@ def dateline_waves(scale: str) -> dict[str, Any]:
     setup = {"network": f"bgl:{'x'.join(map(str, shape))}", "region": f"{'x'.join(map(str, region))} at (0,0,0), 25% of packets", "offered_load": 0.3, "routing": "dor (all traffic on the escape VCs)", "cycles": cycles, "datelines": "the wrap link of every ring (maximum coordinate)", "window_cycles": 2000, "lags_windows": MAX_LAG_WINDOWS}
     rows, curves, unblock = [], {}, {}
     for esc in ("bubble", "dateline-dimension", "dateline-direction"):
-        r = _hot_region(shape, region, 0.3, cycles, 2000, router=f'escape = "{esc}"', routing="dor")
+        r = _hot_region(shape, region, 0.3, cycles, 2000, router={"escape": esc}, routing="dor")
         ts = S.throughput(r)
         half = len(ts) // 2
         ys = [y for _, y in ts[half:]]

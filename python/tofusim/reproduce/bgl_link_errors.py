@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..api import Experiment
 from .unbudgeted import run_experiment
 from .bgl import _C
 
@@ -27,13 +28,9 @@ WIRE_BITS = 270 * 8
 
 
 def _run(shape: str, load: float, ber: float, cycles: int, warmup: int, audit: int) -> dict[str, Any]:
-    errors = f"[link_errors]\nbit_error_rate = {ber!r}\n" if ber > 0 else ""
-    text = (
-        f'[network]\nsystem = "bgl:{shape}"\n[routing]\nalgorithm = "adaptive"\n'
-        f'[workload]\npattern = "uniform"\nload = {load}\n'
-        f"[run]\ncycles = {cycles}\nwarmup = {warmup}\naudit_cycles = {audit}\nseed = 3\n{errors}"
-    )
-    r = run_experiment(text, "<reproduce>")
+    r = run_experiment(Experiment(f"bgl:{shape}", routing={"algorithm": "adaptive"}, workload={"pattern": "uniform", "load": load},
+                                  run={"cycles": cycles, "warmup": warmup, "audit_cycles": audit, "seed": 3},
+                                  link_errors={"bit_error_rate": ber} if ber > 0 else None, file="<reproduce>"))
     if r.get("invariant_error") or r.get("deadlock"):
         raise RuntimeError(f"bit error rate {ber}: the run broke an invariant or deadlocked: {r.get('invariant_error') or r.get('deadlock')}")
     return r
@@ -75,17 +72,13 @@ def link_errors(scale: str) -> dict[str, Any]:
     hops = 0
     message = 16384 if full else 4096
 
-    def alltoall(seed: int, errors: str) -> dict[str, Any]:
-        return run_experiment(
-            f'[network]\nsystem = "bgl:{shape}"\n[routing]\nalgorithm = "adaptive"\n'
-            f'[workload]\npattern = "alltoall"\nmessage_bytes = {message}\n'
-            f"[run]\naudit_cycles = 20000\nseed = {seed}\n{errors}",
-            "<reproduce>",
-        )
+    def alltoall(seed: int, errors: dict[str, Any] | None) -> dict[str, Any]:
+        return run_experiment(Experiment(f"bgl:{shape}", routing={"algorithm": "adaptive"}, workload={"pattern": "alltoall", "message_bytes": message},
+                                         run={"audit_cycles": 20000, "seed": seed}, link_errors=errors, file="<reproduce>"))
 
     for rep in range(1):
-        expected = alltoall(rep + 1, "")["packets_delivered"]
-        r = alltoall(rep + 1, "[link_errors]\npacket_error_rate = 1e-4\n")
+        expected = alltoall(rep + 1, None)["packets_delivered"]
+        r = alltoall(rep + 1, {"packet_error_rate": 1e-4})
         broken = not r["complete"] or bool(r.get("invariant_error"))
         hops += r["sim"]["packet_hops"]
         rows.append(metric(f"all-to-all of {message} B at 1e-4 per packet (seed {rep + 1}): packets lost or duplicated", "packets",

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api import Experiment
 from .unbudgeted import run_experiment
 from .case import case_maker
 
@@ -33,15 +34,14 @@ SAMPLE = 20_000
 RESEND = 100_000
 
 
-def _text(shape: str, load: float, cycles: int, faults: str) -> str:
-    return (
-        f'[network]\nsystem = "k:{shape}"\n[workload]\npattern = "uniform"\nload = {load}\n'
-        f"[run]\ncycles = {cycles}\nwarmup = 0\nsample_cycles = {SAMPLE}\naudit_cycles = 200000\nseed = 7\n{faults}"
-    )
+def _experiment(shape: str, load: float, cycles: int, faults: dict[str, Any] | None) -> Experiment:
+    return Experiment(f"k:{shape}", workload={"pattern": "uniform", "load": load},
+                      run={"cycles": cycles, "warmup": 0, "sample_cycles": SAMPLE, "audit_cycles": 200000, "seed": 7}, faults=faults,
+                      file="<reproduce>")
 
 
-def _run(text: str, what: str, strict: bool = True) -> dict[str, Any]:
-    r = run_experiment(text, "<reproduce>", ports=True)
+def _run(exp: Experiment, what: str, strict: bool = True) -> dict[str, Any]:
+    r = run_experiment(exp, ports=True)
     if strict and (r.get("invariant_error") or r.get("deadlock")):
         raise RuntimeError(f"{what}: the run broke an invariant or deadlocked: {r.get('invariant_error') or r.get('deadlock')}")
     return r
@@ -76,13 +76,13 @@ def link_failure(scale: str) -> dict[str, Any]:
     # Below saturation: uniform traffic saturates k:4x6x4 near 0.14.
     load = 0.1 if full else 0.3
     fail, recover, cycles = (400_000, 800_000, 1_400_000) if full else (400_000, 800_000, 1_400_000)
-    healthy = _run(_text(shape, load, cycles, ""), "healthy run")
+    healthy = _run(_experiment(shape, load, cycles, None), "healthy run")
     # The busiest link of the healthy run: its failure hurts the most.
     busiest = max(healthy["ports"], key=lambda p: p["bytes"])
     node, port = busiest["router"], busiest["port"]
     scenarios = {
-        f"link {port} of node {node}": f'node = {node}, port = "{port}"',
-        f"node {node} with its router": f"node = {node}",
+        f"link {port} of node {node}": {"node": node, "port": str(port)},
+        f"node {node} with its router": {"node": node},
     }
     rows: list[dict[str, Any]] = []
     curves: dict[str, list[list[float]]] = {"healthy": [[s["cycle"] / 1000, s["accepted_load"]] for s in healthy["timeseries"]]}
@@ -91,11 +91,11 @@ def link_failure(scale: str) -> dict[str, Any]:
                              "healthy_accepted_load": healthy["accepted_load"], "healthy_packets": healthy["packets_delivered"]}
     before_h = _mean(healthy["timeseries"], SAMPLE * 3, fail)
     for label, target in scenarios.items():
-        faults = (f'[faults]\nresend_timeout_cycles = {RESEND}\nevents = [{{ cycle = {fail}, action = "fail", {target} }}, '
-                  f'{{ cycle = {recover}, action = "recover", {target} }}]\n')
+        faults = {"resend_timeout_cycles": RESEND,
+                  "events": [{"cycle": fail, "action": "fail", **target}, {"cycle": recover, "action": "recover", **target}]}
         # Not strict: a broken invariant (a packet lost silently, delivered
         # twice or corrupted; tokens not conserved) shows in the row below.
-        r = _run(_text(shape, load, cycles, faults), label, strict=False)
+        r = _run(_experiment(shape, load, cycles, faults), label, strict=False)
         ts = r["timeseries"]
         before = _mean(ts, SAMPLE * 3, fail)
         dip = min(s["accepted_load"] for s in ts if fail < s["cycle"] <= recover + RESEND + 2 * SAMPLE)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..api import Experiment
 from .unbudgeted import run_experiment
 from .case import case_maker
 
@@ -21,20 +22,17 @@ _C = case_maker("[S:000] Ajima et al., The Tofu Interconnect D (IEEE Cluster 201
 
 #: The bad lane's bit error rate; the good lane stays at 1e-10.
 BAD_LANE = (1e-6, 1e-5, 1e-4)
-MODES = {
-    "split (retransmission only)": 'packet_slicing = "split"',
-    "duplicate (always)": 'packet_slicing = "dynamic"\nduplicate_above = 0\nsplit_below = 0\nmonitor_packets = 1',
-    "dynamic (TofuD)": 'packet_slicing = "dynamic"',
+MODES: dict[str, dict[str, Any]] = {
+    "split (retransmission only)": {"packet_slicing": "split"},
+    "duplicate (always)": {"packet_slicing": "dynamic", "duplicate_above": 0, "split_below": 0, "monitor_packets": 1},
+    "dynamic (TofuD)": {"packet_slicing": "dynamic"},
 }
 
 
-def _run(shape: str, cycles: int, errors: str) -> dict[str, Any]:
-    table = f"[link_errors]\n{errors}\n" if errors else ""
-    r = run_experiment(
-        f'[network]\nsystem = "fugaku:{shape}"\n[workload]\npattern = "uniform"\nload = 1.0\n'
-        f"[run]\ncycles = {cycles}\nwarmup = {cycles // 10}\naudit_cycles = 20000\nseed = 5\n{table}",
-        "<reproduce>",
-    )
+def _run(shape: str, cycles: int, errors: dict[str, Any] | None) -> dict[str, Any]:
+    r = run_experiment(Experiment(f"fugaku:{shape}", workload={"pattern": "uniform", "load": 1.0},
+                                  run={"cycles": cycles, "warmup": cycles // 10, "audit_cycles": 20000, "seed": 5},
+                                  link_errors=errors or None, file="<reproduce>"))
     if r.get("invariant_error") or r.get("deadlock"):
         raise RuntimeError(f"{errors!r}: {r.get('invariant_error') or r.get('deadlock')}")
     return r
@@ -49,18 +47,18 @@ def packet_slicing(scale: str) -> dict[str, Any]:
     # lanes' header copies in its packet format; the lanes modelled one by
     # one (the link protocol's slices) must give the same, and a one-lane
     # link (no copies) what the copies cost.
-    clean = _run(shape, cycles, "")["accepted_load"]
+    clean = _run(shape, cycles, None)["accepted_load"]
     rows = [metric("error-free, split mode (the default TofuD link): saturation throughput", "fraction of injection", clean, None, None)]
-    sliced = _run(shape, cycles, 'packet_slicing = "split"\nbit_error_rate = 0')["accepted_load"]
+    sliced = _run(shape, cycles, {"packet_slicing": "split", "bit_error_rate": 0})["accepted_load"]
     rows.append(metric("error-free, split over 2 lanes modelled one by one (a header copy per slice)", "fraction of injection", sliced, None, None, unpublished=True))
-    one = _run(shape, cycles, 'packet_slicing = "split"\nlanes = 1\nbit_error_rate = 0')["accepted_load"]
+    one = _run(shape, cycles, {"packet_slicing": "split", "lanes": 1, "bit_error_rate": 0})["accepted_load"]
     rows.append(metric("error-free, one lane (no header copies)", "fraction of injection", one, None, None, unpublished=True))
     curves: dict[str, list[list[float]]] = {m: [] for m in MODES}
     setup: dict[str, Any] = {"system": f"fugaku:{shape}", "traffic": "uniform random at full load", "good_lane_ber": 1e-10,
                              "bad_lane_ber": list(BAD_LANE), "cycles": cycles}
     for ber in BAD_LANE:
         for mode, keys in MODES.items():
-            r = _run(shape, cycles, f"{keys}\nlane_bit_error_rates = [1e-10, {ber!r}]")
+            r = _run(shape, cycles, {**keys, "lane_bit_error_rates": [1e-10, ber]})
             le = r["link_errors"]
             rows.append(metric(f"bad lane at {ber:g}: {mode}", "fraction of injection", r["accepted_load"], None, None, unpublished=True))
             curves[mode].append([math.log10(ber), r["accepted_load"]])

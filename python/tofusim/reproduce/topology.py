@@ -18,6 +18,7 @@ from typing import Any
 from .case import case_maker
 
 from .. import topo, topo_toml
+from ..api import Experiment
 from .unbudgeted import run_experiment
 
 SOURCE = "[S:002] Alverson et al., Cray XC Series Network (SC12), cable-count argument; topologies from [S:000], [S:003], [S:004], [S:002]"
@@ -26,37 +27,36 @@ _C = case_maker(SOURCE)
 LINK = "5.25GB/s"
 LINK_GBPS = 5.25
 #: Every node injects through two engines at the link rate.
-NIC = 'nic_interfaces = 2\nnic_bandwidth = "5.25GB/s"\n'
+NIC = {"nic_interfaces": 2, "nic_bandwidth": "5.25GB/s"}
 #: 100 ns per router hop (the Aries figure, [S:002]) at 5.25 bytes per ns,
 #: for every topology; VC buffers cover the token round trip.
 HOP_CYCLES = 525
-ROUTER = f'[router]\nhop_latency_cycles = {HOP_CYCLES}\ntoken_latency_cycles = {HOP_CYCLES}\nvc_buffer = "4KiB"\n'
+ROUTER = {"hop_latency_cycles": HOP_CYCLES, "token_latency_cycles": HOP_CYCLES, "vc_buffer": "4KiB"}
 
 
-def _systems(scale: str) -> list[tuple[str, str, str | None]]:
-    """(name, [network] TOML, routing algorithm) of similar node counts."""
+def _systems(scale: str) -> list[tuple[str, dict[str, Any], str]]:
+    """(name, [network] table, routing algorithm) of similar node counts."""
     if scale == "full":
         torus, tofu, df, ft = ([16, 16, 16], [8, 6, 8], (33, 8, 4, 4, 1), (16, 3))
     else:
         torus, tofu, df, ft = ([8, 8, 8], [4, 3, 4], (17, 8, 4, 4, 2), (8, 3))
     g, a, p, h, lpp = df
     return [
-        ("3D torus", f'topology = "torus"\nshape = {torus}\nlink_bandwidth = "{LINK}"\n{NIC}', "adaptive"),
+        ("3D torus", {"topology": "torus", "shape": torus, "link_bandwidth": LINK, **NIC}, "adaptive"),
         # The same (BG/L) router on both tori: the rows compare topologies.
-        ("Tofu 6D", f'topology = "tofu"\ngeneration = "bgl"\nshape = {tofu}\nlink_bandwidth = "{LINK}"\n{NIC}', "adaptive"),
-        ("dragonfly", f'topology = "dragonfly"\ngroups = {g}\nrouters_per_group = {a}\nnodes_per_router = {p}\n'
-                      f'global_links_per_router = {h}\nlinks_per_group_pair = {lpp}\narrangement = "round-robin"\nlink_bandwidth = "{LINK}"\n{NIC}',
+        ("Tofu 6D", {"topology": "tofu", "generation": "bgl", "shape": tofu, "link_bandwidth": LINK, **NIC}, "adaptive"),
+        ("dragonfly", {"topology": "dragonfly", "groups": g, "routers_per_group": a, "nodes_per_router": p, "global_links_per_router": h,
+                       "links_per_group_pair": lpp, "arrangement": "round-robin", "link_bandwidth": LINK, **NIC},
          "adaptive-prefer-minimal"),
         # The generic fat-tree switch (docs/model.md), d-mod-k up-port choice.
-        ("fat-tree", f'topology = "fattree"\nk = {ft[0]}\nlevels = {ft[1]}\nlink_bandwidth = "{LINK}"\n{NIC}', "d-mod-k"),
+        ("fat-tree", {"topology": "fattree", "k": ft[0], "levels": ft[1], "link_bandwidth": LINK, **NIC}, "d-mod-k"),
     ]
 
 
-def _engine(net: str, algo: str, load: float, cycles: int) -> dict[str, Any]:
-    text = (f"[network]\n{net}{ROUTER}[routing]\nalgorithm = \"{algo}\"\n"
-            f"[workload]\npattern = \"uniform\"\nload = {load}\npacket_bytes = 256\n"
-            f"[run]\ncycles = {cycles}\nwarmup = {cycles // 4}\nseed = 1\n")
-    r = run_experiment(text, "<topology-comparison>")
+def _engine(net: dict[str, Any], algo: str, load: float, cycles: int) -> dict[str, Any]:
+    r = run_experiment(Experiment(network=net, router=ROUTER, routing={"algorithm": algo},
+                                  workload={"pattern": "uniform", "load": load, "packet_bytes": 256},
+                                  run={"cycles": cycles, "warmup": cycles // 4, "seed": 1}, file="<topology-comparison>"))
     if r.get("deadlock") or r.get("invariant_error"):
         raise RuntimeError(f"{algo}: {r.get('deadlock') or r.get('invariant_error')}")
     return r
@@ -68,7 +68,7 @@ def comparison(scale: str) -> dict[str, Any]:
     cycles = 120_000 if scale == "full" else 60_000
     rows, table = [], []
     for name, net, algo in _systems(scale):
-        m = topo_toml(f"[network]\n{net}", "<topology-comparison>")
+        m = topo_toml(Experiment(network=net).toml(), "<topology-comparison>")
         injection = m["injection_per_node_Bps"] / 1e9
         quiet = _engine(net, algo, 0.02, cycles)
         busy = _engine(net, algo, 1.0, cycles)
@@ -107,8 +107,8 @@ def _cables() -> list[dict[str, Any]]:
     leaves = nodes // per_leaf
     # Up-links per leaf so that (links x rate x 2 directions) / 2 hops = global_df.
     up = -(-int(round(2 * global_df / (rate3 * 2))) // leaves)
-    ft = topo_toml(
-        f'[network]\ntopology = "fattree"\ndown = [{per_leaf}, {leaves}]\nup = [1, {up}]\nlink_bandwidth = "{rate3 / 1e9}GB/s"\n', "<fat-tree>")
+    ft = topo_toml(Experiment(network={"topology": "fattree", "down": [per_leaf, leaves], "up": [1, up], "link_bandwidth": f"{rate3 / 1e9}GB/s"}).toml(),
+                   "<fat-tree>")
     ft_links = sum(ft["links_by_class"].values())
     global_ft = ft_links * rate3 * 2 / 2
     return [
