@@ -435,42 +435,33 @@ pub struct Timed {
     pub busiest_ports: Vec<tofusim_packet::result::PortRecord>,
 }
 
+/// How a schedule runs on the packet engine: the transfers' low-latency
+/// modes, the engine's seed, and how often the per-port counters are
+/// sampled (0: never).
+#[derive(Clone, Copy, Debug)]
+pub struct ScheduleOptions {
+    pub modes: Modes,
+    pub seed: u64,
+    pub counter_cycles: u64,
+}
+
+impl Default for ScheduleOptions {
+    fn default() -> Self {
+        ScheduleOptions { modes: Modes::default(), seed: 1, counter_cycles: 0 }
+    }
+}
+
 /// Runs the schedule `make(ranks, grid, tnis)` builds over every node of
 /// `system_name` on the packet engine.
 pub fn run_schedule(
     system_name: &str,
-    modes: &Modes,
-    seed: u64,
-    make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
-    progress: tofusim_packet::Progress,
-) -> Result<Timed> {
-    run_schedule_sampled(system_name, modes, seed, 0, make, progress)
-}
-
-/// [`run_schedule`] with the per-port counters sampled every
-/// `counter_cycles` (0: none).
-pub fn run_schedule_sampled(
-    system_name: &str,
-    modes: &Modes,
-    seed: u64,
-    counter_cycles: u64,
+    opts: &ScheduleOptions,
     make: impl FnOnce(u32, Option<Grid>, u8) -> Result<tofusim_comm::Schedule>,
     progress: tofusim_packet::Progress,
 ) -> Result<Timed> {
     let setup = setup(system_name)?;
     let s = make(setup.node_of_rank.len() as u32, setup.grid, setup.built.model.tnis)?;
-    run_sampled(setup, s, modes, seed, counter_cycles, progress, |_| ()).map(|(t, ())| t)
-}
-
-/// Runs `s` on the packet engine over the ranks of `setup`.
-pub fn run_on(
-    setup: Setup,
-    s: tofusim_comm::Schedule,
-    modes: &Modes,
-    seed: u64,
-    progress: tofusim_packet::Progress,
-) -> Result<Timed> {
-    run_inspecting(setup, s, modes, seed, progress, |_| ()).map(|(t, ())| t)
+    run_on(setup, s, opts, progress, |_| ()).map(|(t, ())| t)
 }
 
 /// The packet engine that runs `s` over the ranks of `setup`, with the
@@ -530,31 +521,19 @@ fn check_schedule_time(s: &tofusim_comm::Schedule, model: &crate::comm_model::Co
     Ok(())
 }
 
-/// [`run_on`], and what `inspect` reads from the finished run's state
-/// (e.g. every step's finish cycle: millions of numbers for a large
-/// collective, so only when asked).
-pub fn run_inspecting<T>(
+/// Runs `s` on the packet engine over the ranks of `setup` (the one way a
+/// schedule runs: collectives, replays, CG iterations, ping-pongs), and
+/// what `inspect` reads from the finished run's state (e.g. every step's
+/// finish cycle: millions of numbers for a large collective, so only when
+/// asked; `|_| ()` for nothing).
+pub fn run_on<T>(
     setup: Setup,
     s: tofusim_comm::Schedule,
-    modes: &Modes,
-    seed: u64,
+    opts: &ScheduleOptions,
     progress: tofusim_packet::Progress,
     inspect: impl FnOnce(&ScheduleRun) -> T,
 ) -> Result<(Timed, T)> {
-    run_sampled(setup, s, modes, seed, 0, progress, inspect)
-}
-
-/// [`run_inspecting`] with the per-port counters sampled every
-/// `counter_cycles` (0: none) into the run summary's `counter_samples`.
-pub fn run_sampled<T>(
-    setup: Setup,
-    s: tofusim_comm::Schedule,
-    modes: &Modes,
-    seed: u64,
-    counter_cycles: u64,
-    progress: tofusim_packet::Progress,
-    inspect: impl FnOnce(&ScheduleRun) -> T,
-) -> Result<(Timed, T)> {
+    let ScheduleOptions { ref modes, seed, counter_cycles } = *opts;
     let (grid, ranks) = (setup.grid, setup.node_of_rank.len() as u32);
     let s = std::sync::Arc::new(s);
     let run = RunParams {
@@ -861,7 +840,8 @@ fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Resu
     let step_count: u64 = sched.programs.iter().map(|p| p.steps.len() as u64).sum();
     let keep_steps = spec.steps && step_count <= MAX_STEP_TIMES;
     let node_of_rank = if keep_steps { setup.node_of_rank.clone() } else { Vec::new() };
-    let (mut timed, finish) = run_sampled(setup, sched, &spec.modes, spec.seed, spec.counter_cycles, progress, |run| {
+    let opts = ScheduleOptions { modes: spec.modes, seed: spec.seed, counter_cycles: spec.counter_cycles };
+    let (mut timed, finish) = run_on(setup, sched, &opts, progress, |run| {
         keep_steps.then(|| run.step_finish_cycles())
     })?;
     // An interrupted run is not checked either; an interrupted check marks
@@ -965,18 +945,12 @@ pub fn hardware_barrier_us(
     } = setup(system_name)?;
     // The barrier interface of the system's Tofu generation (Tofu2's
     // gates are Tofu1's, [S:000]); other networks have no such hardware.
-    let hw = match model.generation {
-        "tofud" => tofusim_comm::barrier_hw::BarrierHardware::tofud(),
-        "tofu1" | "tofu2" => tofusim_comm::barrier_hw::BarrierHardware::tofu1(),
-        g => {
-            return Err(ConfigError::new(
-                WHERE,
-                "system",
-                format!(
-                "the Tofu barrier interface is Tofu hardware; {system_name} is {g}, which has none"
-            ),
-            ))
-        }
+    let Some(hw) = model.generation.barrier_hardware() else {
+        return Err(ConfigError::new(
+            WHERE,
+            "system",
+            format!("the Tofu barrier interface is Tofu hardware; {system_name} is {}, which has none", model.generation.name()),
+        ));
     };
     let cycle = model.cycle_ns();
     let hop_ns = model.router.hop_latency_cycles as f64 * cycle;

@@ -9,14 +9,15 @@ use std::ops::ControlFlow;
 
 use serde_json::{json, Value};
 use tofusim_comm::algorithms::{self, Params, Transfer};
-use tofusim_comm::barrier_hw::{self, BarrierHardware, GateGraph};
+use tofusim_comm::barrier_hw::{self, GateGraph};
 use tofusim_comm::mpi::{BufferMode, MemoryPolicy, MpiConfig};
 use tofusim_comm::Schedule;
 use tofusim_topology::Topology;
 
-use crate::collective::{self, Timed};
+use crate::collective::{self, ScheduleOptions, Timed};
 use crate::comm_model::{CommModel, Modes};
 use crate::error::{ConfigError, Result};
+use crate::generation::Generation;
 
 fn bad(key: &str, message: impl Into<String>) -> ConfigError {
     ConfigError::new("<command line>", key, message.into())
@@ -27,7 +28,7 @@ fn bad(key: &str, message: impl Into<String>) -> ConfigError {
 pub fn timing_json(t: &Timed) -> Value {
     json!({
         "processes": t.ranks,
-        "communicator_shape": t.grid.as_ref().map(|g| g.lengths.clone()),
+        "communicator_shape": t.grid.map(|g| g.lengths),
         "cycles": t.cycles,
         "time_seconds": t.time_seconds,
         "rank_end_cycles": t.rank_end_cycles,
@@ -37,7 +38,8 @@ pub fn timing_json(t: &Timed) -> Value {
 
 /// Times the schedule `make(ranks)` builds over every node of `system`.
 fn time_schedule(system: &str, modes: &Modes, make: impl FnOnce(u32) -> Result<Schedule>) -> Result<Timed> {
-    collective::run_schedule(system, modes, 1, |ranks, _, _| make(ranks), &mut |_| ControlFlow::Continue(()))
+    let opts = ScheduleOptions { modes: *modes, ..Default::default() };
+    collective::run_schedule(system, &opts, |ranks, _, _| make(ranks), &mut |_| ControlFlow::Continue(()))
 }
 
 /// Transfers that start together over `system`'s communicator: (source
@@ -125,11 +127,9 @@ pub fn mpi_memory(peers: &[u32]) -> Value {
 /// The barrier-gate plan of the Tofu barrier interface for each BCH count
 /// (`generation`: tofu1, tofu2 or tofud).
 pub fn barrier_plans(bchs: &[u32], generation: &str) -> Result<Value> {
-    let hw = match generation {
-        "tofud" => BarrierHardware::tofud(),
-        "tofu1" | "tofu2" => BarrierHardware::tofu1(),
-        g => return Err(bad("generation", format!("expected tofu1, tofu2 or tofud, found {g}"))),
-    };
+    let hw = Generation::parse(generation)
+        .and_then(Generation::barrier_hardware)
+        .ok_or_else(|| bad("generation", format!("expected tofu1, tofu2 or tofud, found {generation}")))?;
     let plans = bchs.iter().map(|&k| barrier_hw::intra_node(k, &hw)).collect::<std::result::Result<Vec<_>, String>>().map_err(|e| bad("bchs", e))?;
     Ok(json!({"hardware": hw, "plans": plans}))
 }
@@ -198,7 +198,8 @@ pub fn collective_placed(system: &str, op: &str, algo: &str, size_bytes: u64, no
     let mut params = Params::new(ranks, 0);
     params.tnis = setup.built.model.tnis.max(1);
     let s = algorithms::build_named(op, algo, 0, size_bytes, params).map_err(|e| ConfigError::new("<collective>", e.key, e.message))?;
-    collective::run_on(setup, s, &Modes::default(), seed, &mut |_| ControlFlow::Continue(()))
+    let opts = ScheduleOptions { seed, ..Default::default() };
+    collective::run_on(setup, s, &opts, &mut |_| ControlFlow::Continue(()), |_| ()).map(|(t, ())| t)
 }
 
 /// A collective's schedule handed out as data (for the real-MPI executor).
@@ -241,7 +242,7 @@ pub fn collective_schedule(req: ScheduleRequest<'_>) -> Result<Schedule> {
     if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == req.op) {
         tofusim_comm::mpi_collectives::build(req.op, req.algo, req.ranks, req.root, req.size_bytes).map_err(|e| bad("op", e))
     } else {
-        algorithms::build_named(req.op, req.algo, req.root, req.size_bytes, p).map_err(|e| bad(&e.key, e.message))
+        algorithms::build_named(req.op, req.algo, req.root, req.size_bytes, p).map_err(|e| bad(e.key, e.message))
     }
 }
 

@@ -105,7 +105,9 @@ pub struct Component {
 /// The communication model of a system.
 #[derive(Clone, Debug, Serialize)]
 pub struct CommModel {
-    pub generation: &'static str,
+    /// The hardware generation the model is of (in JSON, its name).
+    #[serde(serialize_with = "generation_name")]
+    pub generation: Generation,
     /// Link rate per direction, bytes per second (one network cycle = one byte time).
     pub link_Bps: f64,
     /// RDMA engines per node.
@@ -133,6 +135,10 @@ pub struct CommModel {
     pub sources: Vec<(&'static str, &'static str)>,
 }
 
+fn generation_name<S: serde::Serializer>(g: &Generation, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(g.name())
+}
+
 impl CommModel {
     /// The model of a system's hardware generation (an explicit key of the
     /// system, never guessed from its link rates or name), on its links and
@@ -140,25 +146,27 @@ impl CommModel {
     pub fn for_system(system: &System, dragonfly: Option<&crate::node_space::DragonflySpace>) -> Self {
         let net = &system.network;
         let link = net.link_Bps[0];
-        if let (Topology::Dragonfly(d), Some(space)) = (&net.topology, dragonfly) {
-            return match system.generation {
-                Generation::Aries => Self::for_dragonfly(d, net, space),
-                _ => Self::generic_dragonfly(d, net, space),
-            };
-        }
-        if let (Topology::FatTree(f), Generation::FatTree) = (&net.topology, system.generation) {
-            let mut m = Self::fattree(f, link);
-            // A node feeds its leaf switch through one link per rail (one
-            // rail simulated), or slower where its NIC is.
-            let per_rail = net.injection_per_node_Bps() / f.rails.max(1) as f64;
-            m.router.host_bytes_per_cycle = (per_rail / link).min(1.0);
-            return m;
-        }
-        let mut m = match system.generation {
-            Generation::Tofu1 => Self::tofu1(),
-            Generation::Tofu2 => Self::tofu2(),
-            Generation::Tofud => Self::tofud(),
-            _ => Self::bgl(),
+        // Every generation is paired with its topology when the system is
+        // resolved (`Generation::check`), and a dragonfly is always built
+        // with its node space; the match is exhaustive so that a new
+        // generation is a compile error here until it has its model.
+        let mut m = match (system.generation, &net.topology, dragonfly) {
+            (Generation::Aries, Topology::Dragonfly(d), Some(space)) => return Self::for_dragonfly(d, net, space),
+            (Generation::GenericDragonfly, Topology::Dragonfly(d), Some(space)) => return Self::generic_dragonfly(d, net, space),
+            (Generation::FatTree, Topology::FatTree(f), _) => {
+                let mut m = Self::fattree(f, link);
+                // A node feeds its leaf switch through one link per rail (one
+                // rail simulated), or slower where its NIC is.
+                let per_rail = net.injection_per_node_Bps() / f.rails.max(1) as f64;
+                m.router.host_bytes_per_cycle = (per_rail / link).min(1.0);
+                return m;
+            }
+            (Generation::Tofu1, ..) => Self::tofu1(),
+            (Generation::Tofu2, ..) => Self::tofu2(),
+            (Generation::Tofud, ..) => Self::tofud(),
+            (Generation::Bgl, ..) => Self::bgl(),
+            // Not reached (above); the BG/L model, as for a generic torus.
+            (Generation::Aries | Generation::GenericDragonfly | Generation::FatTree, ..) => Self::bgl(),
         };
         m.set_link_Bps(link);
         if system.generation == Generation::Bgl && link != BGL_LINK_BPS {
@@ -201,7 +209,7 @@ impl CommModel {
             tofusim_routing::FatTreeRouting::outputs_of(f),
         );
         Self {
-            generation: "fattree",
+            generation: Generation::FatTree,
             link_Bps: link_bps,
             tnis: 1,
             hop_latency_ns: FATTREE_HOP_NS,
@@ -282,7 +290,7 @@ impl CommModel {
         space: &crate::node_space::DragonflySpace,
     ) -> Self {
         let mut m = Self::bgl();
-        m.generation = "generic-dragonfly";
+        m.generation = Generation::GenericDragonfly;
         m.hop_latency_ns = GENERIC_DRAGONFLY_HOP_NS;
         m.sources.retain(|(k, _)| *k != "hop latency");
         m.sources.push(("hop latency", "[MEM] assumed: 100 ns per router + link hop, the class of the Aries (about 100 ns per hop [S:002]) and of EDR fat-tree switches; no particular dragonfly's figure"));
@@ -456,7 +464,7 @@ const TOFU_FORMAT_SOURCE: &str = "[PUB] 1,920 B maximum data per packet: uTofu m
 pub fn split_copy_bytes(g: Generation) -> u32 {
     match g {
         Generation::Tofud => TOFUD_SPLIT_COPY_BYTES,
-        _ => 0,
+        Generation::Tofu1 | Generation::Tofu2 | Generation::Bgl | Generation::Aries | Generation::GenericDragonfly | Generation::FatTree => 0,
     }
 }
 
@@ -516,7 +524,7 @@ fn ns_per_hop_cycles(ns: f64, link_bps: f64) -> u32 {
 
 impl CommModel {
     fn tofu(
-        generation: &'static str,
+        generation: Generation,
         link_bps: f64,
         tnis: u8,
         hop_ns: f64,
@@ -554,7 +562,7 @@ impl CommModel {
     /// calibration, not validation.
     pub fn tofu1() -> Self {
         Self::tofu(
-            "tofu1",
+            Generation::Tofu1,
             5.0e9,
             4,
             100.0,
@@ -587,7 +595,7 @@ impl CommModel {
     /// Tofu2 (FX100): the router and TNIs on the CPU die, cache injection.
     pub fn tofu2() -> Self {
         Self::tofu(
-            "tofu2",
+            Generation::Tofu2,
             12.5e9,
             4,
             100.0,
@@ -620,7 +628,7 @@ impl CommModel {
     /// TofuD (Fugaku): 6 TNIs, 4 CMGs per chip, links in split mode.
     pub fn tofud() -> Self {
         let mut m = Self::tofu(
-            "tofud",
+            Generation::Tofud,
             6.8e9,
             6,
             80.0,
@@ -659,7 +667,7 @@ impl CommModel {
         let link_Bps = 5.25e9;
         let hop = ns_per_hop_cycles(ARIES_HOP_NS, link_Bps);
         Self {
-            generation: "aries",
+            generation: Generation::Aries,
             link_Bps,
             tnis: 1,
             hop_latency_ns: ARIES_HOP_NS,
@@ -729,7 +737,7 @@ impl CommModel {
     /// with a 16-byte software header.
     pub fn bgl() -> Self {
         Self {
-            generation: "bgl",
+            generation: Generation::Bgl,
             link_Bps: BGL_LINK_BPS,
             tnis: 1,
             hop_latency_ns: BGL_HOP_NS,

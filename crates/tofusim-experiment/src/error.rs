@@ -1,9 +1,8 @@
 //! Configuration errors. Every error names the file, the key path and what
 //! was expected, so the command line can print one line and exit 2.
 
-use std::fmt;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.line())]
 pub struct ConfigError {
     /// The file (or `<command line>` for a system name given as an argument).
     pub file: String,
@@ -59,19 +58,20 @@ mod tests {
     }
 }
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl ConfigError {
+    /// The one line the command line prints: `file: key: expected`.
+    fn line(&self) -> String {
         if self.file.is_empty() && self.key.is_empty() {
             // A refusal that names its input itself (a trace's reader).
-            write!(f, "{}", self.expected)
+            self.expected.clone()
         } else if self.key.is_empty() {
-            write!(f, "{}: {}", self.file, self.expected)
+            format!("{}: {}", self.file, self.expected)
         } else {
-            write!(f, "{}: {}: {}", self.file, self.key, self.expected)
+            format!("{}: {}: {}", self.file, self.key, self.expected)
         }
     }
 }
 
-impl std::error::Error for ConfigError {}
+
 
 pub type Result<T> = std::result::Result<T, ConfigError>;

@@ -74,6 +74,17 @@ impl Generation {
         }
     }
 
+    /// The generation's barrier interface (Tofu2's gates are Tofu1's,
+    /// [S:000]); the other networks have none.
+    pub fn barrier_hardware(self) -> Option<tofusim_comm::barrier_hw::BarrierHardware> {
+        use tofusim_comm::barrier_hw::BarrierHardware;
+        match self {
+            Self::Tofud => Some(BarrierHardware::tofud()),
+            Self::Tofu1 | Self::Tofu2 => Some(BarrierHardware::tofu1()),
+            Self::Bgl | Self::Aries | Self::GenericDragonfly | Self::FatTree => None,
+        }
+    }
+
     /// Whether the generation's hardware can be built as `topology`; `Err`
     /// says which topology it needs.
     pub fn check(self, topology: &Topology) -> Result<(), String> {

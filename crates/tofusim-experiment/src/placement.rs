@@ -15,7 +15,6 @@ use tofusim_mapping::{CommList, TorusShape};
 use tofusim_topology::{NodeId, Topology};
 
 use crate::collective::{self, Timed};
-use crate::comm_model::Modes;
 use crate::error::{ConfigError, Result};
 
 /// Most proposed swaps an annealing run may be asked for.
@@ -204,7 +203,7 @@ pub fn cg_iteration_time(
         }
     }
     let setup = collective::torus_setup(&t.lengths, system, order)?;
-    collective::run_on(setup, layout.iteration_schedule(), &Modes::default(), 1, report)
+    collective::run_on(setup, layout.iteration_schedule(), &collective::ScheduleOptions::default(), report, |_| ()).map(|(t, ())| t)
 }
 
 /// Parses a region `X0,Y0,Z0:SXxSYxSZ`.

@@ -17,7 +17,7 @@ use tofusim_comm::mpi::MpiConfig;
 use tofusim_comm::replay::{build, Phase, ReplayParams, ReplayProgram, Timeline};
 
 use crate::build::{setup, Setup};
-use crate::collective::{run_sampled, Model, RunSummary};
+use crate::collective::{run_on, Model, RunSummary, ScheduleOptions};
 use crate::comm_model::Modes;
 use crate::error::{ConfigError, Result};
 
@@ -251,7 +251,8 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     let modes = Modes::default();
     let (time_seconds, per_rank, run, model, busiest_links) = match spec.model {
         Model::Packet => {
-            let (timed, finish) = run_sampled(s, schedule, &modes, spec.seed, spec.counter_cycles, progress, |st| st.step_finish_cycles())?;
+            let opts = ScheduleOptions { modes, seed: spec.seed, counter_cycles: spec.counter_cycles };
+            let (timed, finish) = run_on(s, schedule, &opts, progress, |st| st.step_finish_cycles())?;
             if !timed.run.complete && !timed.run.interrupted {
                 // A step that never ran: the first one, for the message.
                 let stuck = finish.iter().enumerate().find_map(|(r, f)| f.iter().position(|&c| c == u64::MAX).map(|i| (r, i)));

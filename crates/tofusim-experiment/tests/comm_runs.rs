@@ -2,15 +2,14 @@
 
 use tofusim_comm::algorithms::{atomic_add, get, pingpong, transfers, Transfer};
 use tofusim_comm::Schedule;
-use tofusim_experiment::collective::{run_inspecting, run_schedule, setup, Timed};
+use tofusim_experiment::collective::{run_on, run_schedule, setup, ScheduleOptions, Timed};
 use tofusim_experiment::comm_model::Modes;
 
 /// Times the schedule `make(ranks)` over every node of `system`.
 fn time(system: &str, make: impl FnOnce(u32) -> Schedule) -> Timed {
     run_schedule(
         system,
-        &Modes::default(),
-        1,
+        &ScheduleOptions::default(),
         |ranks, _, _| Ok(make(ranks)),
         &mut |_| std::ops::ControlFlow::Continue(()),
     )
@@ -50,7 +49,7 @@ fn pingpong_latency_is_a_few_hundred_ns() {
 fn messages_from_one_tni_arrive_in_program_order() {
     let setup = setup("k:1x1x1").unwrap();
     let s = transfers(setup.node_of_rank.len() as u32, &[put_of(0, 1, 65536); 4]);
-    let (_, steps) = run_inspecting(setup, s, &Modes::default(), 1, &mut |_| std::ops::ControlFlow::Continue(()), |run| run.step_finish_cycles()).unwrap();
+    let (_, steps) = run_on(setup, s, &ScheduleOptions::default(), &mut |_| std::ops::ControlFlow::Continue(()), |run| run.step_finish_cycles()).unwrap();
     let f = &steps[1];
     assert!(f.windows(2).all(|w| w[0] < w[1]), "{f:?}");
 }

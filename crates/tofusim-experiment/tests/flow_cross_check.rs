@@ -1,12 +1,12 @@
 //! Flow model against the packet engine on the same transfers.
 
 use tofusim_comm::algorithms::{transfers, Transfer};
-use tofusim_experiment::collective::run_schedule;
+use tofusim_experiment::collective::{run_schedule, ScheduleOptions};
 use tofusim_experiment::comm_model::Modes;
 use tofusim_experiment::flow_model;
 
 fn both(system: &str, list: &[Transfer]) -> (f64, f64) {
-    let packet = run_schedule(system, &Modes::default(), 1, |ranks, _, _| Ok(transfers(ranks, list)), &mut |_| std::ops::ControlFlow::Continue(()))
+    let packet = run_schedule(system, &ScheduleOptions::default(), |ranks, _, _| Ok(transfers(ranks, list)), &mut |_| std::ops::ControlFlow::Continue(()))
         .unwrap()
         .time_seconds;
     let flow = flow_model::transfers(system, list, 1).unwrap().time_seconds;
@@ -22,7 +22,7 @@ fn collective(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64
         p.segment_elements = segment_bytes / 8;
         Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, p).unwrap())
     };
-    let timed = run_schedule(system, &Modes::default(), 1, make, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
+    let timed = run_schedule(system, &ScheduleOptions::default(), make, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     let setup = tofusim_experiment::collective::setup(system).unwrap();
     let flow = flow_model::schedule_time(&setup, &timed.schedule, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     (timed.time_seconds, flow)

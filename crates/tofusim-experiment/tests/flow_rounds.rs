@@ -2,7 +2,7 @@
 //! event-driven flow executor of the full schedule and the packet engine
 //! (mid-size), and at full-machine scale.
 
-use tofusim_experiment::collective::{run_schedule, setup};
+use tofusim_experiment::collective::{run_schedule, setup, ScheduleOptions};
 use tofusim_experiment::comm_model::Modes;
 use tofusim_experiment::flow_model;
 
@@ -15,7 +15,7 @@ fn three(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64) -> 
         p.segment_elements = segment_bytes / 8;
         p
     };
-    let timed = run_schedule(system, &Modes::default(), 1, |r, g, t| Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, params(r, g, t)).unwrap()), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
+    let timed = run_schedule(system, &ScheduleOptions::default(), |r, g, t| Ok(tofusim_comm::algorithms::build_named(op, algo, 0, bytes, params(r, g, t)).unwrap()), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     let s = setup(system).unwrap();
     let events = flow_model::schedule_time(&s, &timed.schedule, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     let mut p = params(s.node_of_rank.len() as u32, s.grid, s.built.model.tnis);
