@@ -23,6 +23,7 @@ pub mod placement;
 pub mod presets;
 pub mod replay;
 pub mod route_check;
+pub mod run_request;
 pub mod section;
 pub mod system;
 pub mod traces;

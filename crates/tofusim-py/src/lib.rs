@@ -194,8 +194,6 @@ fn deadlock_check(
     Ok(serde_json::to_string(&result.map_err(config_err)?).expect("results serialise"))
 }
 
-/// Runs estimated to take longer than this are announced before they start.
-const LONG_RUN_SECONDS: f64 = 60.0;
 use tofusim_experiment::experiment::DEFAULT_MAX_MINUTES;
 
 /// A time budget from Python: `None` the default (an hour), infinity no
@@ -207,8 +205,6 @@ fn budget_minutes(max_minutes: Option<f64>) -> Option<f64> {
         Some(m) => Some(m),
     }
 }
-/// Threads a run may split over (`--threads`).
-const MAX_THREADS: i64 = 4096;
 
 /// Runs the experiment in TOML `text` (`file` names it in errors) on the
 /// packet engine and returns the result as JSON. `progress(fraction)` is
@@ -238,118 +234,39 @@ fn run_experiment(
     samples: Option<Bound<'_, pyo3::types::PyDict>>,
     max_minutes: Option<f64>,
 ) -> PyResult<Option<String>> {
-    let mut exp = tofusim_experiment::experiment::parse(&file, &text).map_err(config_err)?;
-    if !matches!(model, "packet" | "flow") {
-        return Err(TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{model}`; expected packet or flow")));
-    }
-    if !(1..=MAX_THREADS).contains(&threads) {
-        return Err(TofusimConfigError::new_err(format!("<command line>: --threads: expected 1 to {MAX_THREADS}, found {threads}")));
-    }
-    let threads = threads as usize;
-    let setup = serde_json::json!({
-        "system": exp.built.system.name,
-        "router": exp.router,
-        // The routing as run: a dragonfly's or fat-tree's algorithm by name
-        // (their engine mode is "deterministic" whatever the algorithm).
-        "routing": match (&exp.built.dragonfly, &exp.built.fattree) {
-            (Some((_, m)), _) => serde_json::Value::from(m.name()),
-            (_, Some((_, m))) => serde_json::Value::from(m.name()),
-            _ => serde_json::to_value(exp.mode).expect("a mode serialises"),
-        },
-        "run": exp.run,
-        "workload": exp.workload.kind,
-        "packet_bytes": exp.workload.packet_bytes,
-        "header_bytes": exp.workload.header_bytes,
-        "injection_links": exp.built.injection_links,
-        // Latencies in physical time beside the router's cycle counts.
-        "cycle_ns": exp.built.cycle_ns(),
-        "hop_latency_ns": exp.router.hop_latency_cycles as f64 * exp.built.cycle_ns(),
-        "token_latency_ns": exp.router.token_latency_cycles as f64 * exp.built.cycle_ns(),
-        "nodes": exp.workload.nodes(),
-        // Failed nodes (ids) and links (router pairs) the run routed around.
-        "faults": exp.built.system.network.faults,
-        // Failures and recoveries during the run (router ids and ports).
-        "fault_events": exp.fault_schedule.as_ref().map(|s| &s.events),
-    });
-    if model == "flow" {
-        if threads > 1 || comm.is_some() {
-            return Err(TofusimConfigError::new_err("<command line>: --threads and --mpi split the packet engine; the flow model runs on one thread"));
-        }
-        let estimate = tofusim_experiment::flow_run::check_memory(&file, &exp, max_memory).map_err(config_err)?;
-        let raised = std::sync::Mutex::new(None);
-        let r = py.detach(|| {
-            let mut report = reporter(&progress, &raised);
-            tofusim_experiment::flow_run::run(&file, &exp, &mut report)
-        });
-        let stopped = r.as_ref().is_ok_and(|r| r.interrupted);
-        after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
-        let r = r.map_err(config_err)?;
-        let mut v = serde_json::to_value(&r).expect("results serialise");
-        v["setup"] = setup;
-        v["sim"]["estimated_memory_bytes"] = estimate.into();
-        return Ok(Some(v.to_string()));
-    }
-    // An MPI run's processes must all decide alike: the machine's memory
-    // (which differs between hosts and moments) is not a limit there, only
-    // an explicit max_memory is.
-    let footprint = if comm.is_some() && max_memory.is_none() {
-        tofusim_experiment::experiment::memory_estimate(&exp)
-    } else {
-        tofusim_experiment::experiment::check_memory(&file, &mut exp, max_memory).map_err(config_err)?
+    use tofusim_experiment::run_request::{prepare, RunModel, RunRequest};
+    let model = RunModel::parse(model).map_err(config_err)?;
+    let req = RunRequest {
+        text: &text,
+        file: &file,
+        model,
+        threads,
+        across_processes: comm.is_some(),
+        max_memory_bytes: max_memory,
+        max_minutes: budget_minutes(max_minutes),
     };
-    // The run's length, before it starts: a long one is announced
-    // (`notice`, the command line's stderr) with the way to stop it.
-    let work = tofusim_experiment::experiment::work_estimate(&exp);
-    // A run whose own estimate exceeds the time budget is refused before
-    // it starts (it would otherwise be announced and then run for years).
-    let budget = budget_minutes(max_minutes).unwrap_or(f64::INFINITY);
-    if work.wall_seconds() / 60.0 > budget {
-        return Err(TofusimConfigError::new_err(format!(
-            "{file}: run: about {:.2e} packet-hops, roughly {:.3e} minutes at the engine's usual {:.1} us per hop: over the {budget:.0}-minute budget; \
-             shorten the run (run.cycles, the load, the system) or raise the budget (--max-time 1d, or none)",
-            work.packet_hops as f64,
-            work.wall_seconds() / 60.0,
-            tofusim_experiment::experiment::NS_PER_PACKET_HOP / 1000.0
-        )));
+    let prepared = prepare(&req).map_err(config_err)?;
+    // A long run is announced (`notice`, the command line's stderr) with
+    // the way to stop it, before it starts.
+    if let (Some(n), Some(m)) = (&notice, prepared.notice()) {
+        n.call1(py, (m,))?;
     }
-    if let Some(n) = &notice {
-        if work.wall_seconds() > LONG_RUN_SECONDS {
-            let m = format!(
-                "about {:.2e} packet-hops to simulate: roughly {:.0} minutes at the engine's usual {:.1} us per hop (Ctrl-C stops it and prints what was measured)",
-                work.packet_hops as f64,
-                work.wall_seconds() / 60.0,
-                tofusim_experiment::experiment::NS_PER_PACKET_HOP / 1000.0
-            );
-            n.call1(py, (m,))?;
-        }
-    }
-    let engine = tofusim_experiment::experiment::engine(exp);
     let transport: Option<Box<dyn tofusim_experiment::engine::Transport>> = match comm {
         Some(c) => Some(Box::new(PyTransport::new(py, c)?)),
         None => None,
     };
-    let split = tofusim_experiment::engine::Split { threads, transport };
-    tofusim_experiment::experiment::check_split(&file, &engine, &split).map_err(config_err)?;
     let raised = std::sync::Mutex::new(None);
-    let result = py.detach(|| {
+    let out = py.detach(|| {
         let mut report = reporter(&progress, &raised);
-        engine.run_split(split, &mut report, |_| ())
+        prepared.run(transport, ports, &mut report)
     });
-    let stopped = result.as_ref().is_some_and(|(r, ())| r.interrupted);
+    let stopped = out.as_ref().is_ok_and(|o| o.as_ref().is_some_and(|o| o.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
-    let Some((mut result, ())) = result else { return Ok(None) };
-    if !ports {
-        result.ports.clear();
+    let Some(mut out) = out.map_err(config_err)? else { return Ok(None) };
+    if let (Some(d), Some(samples)) = (&samples, &mut out.counter_samples) {
+        put_counter_samples(py, d, samples)?;
     }
-    // The JSON first: it counts the sample rows, which then move to Python.
-    let mut v = serde_json::to_value(&result).expect("results serialise");
-    if let Some(d) = &samples {
-        put_counter_samples(py, d, &mut result.counter_samples)?;
-    }
-    v["setup"] = setup;
-    v["sim"]["estimated_memory_bytes"] = footprint.total().into();
-    v["sim"]["estimated_packet_hops"] = work.packet_hops.into();
-    Ok(Some(v.to_string()))
+    Ok(Some(out.json.to_string()))
 }
 
 /// The collective algorithms per operation, as JSON
