@@ -320,6 +320,14 @@ pub struct Setup {
 /// `/mode`, its routing (`aries-720/minimal`; default adaptive
 /// prefer-minimal).
 pub fn setup(system_name: &str) -> Result<Setup> {
+    let (sys, routes) = resolve(system_name)?;
+    setup_of(sys, routes)
+}
+
+/// A system name as `tofusim coll --system` takes it (a preset, resized or
+/// not, with an optional `/mode` of a dragonfly's or fat-tree's routing):
+/// the system and its routes, resolved and nothing built.
+pub fn resolve(system_name: &str) -> Result<(System, Routes)> {
     let (name, mode) = match system_name.split_once('/') {
         Some((n, m)) => (n, Some(m)),
         None => (system_name, None),
@@ -337,6 +345,11 @@ pub fn setup(system_name: &str) -> Result<Setup> {
             return Err(err("system", format!("{system_name}: a routing suffix (/mode) applies to dragonflies and fat-trees only")));
         }
     };
+    Ok((sys, routes))
+}
+
+/// The communicator of every node of a resolved system ([`resolve`]), built.
+pub fn setup_of(sys: System, routes: Routes) -> Result<Setup> {
     let built = build(WHERE, "system", sys, routes)?;
     built.refuse_faults(WHERE, "system", "a collective on a communicator of every node")?;
     let (node_of_rank, grid) = if built.dragonfly.is_some() || built.fattree.is_some() {
@@ -397,3 +410,22 @@ pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) 
     Ok(Setup { built, node_of_rank, grid: Grid::from_shape(lengths), max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
 }
 
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+
+    #[test]
+    fn a_system_is_resolved_once_then_built_with_its_own_routes() {
+        // 100 groups: non-minimal routing cannot name the intermediate
+        // group (6 bits), minimal routing can. Building with the default
+        // routes (as the collective's memory check once did) refused a
+        // /minimal request.
+        let (sys, routes) = resolve("piz-daint:100/minimal").unwrap();
+        assert!(matches!(routes, Routes::Dragonfly(DragonflyMode::Minimal)));
+        let s = setup_of(sys.clone(), routes).unwrap();
+        assert_eq!(s.node_of_rank.len() as u64, s.built.nodes.node_count());
+        assert!(setup_of(sys, Routes::Default).is_err());
+        assert_eq!(resolve("bgl:4x4x4/minimal").err().map(|e| e.key), Some("system".to_string()));
+    }
+}

@@ -591,15 +591,25 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     if spec.steps && spec.model != Model::Packet {
         return Err(err("steps", "step finish cycles come from the packet engine: use the packet model"));
     }
-    check_memory(spec)?;
+    // The system resolved once and built once. Its memory is estimated
+    // before anything large is built; a dragonfly's model needs its node
+    // space, which is small, so a dragonfly is checked once built.
+    let (sys, routes) = crate::build::resolve(&spec.system)?;
+    let dragonfly = matches!(sys.network.topology, tofusim_topology::Topology::Dragonfly(_));
+    if !dragonfly {
+        check_memory(spec, &sys, &crate::comm_model::CommModel::for_system(&sys, None))?;
+    }
+    let s = crate::build::setup_of(sys, routes)?;
+    if dragonfly {
+        check_memory(spec, &s.built.system, &s.built.model)?;
+    }
     if spec.model == Model::Packet {
-        return run_packet(spec, progress);
+        return run_packet(spec, s, progress);
     }
     let wall = std::time::Instant::now();
     // Ctrl-C between max-min solves: the progress callback says stop.
     let mut ask = || progress(0.0).is_break();
     let interrupt = tofusim_flow::Interrupt::new(&mut ask);
-    let s = setup(&spec.system)?;
     let ranks = s.node_of_rank.len() as u32;
     check_spec(spec, ranks, s.built.model.tnis)?;
     let (settled, settings) = settle(spec, &s)?;
@@ -677,25 +687,18 @@ fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> 
 /// when it starts: at most every message's at once), on the flow models the
 /// flow network's resources and each rank's state. Refused above the memory
 /// available (exit 2, the estimate by part).
-fn check_memory(spec: &CollectiveSpec) -> Result<()> {
+fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crate::comm_model::CommModel) -> Result<()> {
     use tofusim_packet::budget::{available_bytes, estimate, gib, NetworkSize};
     let Some(limit) = available_bytes() else { return Ok(()) };
-    let name = spec.system.split('/').next().unwrap_or_default();
-    let sys = crate::system::from_name(name)?;
     let topology = &sys.network.topology;
     let size = crate::build::network_size(topology, None);
     let NetworkSize { routers, ports, nodes, axes } = size;
     let communicator = nodes.saturating_mul(8);
-    // A dragonfly's model needs its node space (link classes, nodes per
-    // router); building a dragonfly is small.
-    let model = match topology {
-        tofusim_topology::Topology::Dragonfly(_) => crate::build::build(WHERE, "system", sys.clone(), crate::build::Routes::Default)?.model,
-        _ => crate::comm_model::CommModel::for_system(&sys, None),
-    };
+    let messages = estimated_messages(spec, nodes);
     if spec.model == Model::Packet {
         // A schedule too large to list is refused first, with its way out
         // (the flow model's rounds form).
-        check_estimate(spec, estimated_messages(spec, nodes))?;
+        check_estimate(spec, messages)?;
     }
     let (what, bytes) = if spec.model == Model::Packet {
         // A send's packets are made when it starts; a rank has at most a
@@ -703,7 +706,7 @@ fn check_memory(spec: &CollectiveSpec) -> Result<()> {
         // 8 assumed), not every message of the schedule.
         let payload = (model.packet_bytes.saturating_sub(model.header_bytes)).max(1) as u64;
         let per_message = spec.size_bytes.div_ceil(payload).max(1);
-        let concurrent = estimated_messages(spec, nodes).min(nodes.saturating_mul(8));
+        let concurrent = messages.min(nodes.saturating_mul(8));
         let packets = concurrent.saturating_mul(per_message);
         let f = estimate(size, &model.router, &RunParams::default(), model.packet_bytes, packets);
         ("the packet engine", f.total())
@@ -828,8 +831,7 @@ fn result(
 
 /// Runs one collective on the packet engine (and, with `verify`, on real
 /// buffers), keeping every step's finish cycle when `spec.steps` asks.
-fn run_packet(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
-    let mut setup = setup(&spec.system)?;
+fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
     setup.max_minutes = spec.max_minutes;
     let (ranks, tnis) = (setup.node_of_rank.len() as u32, setup.built.model.tnis);
     check_spec(spec, ranks, tnis)?;
