@@ -58,6 +58,77 @@ pub struct CollectiveSpec {
     pub trees: Option<std::sync::Arc<TrinaryTrees>>,
 }
 
+impl CollectiveSpec {
+    /// The request the Python API hands over as JSON (`tofusim.coll`'s
+    /// arguments, each checked for its type there): every key checked here
+    /// once, absent keys taking the command's defaults.
+    pub fn from_json(spec: &str) -> Result<CollectiveSpec> {
+        let v: serde_json::Value = serde_json::from_str(spec)
+            .map_err(|e| ConfigError::named(format!("bad spec: {e}")))?;
+        // A key given as anything but a whole number ≥ 0 is refused (a `-1`
+        // root must not become the default).
+        let get_u = |k: &str, d: u64| -> Result<u64> {
+            match v.get(k) {
+                None | Some(serde_json::Value::Null) => Ok(d),
+                Some(x) => x.as_u64().ok_or_else(|| {
+                    ConfigError::new("<command line>", k, format!("expected a whole number of at least 0, found {x}"))
+                }),
+            }
+        };
+        let get_s = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let modes = Modes::parse(&get_s("descriptor"), v.get("cache_injection").and_then(|x| x.as_bool()).unwrap_or(true), &get_s("cmg"))?;
+        Ok(CollectiveSpec {
+            op: get_s("op"),
+            algorithm: get_s("algo"),
+            size_bytes: get_u("size_bytes", 8)?,
+            system: get_s("system"),
+            root: u32::try_from(get_u("root", 0)?).map_err(|_| ConfigError::new("<command line>", "root", "expected a rank of the communicator"))?,
+            segment_bytes: match v.get("segment_bytes") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(_) => Some(get_u("segment_bytes", 0)?),
+            },
+            tnis: match get_u("tnis", 0)? {
+                0 if v.get("tnis").is_none_or(|x| x.is_null()) => None,
+                t => Some(u8::try_from(t).map_err(|_| ConfigError::new("<command line>", "tnis", format!("expected 1 to the node's TNIs, found {t}")))?),
+            },
+            modes,
+            verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
+            // Minutes, or "none" for no limit; absent: the default hour.
+            max_minutes: match v.get("max_minutes") {
+                None | Some(serde_json::Value::Null) => Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES),
+                Some(serde_json::Value::String(x)) if x == "none" => None,
+                Some(x) => match x.as_f64() {
+                    Some(m) if m >= 0.0 => Some(m),
+                    _ => return Err(ConfigError::new("<command line>", "max-time", format!("expected minutes of at least 0 or none, found {x}"))),
+                },
+            },
+            seed: get_u("seed", 1)?,
+            counter_cycles: get_u("counter_cycles", 0)?,
+            steps: v.get("steps").and_then(|x| x.as_bool()).unwrap_or(false),
+            trees: match v.get("trees") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(text)) => {
+                    let source = v.get("trees_source").and_then(|x| x.as_str()).unwrap_or("<trees>");
+                    Some(std::sync::Arc::new(trees_from_json(text, source)?))
+                }
+                Some(other) => {
+                    let kind = if other.is_object() { "an object" } else { "not text" };
+                    return Err(ConfigError::new("<command line>", "trees", format!("expected the trees file's JSON text, found {kind}")));
+                }
+            },
+            model: {
+                let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
+                Model::parse(m).ok_or_else(|| ConfigError::new("<command line>", "--model", format!("unknown model `{m}`; expected one of: {}", Model::NAMES.join(", "))))?
+            },
+        })
+    }
+}
+
 /// A file of trees as `tofusim coll --trees` reads it: the communicator's
 /// axis lengths and, per tree, every rank's parent (`null` at the root;
 /// rank = x + Lx·(y + Ly·z)).
@@ -984,4 +1055,28 @@ pub fn algorithms_json() -> serde_json::Value {
         m.insert(op.to_string(), serde_json::Value::Array(list));
     }
     serde_json::Value::Object(m)
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::*;
+
+    #[test]
+    fn a_request_takes_the_commands_defaults_and_refuses_by_key() {
+        let s = CollectiveSpec::from_json(r#"{"op": "allreduce", "algo": "ring", "system": "k:1x1x1"}"#).unwrap();
+        assert_eq!((s.size_bytes, s.root, s.seed, s.model), (8, 0, 1, Model::Packet));
+        assert_eq!((s.segment_bytes, s.tnis, s.max_minutes), (None, None, Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES)));
+        let no_budget = CollectiveSpec::from_json(r#"{"op": "bcast", "algo": "binomial", "system": "k", "max_minutes": "none"}"#).unwrap();
+        assert_eq!(no_budget.max_minutes, None);
+        for (json, key) in [
+            (r#"{"root": -1}"#, "root"),
+            (r#"{"tnis": 300}"#, "tnis"),
+            (r#"{"model": "fluid"}"#, "--model"),
+            (r#"{"max_minutes": -5}"#, "max-time"),
+            (r#"{"trees": {"lengths": [1, 1, 1]}}"#, "trees"),
+        ] {
+            assert_eq!(CollectiveSpec::from_json(json).err().map(|e| e.key), Some(key.to_string()), "{json}");
+        }
+        assert!(CollectiveSpec::from_json("not json").unwrap_err().to_string().starts_with("bad spec"));
+    }
 }

@@ -9,7 +9,7 @@ use tofusim_experiment::comm_model::Modes;
 use crate::{config_err, timed_json};
 
 /// The low-latency switches of a transfer, or the error naming the bad one.
-pub(crate) fn modes(descriptor: &str, cache_injection: bool, cmg: &str) -> PyResult<Modes> {
+fn modes(descriptor: &str, cache_injection: bool, cmg: &str) -> PyResult<Modes> {
     Modes::parse(descriptor, cache_injection, cmg).map_err(config_err)
 }
 

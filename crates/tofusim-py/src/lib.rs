@@ -14,7 +14,6 @@ use comm::{
     barrier_plans, collective_buffers, collective_schedule, comm_model, dragonfly_hop_pairs, hardware_barrier_us, mpi_memory, run_collective_placed,
     run_mpi_pingpong, run_pingpong, run_rdma, run_transfers, trinaryx3_segment,
 };
-use comm::modes;
 use placement::{alloc_stream, baseline_order, cg_comm_list, cg_compute, cg_iteration_time, map_virtual, order_costs, rmatt};
 use samples::put_counter_samples;
 
@@ -277,77 +276,7 @@ fn collective_algorithms() -> String {
 }
 
 fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::CollectiveSpec> {
-    let v: serde_json::Value = serde_json::from_str(spec)
-        .map_err(|e| TofusimConfigError::new_err(format!("bad spec: {e}")))?;
-    // A key given as anything but a whole number ≥ 0 is refused (a `-1`
-    // root must not become the default).
-    let get_u = |k: &str, d: u64| -> PyResult<u64> {
-        match v.get(k) {
-            None | Some(serde_json::Value::Null) => Ok(d),
-            Some(x) => x.as_u64().ok_or_else(|| {
-                config_err(ConfigError::new("<command line>", k, format!("expected a whole number of at least 0, found {x}")))
-            }),
-        }
-    };
-    let get_s = |k: &str| {
-        v.get(k)
-            .and_then(|x| x.as_str())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let modes = modes(
-        &get_s("descriptor"),
-        v.get("cache_injection")
-            .and_then(|x| x.as_bool())
-            .unwrap_or(true),
-        &get_s("cmg"),
-    )?;
-    Ok(tofusim_experiment::collective::CollectiveSpec {
-        op: get_s("op"),
-        algorithm: get_s("algo"),
-        size_bytes: get_u("size_bytes", 8)?,
-        system: get_s("system"),
-        root: u32::try_from(get_u("root", 0)?).map_err(|_| TofusimConfigError::new_err("<command line>: root: expected a rank of the communicator"))?,
-        segment_bytes: match v.get("segment_bytes") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(_) => Some(get_u("segment_bytes", 0)?),
-        },
-        tnis: match get_u("tnis", 0)? {
-            0 if v.get("tnis").is_none_or(|x| x.is_null()) => None,
-            t => Some(u8::try_from(t).map_err(|_| TofusimConfigError::new_err(format!("<command line>: tnis: expected 1 to the node's TNIs, found {t}")))?),
-        },
-        modes,
-        verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
-        // Minutes, or "none" for no limit; absent: the default hour.
-        max_minutes: match v.get("max_minutes") {
-            None | Some(serde_json::Value::Null) => budget_minutes(None),
-            Some(serde_json::Value::String(x)) if x == "none" => None,
-            Some(x) => match x.as_f64() {
-                Some(m) if m >= 0.0 => Some(m),
-                _ => return Err(config_err(ConfigError::new("<command line>", "max-time", format!("expected minutes of at least 0 or none, found {x}")))),
-            },
-        },
-        seed: get_u("seed", 1)?,
-        counter_cycles: get_u("counter_cycles", 0)?,
-        steps: v.get("steps").and_then(|x| x.as_bool()).unwrap_or(false),
-        trees: match v.get("trees") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(text)) => {
-                let source = v.get("trees_source").and_then(|x| x.as_str()).unwrap_or("<trees>");
-                Some(std::sync::Arc::new(tofusim_experiment::collective::trees_from_json(text, source).map_err(config_err)?))
-            }
-            Some(other) => {
-                let kind = if other.is_object() { "an object" } else { "not text" };
-                return Err(config_err(ConfigError::new("<command line>", "trees", format!("expected the trees file's JSON text, found {kind}"))));
-            }
-        },
-        model: {
-            let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
-            tofusim_experiment::collective::Model::parse(m).ok_or_else(|| {
-                TofusimConfigError::new_err(format!("<command line>: --model: unknown model `{m}`; expected one of: {}", tofusim_experiment::collective::Model::NAMES.join(", ")))
-            })?
-        },
-    })
+    tofusim_experiment::collective::CollectiveSpec::from_json(spec).map_err(config_err)
 }
 
 /// Runs one collective (spec as JSON: op, algo, size_bytes, system, root,
