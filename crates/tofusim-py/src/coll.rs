@@ -1,0 +1,41 @@
+//! Bindings of `tofusim coll` (`tofusim_experiment::collective`).
+
+use pyo3::prelude::*;
+
+use crate::{after_run, config_err, reporter};
+use crate::samples::put_counter_samples;
+
+/// The collective algorithms per operation, as JSON
+/// `{op: [{"name", "summary", "needs_torus"}]}`.
+#[pyfunction]
+pub fn collective_algorithms() -> String {
+    tofusim_experiment::collective::algorithms_json().to_string()
+}
+
+fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::CollectiveSpec> {
+    tofusim_experiment::collective::CollectiveSpec::from_json(spec).map_err(config_err)
+}
+
+/// Runs one collective (spec as JSON: op, algo, size_bytes, system, root,
+/// segment_bytes, tnis, descriptor, cache_injection, cmg, verify, seed) on
+/// the packet engine; returns the result as JSON.
+#[pyfunction]
+#[pyo3(signature = (spec, progress=None, keep_partial=false, samples=None))]
+pub fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool, samples: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<String> {
+    let spec = collective_spec(&spec)?;
+    let raised = std::sync::Mutex::new(None);
+    let r = py.detach(|| {
+        let mut report = reporter(&progress, &raised);
+        tofusim_experiment::collective::run(&spec, &mut report)
+    });
+    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
+    let mut r = r.map_err(config_err)?;
+    // The JSON first: it counts the sample rows, which then move to Python.
+    let json = serde_json::to_string(&r).expect("results serialise");
+    if let (Some(d), Some(run)) = (&samples, &mut r.run) {
+        put_counter_samples(py, d, &mut run.counter_samples)?;
+    }
+    Ok(json)
+}
+
