@@ -153,6 +153,9 @@ def test_the_mapping_and_comm_docstrings_run():
     (lambda: __import__("tofusim.mapping").mapping.order_costs("4x4", "0 1 8\n", [0, "x"]), "order[1]"),
     (lambda: __import__("tofusim.comm").comm.pingpong("k:2x3x2", 0, 1, "8 parsecs"), "size_bytes"),
     (lambda: __import__("tofusim.comm").comm.transfers("k:2x3x2", [(0, 1, 8)]), "sends"),
+    (lambda: __import__("tofusim.comm").comm.transfers("k:2x3x2", [(0.0, 1, 8, 0)]), "sends[0] source"),
+    (lambda: __import__("tofusim.comm").comm.transfers("k:2x3x2", [(0, 1, 8.9, 0)]), "sends[0] bytes"),
+    (lambda: __import__("tofusim.mapping").mapping.alloc("k", load="0.9"), "load"),
     (lambda: __import__("tofusim.comm").comm.hardware_barrier_us("k:2x3x2", graph=None), "graph"),
 ])
 def test_the_new_api_functions_refuse_by_name(call, name):
@@ -167,5 +170,7 @@ def test_the_core_refuses_ranges_the_same_from_python_and_the_command_line():
         mapping.rmatt("4x4", "0 1 8\n", iterations=0)
     with pytest.raises(tofusim.ConfigError, match="<arguments>.*not a Tofu system"):
         mapping.alloc("bgl:4x4x4")
+    with pytest.raises(tofusim.ConfigError, match=r"<arguments>: --load: expected an offered load in \(0, 10\]"):
+        mapping.alloc("k:2x3x2", 10, float("nan"))
     flows = [line.split() for line in mapping.cg_comm_list(4, "S").splitlines() if not line.startswith("#")]
     assert len(flows) == 6 and all(int(b) > 0 for _, _, b in flows)

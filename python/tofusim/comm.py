@@ -60,13 +60,14 @@ def transfers(system: str, sends: list[tuple[int, int, int, int]], descriptor: s
     the timing."""
     if isinstance(sends, (str, bytes)):
         raise _a.refuse("sends", "a list of (source, destination, bytes, TNI)", sends)
+    rows = []
     try:
-        rows = [(int(s), int(d), int(b), int(t)) for s, d, b, t in sends]
+        for i, row in enumerate(sends):
+            s, d, b, t = row
+            rows.append((_a.whole(f"sends[{i}] source", s, 0, _U32), _a.whole(f"sends[{i}] destination", d, 0, _U32),
+                         _a.whole(f"sends[{i}] bytes", b), _a.whole(f"sends[{i}] TNI", t, 0, 255)))
     except (TypeError, ValueError):
         raise _a.refuse("sends", "a list of (source, destination, bytes, TNI)", sends) from None
-    for i, (s, d, b, t) in enumerate(rows):
-        _a.whole(f"sends[{i}] source", s, 0, _U32), _a.whole(f"sends[{i}] destination", d, 0, _U32)
-        _a.whole(f"sends[{i}] bytes", b), _a.whole(f"sends[{i}] TNI", t, 0, 255)
     return json.loads(_call(_core.run_transfers, _a.text("system", system), rows, *_modes(descriptor, cache_injection, cmg)))
 
 

@@ -51,6 +51,13 @@ def map_virtual(system: str, shape: str, region: str | None = None, faults: str 
                             _a.text("faults_source", faults_source), _a.flag("with_order", with_order)))
 
 
+def _load(load: object) -> float:
+    """A number (its range is the core's: (0, 10])."""
+    if isinstance(load, bool) or not isinstance(load, (int, float)):
+        raise _a.refuse("load", "a number (offered node-seconds per machine node-second)", load)
+    return float(load)
+
+
 def alloc(system: str = "k", jobs: int = 500, load: float = 0.9, seed: int = 1) -> dict[str, Any]:
     """The job allocator on a synthetic stream of ``jobs`` virtual-torus jobs
     at offered ``load`` (node-seconds asked per machine node-second), FCFS
@@ -58,7 +65,7 @@ def alloc(system: str = "k", jobs: int = 500, load: float = 0.9, seed: int = 1) 
     rotation, padding, both): ``tofusim alloc``. Same ``seed``, same
     stream."""
     return json.loads(_call(_core.alloc_stream, _a.text("system", system), _a.whole("jobs", jobs),
-                            _a.number("load", load, float("-inf"), float("inf")), _a.whole("seed", seed)))
+                            _load(load), _a.whole("seed", seed)))
 
 
 def cg_comm_list(procs: int, class_: str = "B") -> str:

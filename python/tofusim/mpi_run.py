@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     rank, p = comm.Get_rank(), comm.Get_size()
     shape = [int(x) for x in args.shape.split("x")] if args.shape else None
     sched = collective_schedule(args.op, args.algo, p, parse_bytes(args.size, "--size"), root=args.root, shape=shape,
-                                segment_bytes=parse_bytes(args.segment, "--segment"), tnis=4)
+                                segment_bytes=max(1, parse_bytes(args.segment, "--segment")), tnis=4)
     comm.Barrier()
     t0 = time.perf_counter()
     buf = execute(comm, sched, rank)

@@ -752,7 +752,8 @@ fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> 
 }
 
 /// The memory a collective on `spec.system` needs, estimated from the
-/// system's size before its communicator, routes or schedule are built:
+/// system's size before its communicator, routes or schedule are built (a
+/// dragonfly's once its small node space is, for its model):
 /// the communicator (rank → node), the routing tables, and on the packet
 /// engine its arrays with the schedule's packets (a send's packets are made
 /// when it starts: at most every message's at once), on the flow models the

@@ -169,7 +169,11 @@ impl CommModel {
             (Generation::Aries | Generation::GenericDragonfly | Generation::FatTree, ..) => Self::bgl(),
         };
         m.set_link_Bps(link);
-        if system.generation == Generation::Bgl && link != BGL_LINK_BPS {
+        let bgl_router = match system.generation {
+            Generation::Bgl => true,
+            Generation::Tofu1 | Generation::Tofu2 | Generation::Tofud | Generation::Aries | Generation::GenericDragonfly | Generation::FatTree => false,
+        };
+        if bgl_router && link != BGL_LINK_BPS {
             // BG/L's router on faster links keeps its 91.4 ns hop: its 1 KiB
             // VCs would no longer cover the credit loop.
             cover_credit_loop(&mut m.router);

@@ -289,7 +289,15 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         }
         Model::FlowRounds => return Err(err("model", "a replay has no lockstep rounds form; use flow or packet")),
     };
-    let native = generation == crate::generation::Generation::Tofu1;
+    // The MPI software modelled is the K computer's (Tofu1); every other
+    // generation runs it in place of its own, and says so.
+    let native = {
+        use crate::generation::Generation as G;
+        match generation {
+            G::Tofu1 => true,
+            G::Tofu2 | G::Tofud | G::Bgl | G::Aries | G::GenericDragonfly | G::FatTree => false,
+        }
+    };
     let mpi_software = MpiSoftware {
         profile: "k-computer",
         native,

@@ -5,7 +5,10 @@
 //! result JSON whatever door the request came through.
 //!
 //! Two steps, so a caller can announce a long run between them:
-//! [`prepare`] (everything that can refuse) and [`PreparedRun::run`].
+//! [`prepare`] (every refusal but one) and [`PreparedRun::run`], which
+//! refuses only a split into more partitions than the network has routers
+//! (the partitions are the threads times the processes of an MPI run,
+//! whose transport the caller makes after preparing).
 
 use serde_json::{json, Value};
 use tofusim_packet::result::CounterSamples;
@@ -109,7 +112,8 @@ fn setup_json(exp: &Experiment) -> Value {
     })
 }
 
-/// Checks `req` and builds what it runs; every refusal happens here.
+/// Checks `req` and builds what it runs; every refusal but the split's
+/// happens here.
 pub fn prepare(req: &RunRequest<'_>) -> Result<PreparedRun> {
     let mut exp = experiment::parse(req.file, req.text)?;
     if !(1..=MAX_THREADS).contains(&req.threads) {
@@ -205,7 +209,7 @@ mod tests {
     }
 
     #[test]
-    fn every_refusal_happens_before_the_run() {
+    fn the_refusals_happen_before_the_run() {
         assert_eq!(RunModel::parse("fluid").unwrap_err().key, "--model");
         let e = prepare(&request(RunModel::Packet, 0)).err().expect("refused");
         assert_eq!(e.key, "--threads");

@@ -364,7 +364,8 @@ impl Candidate {
 /// The binding resource: the busiest one, with the set of resources as
 /// busy as it (within 10 points) when they share an end — links into one
 /// router, links out of one — or its whole class when every member of the
-/// class is that busy. `names(c)`: a candidate's name and class.
+/// class is that busy, or the network's links as a whole when most links,
+/// of several classes, are that busy (uniform load past saturation). `names(c)`: a candidate's name and class.
 fn binding(cands: &[Candidate], classes: &[ResourceClass], links: &[LinkUse], dominant: Option<Cause>, names: &dyn Fn(&Candidate) -> (String, String), label: &dyn Fn(u32, Option<u8>) -> String) -> Binding {
     let top = cands[0];
     let (top_name, top_class) = names(&top);
@@ -378,11 +379,6 @@ fn binding(cands: &[Candidate], classes: &[ResourceClass], links: &[LinkUse], do
         } else {
             format!("the host interface of {top_name}")
         }
-    } else if near.len() as u64 > same_class && 2 * near.len() as u64 > all_links {
-        // Uniform load past saturation: most links, of several classes,
-        // are that busy, and no one set of them binds: the links do, as a
-        // whole.
-        format!("the network's links as a whole ({} of {} links within 10 points of the busiest, {top_name})", thousands(near.len() as u64), thousands(all_links))
     } else if let Some(c) = class.filter(|c| c.count > 1 && same_class == c.count) {
         format!("every {} link ({} links)", c.name, c.count)
     } else if near.len() > 1 && near.iter().all(|b| b.to_router == top.to_router) {
@@ -390,6 +386,11 @@ fn binding(cands: &[Candidate], classes: &[ResourceClass], links: &[LinkUse], do
         format!("the links into router {} ({} of its {} incoming links)", label(top.to_router.unwrap_or(0), None), near.len(), into)
     } else if near.len() > 1 && near.iter().all(|b| b.router == top.router) {
         format!("the links out of router {} ({} links)", label(top.router, None), near.len())
+    } else if near.len() as u64 > same_class && 2 * near.len() as u64 > all_links {
+        // Uniform load past saturation: most links, of several classes,
+        // are that busy, and no one set of them binds: the links do, as a
+        // whole.
+        format!("the network's links as a whole ({} of {} links within 10 points of the busiest, {top_name})", thousands(near.len() as u64), thousands(all_links))
     } else if near.len() > 1 {
         format!("{} links as busy as the busiest ({top_name}, {top_class})", thousands(near.len() as u64))
     } else {
@@ -485,18 +486,19 @@ mod tests {
         let l = Limits::new(&[], &classes(), &[], &[0; CAUSES], 0, 0.0, &label);
         assert_eq!((l.binding.kind, l.binding.dominant_cause), ("none", "none"));
         // A whole class only when every member is that busy.
-        let even = vec![link(0, 0, 1, 0, 990), link(1, 0, 2, 0, 985), link(2, 0, 0, 0, 980), link(0, 1, 2, 1, 500)];
+        let even = vec![link(0, 0, 1, 0, 990), link(1, 0, 2, 0, 985), link(2, 0, 0, 0, 980), link(0, 1, 2, 1, 975)];
         let l = Limits::new(&even, &classes(), &[], &[5, 0, 0, 0, 0, 0, 0], 1, 1000.0, &label);
         assert_eq!(l.binding.set, "every X link (3 links)");
     }
 
     #[test]
     fn most_links_that_busy_bind_as_the_network() {
-        // Uniform load past saturation: three of four links, over both
-        // classes, within 10 points of the busiest.
-        let links = vec![link(0, 0, 1, 0, 999), link(1, 0, 2, 0, 950), link(2, 1, 3, 1, 930), link(3, 1, 0, 1, 700)];
+        // Uniform load past saturation: three of five links, over both
+        // classes (neither whole), into three routers, within 10 points
+        // of the busiest.
+        let links = vec![link(0, 0, 1, 0, 999), link(1, 0, 2, 0, 950), link(2, 0, 0, 0, 500), link(2, 1, 3, 1, 930), link(3, 1, 0, 1, 600)];
         let l = Limits::new(&links, &classes(), &[], &[1, 0, 3, 0, 0, 0, 0], 1, 1000.0, &label);
-        assert!(l.binding.set.starts_with("the network's links as a whole (3 of 4 links"), "{}", l.binding.set);
+        assert!(l.binding.set.starts_with("the network's links as a whole (3 of 5 links"), "{}", l.binding.set);
         assert_eq!(thousands(183047), "183,047");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");

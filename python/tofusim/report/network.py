@@ -23,7 +23,6 @@ all.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,10 +59,6 @@ class Network:
     def of_toml(cls, text: str, file: str) -> Network:
         """The layout of the ``[network]`` table of a system or experiment file."""
         return cls.from_dict(network_layout(text=text, file=file))
-
-    @classmethod
-    def from_json(cls, text: str) -> Network:
-        return cls.from_dict(json.loads(text))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Network:
