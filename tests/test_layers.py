@@ -161,3 +161,25 @@ def test_only_the_api_modules_call_the_core():
             elif isinstance(node, ast.Import) and any(a.name.endswith("._core") for a in node.names):
                 offenders.append(f"{rel}:{node.lineno}")
     assert not offenders, offenders
+
+
+def test_the_core_stub_matches_the_compiled_module():
+    """`python/tofusim/_core.pyi` (what type checkers and readers see)
+    names every function of the compiled core with its parameters, in
+    order: a binding changed without its stub fails here."""
+    import ast
+
+    from tofusim import _core
+
+    tree = ast.parse((ROOT / "python" / "tofusim" / "_core.pyi").read_text(encoding="utf-8"))
+    stub = {n.name: [a.arg for a in n.args.args] for n in tree.body if isinstance(n, ast.FunctionDef)}
+    real = {k: v for k, v in vars(_core).items() if callable(v) and not isinstance(v, type)}
+    assert set(stub) == set(real), (sorted(set(real) - set(stub)), sorted(set(stub) - set(real)))
+    def names(f):
+        # The core's own text signature ("(procs, class)": a keyword as a
+        # parameter name is no Python signature, the stub writes class_).
+        text = f.__text_signature__.strip("()")
+        return [p.split("=")[0].strip().lstrip("*") for p in text.split(",") if p.strip() and p.strip() not in ("/", "*", "$module")]
+
+    differs = {k: (names(real[k]), stub[k]) for k in real if [n.rstrip("_") for n in names(real[k])] != [n.rstrip("_") for n in stub[k]]}
+    assert not differs, differs
