@@ -110,11 +110,13 @@ def barrier_plans(bchs: list[int], generation: str = "tofud") -> dict[str, Any]:
     return json.loads(_call(_core.barrier_plans, _a.ranks("bchs", bchs), _a.text("generation", generation)))
 
 
-def hardware_barrier_us(system: str, payload_bytes: int = 0, graph: str = "axes") -> float:
+def hardware_barrier_us(system: str, payload_bytes: int = 0, graph: str = "physical-axes") -> float:
     """The Tofu hardware barrier across every node of ``system``, µs (with
     ``payload_bytes``, the barrier interface's small allreduce); ``graph``
-    wires the gates: ``axes`` (default), ``axis-neighbours`` or
-    ``rank-order``."""
+    wires the gates: ``physical-axes`` (default: along the network's six
+    axes, dissemination on rings and recursive doubling on power-of-two
+    lines), ``axes`` (along the communicator's three virtual axes),
+    ``axis-neighbours`` or ``rank-order``."""
     return float(_call(_core.hardware_barrier_us, _a.text("system", system), _a.whole("payload_bytes", payload_bytes, 0, _U32),
                        _a.text("graph", graph)))
 

@@ -341,6 +341,64 @@ pub enum GateGraph {
     /// Gates chained along the torus axes, every round between neighbours:
     /// partner one step back along the axis, L − 1 rounds per axis.
     AxisNeighbours,
+    /// Along the network's own axes (a Tofu node's six: X, Y, Z, A, B, C),
+    /// not the communicator's: on a ring, dissemination (partner 2^r back);
+    /// on a line of power-of-two length, recursive doubling (partner
+    /// coordinate XOR 2^r, so no signal crosses the line back); on another
+    /// line, dissemination over its positions. [`axis_rounds`] on the
+    /// physical torus; on a communicator grid (every axis a ring) the same
+    /// as `Axes`.
+    PhysicalAxes,
+}
+
+impl GateGraph {
+    pub const ALL: [GateGraph; 4] = [GateGraph::RankOrder, GateGraph::Axes, GateGraph::AxisNeighbours, GateGraph::PhysicalAxes];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GateGraph::RankOrder => "rank-order",
+            GateGraph::Axes => "axes",
+            GateGraph::AxisNeighbours => "axis-neighbours",
+            GateGraph::PhysicalAxes => "physical-axes",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|g| g.name() == s)
+    }
+}
+
+/// The partner of each node in each round of gates wired along the axes of
+/// a torus or mesh of `lengths` (`rings[a]`: axis `a` wraps), nodes
+/// numbered axis 0 fastest: see [`GateGraph::PhysicalAxes`].
+pub fn axis_rounds(lengths: &[u32], rings: &[bool]) -> Vec<Vec<u32>> {
+    let p: u32 = lengths.iter().product();
+    let mut rounds = Vec::new();
+    let mut stride = 1u32;
+    for (a, &l) in lengths.iter().enumerate() {
+        let doubling = !rings[a] && l.is_power_of_two();
+        let mut d = 1u32;
+        while d < l {
+            rounds.push(
+                (0..p)
+                    .map(|i| {
+                        let c = (i / stride) % l;
+                        let to = if doubling { c ^ d } else { (c + l - d) % l };
+                        i - c * stride + to * stride
+                    })
+                    .collect(),
+            );
+            d <<= 1;
+        }
+        stride *= l;
+    }
+    rounds
+}
+
+/// A barrier whose gates fire in `rounds` (each node's partner per round)
+/// across `n` nodes, µs ([`run_rounds`]).
+pub fn across_rounds(n: usize, rounds: &[Vec<u32>], hw: &BarrierHardware, latency_ns: impl Fn(u32, u32) -> f64) -> f64 {
+    run_rounds(n, rounds, hw, latency_ns)
 }
 
 /// The partner of each rank in each round of `graph` on `grid`.
@@ -352,6 +410,7 @@ pub fn gate_rounds(grid: &crate::tree::Grid, graph: GateGraph) -> Vec<Vec<u32>> 
             .take_while(|&d| d < p)
             .map(|d| (0..p).map(|i| (i + p - d) % p).collect())
             .collect(),
+        GateGraph::PhysicalAxes => axis_rounds(&grid.lengths, &[true; 3]),
         GateGraph::Axes | GateGraph::AxisNeighbours => {
             let mut rounds = Vec::new();
             for axis in 0..3 {
@@ -451,6 +510,7 @@ mod across {
                 GateGraph::RankOrder,
                 GateGraph::Axes,
                 GateGraph::AxisNeighbours,
+                GateGraph::PhysicalAxes,
             ] {
                 assert!(complete(&g, graph), "{graph:?} on {l:?}");
             }
@@ -481,6 +541,36 @@ mod across {
         let rank_order: u32 = max_hops(GateGraph::RankOrder).iter().sum();
         let axes: u32 = max_hops(GateGraph::Axes).iter().sum();
         assert!(rank_order > axes, "{rank_order} vs {axes}");
+    }
+
+    #[test]
+    fn physical_axis_rounds_are_a_barrier_and_keep_lines_short() {
+        // A K-like node: X ring, Y line of 4, Z ring of 3, A line 2, B ring
+        // 3, C line 2; and a line of 3 (not a power of two).
+        for (lengths, rings) in [
+            (vec![4u32, 4, 3, 2, 3, 2], vec![true, false, true, false, true, false]),
+            (vec![3, 2], vec![false, false]),
+            (vec![1, 5], vec![true, true]),
+        ] {
+            let rounds = axis_rounds(&lengths, &rings);
+            let p: u32 = lengths.iter().product();
+            let mut heard: Vec<Vec<bool>> = (0..p).map(|i| (0..p).map(|j| i == j).collect()).collect();
+            for partners in &rounds {
+                let prev = heard.clone();
+                for i in 0..p as usize {
+                    let from = partners[i] as usize;
+                    for j in 0..p as usize {
+                        heard[i][j] = prev[i][j] || prev[from][j];
+                    }
+                }
+            }
+            assert!(heard.iter().all(|h| h.iter().all(|&b| b)), "{lengths:?}");
+        }
+        // On the power-of-two Y line (stride 4) the partner of y = 1 in
+        // round d = 2 is y = 3: 2 positions, never across the line back.
+        let rounds = axis_rounds(&[4, 4], &[true, false]);
+        assert_eq!(rounds.len(), 4);
+        assert_eq!(rounds[3][4], 12);
     }
 
     #[test]

@@ -1037,7 +1037,15 @@ pub fn hardware_barrier_us(
         );
         hops as f64 * hop_ns + wire_ns
     };
-    use tofusim_comm::barrier_hw::{across_nodes, across_torus, GateGraph};
+    use tofusim_comm::barrier_hw::{across_nodes, across_rounds, across_torus, axis_rounds, GateGraph};
+    if graph == GateGraph::PhysicalAxes {
+        // Every node takes part; gates wired along the network's own axes,
+        // the signal latency between nodes as for the other wirings.
+        let rings: Vec<bool> = t.axes().iter().map(|a| a.is_ring()).collect();
+        let rounds = axis_rounds(&t.lengths(), &rings);
+        let hops_ns = |a: u32, b: u32| t.distance(tofusim_topology::NodeId(a), tofusim_topology::NodeId(b)) as f64 * hop_ns + wire_ns;
+        return Ok(across_rounds(t.node_count() as usize, &rounds, &hw, hops_ns));
+    }
     Ok(match (graph, grid) {
         (GateGraph::RankOrder, _) | (_, None) => across_nodes(node_of_rank.len() as u32, &hw, latency),
         (graph, Some(g)) => across_torus(&g, graph, &hw, latency),

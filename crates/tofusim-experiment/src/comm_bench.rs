@@ -136,14 +136,13 @@ pub fn barrier_plans(bchs: &[u32], generation: &str) -> Result<Value> {
 
 /// The Tofu hardware barrier (or, with `payload_bytes`, the barrier
 /// interface's small allreduce) across every node of `system`, µs; `graph`
-/// wires the gates: `axes`, `axis-neighbours` or `rank-order`.
+/// wires the gates: `axes`, `physical-axes`, `axis-neighbours` or
+/// `rank-order` ([`GateGraph`]).
 pub fn hardware_barrier_us(system: &str, payload_bytes: u32, graph: &str) -> Result<f64> {
-    let graph = match graph {
-        "axes" => GateGraph::Axes,
-        "axis-neighbours" => GateGraph::AxisNeighbours,
-        "rank-order" => GateGraph::RankOrder,
-        other => return Err(bad("graph", format!("expected axes, axis-neighbours or rank-order, found {other}"))),
-    };
+    let graph = GateGraph::parse(graph).ok_or_else(|| {
+        let names: Vec<&str> = GateGraph::ALL.iter().map(|g| g.name()).collect();
+        bad("graph", format!("expected one of {}, found {graph}", names.join(", ")))
+    })?;
     collective::hardware_barrier_us(system, payload_bytes, graph)
 }
 

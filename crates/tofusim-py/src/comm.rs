@@ -68,9 +68,10 @@ pub fn barrier_plans(bchs: Vec<u32>, generation: &str) -> PyResult<String> {
 
 /// The Tofu hardware barrier (or, with `payload_bytes`, the barrier
 /// interface's small allreduce) across every node of `system`, µs; `graph`
-/// wires the gates: `axes` (default), `axis-neighbours` or `rank-order`.
+/// wires the gates: `physical-axes` (default), `axes`, `axis-neighbours` or
+/// `rank-order`.
 #[pyfunction]
-#[pyo3(signature = (system, payload_bytes=0, graph="axes"))]
+#[pyo3(signature = (system, payload_bytes=0, graph="physical-axes"))]
 pub fn hardware_barrier_us(py: Python<'_>, system: String, payload_bytes: u32, graph: &str) -> PyResult<f64> {
     py.detach(|| comm_bench::hardware_barrier_us(&system, payload_bytes, graph)).map_err(config_err)
 }
