@@ -421,6 +421,12 @@ def test_sweep_collective_sweep_and_reproduction_reports(tmp_path):
     ok(tofusim_cli("reproduce", "k-mpi", "--out", str(tmp_path / "rp"), "--report"))
     page = (tmp_path / "rp" / "report.html").read_text()
     assert 'id="fig-case-0-plot-0"' in page and "k-mpi" in page
+    # A directory holding a sweep and a case: the case is reported too,
+    # after the sweep's own sections, not dropped.
+    (tmp_path / "sw" / "k-mpi.json").write_text((tmp_path / "rp" / "k-mpi.json").read_text())
+    ok(tofusim_cli("report", str(tmp_path / "sw")))
+    page = (tmp_path / "sw" / "report.html").read_text()
+    assert 'id="fig-sweep"' in page and "Reproduction cases: Summary" in page and "k-mpi" in page
 
 
 def test_a_replay_report_has_its_ranks_and_links(tmp_path):

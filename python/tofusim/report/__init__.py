@@ -37,6 +37,14 @@ def build_page(rd: RunDir) -> str:
              "coll-sweep": coll_sweep_sections, "reproduce": reproduce_sections}[rd.kind]
     try:
         sections = build(rd, figure_html)
+        if rd.kind != "reproduce" and rd.cases:
+            # Reproduction cases written into the same directory are
+            # reported after the run's own sections, not dropped.
+            from .sections import Section
+
+            extra = reproduce_sections(rd, figure_html)
+            sections += [Section(f"cases-{s.id}", f"Reproduction cases: {s.title}" if s.id == "summary" else s.title, s.body, s.note)
+                         for s in extra]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
         # A file edited or damaged after the command wrote it: one line, not a traceback.
         raise ConfigError(f"{rd.path}: its files are not as tofusim writes them ({type(e).__name__}: {e}); "

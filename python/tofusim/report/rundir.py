@@ -120,22 +120,22 @@ def open_run_dir(path: str | Path) -> RunDir:
         if not isinstance(r, dict) or "latency" not in r:
             raise ConfigError(f"{d / 'results.json'}: not a tofusim run result (no latency); expected {WHAT}")
         return RunDir(d, "run", result=r, experiment=_text(d / "experiment.toml"), samples=_table(d / "port_samples.parquet"),
-                      ports=_table(d / "ports.csv"), **_vc_samples(d))
+                      ports=_table(d / "ports.csv"), cases=_cases(d), **_vc_samples(d))
     if (d / "result.json").exists():
         r = _json(d / "result.json")
         if isinstance(r, dict) and "op" in r and "algo" in r:
             return RunDir(d, "collective", result=r, samples=_table(d / "port_samples.parquet"), steps=_table(d / "steps.parquet"),
-                          **_vc_samples(d))
+                          cases=_cases(d), **_vc_samples(d))
         if isinstance(r, dict) and "per_rank" in r:
             return RunDir(d, "replay", result=r, experiment=_text(d / "system.toml"), samples=_table(d / "port_samples.parquet"),
-                          **_vc_samples(d))
+                          cases=_cases(d), **_vc_samples(d))
         raise ConfigError(f"{d / 'result.json'}: neither a collective's nor a replay's result; expected {WHAT}")
     if (d / "sweep.parquet").exists():
         meta = _json(d / "sweep.json") if (d / "sweep.json").exists() else {}
         return RunDir(d, "sweep", table=_table(d / "sweep.parquet"), meta=meta if isinstance(meta, dict) else {},
-                      experiment=_text(d / "experiment.toml"))
+                      experiment=_text(d / "experiment.toml"), cases=_cases(d))
     if (d / "coll.parquet").exists():
-        return RunDir(d, "coll-sweep", table=_table(d / "coll.parquet"))
+        return RunDir(d, "coll-sweep", table=_table(d / "coll.parquet"), cases=_cases(d))
     cases = _cases(d)
     if cases:
         return RunDir(d, "reproduce", cases=cases)
