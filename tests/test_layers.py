@@ -1,5 +1,5 @@
 """The architecture holds: crates depend only on the layers below them
-(DESIGN.md's table), and no two modules of a crate import each other, even
+(docs/architecture.md's table), and no two modules of a crate import each other, even
 through a third (a module is a top-level file or folder of `src/`; any
 `crate::name` mention counts, doc links included)."""
 

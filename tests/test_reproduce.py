@@ -1,4 +1,4 @@
-"""`tofusim reproduce`: every case at reduced scale, in the DESIGN.md JSON
+"""`tofusim reproduce`: every case at reduced scale, in the JSON
 shape, and the behaviour each BG/L figure claims."""
 
 import subprocess

@@ -1,4 +1,4 @@
-//! The Tofu barrier offload (DOMAIN.md §3.1(d)): barrier gates (BGs) and
+//! The Tofu barrier offload ([S:003], [S:001]): barrier gates (BGs) and
 //! barrier channels (BCHs) inside the TNIs.
 //!
 //! A **BG** waits for two incoming signals, then sends two. A **BCH** is
@@ -77,7 +77,7 @@ pub struct IntraNodeBarrier {
     pub stages: u32,
     /// BCH + stages × BG, µs.
     pub simple_estimate_us: f64,
-    /// The DOMAIN.md reconstruction of the source's corrected estimate:
+    /// Our reconstruction ([RECON]) of the source's corrected estimate:
     /// simple + (max BCH/TNI − 1)·BCH + (max BG/TNI − stages)·BG, µs.
     pub modified_estimate_us: f64,
     /// Event-by-event: each TNI's logic handles one BCH or BG at a time, µs.
@@ -266,7 +266,7 @@ mod tests {
 
     #[test]
     fn tofud_stage_table() {
-        // DOMAIN.md §7.1: 1, 4, 8, 16, 48 BCHs → 2, 2, 4, 6, 9 stages, on
+        // [S:000]: 1, 4, 8, 16, 48 BCHs → 2, 2, 4, 6, 9 stages, on
         // 1, 4, 6, 6, 6 TNIs with at most 1, 1, 2, 3, 8 BCHs per TNI.
         let hw = BarrierHardware::tofud();
         let want = [

@@ -1,5 +1,5 @@
 //! An MPI-like point-to-point layer on the RDMA puts, written as schedule
-//! steps so every executor runs it (DOMAIN.md §7.2, [S:001]).
+//! steps so every executor runs it ([S:001]).
 //!
 //! - **Eager** (up to `eager_limit_bytes`): the sender puts the message into
 //!   a buffer the receiver set aside for it; the receiver copies it out.

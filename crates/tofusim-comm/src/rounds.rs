@@ -203,7 +203,7 @@ fn heights_and_depths(t: &Tree) -> (Vec<u64>, Vec<u64>) {
     (height, depth)
 }
 
-/// Trinaryx3 (DOMAIN.md §3.1(a), [RECON]): a third of the vector goes up
+/// Trinaryx3 ([S:003], [S:001], [RECON]): a third of the vector goes up
 /// and comes down each of the three edge-disjoint trinary trees rooted at
 /// rank 0, in segments. Segment k leaves a rank of height h (its deepest
 /// descendant is h hops below) in round h + k, once its children's have

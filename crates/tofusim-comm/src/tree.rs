@@ -1,7 +1,7 @@
 //! Communicators shaped as a 3D torus, and the triple trinary trees of the
 //! Tofu Bcast/Reduce/Trinaryx3 algorithms.
 //!
-//! The trees are a **reconstruction** (DOMAIN.md §3.1(a), [RECON]): the
+//! The trees are a **reconstruction** ([S:003], [S:001], [RECON]): the
 //! sources state their properties — three spanning trees of out-degree at
 //! most 3 over nearest-neighbour arcs, pairwise arc-disjoint, one TNI each
 //! — but not Fujitsu's exact shapes. The construction below meets every
@@ -134,7 +134,7 @@ pub fn trinary_unsupported(grid: &Grid) -> Option<String> {
 const PREFERENCE: [[usize; 3]; 3] = [[2, 1, 0], [0, 2, 1], [1, 0, 2]];
 
 /// The three edge-disjoint trinary spanning trees rooted at `root`
-/// (DOMAIN.md §3.1(a)). Requires every axis ≥ 3 ([`trinary_unsupported`]).
+/// ([S:003], [S:001]). Requires every axis ≥ 3 ([`trinary_unsupported`]).
 ///
 /// Every rank v ≠ root has exactly one parent per tree, and the three
 /// parents are its three "minus" neighbours v − e_x, v − e_y, v − e_z, one
@@ -264,7 +264,7 @@ pub fn trinary_stages(grid: &Grid, root: Rank, phases: u32) -> u32 {
             .unwrap_or(0)
 }
 
-/// The segment of a pipelined tree (DOMAIN.md §3.2's α-β model): `part_bytes`
+/// The segment of a pipelined tree (the α-β model of Thakur, Rabenseifner and Gropp 2005): `part_bytes`
 /// cut into n = S/s segments crosses `stages` stages of α + β·s each, so
 /// T(s) = (S/s + H − 1)(α + β·s), least at s* = √(S·α / ((H − 1)·β)).
 /// α (`alpha_ns`) is a message's fixed cost per stage, β (`ns_per_byte`)

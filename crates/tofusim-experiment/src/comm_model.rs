@@ -2,8 +2,8 @@
 //! the router carries, the router timing, and the host/TNI latency
 //! components of an RDMA transfer. Published end-to-end figures (put
 //! latency, throughput) are *not* stored here: they come out of these
-//! components and the packet engine (DESIGN.md principle 1). Each value
-//! carries its source tag (DOMAIN.md: `[S:…]`, `[PUB]`, `[DER]`, `[MEM]`,
+//! components and the packet engine: every figure comes out of the modelled mechanism (docs/model.md). Each value
+//! carries its source tag (docs/sources.md: `[S:…]`, `[PUB]`, `[DER]`, `[MEM]`,
 //! `[FIT]` = fitted to the named figure, which then is not a validation).
 //! `docs/communication.md` lists them.
 
@@ -315,7 +315,7 @@ impl CommModel {
         m
     }
 
-    /// The Cray Aries model on dragonfly `d` (DOMAIN.md §6; every value's
+    /// The Cray Aries model on dragonfly `d` ([S:002]; every value's
     /// source in `sources` and docs/communication.md). The cycle is a byte
     /// time of the fastest link class; slower classes (rank-3 optical) take
     /// proportionally more cycles per byte.
@@ -451,9 +451,9 @@ fn aries_host_packet_Bps(data_Bps: f64) -> f64 {
 const TOFU_PAYLOAD_BYTES: u32 = 1920;
 const TOFU_HEADER_BYTES: u32 = 64;
 const TOFU_OVERHEAD_BYTES: u32 = 32;
-/// Lanes of a TofuD link (DOMAIN.md §1.2: 2 × 28.05 Gbps).
+/// Lanes of a TofuD link ([S:000]: 2 × 28.05 Gbps).
 pub(crate) const TOFUD_LANES: u32 = 2;
-/// TofuD's split mode, its links' normal operation (DOMAIN.md §1.2,
+/// TofuD's split mode, its links' normal operation ([S:000],
 /// [S:000]): every packet is sliced over the lanes and each slice carries
 /// a copy of the routing header, so that virtual cut-through still works.
 /// The copies are wire bytes the other generations do not send:

@@ -11,7 +11,7 @@ use tofusim_topology::Topology;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Generation {
-    /// Blue Gene/L torus router (DOMAIN.md §5); also the model of generic
+    /// Blue Gene/L torus router ([S:004]); also the model of generic
     /// tori and meshes, of Blue Gene/Q's 5D torus (its own router is not
     /// modelled), and, when asked for, of a Tofu 6D torus (the same router
     /// on every torus when topologies are compared).

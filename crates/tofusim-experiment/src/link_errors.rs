@@ -1,5 +1,5 @@
 //! The `[link_errors]` table: errors on the wire and the link-level
-//! recovery protocol of BG/L (DOMAIN.md §5.8; the engine's
+//! recovery protocol of BG/L ([S:004]; the engine's
 //! `router::link_protocol`), on every router model.
 //!
 //! ```toml

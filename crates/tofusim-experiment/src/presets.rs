@@ -1,6 +1,6 @@
 //! System presets. Each preset is a `[network]` table written in the same
 //! keys a user writes, plus a `sources` table that gives the origin of every
-//! parameter (tags as in DOMAIN.md: `[S:000]`… primary sources, `[PUB]`
+//! parameter (tags as in docs/sources.md: `[S:000]`… primary sources, `[PUB]`
 //! other public material, `[DER]` derived arithmetic, `[MEM]` domain
 //! knowledge not re-checked, `[FIT]` fitted to a published figure, which
 //! then does not count as a validation of that figure). `docs/presets.md`

@@ -80,7 +80,7 @@ fn a_cut_ring_is_refused_naming_the_failure_and_the_routing() {
 
 #[test]
 fn a_bgl_torus_with_failed_nodes_runs_adaptively_around_them() {
-    // Three failed nodes, not on one line (DOMAIN.md §5.3: hint bits keep
+    // Three failed nodes, not on one line ([S:004]: hint bits keep
     // such a network connected).
     let text = "[network]\nsystem = \"bgl:4x4x4\"\n[network.faults]\nnodes = [[1, 0, 0], [2, 2, 1], [0, 3, 3]]\n[workload]\npattern = \"alltoall\"\nmessage_bytes = 480\n[run]\ncycles = 2000000\n";
     let r = run(text);

@@ -1,4 +1,4 @@
-//! The world-systems network table of DOMAIN.md §1.4, computed from the presets.
+//! The world-systems network table of [S:000] (docs/validation.md), computed from the presets.
 
 use tofusim_experiment::{from_name, from_toml};
 

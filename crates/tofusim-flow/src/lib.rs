@@ -1,6 +1,6 @@
 //! # tofusim-flow
 //!
-//! The flow-level model (DESIGN.md, layer "flow model"; issue 7): messages
+//! The flow-level model (docs/architecture.md, layer "flow model"; issue 7): messages
 //! are flows that share link bandwidth **max-min fairly**, found by
 //! progressive filling — every unfrozen flow's rate rises together until a
 //! link saturates or a flow reaches its own cap (its injection limit), then

@@ -1,4 +1,4 @@
-//! A job allocator for a Tofu machine (DOMAIN.md §2.1): each job asks for
+//! A job allocator for a Tofu machine ([S:003], [S:001]): each job asks for
 //! a virtual torus shape and gets a rectangular XYZ block, whole in ABC,
 //! carrying that torus (see [`crate::embed`]). Two scheduler freedoms the
 //! source names, each switchable:

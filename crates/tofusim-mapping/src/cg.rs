@@ -1,7 +1,7 @@
 //! The communication of the NAS Parallel Benchmark CG (MPI version, as in
 //! NPB 3.x `cg.f`: `setup_proc_info`, `setup_submatrix_info`,
-//! `conj_grad`), the workload of RMATT's published evaluation (DOMAIN.md
-//! §4).
+//! `conj_grad`), the workload of RMATT's published evaluation
+//! ([S:003]).
 //!
 //! The processes form an `nprows × npcols` grid (`npcols = nprows`, or
 //! `2·nprows` when the count is not a square power of two); rank = row ·

@@ -1,4 +1,4 @@
-//! A communication list: RMATT's input (DOMAIN.md §4), one line per
+//! A communication list: RMATT's input ([S:003]), one line per
 //! source rank, destination rank and total bytes sent over the run.
 //!
 //! Text format: `SRC DST BYTES` per line (whitespace or commas between),

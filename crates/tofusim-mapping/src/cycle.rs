@@ -1,4 +1,4 @@
-//! Hamiltonian cycles of P_L × P_2 and P_L × C_3 (DOMAIN.md §2.2), as
+//! Hamiltonian cycles of P_L × P_2 and P_L × C_3 ([S:003], [S:001]), as
 //! sequences of (along the long axis, along the short axis) positions.
 //! They use no wrap link of the long axis, so they embed in any
 //! sub-block of it.

@@ -1,4 +1,4 @@
-//! Virtual 1D/2D/3D tori in a Tofu job region (DOMAIN.md §2.2): each
+//! Virtual 1D/2D/3D tori in a Tofu job region ([S:003], [S:001]): each
 //! virtual axis is a Hamiltonian cycle of a product of physical axes, and
 //! each physical axis serves one virtual axis, so every pair of
 //! virtual-torus neighbours (wrap-around included) is one physical hop

@@ -1,4 +1,4 @@
-//! Virtual tori that avoid failed nodes and links (DOMAIN.md §2.2; the
+//! Virtual tori that avoid failed nodes and links ([S:003], [S:001]; the
 //! mechanism is not in the sources, [RECON]).
 //!
 //! Two mechanisms, tried in this order:

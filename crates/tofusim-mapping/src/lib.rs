@@ -1,6 +1,6 @@
 //! # tofusim-mapping
 //!
-//! Where ranks go (DOMAIN.md §2, §4):
+//! Where ranks go ([S:003], [S:001]):
 //! - [`cycle`], [`virtual_torus`]: virtual 1D/2D/3D tori embedded in Tofu
 //!   regions, each virtual axis a Hamiltonian cycle of physical axes, so
 //!   that virtual-torus neighbours are physical neighbours;

@@ -1,6 +1,6 @@
 //! A job's virtual torus as RMATT sees it: node positions, hop distances
 //! and dimension-order routes, and the two costs of a rank order on it
-//! (DOMAIN.md §4): hop-bytes and the maximum link load.
+//! ([S:003]): hop-bytes and the maximum link load.
 //!
 //! A rank order maps rank → node, nodes numbered with x fastest; the
 //! default "x-y order" is the identity.

@@ -1,4 +1,4 @@
-//! RMATT, the rank-mapping automatic tuning tool (DOMAIN.md §4): simulated
+//! RMATT, the rank-mapping automatic tuning tool ([S:003]): simulated
 //! annealing over rank orders on a virtual torus, from a communication
 //! list. Moves swap two ranks; each move's change of cost is computed from
 //! the flows of the two ranks only; Metropolis acceptance with geometric

@@ -1,5 +1,5 @@
 //! Router, routing and run parameters. Defaults are Blue Gene/L's
-//! (DOMAIN.md §5); every field is documented with its unit.
+//! ([S:004]); every field is documented with its unit.
 
 use serde::Serialize;
 
@@ -139,7 +139,7 @@ pub struct Bursts {
     pub mean_gap_packets: f64,
 }
 
-/// TofuD's dynamic packet slicing (DOMAIN.md §1.2): a link's lanes are
+/// TofuD's dynamic packet slicing ([S:000]): a link's lanes are
 /// separate physical layers. In *split* mode a packet is sliced over the
 /// lanes, each slice carrying a copy of the routing header (so virtual
 /// cut-through still works); in *duplicate* mode every lane carries the
@@ -164,8 +164,8 @@ pub struct Slicing {
     pub split_below: f64,
 }
 
-/// Link errors and the link-level recovery protocol of BG/L (DOMAIN.md
-/// §5.8): each packet checked by CRC on every link, a copy kept in the
+/// Link errors and the link-level recovery protocol of BG/L
+/// ([S:004]): each packet checked by CRC on every link, a copy kept in the
 /// sender's retransmission FIFO until acknowledged, go-back-N from the
 /// corrupted packet after a time-out, a cumulative link CRC compared at
 /// the end of the run.
@@ -220,7 +220,7 @@ pub struct RouterParams {
     /// Output choice among free dynamic VCs: JSQ (most downstream tokens) or random.
     pub jsq: bool,
     /// Ranges JSQ sees a VC's downstream tokens in (BG/L publishes a
-    /// 2-bit token range per VC: 4, DOMAIN.md §5.6); up to the buffer's
+    /// 2-bit token range per VC: 4, [S:004]); up to the buffer's
     /// tokens, where JSQ sees the exact count.
     pub jsq_ranges: u16,
     /// Normal injection FIFOs (BG/L 6) and high-priority ones (BG/L 2).
@@ -265,7 +265,7 @@ fn finite_or_null<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error
 }
 
 impl RouterParams {
-    /// Blue Gene/L (DOMAIN.md §5; latencies are [MEM] settings, documented in docs/model.md).
+    /// Blue Gene/L ([S:004]; latencies are [MEM] settings, documented in docs/model.md).
     pub fn bgl() -> Self {
         Self {
             dynamic_vcs: 2,

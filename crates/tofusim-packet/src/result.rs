@@ -1,4 +1,4 @@
-//! The result of a run, in the JSON shape DESIGN.md fixes (plus extras).
+//! The result of a run, in the JSON shape docs/experiment.md fixes (plus extras).
 
 use crate::stats::{LatencySummary, PortCounters, Sample};
 use crate::wire::{Put, Reader};

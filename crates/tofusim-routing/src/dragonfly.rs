@@ -1,4 +1,4 @@
-//! Routing on dragonflies (DOMAIN.md §6.2): minimal, Valiant, and the
+//! Routing on dragonflies ([S:002]): minimal, Valiant, and the
 //! candidates of UGAL and of Aries-style adaptive routing; the engine makes
 //! the congestion-based choice at injection (it owns the queues).
 //!
@@ -76,7 +76,7 @@ pub enum DragonflyMode {
     /// `ADAPTIVE_0` none ("least bias towards minimal", NERSC). The
     /// weights are not public: the non-minimal side counts (3 + b) / 3
     /// times ([MEM] assumption), so `ADAPTIVE_3` is
-    /// `AdaptivePreferMinimal`, the mapping DOMAIN.md §6.2 calls likely.
+    /// `AdaptivePreferMinimal`, the mapping [S:002] makes likely (docs/model.md, dragonflies).
     Adaptive(u8),
 }
 

@@ -2,10 +2,10 @@
 //! avoids them.
 //!
 //! No router of the modelled machines routes around failures in hardware
-//! (BG/L: DOMAIN.md §5.3). What avoids them is the **software that sets a
+//! (BG/L: [S:004]). What avoids them is the **software that sets a
 //! packet's route at injection**: BG/L's hint bits keep a network with a
 //! few failed nodes connected, Tofu may begin a route with a detour inside
-//! the ABC group before the XYZ phase (DOMAIN.md §1.1, §2), a dragonfly's
+//! the ABC group before the XYZ phase ([S:000]; [S:003]), a dragonfly's
 //! source picks the global link or the intermediate group. So a route is
 //! chosen once, at the source, among the route states the routing scheme
 //! offers, in a fixed order of preference, as the first whose whole path

@@ -1,6 +1,6 @@
 //! Routing on tori, meshes and Tofu.
 //!
-//! **Hint bits** (BG/L, DOMAIN.md §5.3): at injection each axis gets a
+//! **Hint bits** (BG/L, [S:004]): at injection each axis gets a
 //! direction (`+`, `−`, or the single port), the shorter way round; at
 //! exactly half a ring the direction is drawn at random. One bit per axis
 //! stores it (set = `−`). The hops left on an axis follow from the current

@@ -6,7 +6,7 @@
 //! to `order[0]`; otherwise the partial plane is cut the same way
 //! recursively (this is how odd axes are bisected). The minimum is taken
 //! over every axis order. Links are counted once per link (a 2-ring's two
-//! parallel links count twice); bandwidth follows DOMAIN.md §1.4: links
+//! parallel links count twice); bandwidth follows [S:000]'s table: links
 //! cut × 2 directions × link rate.
 
 use crate::axis::Axis;

@@ -5,7 +5,7 @@
 //! - Bisection is the minimum balanced cut over axis-aligned staircase cuts
 //!   for tori and meshes, and the standard cut for dragonfly (half of the
 //!   groups) and fat-tree (top-level subtrees in halves); bandwidth counts
-//!   **both directions**: links cut × 2 × rate (DOMAIN.md §1.4).
+//!   **both directions**: links cut × 2 × rate ([S:000]).
 //! - Injection is nodes × per-node injection, where the node's interfaces
 //!   (or a host-side limit) set the per-node rate.
 

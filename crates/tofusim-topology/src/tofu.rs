@@ -4,7 +4,7 @@
 //! length-2 meshes with a **single port** each, B is a ring of 3 with `b+`
 //! and `b−`. Ten ports per node: `x+ x- y+ y- z+ z- a b+ b- c`. X, Y and Z
 //! have configurable lengths and wrap. Default routing is dimension order
-//! X → Y → Z → A → C → B (DOMAIN.md §1.1).
+//! X → Y → Z → A → C → B ([S:000]).
 
 use crate::axis::Axis;
 use crate::torus::Torus;

@@ -1,6 +1,6 @@
 //! # tofusim-trace
 //!
-//! MPI application traces (DESIGN.md, layer "workloads"; issue 20): OTF2
+//! MPI application traces (docs/architecture.md, layer "workloads"; issue 20): OTF2
 //! archives read through OTF2's C library ([`archive`]: any writer's
 //! standard MPI records — tofusim's PMPI tracer, Score-P), summarised
 //! ([`summary`]), turned into the replay program the communication layer

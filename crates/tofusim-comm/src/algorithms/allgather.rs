@@ -140,7 +140,7 @@ fn bruck(s: &mut Schedule, f: &mut Frontier) {
     }
 }
 
-/// Three-phase quad rings (DOMAIN.md §3.1(b), [RECON]): each block in four
+/// Three-phase quad rings ([S:003], [S:001], [RECON]): each block in four
 /// parts, each part gathered by rings along the three axes in its own
 /// order and direction (a: X+ Y+ Z+, b: X− Y− Z−, c: Y+ Z+ X+, d: Y− Z− X−),
 /// part i on TNI i.

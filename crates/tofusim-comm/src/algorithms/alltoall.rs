@@ -90,7 +90,7 @@ fn bruck(s: &mut Schedule, f: &mut Frontier) {
     }
 }
 
-/// Uniformly overlaid symmetrical pattern (DOMAIN.md §3.1(c), [RECON]).
+/// Uniformly overlaid symmetrical pattern ([S:003], [S:001], [RECON]).
 /// Every rank uses the same torus offsets δ ≠ 0, grouped into phases of
 /// symmetric offsets (equal |δ| per axis up to sign — and up to axis order
 /// when the axes are equally long), nearest phases first. A phase's

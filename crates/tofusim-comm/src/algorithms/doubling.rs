@@ -1,5 +1,5 @@
 //! Recursive doubling over the largest power of two q ≤ p, with the extra
-//! ranks folded in before and out after (DOMAIN.md §3.2): rank q+i hands
+//! ranks folded in before and out after (the α-β-γ costs of Thakur, Rabenseifner and Gropp 2005): rank q+i hands
 //! its data to rank i and gets the result back.
 
 use super::{pow2_floor, Frontier};

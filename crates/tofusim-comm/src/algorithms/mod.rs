@@ -5,7 +5,7 @@
 //! recursive doubling → fold-out, each a few lines.
 //!
 //! Every algorithm works for any process count. Those that need a power of
-//! two fold the extra ranks in and out (DOMAIN.md §3.2 notes); those that
+//! two fold the extra ranks in and out (the α-β-γ costs of Thakur, Rabenseifner and Gropp 2005); those that
 //! need a torus-shaped communicator (the Tofu ones) fall back to a named
 //! general algorithm when the communicator is not one, and say so in
 //! [`Schedule::fallback`].
@@ -119,7 +119,7 @@ impl Algorithm {
     }
 
     /// Whether the algorithm is a Tofu construction on a torus-shaped
-    /// communicator (and a reconstruction, DOMAIN.md [RECON]).
+    /// communicator (and a reconstruction, [RECON], docs/sources.md).
     pub fn needs_torus(self) -> bool {
         matches!(
             self,

@@ -1,4 +1,4 @@
-//! Every executor of a [`Schedule`](crate::Schedule), side by side (DESIGN.md
+//! Every executor of a [`Schedule`](crate::Schedule), side by side (docs/architecture.md
 //! principle 2: one definition, several executors):
 //! - [`data`]: real buffers, the result checked element by element;
 //! - [`packet`]: the packet engine, through its [`tofusim_packet::Traffic`]

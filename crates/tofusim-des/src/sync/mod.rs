@@ -9,7 +9,7 @@
 //! partition learns every partition's *report* (the few counts from which
 //! all of them take the same global decisions: done, deadlocked, where the
 //! next window starts). This is the YAWNS scheme of the Blue Gene/L
-//! performance simulator (DOMAIN.md §5.9).
+//! performance simulator ([S:004]).
 //!
 //! Messages are plain bytes: the kernel knows nothing of packets, and bytes
 //! cross processes as easily as threads. Buffers are swapped, not copied,

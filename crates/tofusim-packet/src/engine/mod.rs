@@ -404,7 +404,7 @@ impl<W: Traffic> Engine<W> {
 
     /// Route state of a new packet. Dragonfly UGAL and adaptive modes
     /// choose here between the minimal route and a Valiant one, from the
-    /// occupancy of the buffers the two would enter (DOMAIN.md §6.2):
+    /// occupancy of the buffers the two would enter ([S:002]):
     /// - UGAL-L: the source router's output queues, weighted by hops
     ///   (minimal if q_min·H_min ≤ q_nm·H_nm);
     /// - UGAL-G: the queues of the global links the two routes would take;
@@ -432,7 +432,7 @@ impl<W: Traffic> Engine<W> {
         };
         let (mh, vh) = if d.aries_form() && mode != DragonflyMode::UgalGlobal {
             // Aries weighs two minimal and two non-minimal candidates
-            // (DOMAIN.md §6.2): the less loaded of each pair by the queue
+            // ([S:002]): the less loaded of each pair by the queue
             // of its first port, then the weighted comparison below.
             let rng = &mut self.router.rngs[r as usize];
             let m = [d.hashed_minimal(rng), d.hashed_minimal(rng)];

@@ -3,7 +3,7 @@
 //! Every run — split or not — advances in windows of `w` cycles, `w` being
 //! the shorter of a hop's and a token return's latency: nothing a router
 //! does can reach another router sooner, so within a window the partitions
-//! are independent (YAWNS, DOMAIN.md §5.9). At the end of a window each
+//! are independent (YAWNS, [S:004]). At the end of a window each
 //! partition hands over the packets and tokens it made for the others and
 //! every partition learns every partition's [`Report`]; from the same
 //! reports all take the same decisions — finished, stalled, audit due,

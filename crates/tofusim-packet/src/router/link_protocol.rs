@@ -1,4 +1,4 @@
-//! The link-level protocol of an output (BG/L, DOMAIN.md §5.8): errors on
+//! The link-level protocol of an output (BG/L, [S:004]): errors on
 //! the wire, CRC detection, the retransmission FIFO with its
 //! acknowledgements, time-out and go-back-N, and the cumulative link CRC.
 //!

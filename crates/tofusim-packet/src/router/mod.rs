@@ -17,7 +17,7 @@
 //!   ([`link_protocol`]: errors, retransmission FIFO, go-back-N, link CRC).
 //!
 //! The order of the stages is written once, in [`Router::arbitrate`], run
-//! once per cycle at every router something happened to (DOMAIN.md §5.6):
+//! once per cycle at every router something happened to ([S:004]):
 //!
 //! 1. **Per packet at a VC head** — route choice. At the destination: the
 //!    reception path of its input. Otherwise, in adaptive mode, the dynamic
