@@ -38,6 +38,15 @@ def relabel(e: ConfigError) -> ConfigError:
     return e
 
 
+def core_call(f: Callable[..., Any], *args: Any) -> Any:
+    """Calls the compiled core's ``f``; its refusal comes back with this
+    call's origin (:func:`relabel`)."""
+    try:
+        return f(*args)
+    except ConfigError as e:
+        raise relabel(e) from None
+
+
 def text(name: str, value: Any) -> str:
     """A string the core can read (UTF-8: no lone surrogates)."""
     if not isinstance(value, str):

@@ -19,7 +19,6 @@ import json
 from typing import Any
 
 from . import _core, arguments
-from ._core import ConfigError
 
 __all__ = ["alloc", "baseline_order", "cg_comm_list", "cg_compute", "cg_iteration_time", "map_virtual", "order_costs", "rmatt"]
 
@@ -27,12 +26,6 @@ _a = arguments
 # Ranges are the core's: it refuses out-of-range values with the same
 # message from every door; here only the types are checked.
 
-
-def _call(f: Any, *args: Any) -> Any:
-    try:
-        return f(*args)
-    except ConfigError as e:
-        raise _a.relabel(e) from None
 
 
 def map_virtual(system: str, shape: str, region: str | None = None, faults: str | None = None, faults_source: str = "faults",
@@ -47,7 +40,7 @@ def map_virtual(system: str, shape: str, region: str | None = None, faults: str 
     axes and, with ``with_order``, node_of_rank and node_coords."""
     region = None if region is None else _a.text("region", region)
     faults = None if faults is None else _a.text("faults", faults)
-    return json.loads(_call(_core.map_virtual, _a.text("system", system), _a.text("shape", shape), region, faults,
+    return json.loads(_a.core_call(_core.map_virtual, _a.text("system", system), _a.text("shape", shape), region, faults,
                             _a.text("faults_source", faults_source), _a.flag("with_order", with_order)))
 
 
@@ -64,7 +57,7 @@ def alloc(system: str = "k", jobs: int = 500, load: float = 0.9, seed: int = 1) 
     into rectangular blocks, under four policies (no rotation or padding,
     rotation, padding, both): ``tofusim alloc``. Same ``seed``, same
     stream."""
-    return json.loads(_call(_core.alloc_stream, _a.text("system", system), _a.whole("jobs", jobs),
+    return json.loads(_a.core_call(_core.alloc_stream, _a.text("system", system), _a.whole("jobs", jobs),
                             _load(load), _a.whole("seed", seed)))
 
 
@@ -72,21 +65,21 @@ def cg_comm_list(procs: int, class_: str = "B") -> str:
     """The NAS CG communication list of ``procs`` processes (a power of
     two), problem class ``class_`` (S, W, A, B, C, D or E): ``SRC DST
     BYTES`` lines over the timed run (``tofusim pattern cg``)."""
-    return str(_call(_core.cg_comm_list, _a.whole("procs", procs, -2**63, 2**63 - 1), _a.text("class_", class_)))
+    return str(_a.core_call(_core.cg_comm_list, _a.whole("procs", procs, -2**63, 2**63 - 1), _a.text("class_", class_)))
 
 
 def cg_compute(procs: int, class_: str = "B") -> dict[str, Any]:
     """One NAS CG iteration's computation per process on a K computer node:
     flops, memory bytes, seconds, the timed run's CG iterations and the
     node's rates (docs/model.md, NAS CG's computation)."""
-    return json.loads(_call(_core.cg_compute, _a.whole("procs", procs, -2**63, 2**63 - 1), _a.text("class_", class_)))
+    return json.loads(_a.core_call(_core.cg_compute, _a.whole("procs", procs, -2**63, 2**63 - 1), _a.text("class_", class_)))
 
 
 def order_costs(torus: str, pattern: str, order: list[int], source: str = "pattern") -> tuple[int, int]:
     """Hop-bytes and maximum link load (bytes) of the rank ``order`` (rank i
     on node ``order[i]`` of ``torus``, e.g. ``"32x32"``) for the
     communication list ``pattern`` (its text, named ``source`` in errors)."""
-    hop_bytes, max_link = _call(_core.order_costs, _a.text("torus", torus), _a.text("pattern", pattern), _a.ranks("order", order),
+    hop_bytes, max_link = _a.core_call(_core.order_costs, _a.text("torus", torus), _a.text("pattern", pattern), _a.ranks("order", order),
                                 _a.text("source", source))
     return int(hop_bytes), int(max_link)
 
@@ -94,7 +87,7 @@ def order_costs(torus: str, pattern: str, order: list[int], source: str = "patte
 def baseline_order(torus: str, pattern: str, kind: str, seed: int = 1, source: str = "pattern") -> list[int]:
     """A baseline rank order of ``pattern`` on ``torus``: ``kind`` is
     ``default`` (x-y), ``random`` (seeded) or ``greedy``."""
-    return list(_call(_core.baseline_order, _a.text("torus", torus), _a.text("pattern", pattern), _a.text("kind", kind),
+    return list(_a.core_call(_core.baseline_order, _a.text("torus", torus), _a.text("pattern", pattern), _a.text("kind", kind),
                       _a.whole("seed", seed), _a.text("source", source)))
 
 
@@ -110,7 +103,7 @@ def rmatt(torus: str, pattern: str, objective: str = "hop-bytes", seed: int = 1,
     when Ctrl-C stopped it: the best order so far) and order."""
     iterations = None if iterations is None else _a.whole("iterations", iterations, -2**63, 2**63 - 1)
     start = None if start is None else _a.ranks("start", start)
-    return json.loads(_call(_core.rmatt, _a.text("torus", torus), _a.text("pattern", pattern), _a.text("objective", objective),
+    return json.loads(_a.core_call(_core.rmatt, _a.text("torus", torus), _a.text("pattern", pattern), _a.text("objective", objective),
                             _a.whole("seed", seed), iterations, start, _a.text("source", source)))
 
 
@@ -121,5 +114,5 @@ def cg_iteration_time(torus: str, procs: int, class_: str, order: list[int], sys
     ``order`` (rank i on node ``order[i]``); with ``ranks_per_node`` > 1
     several ranks share a node (their messages to each other turn around
     in its NIC). Returns time_seconds and the run."""
-    return json.loads(_call(_core.cg_iteration_time, _a.text("torus", torus), _a.whole("procs", procs, -2**63, 2**63 - 1), _a.text("class_", class_),
+    return json.loads(_a.core_call(_core.cg_iteration_time, _a.text("torus", torus), _a.whole("procs", procs, -2**63, 2**63 - 1), _a.text("class_", class_),
                             _a.ranks("order", order), _a.text("system", system), _a.whole("ranks_per_node", ranks_per_node, 0, 2**32 - 1)))

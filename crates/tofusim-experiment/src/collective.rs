@@ -71,7 +71,7 @@ impl CollectiveSpec {
             match v.get(k) {
                 None | Some(serde_json::Value::Null) => Ok(d),
                 Some(x) => x.as_u64().ok_or_else(|| {
-                    ConfigError::new("<command line>", k, format!("expected a whole number of at least 0, found {x}"))
+                    ConfigError::argument(k, format!("expected a whole number of at least 0, found {x}"))
                 }),
             }
         };
@@ -87,14 +87,14 @@ impl CollectiveSpec {
             algorithm: get_s("algo"),
             size_bytes: get_u("size_bytes", 8)?,
             system: get_s("system"),
-            root: u32::try_from(get_u("root", 0)?).map_err(|_| ConfigError::new("<command line>", "root", "expected a rank of the communicator"))?,
+            root: u32::try_from(get_u("root", 0)?).map_err(|_| ConfigError::argument("root", "expected a rank of the communicator"))?,
             segment_bytes: match v.get("segment_bytes") {
                 None | Some(serde_json::Value::Null) => None,
                 Some(_) => Some(get_u("segment_bytes", 0)?),
             },
             tnis: match get_u("tnis", 0)? {
                 0 if v.get("tnis").is_none_or(|x| x.is_null()) => None,
-                t => Some(u8::try_from(t).map_err(|_| ConfigError::new("<command line>", "tnis", format!("expected 1 to the node's TNIs, found {t}")))?),
+                t => Some(u8::try_from(t).map_err(|_| ConfigError::argument("tnis", format!("expected 1 to the node's TNIs, found {t}")))?),
             },
             modes,
             verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
@@ -104,7 +104,7 @@ impl CollectiveSpec {
                 Some(serde_json::Value::String(x)) if x == "none" => None,
                 Some(x) => match x.as_f64() {
                     Some(m) if m >= 0.0 => Some(m),
-                    _ => return Err(ConfigError::new("<command line>", "max-time", format!("expected minutes of at least 0 or none, found {x}"))),
+                    _ => return Err(ConfigError::argument("max-time", format!("expected minutes of at least 0 or none, found {x}"))),
                 },
             },
             seed: get_u("seed", 1)?,
@@ -118,12 +118,12 @@ impl CollectiveSpec {
                 }
                 Some(other) => {
                     let kind = if other.is_object() { "an object" } else { "not text" };
-                    return Err(ConfigError::new("<command line>", "trees", format!("expected the trees file's JSON text, found {kind}")));
+                    return Err(ConfigError::argument("trees", format!("expected the trees file's JSON text, found {kind}")));
                 }
             },
             model: {
                 let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
-                Model::parse(m).ok_or_else(|| ConfigError::new("<command line>", "--model", format!("unknown model `{m}`; expected one of: {}", Model::NAMES.join(", "))))?
+                Model::parse(m).ok_or_else(|| ConfigError::argument("--model", format!("unknown model `{m}`; expected one of: {}", Model::NAMES.join(", "))))?
             },
         })
     }
@@ -966,7 +966,7 @@ pub struct PipelineSegment {
 /// `system_name` (its communicator's torus, rooted at rank 0).
 pub fn trinaryx3_segment(system_name: &str, size_bytes: u64) -> Result<PipelineSegment> {
     let Setup { built, grid, .. } = setup(system_name)?;
-    let bad = |why: String| ConfigError::new("<command line>", "system", why);
+    let bad = |why: String| ConfigError::argument("system", why);
     let g = grid.ok_or_else(|| bad("trinaryx3 needs a torus-shaped communicator".into()))?;
     if let Some(why) = tofusim_comm::tree::trinary_unsupported(&g) {
         return Err(bad(why));

@@ -19,10 +19,6 @@ use crate::comm_model::{CommModel, Modes};
 use crate::error::{ConfigError, Result};
 use crate::generation::Generation;
 
-fn bad(key: &str, message: impl Into<String>) -> ConfigError {
-    ConfigError::new("<command line>", key, message.into())
-}
-
 /// A timing as the API hands it back: processes, communicator_shape,
 /// cycles, time_seconds, rank_end_cycles and the packet engine's run.
 pub fn timing_json(t: &Timed) -> Value {
@@ -76,7 +72,7 @@ impl Rdma {
         match kind {
             "get" => Ok(Rdma::Get),
             "atomic" => Ok(Rdma::Atomic),
-            k => Err(bad("kind", format!("expected get or atomic, found {k}"))),
+            k => Err(ConfigError::argument("kind", format!("expected get or atomic, found {k}"))),
         }
     }
 }
@@ -99,7 +95,7 @@ pub fn buffer_mode(mode: &str) -> Result<Option<BufferMode>> {
         "auto" => Ok(None),
         "memory-saving" => Ok(Some(BufferMode::MemorySaving)),
         "high-speed" => Ok(Some(BufferMode::HighSpeed)),
-        m => Err(bad("mode", format!("expected auto, memory-saving or high-speed, found {m}"))),
+        m => Err(ConfigError::argument("mode", format!("expected auto, memory-saving or high-speed, found {m}"))),
     }
 }
 
@@ -129,8 +125,8 @@ pub fn mpi_memory(peers: &[u32]) -> Value {
 pub fn barrier_plans(bchs: &[u32], generation: &str) -> Result<Value> {
     let hw = Generation::parse(generation)
         .and_then(Generation::barrier_hardware)
-        .ok_or_else(|| bad("generation", format!("expected tofu1, tofu2 or tofud, found {generation}")))?;
-    let plans = bchs.iter().map(|&k| barrier_hw::intra_node(k, &hw)).collect::<std::result::Result<Vec<_>, String>>().map_err(|e| bad("bchs", e))?;
+        .ok_or_else(|| ConfigError::argument("generation", format!("expected tofu1, tofu2 or tofud, found {generation}")))?;
+    let plans = bchs.iter().map(|&k| barrier_hw::intra_node(k, &hw)).collect::<std::result::Result<Vec<_>, String>>().map_err(|e| ConfigError::argument("bchs", e))?;
     Ok(json!({"hardware": hw, "plans": plans}))
 }
 
@@ -141,7 +137,7 @@ pub fn barrier_plans(bchs: &[u32], generation: &str) -> Result<Value> {
 pub fn hardware_barrier_us(system: &str, payload_bytes: u32, graph: &str) -> Result<f64> {
     let graph = GateGraph::parse(graph).ok_or_else(|| {
         let names: Vec<&str> = GateGraph::ALL.iter().map(|g| g.name()).collect();
-        bad("graph", format!("expected one of {}, found {graph}", names.join(", ")))
+        ConfigError::argument("graph", format!("expected one of {}, found {graph}", names.join(", ")))
     })?;
     collective::hardware_barrier_us(system, payload_bytes, graph)
 }
@@ -163,7 +159,7 @@ pub fn comm_model(system: &str) -> Result<CommModel> {
 pub fn dragonfly_hop_pairs(system: &str) -> Result<Vec<(u32, u32, u32)>> {
     let setup = collective::setup(system)?;
     let Some((d, mode)) = setup.built.dragonfly else {
-        return Err(bad("system", format!("{system}: not a dragonfly")));
+        return Err(ConfigError::argument("system", format!("{system}: not a dragonfly")));
     };
     let routing = tofusim_routing::DragonflyRouting::new(&d, mode);
     let npr = d.nodes_per_router;
@@ -220,7 +216,7 @@ pub fn collective_schedule(req: ScheduleRequest<'_>) -> Result<Schedule> {
     let most = collective::MAX_SCHEDULE_MESSAGES / 10;
     let messages = collective::messages_estimate(req.op, req.algo, req.size_bytes, Some(req.segment_bytes), req.ranks as u64);
     if messages > most {
-        return Err(bad(
+        return Err(ConfigError::argument(
             "ranks",
             format!(
                 "{} ranks of {} {}: about {messages:.3e} messages, more than the {most:.1e} a schedule handed back as JSON may hold; \
@@ -231,7 +227,7 @@ pub fn collective_schedule(req: ScheduleRequest<'_>) -> Result<Schedule> {
     }
     let mut p = Params::new(req.ranks, 0);
     p.grid = match req.shape {
-        Some(s) => Some(tofusim_comm::tree::Grid::from_shape(&s).ok_or_else(|| bad("shape", "expected 1 to 3 positive axis lengths"))?),
+        Some(s) => Some(tofusim_comm::tree::Grid::from_shape(&s).ok_or_else(|| ConfigError::argument("shape", "expected 1 to 3 positive axis lengths"))?),
         None => None,
     };
     p.segment_elements = req.segment_bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
@@ -239,16 +235,16 @@ pub fn collective_schedule(req: ScheduleRequest<'_>) -> Result<Schedule> {
     // The MPI operations outside the algorithm library (scan, gather, ...)
     // have timing-only schedules.
     if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == req.op) {
-        tofusim_comm::mpi_collectives::build(req.op, req.algo, req.ranks, req.root, req.size_bytes).map_err(|e| bad("op", e))
+        tofusim_comm::mpi_collectives::build(req.op, req.algo, req.ranks, req.root, req.size_bytes).map_err(|e| ConfigError::argument("op", e))
     } else {
-        algorithms::build_named(req.op, req.algo, req.root, req.size_bytes, p).map_err(|e| bad(e.key, e.message))
+        algorithms::build_named(req.op, req.algo, req.root, req.size_bytes, p).map_err(|e| ConfigError::argument(e.key, e.message))
     }
 }
 
 /// Rank `rank`'s buffer before a collective and the elements it must hold
 /// after: (initial, result offset, expected).
 pub fn collective_buffers(op: &str, root: u32, ranks: u32, count: u64, buffer_elements: u64, rank: u32) -> Result<(Vec<u64>, u64, Vec<u64>)> {
-    let coll = tofusim_comm::Collective::parse(op, root).ok_or_else(|| bad("op", format!("unknown operation {op}")))?;
+    let coll = tofusim_comm::Collective::parse(op, root).ok_or_else(|| ConfigError::argument("op", format!("unknown operation {op}")))?;
     Ok((coll.initial(rank, ranks, count, buffer_elements), coll.result_offset(ranks, count), coll.expected(rank, ranks, count)))
 }
 

@@ -57,7 +57,7 @@ impl Default for Modes {
 
 impl Modes {
     pub fn parse(descriptor: &str, cache_injection: bool, cmg: &str) -> Result<Self> {
-        let bad = |key: &str, what: &str| ConfigError::new("<command line>", key, what.to_string());
+        let bad = |key: &str, what: &str| ConfigError::argument(key, what.to_string());
         Ok(Self {
             descriptor: match descriptor {
                 "" | "direct" => Descriptor::Direct,

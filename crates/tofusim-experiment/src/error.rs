@@ -26,6 +26,13 @@ impl ConfigError {
 }
 
 impl ConfigError {
+    /// A refused value given as an argument (a command's option, or a
+    /// Python call's argument: the API relabels `<command line>` with its
+    /// origin).
+    pub fn argument(key: &str, message: impl Into<String>) -> Self {
+        Self::new("<command line>", key, message)
+    }
+
     /// A refusal whose message already names the input and what was
     /// expected (the trace reader's): shown as it is.
     pub fn named(message: impl Into<String>) -> Self {

@@ -29,7 +29,7 @@ use crate::error::{ConfigError, Result};
 /// second.
 pub fn flow_net(s: &Setup) -> Result<FlowNet> {
     if s.built.fattree.is_some() {
-        return Err(ConfigError::new("<command line>", "model", "the flow model does not route fat-trees yet; use --model packet"));
+        return Err(ConfigError::argument("model", "the flow model does not route fat-trees yet; use --model packet"));
     }
     let link_bps = s.built.model.link_Bps;
     let r = &s.built.model.router;

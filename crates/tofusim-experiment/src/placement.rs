@@ -20,13 +20,8 @@ use crate::error::{ConfigError, Result};
 /// Most proposed swaps an annealing run may be asked for.
 pub const MAX_ITERATIONS: i64 = 1_000_000_000_000;
 
-/// A refused value given as an argument: one line, as every refusal.
-fn bad(key: &str, message: impl Into<String>) -> ConfigError {
-    ConfigError::new("<command line>", key, message.into())
-}
-
 fn torus_shape(torus: &str) -> Result<TorusShape> {
-    TorusShape::parse(torus).map_err(|m| bad("--torus", m))
+    TorusShape::parse(torus).map_err(|m| ConfigError::argument("--torus", m))
 }
 
 /// A communication list's text (`SRC DST BYTES` lines), its errors naming
@@ -34,9 +29,9 @@ fn torus_shape(torus: &str) -> Result<TorusShape> {
 fn comm_list(pattern: &str, source: &str) -> Result<CommList> {
     CommList::parse(pattern).map_err(|e| {
         if e.line == 0 {
-            bad(source, e.message)
+            ConfigError::argument(source, e.message)
         } else {
-            bad(&format!("{source}, line {}", e.line), e.message)
+            ConfigError::argument(&format!("{source}, line {}", e.line), e.message)
         }
     })
 }
@@ -45,13 +40,13 @@ fn comm_list(pattern: &str, source: &str) -> Result<CommList> {
 /// power of two below 2^31, `class` one letter of S W A B C D E (any case).
 fn cg_layout(procs: i64, class: &str) -> Result<CgLayout> {
     if !(1..=1 << 30).contains(&procs) {
-        return Err(bad("--procs", format!("expected a power of two from 1 to 2^30, found {procs}")));
+        return Err(ConfigError::argument("--procs", format!("expected a power of two from 1 to 2^30, found {procs}")));
     }
     let mut letters = class.chars();
     let (Some(c), None) = (letters.next().map(|c| c.to_ascii_uppercase()), letters.next()) else {
-        return Err(bad("--class", format!("expected one of S, W, A, B, C, D, E, found {class:?}")));
+        return Err(ConfigError::argument("--class", format!("expected one of S, W, A, B, C, D, E, found {class:?}")));
     };
-    CgLayout::new(procs as u32, c).map_err(|m| bad("--procs/--class", m))
+    CgLayout::new(procs as u32, c).map_err(|m| ConfigError::argument("--procs/--class", m))
 }
 
 /// The NAS CG communication list of `procs` processes, class `class`, as
@@ -80,7 +75,7 @@ pub fn cg_compute(procs: i64, class: &str) -> Result<Value> {
 pub fn order_costs(torus: &str, pattern: &str, order: &[u32], source: &str) -> Result<(u64, u64)> {
     let t = torus_shape(torus)?;
     let c = comm_list(pattern, source)?;
-    tofusim_mapping::placement::check_order(&t, c.ranks, order).map_err(|m| bad("order", m))?;
+    tofusim_mapping::placement::check_order(&t, c.ranks, order).map_err(|m| ConfigError::argument("order", m))?;
     Ok((tofusim_mapping::placement::hop_bytes(&t, &c, order), tofusim_mapping::placement::max_link_load(&t, &c, order)))
 }
 
@@ -101,7 +96,7 @@ impl Baseline {
             "default" => Ok(Baseline::Default),
             "random" => Ok(Baseline::Random),
             "greedy" => Ok(Baseline::Greedy),
-            _ => Err(bad("kind", format!("expected default, random or greedy, got {kind:?}"))),
+            _ => Err(ConfigError::argument("kind", format!("expected default, random or greedy, got {kind:?}"))),
         }
     }
 }
@@ -110,7 +105,7 @@ pub fn baseline_order(torus: &str, pattern: &str, kind: Baseline, seed: u64, sou
     let t = torus_shape(torus)?;
     let c = comm_list(pattern, source)?;
     if c.ranks > t.nodes() {
-        return Err(bad("--torus", format!("{} ranks do not fit {} nodes", c.ranks, t.nodes())));
+        return Err(ConfigError::argument("--torus", format!("{} ranks do not fit {} nodes", c.ranks, t.nodes())));
     }
     Ok(match kind {
         Baseline::Default => (0..c.ranks).collect(),
@@ -140,20 +135,20 @@ pub fn rmatt(req: RmattRequest<'_>, stop: &mut dyn FnMut() -> bool) -> Result<Va
     use tofusim_mapping::rmatt::{anneal_until, AnnealParams, Objective};
     let t = torus_shape(req.torus)?;
     let c = comm_list(req.pattern, req.source)?;
-    let obj = Objective::parse(req.objective).ok_or_else(|| bad("--objective", format!("expected hop-bytes or max-link-load, got {:?}", req.objective)))?;
+    let obj = Objective::parse(req.objective).ok_or_else(|| ConfigError::argument("--objective", format!("expected hop-bytes or max-link-load, got {:?}", req.objective)))?;
     if c.ranks > t.nodes() {
-        return Err(bad("--torus", format!("the pattern has {} ranks, more than the {} nodes of {}", c.ranks, t.nodes(), req.torus)));
+        return Err(ConfigError::argument("--torus", format!("the pattern has {} ranks, more than the {} nodes of {}", c.ranks, t.nodes(), req.torus)));
     }
     let start = req.start.unwrap_or_else(|| (0..c.ranks).collect());
     let mut params = AnnealParams::default_for(obj, c.ranks, req.seed);
     if let Some(i) = req.iterations {
         if !(1..=MAX_ITERATIONS).contains(&i) {
-            return Err(bad("--iterations", format!("expected 1 to {MAX_ITERATIONS} proposed swaps, found {i}")));
+            return Err(ConfigError::argument("--iterations", format!("expected 1 to {MAX_ITERATIONS} proposed swaps, found {i}")));
         }
         params.iterations = i as u64;
     }
     let t0 = std::time::Instant::now();
-    let a = anneal_until(&t, &c, obj, &start, params, stop).map_err(|m| bad("start order", m))?;
+    let a = anneal_until(&t, &c, obj, &start, params, stop).map_err(|m| ConfigError::argument("start order", m))?;
     Ok(json!({
         "objective": obj.name(),
         "torus": t.lengths,
@@ -188,18 +183,18 @@ pub fn cg_iteration_time(
     let layout = cg_layout(procs, class)?;
     let procs = procs as u32;
     if ranks_per_node <= 1 {
-        tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| bad("order", m))?;
+        tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| ConfigError::argument("order", m))?;
     } else {
         let nodes: u32 = t.lengths.iter().product();
         let mut held = vec![0u32; nodes as usize];
         for &n in &order {
             match held.get_mut(n as usize) {
                 Some(h) if *h < ranks_per_node => *h += 1,
-                _ => return Err(bad("order", format!("expected {procs} nodes of the {nodes} of {torus}, at most {ranks_per_node} ranks on each"))),
+                _ => return Err(ConfigError::argument("order", format!("expected {procs} nodes of the {nodes} of {torus}, at most {ranks_per_node} ranks on each"))),
             }
         }
         if order.len() != procs as usize {
-            return Err(bad("order", format!("expected a node for each of the {procs} ranks, got {}", order.len())));
+            return Err(ConfigError::argument("order", format!("expected a node for each of the {procs} ranks, got {}", order.len())));
         }
     }
     let setup = collective::torus_setup(&t.lengths, system, order)?;
@@ -208,7 +203,7 @@ pub fn cg_iteration_time(
 
 /// Parses a region `X0,Y0,Z0:SXxSYxSZ`.
 fn parse_region(text: &str) -> Result<tofusim_mapping::embed::Region> {
-    let bad_region = || bad("--region", format!("expected ORIGIN:SIZE like 0,0,0:4x6x2, got {text:?}"));
+    let bad_region = || ConfigError::argument("--region", format!("expected ORIGIN:SIZE like 0,0,0:4x6x2, got {text:?}"));
     let (o, sz) = text.split_once(':').ok_or_else(bad_region)?;
     let o: Vec<u32> = o.split(',').map(|p| p.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| bad_region())?;
     let sz: Vec<u32> = sz.split('x').map(|p| p.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| bad_region())?;
@@ -223,7 +218,7 @@ fn tofu_of(system: &str) -> Result<tofusim_topology::Torus> {
     let sys = crate::from_name(system)?;
     match &sys.network.topology {
         Topology::Tofu(t) => Ok(t.clone()),
-        _ => Err(bad("--system", format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"))),
+        _ => Err(ConfigError::argument("--system", format!("{system} is not a Tofu system (k, fx10, fx100, fugaku)"))),
     }
 }
 
@@ -246,17 +241,17 @@ pub struct VirtualMap<'a> {
 pub fn map_virtual(req: VirtualMap<'_>) -> Result<Value> {
     use tofusim_mapping::{embed, faults as fl};
     let t = tofu_of(req.system)?;
-    let shape_v = embed::parse_shape(req.shape).map_err(|m| bad("--shape", m))?;
+    let shape_v = embed::parse_shape(req.shape).map_err(|m| ConfigError::argument("--shape", m))?;
     let region = match req.region {
         Some(r) => parse_region(r)?,
         None => embed::Region::whole(&t),
     };
-    region.check(&t).map_err(|m| bad("--region", m))?;
+    region.check(&t).map_err(|m| ConfigError::argument("--region", m))?;
     let f = match req.faults {
-        Some(text) => fl::Faults::parse(text, &t).map_err(|(line, m)| bad(&format!("{}, line {line}", req.faults_source), m))?,
+        Some(text) => fl::Faults::parse(text, &t).map_err(|(line, m)| ConfigError::argument(&format!("{}, line {line}", req.faults_source), m))?,
         None => fl::Faults::default(),
     };
-    let m = fl::map_virtual(&t, region, &shape_v, &f).map_err(|m| bad("--shape", m))?;
+    let m = fl::map_virtual(&t, region, &shape_v, &f).map_err(|m| ConfigError::argument("--shape", m))?;
     let e = &m.embedding;
     let mut out = json!({
         "system": req.system,
@@ -289,10 +284,10 @@ pub fn alloc_stream(system: &str, jobs: usize, load: f64, seed: u64, stop: &mut 
     use tofusim_mapping::alloc::{simulate_until, synthetic_jobs, Policy};
     let t = tofu_of(system)?;
     if jobs == 0 || jobs > 1_000_000 {
-        return Err(bad("--jobs", format!("expected 1 to 1,000,000 jobs, got {jobs}")));
+        return Err(ConfigError::argument("--jobs", format!("expected 1 to 1,000,000 jobs, got {jobs}")));
     }
     if !(load > 0.0 && load <= 10.0) {
-        return Err(bad("--load", format!("expected an offered load in (0, 10], got {load}")));
+        return Err(ConfigError::argument("--load", format!("expected an offered load in (0, 10], got {load}")));
     }
     let stream = synthetic_jobs(&t, jobs, load, seed);
     let mut runs = Vec::with_capacity(4);

@@ -38,7 +38,7 @@ impl RunModel {
         match model {
             "packet" => Ok(RunModel::Packet),
             "flow" => Ok(RunModel::Flow),
-            m => Err(ConfigError::new("<command line>", "--model", format!("unknown model `{m}`; expected packet or flow"))),
+            m => Err(ConfigError::argument("--model", format!("unknown model `{m}`; expected packet or flow"))),
         }
     }
 }
@@ -117,7 +117,7 @@ fn setup_json(exp: &Experiment) -> Value {
 pub fn prepare(req: &RunRequest<'_>) -> Result<PreparedRun> {
     let mut exp = experiment::parse(req.file, req.text)?;
     if !(1..=MAX_THREADS).contains(&req.threads) {
-        return Err(ConfigError::new("<command line>", "--threads", format!("expected 1 to {MAX_THREADS}, found {}", req.threads)));
+        return Err(ConfigError::argument("--threads", format!("expected 1 to {MAX_THREADS}, found {}", req.threads)));
     }
     let threads = req.threads as usize;
     let setup = setup_json(&exp);

@@ -25,6 +25,24 @@ fn mpi_overrides(mpi: Option<String>) -> PyResult<tofusim_experiment::replay::Mp
     }
 }
 
+/// The replay both doors ask for (a program, a trace), checked once.
+#[allow(clippy::too_many_arguments)]
+fn replay_spec(
+    system: String,
+    model: &str,
+    order: Option<Vec<u32>>,
+    compute_scale: f64,
+    seed: u64,
+    system_toml: Option<String>,
+    mpi: Option<String>,
+    counter_cycles: u64,
+    max_minutes: Option<f64>,
+) -> PyResult<tofusim_experiment::replay::ReplaySpec> {
+    let model = replay_model(model)?;
+    let mpi = mpi_overrides(mpi)?;
+    Ok(tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) })
+}
+
 /// Replays a matched MPI program (JSON, as `tofusim_experiment::traces::program_from_json` reads it)
 /// on `system` with `model` (packet or flow), ranks placed by `order`
 /// (rank → node; default the system's communicator order); the result as
@@ -47,10 +65,8 @@ pub fn replay(
     counter_cycles: u64,
     max_minutes: Option<f64>,
 ) -> PyResult<String> {
-    let model = replay_model(model)?;
+    let spec = replay_spec(system, model, order, compute_scale, seed, system_toml, mpi, counter_cycles, max_minutes)?;
     let program = tofusim_experiment::traces::program_from_json(&program).map_err(config_err)?;
-    let mpi = mpi_overrides(mpi)?;
-    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
@@ -107,10 +123,8 @@ pub fn trace_replay(
     samples: Option<Bound<'_, pyo3::types::PyDict>>,
     max_minutes: Option<f64>,
 ) -> PyResult<String> {
-    let model = replay_model(model)?;
-    let mpi = mpi_overrides(mpi)?;
+    let spec = replay_spec(system, model, order, compute_scale, seed, system_toml, mpi, counter_cycles, max_minutes)?;
     let algorithms = algorithms.unwrap_or_default();
-    let spec = tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) };
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
