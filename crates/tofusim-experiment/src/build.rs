@@ -350,7 +350,13 @@ pub fn resolve(system_name: &str) -> Result<(System, Routes)> {
 
 /// The communicator of every node of a resolved system ([`resolve`]), built.
 pub fn setup_of(sys: System, routes: Routes) -> Result<Setup> {
-    let built = build(WHERE, "system", sys, routes)?;
+    communicator_of(build(WHERE, "system", sys, routes)?)
+}
+
+/// The communicator of every node of a built system: the ranks in the
+/// order [`setup`] uses (a rank per node, so its memory grows with the
+/// nodes: a caller estimating memory does so before this).
+pub fn communicator_of(built: Built) -> Result<Setup> {
     built.refuse_faults(WHERE, "system", "a collective on a communicator of every node")?;
     let (node_of_rank, grid) = if built.dragonfly.is_some() || built.fattree.is_some() {
         ((0..built.nodes.node_count() as u32).collect(), None)

@@ -663,17 +663,19 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         return Err(err("steps", "step finish cycles come from the packet engine: use the packet model"));
     }
     // The system resolved once and built once. Its memory is estimated
-    // before anything large is built; a dragonfly's model needs its node
-    // space, which is small, so a dragonfly is checked once built.
+    // before anything large is built: a dragonfly's model needs its node
+    // space, which is small, so a dragonfly is checked once its network is
+    // built and before its communicator (a rank per node) is.
     let (sys, routes) = crate::build::resolve(&spec.system)?;
     let dragonfly = matches!(sys.network.topology, tofusim_topology::Topology::Dragonfly(_));
     if !dragonfly {
         check_memory(spec, &sys, &crate::comm_model::CommModel::for_system(&sys, None))?;
     }
-    let s = crate::build::setup_of(sys, routes)?;
+    let built = crate::build::build(WHERE, "system", sys, routes)?;
     if dragonfly {
-        check_memory(spec, &s.built.system, &s.built.model)?;
+        check_memory(spec, &built.system, &built.model)?;
     }
+    let s = crate::build::communicator_of(built)?;
     if spec.model == Model::Packet {
         return run_packet(spec, s, progress);
     }

@@ -379,12 +379,30 @@ pub fn adaptive_refusal(generation: crate::generation::Generation) -> String {
     format!("{why}; use algorithm = \"dor\", or give the router dynamic VCs ([router] dynamic_vcs = 1 or more) to model an adaptive variant (not a published Tofu router), or generation = \"bgl\" for the BG/L adaptive router on this topology")
 }
 
+/// Most samples a run's time series keeps (`run.sample_cycles`).
+pub const MAX_SERIES_SAMPLES: u64 = 100_000;
+
 fn parse_run(sec: &Section) -> Result<RunParams> {
     let mut r = RunParams::default();
     r.cycles = sec.int("cycles", 1, i64::MAX / 4)?.map(|c| c as u64);
     r.warmup = int_or(sec, "warmup", 0, i64::MAX / 4, 0)? as u64;
     r.seed = int_or(sec, "seed", 0, i64::MAX, 1)? as u64;
-    r.sample_cycles = int_or(sec, "sample_cycles", 1, i64::MAX / 4, 1000)? as u64;
+    // The time series keeps a sample per period (about 1.7 KB each): at
+    // most MAX_SERIES_SAMPLES over the run's cycles. The default period
+    // (1,000 cycles) lengthens on a long run, so its series stays that
+    // size; a period given that would exceed it is refused.
+    let most = |c: u64| c.div_ceil(MAX_SERIES_SAMPLES);
+    r.sample_cycles = match (sec.int("sample_cycles", 1, i64::MAX / 4)?, r.cycles) {
+        (Some(p), Some(c)) if (p as u64) < most(c) => {
+            return Err(sec.error(
+                "sample_cycles",
+                format!("{p} cycles over a run of {c}: more than {MAX_SERIES_SAMPLES} samples; expected at least {}", most(c)),
+            ))
+        }
+        (Some(p), _) => p as u64,
+        (None, Some(c)) => most(c).max(1000),
+        (None, None) => 1000,
+    };
     r.deadlock_cycles = int_or(sec, "deadlock_cycles", 100, i64::MAX / 4, 20_000)? as u64;
     r.audit_cycles = int_or(sec, "audit_cycles", 0, i64::MAX / 4, 0)? as u64;
     r.plant = sec

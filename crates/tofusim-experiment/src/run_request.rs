@@ -202,7 +202,7 @@ impl PreparedRun {
 mod tests {
     use super::*;
 
-    const SMALL: &str = "[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.05\n[run]\ncycles = 3000\nwarmup = 500\n";
+    pub(super) const SMALL: &str = "[network]\nsystem = \"bgl:4x4x4\"\n[workload]\npattern = \"uniform\"\nload = 0.05\n[run]\ncycles = 3000\nwarmup = 500\n";
 
     fn request(model: RunModel, threads: i64) -> RunRequest<'static> {
         RunRequest { text: SMALL, file: "small.toml", model, threads, across_processes: false, max_memory_bytes: None, max_minutes: Some(60.0) }
@@ -231,5 +231,21 @@ mod tests {
             assert!(!out.interrupted);
             assert_eq!(out.counter_samples.is_some(), model == RunModel::Packet);
         }
+    }
+}
+
+#[cfg(test)]
+mod series_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_runs_time_series_stays_bounded() {
+        let long = super::tests::SMALL.replace("cycles = 3000", "cycles = 1000000000");
+        let req = RunRequest { text: &long, file: "long.toml", model: RunModel::Packet, threads: 1, across_processes: false, max_memory_bytes: None, max_minutes: None };
+        // The default window lengthens: 10^9 / 10^5 cycles.
+        assert!(prepare(&req).is_ok());
+        let fine = long.replace("[run]\n", "[run]\nsample_cycles = 10\n");
+        let req = RunRequest { text: &fine, ..req };
+        assert_eq!(prepare(&req).err().expect("refused").key, "run.sample_cycles");
     }
 }
