@@ -238,6 +238,19 @@ impl Built {
         self.dragonfly.as_ref().map(|(d, _)| d.routers_per_group() * d.nodes_per_router)
     }
 
+    /// The nodes as workloads address them: a torus's coordinates, a
+    /// dragonfly's groups, a fat-tree's numbering (the engine's ring of
+    /// [`Self::nodes`] only numbers the latter two).
+    pub fn node_space(&self) -> tofusim_workload::NodeSpace {
+        use tofusim_workload::NodeSpace;
+        let nodes = self.nodes.node_count() as u32;
+        match (self.group_nodes(), &self.fattree) {
+            (Some(group_nodes), _) => NodeSpace::Groups { nodes, group_nodes },
+            (None, Some(_)) => NodeSpace::Numbered { nodes },
+            (None, None) => NodeSpace::Grid(self.nodes.clone()),
+        }
+    }
+
     /// The routing function for a router whose escape scheme is `escape`:
     /// Tofu in its X, Y, Z, A, C, B order, other tori in axis order; the
     /// escape route in direction order for `dateline-direction`.

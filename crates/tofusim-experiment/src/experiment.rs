@@ -12,25 +12,11 @@ use tofusim_packet::{
 };
 use tofusim_routing::{DragonflyMode, FatTreeMode, FaultMap};
 use tofusim_topology::Topology;
-use tofusim_workload::{FinitePattern, Kind, OpenPattern, PacketFormat, TracePacket, Workload};
+use tofusim_workload::{FinitePattern, Kind, NodeSpace, OpenPattern, PacketFormat, PatternName, TracePacket, Workload};
 
-pub const PATTERNS: [&str; 15] = [
-    "uniform",
-    "hot-region",
-    "hot-spot",
-    "hot-burst",
-    "alltoall",
-    "pingpong",
-    "line-fill",
-    "plane-fill",
-    "trace",
-    "transpose",
-    "tornado",
-    "neighbor",
-    "nearest-neighbor",
-    "group-shift",
-    "shift",
-];
+/// The pattern names an experiment file takes (the registry is
+/// [`PatternName`]).
+pub const PATTERNS: [&str; 15] = PatternName::ALL_NAMES;
 pub const ALGORITHMS: [&str; 3] = ["adaptive", "dor", "deterministic"];
 
 /// Everything a packet-engine run needs, validated.
@@ -106,15 +92,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment> {
         )?,
     };
     let run = parse_run(&sec("run")?)?;
-    let workload = parse_workload(
-        &sec("workload")?,
-        &built.nodes,
-        &router,
-        built.model.header_bytes,
-        run.seed,
-        routes,
-        built.group_nodes(),
-    )?;
+    let workload = parse_workload(&sec("workload")?, &built.node_space(), &router, built.model.header_bytes, run.seed)?;
     if let (Kind::Finite(tofusim_workload::FinitePattern::Trace { packets }), Some(cycles)) =
         (&workload.kind, run.cycles)
     {
@@ -448,16 +426,13 @@ fn coords(sec: &Section, key: &str, dims: usize, default: Option<Vec<u32>>) -> R
 
 fn parse_workload(
     sec: &Section,
-    net: &tofusim_topology::Torus,
+    space: &NodeSpace,
     router: &RouterParams,
     default_header_bytes: u32,
     seed: u64,
-    routes: Routes,
-    group_nodes: Option<u32>,
 ) -> Result<Workload> {
-    let pattern = sec
-        .choice("pattern", &PATTERNS)?
-        .unwrap_or_else(|| "uniform".into());
+    let pattern = sec.choice("pattern", &PATTERNS)?.unwrap_or_else(|| "uniform".into());
+    let name = PatternName::parse(&pattern).expect("a name from PATTERNS");
     // One message for every way a packet size can be wrong: the range and
     // the chunk rule together, as the router sets them.
     let (chunk, largest) = (router.chunk_bytes.max(1) as i64, router.max_packet_bytes as i64);
@@ -472,45 +447,36 @@ fn parse_workload(
         }
     } as u32;
     let header_bytes = int_or(sec, "header_bytes", 0, 1 << 20, default_header_bytes as i64)? as u32;
-    let dims = net.axes().len();
+    let lengths = space.axis_lengths();
+    let dims = lengths.len();
     let open = |p: OpenPattern| -> Result<Kind> {
         let load = sec.float("load", 0.0, 1.0)?.ok_or_else(|| sec.error("load", "missing; expected the offered load, a fraction of a node's injection bandwidth (0 to 1)"))?;
         Ok(Kind::Open { pattern: p, load })
     };
     let payload = packet_bytes.saturating_sub(header_bytes) as u64;
-    if matches!(routes, Routes::FatTree(_))
-        && !matches!(pattern.as_str(), "uniform" | "alltoall" | "shift")
-    {
-        return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a fat-tree the engine runs uniform, alltoall and shift (along the nodes' numbering)")));
+    if !name.runs_on(space) {
+        let here = PatternName::running_on(space).join(", ");
+        let why = match name {
+            PatternName::GroupShift => "group-shift (every node of group i sends to group i + 1) needs a dragonfly".to_string(),
+            _ => format!("{pattern} needs a torus's node coordinates"),
+        };
+        return Err(sec.error("pattern", format!("{why}; on {} the engine runs {here}", space.label())));
     }
-    if group_nodes.is_some() && !matches!(pattern.as_str(), "uniform" | "group-shift" | "alltoall")
-    {
-        return Err(sec.error("pattern", format!("{pattern} is a torus pattern; on a dragonfly the engine runs uniform, group-shift and alltoall")));
+    if let (PatternName::GroupShift, Some(g)) = (name, space.group_nodes()) {
+        if g >= space.nodes() {
+            // Group i + 1 is group i itself: every node would send to itself.
+            return Err(sec.error("pattern", "group-shift (every node of group i sends to group i + 1) needs at least 2 groups; this dragonfly has 1"));
+        }
     }
-    if group_nodes.is_none() && pattern == "group-shift" {
-        return Err(sec.error(
-            "pattern",
-            "group-shift (every node of group i sends to group i + 1) needs a dragonfly",
-        ));
-    }
-    if pattern == "group-shift" && group_nodes.is_some_and(|g| g as u64 >= net.node_count()) {
-        // Group i + 1 is group i itself: every node would send to itself.
-        return Err(sec.error(
-            "pattern",
-            "group-shift (every node of group i sends to group i + 1) needs at least 2 groups; this dragonfly has 1",
-        ));
-    }
-    let kind = match pattern.as_str() {
-        "uniform" => open(OpenPattern::Uniform)?,
-        "transpose" => open(OpenPattern::Transpose)?,
-        "tornado" => open(OpenPattern::Tornado)?,
-        "neighbor" | "nearest-neighbor" => open(OpenPattern::Neighbor)?,
-        "group-shift" => open(OpenPattern::GroupShift {
-            group_nodes: group_nodes.unwrap_or(1),
-        })?,
-        "shift" => {
+    let kind = match name {
+        PatternName::Uniform => open(OpenPattern::Uniform)?,
+        PatternName::Transpose => open(OpenPattern::Transpose)?,
+        PatternName::Tornado => open(OpenPattern::Tornado)?,
+        PatternName::Neighbor | PatternName::NearestNeighbor => open(OpenPattern::Neighbor)?,
+        PatternName::GroupShift => open(OpenPattern::GroupShift { group_nodes: space.group_nodes().unwrap_or(1) })?,
+        PatternName::Shift => {
             let axis = int_or(sec, "axis", 0, dims as i64 - 1, 0)? as usize;
-            let len = net.axes()[axis].length as i64;
+            let len = lengths[axis] as i64;
             let hops = int_or(sec, "hops", 1, (len - 1).max(1), 1)? as u32;
             if len < 2 {
                 return Err(sec.error(
@@ -522,7 +488,7 @@ fn parse_workload(
             }
             open(OpenPattern::Shift { axis, hops })?
         }
-        "hot-region" => {
+        PatternName::HotRegion => {
             let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
             let shape = coords(sec, "region_shape", dims, None)?;
             let hot_fraction = sec.float("hot_fraction", 0.0, 1.0)?.unwrap_or(0.25);
@@ -532,9 +498,9 @@ fn parse_workload(
                 shape,
             })?
         }
-        "hot-spot" | "hot-burst" => {
+        PatternName::HotSpot | PatternName::HotBurst => {
             let origin = coords(sec, "region_origin", dims, Some(vec![0; dims]))?;
-            let shape = if pattern == "hot-spot" {
+            let shape = if name == PatternName::HotSpot {
                 vec![1; dims]
             } else {
                 coords(sec, "region_shape", dims, None)?
@@ -546,7 +512,7 @@ fn parse_workload(
                 shape,
             })
         }
-        "alltoall" => {
+        PatternName::AllToAll => {
             let message_bytes = match (
                 sec.size("message_bytes")?,
                 sec.int("packets_per_pair", 1, 1 << 20)?,
@@ -565,16 +531,14 @@ fn parse_workload(
                 message_bytes: message_bytes.max(1),
             })
         }
-        "trace" => Kind::Finite(FinitePattern::Trace {
-            packets: trace_rows(sec, net)?,
-        }),
-        "line-fill" | "plane-fill" => {
+        PatternName::Trace => Kind::Finite(FinitePattern::Trace { packets: trace_rows(sec, space)? }),
+        PatternName::LineFill | PatternName::PlaneFill => {
             let message_bytes = sec
                 .size("message_bytes")?
                 .unwrap_or(payload as f64)
                 .max(1.0) as u64;
             let axis = |v: i64| v as usize;
-            if pattern == "line-fill" {
+            if name == PatternName::LineFill {
                 let a = int_or(sec, "axis", 0, dims as i64 - 1, 0)?;
                 Kind::Finite(FinitePattern::LineFill {
                     axis: axis(a),
@@ -597,7 +561,7 @@ fn parse_workload(
                 })
             }
         }
-        _ => {
+        PatternName::PingPong => {
             let hops = int_or(sec, "hops", 1, 1 << 20, 1)? as u32;
             let message_bytes = sec
                 .size("message_bytes")?
@@ -611,7 +575,7 @@ fn parse_workload(
             })
         }
     };
-    let mut w = Workload::new(kind, PacketFormat::new(packet_bytes, header_bytes).with_chunk(router.chunk_bytes), net, seed)
+    let mut w = Workload::new(kind, PacketFormat::new(packet_bytes, header_bytes).with_chunk(router.chunk_bytes), space, seed)
         .map_err(|e| sec.error(e.key, e.message.clone()))?;
     if let Some(min) = sec.int("min_packet_bytes", 1, tofusim_workload::MAX_PACKET_BYTES as i64)? {
         if !matches!(w.kind, Kind::Open { .. }) {
@@ -637,8 +601,8 @@ fn parse_workload(
 /// the experiment file; a header line is skipped). Node ids are row-major,
 /// axis 0 fastest; `hints` are software hint bits (bit `a`: axis `a`
 /// travelled in the `−` direction).
-fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TracePacket>> {
-    let max_node = net.node_count() as i64 - 1;
+fn trace_rows(sec: &Section, space: &NodeSpace) -> Result<Vec<TracePacket>> {
+    let max_node = space.nodes() as i64 - 1;
     let rows: Vec<Vec<i64>> = match (
         sec.int_rows("trace", 4..=5, 0, i64::MAX / 4)?,
         sec.string("trace_file")?,
@@ -693,7 +657,7 @@ fn trace_rows(sec: &Section, net: &tofusim_topology::Torus) -> Result<Vec<TraceP
             "no packets; expected at least one row cycle,src,dst,bytes",
         ));
     }
-    let hint_limit = (1i64 << net.axes().len().min(8)) - 1;
+    let hint_limit = (1i64 << space.axis_lengths().len().min(8)) - 1;
     rows.iter()
         .enumerate()
         .map(|(i, r)| {

@@ -24,14 +24,13 @@
 //! loop latencies are the zero-load ones), deposit broadcasts (line and
 //! plane fill), collective schedules (`tofusim coll --model flow` runs those).
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use rand::SeedableRng;
 use serde::Serialize;
 use tofusim_flow::transfers::{Messages, Start};
 use tofusim_flow::{FlowTable, LoadSum, MaxMin, RouteLoads, RouteScratch};
-use tofusim_workload::{FinitePattern, Kind};
+use tofusim_workload::Kind;
 
 use crate::error::{ConfigError, Result};
 use crate::experiment::Experiment;
@@ -123,15 +122,7 @@ pub fn memory_estimate(exp: &Experiment) -> u64 {
         (w.nodes() as u64).saturating_sub(exp.built.system.network.faults.nodes.len() as u64);
     let flows = match &w.kind {
         Kind::Open { .. } => nodes * (DRAWS as u64).min(nodes.saturating_sub(1)),
-        Kind::Finite(FinitePattern::AllToAll { .. }) => nodes * nodes.saturating_sub(1),
-        Kind::Finite(FinitePattern::Trace { packets }) => packets.len() as u64,
-        Kind::Finite(FinitePattern::PingPong { repetitions, .. }) => {
-            2 * (*repetitions).max(1) as u64
-        }
-        // A burst: each source's packets go to at most that many nodes.
-        Kind::Finite(_) => (0..w.nodes())
-            .map(|n| w.initial_packets(n, 0).min(nodes))
-            .sum(),
+        Kind::Finite(_) => w.message_count(),
     };
     let (parts, hops) = match &exp.built.system.network.topology {
         tofusim_topology::Topology::Torus(t) | tofusim_topology::Topology::Tofu(t) => {
@@ -187,59 +178,15 @@ pub fn check_memory(file: &str, exp: &Experiment, limit_bytes: Option<u64>) -> R
     Ok(need)
 }
 
-/// The finite workload's messages.
+/// The finite workload's messages, from its pattern's module.
 fn messages(file: &str, exp: &Experiment) -> Result<Vec<Msg>> {
     let w = &exp.workload;
-    let n = w.nodes();
-    let header = w.header_bytes as u64;
-    let mut out = Vec::new();
-    let Kind::Finite(pattern) = &w.kind else { unreachable!("finite workloads only") };
-    match pattern {
-        FinitePattern::AllToAll { message_bytes } => {
-            let (k, last) = w.packets_per_pair(*message_bytes);
-            let bytes = (k as u64 - 1) * w.packet_bytes as u64 + last as u64;
-            let payload = (*message_bytes).max(1);
-            for src in 0..n {
-                for dst in (0..n).filter(|&d| d != src) {
-                    out.push(Msg { src, dst, packets: k as u64, bytes, payload, release: 0.0, after: None, turn: 0.0 });
-                }
-            }
-        }
-        FinitePattern::HotBurst { .. } => {
-            for src in 0..n {
-                let mut per_dst: BTreeMap<u32, u64> = BTreeMap::new();
-                for i in 0..w.initial_packets(src, 0) {
-                    *per_dst.entry(w.finite_packet(src, 0, i).dst).or_default() += 1;
-                }
-                for (dst, k) in per_dst {
-                    out.push(Msg { src, dst, packets: k, bytes: k * w.packet_bytes as u64, payload: k * w.payload_bytes() as u64, release: 0.0, after: None, turn: 0.0 });
-                }
-            }
-        }
-        FinitePattern::Trace { packets } => {
-            for p in packets {
-                out.push(Msg { src: p.src, dst: p.dst, packets: 1, bytes: p.bytes as u64, payload: p.bytes as u64 - header, release: p.cycle as f64, after: None, turn: 0.0 });
-            }
-        }
-        FinitePattern::PingPong { message_bytes, repetitions, .. } => {
-            let (a, b, _) = w.pingpong_rounds().expect("a ping-pong workload");
-            let (k, last) = w.packets_per_pair(*message_bytes);
-            let bytes = (k as u64 - 1) * w.packet_bytes as u64 + last as u64;
-            for i in 0..2 * (*repetitions).max(1) as usize {
-                let (src, dst) = if i % 2 == 0 { (a, b) } else { (b, a) };
-                let after = i.checked_sub(1);
-                out.push(Msg { src, dst, packets: k as u64, bytes, payload: (*message_bytes).max(1), release: 0.0, after, turn: w.turn_cycles as f64 });
-            }
-        }
-        FinitePattern::LineFill { .. } | FinitePattern::PlaneFill { .. } => {
-            return Err(ConfigError::new(
-                file,
-                "workload.pattern",
-                "the flow model runs alltoall, hot-spot, hot-burst, trace, pingpong and the open-loop patterns; line and plane fills deposit copies at every node they pass, which it does not model (use the packet engine)",
-            ))
-        }
-    }
-    Ok(out)
+    let turn = w.turn_cycles as f64;
+    let msgs = w.messages().map_err(|e| ConfigError::new(file, &format!("workload.{}", e.key), e.message))?;
+    Ok(msgs
+        .into_iter()
+        .map(|m| Msg { src: m.src, dst: m.dst, packets: m.packets, bytes: m.bytes, payload: m.payload_bytes, release: m.release_cycle as f64, after: m.answers, turn })
+        .collect())
 }
 
 /// Runs `exp`'s workload on the flow model.

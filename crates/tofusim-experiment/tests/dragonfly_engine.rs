@@ -5,8 +5,8 @@
 use tofusim_packet::{Engine, Escape, RouterParams, RoutingMode, RunParams, RunResult};
 use tofusim_routing::{DragonflyMode, DragonflyRouting, Routing};
 use tofusim_topology::dragonfly::{Arrangement, Dragonfly, GroupWiring};
-use tofusim_topology::{Axis, Torus};
-use tofusim_workload::{Kind, OpenPattern, PacketFormat, Workload};
+
+use tofusim_workload::{Kind, NodeSpace, OpenPattern, PacketFormat, Workload};
 
 fn kim_dally(groups: u32, a: u32, h: u32, per_pair: u32) -> Dragonfly {
     Dragonfly {
@@ -41,8 +41,8 @@ const ALL_MODES: [DragonflyMode; 5] = [
 fn run(d: &Dragonfly, mode: DragonflyMode, pattern: OpenPattern, load: f64, cycles: u64, seed: u64) -> RunResult {
     let routing = Routing::Dragonfly(DragonflyRouting::new(d, mode));
     let nodes = d.router_count() as u32;
-    // The workload's node space: the routers, one node each.
-    let space = Torus::new(vec![Axis::ring("n", nodes)]);
+    // The workload's node space: the routers, one node each, by group.
+    let space = NodeSpace::Groups { nodes, group_nodes: d.routers_per_group() * d.nodes_per_router };
     let w = Workload::new(Kind::Open { pattern, load }, PacketFormat::new(PACKET, 16), &space, seed).unwrap();
     let run = RunParams {
         cycles: Some(cycles),
@@ -124,7 +124,7 @@ fn several_nodes_per_router_and_slower_global_links_run_every_mode_without_deadl
     // Global ports come last and are the slow class.
     assert!(p.port_cycles_per_byte.iter().any(|&s| s > 1.1));
     let nodes = d.node_count() as u32;
-    let space = Torus::new(vec![Axis::ring("n", nodes)]);
+    let space = NodeSpace::Groups { nodes, group_nodes: d.routers_per_group() * d.nodes_per_router };
     // Every mode at saturation for 10^6 cycles, audited every 10^5.
     for mode in ALL_MODES {
         let w = Workload::new(Kind::Open { pattern: OpenPattern::Uniform, load: 1.0 }, PacketFormat::new(PACKET, 16), &space, 7).unwrap();
@@ -146,7 +146,7 @@ fn traffic_between_nodes_of_one_router_turns_around_at_the_host_rate() {
     let d = small_aries();
     let p = aries_params(&d, &[1.0, 1.0, 1.0]);
     let nodes = d.node_count() as u32;
-    let space = Torus::new(vec![Axis::ring("n", nodes)]);
+    let space = NodeSpace::Groups { nodes, group_nodes: d.routers_per_group() * d.nodes_per_router };
     let trace: Vec<_> = (0..200)
         .map(|i| tofusim_workload::TracePacket { cycle: i, src: 0, dst: 1, bytes: PACKET as u16, hints: None })
         .collect();
@@ -170,7 +170,7 @@ fn shift_posted_at_once(mode: DragonflyMode, packets: u64) -> (f64, u64) {
     // 5 groups of 4 routers, one link between each pair of groups.
     let d = kim_dally(5, 4, 1, 1);
     let nodes = d.router_count() as u32;
-    let space = Torus::new(vec![Axis::ring("n", nodes)]);
+    let space = NodeSpace::Groups { nodes, group_nodes: d.routers_per_group() * d.nodes_per_router };
     let trace: Vec<_> = (0..packets)
         .flat_map(|_| (0..4).map(|src| tofusim_workload::TracePacket { cycle: 0, src, dst: src + 4, bytes: PACKET as u16, hints: None }))
         .collect();

@@ -294,3 +294,26 @@ fn token_returns_to_blocked_outputs_are_counted_apart() {
         assert!(late.iter().all(|s| s.blocked_unblocking_probability > 0.3), "{esc}: {late:?}");
     }
 }
+
+/// Patterns that need only node ids run on every topology's node space: a
+/// trace and a shift along the numbering on a dragonfly and a fat-tree,
+/// each packet delivered once; a pattern that needs coordinates is
+/// refused, naming those that run there.
+#[test]
+fn node_id_patterns_run_on_dragonflies_and_fat_trees() {
+    let dragonfly = "[network]\ntopology = \"dragonfly\"\nform = \"generic\"\ngroups = 5\nnodes_per_router = 1\nrouters_per_group = 4\nglobal_links_per_router = 1\nlinks_per_group_pair = 1\nlink_bandwidth = \"5GB/s\"\nnic_bandwidth = \"5GB/s\"\n";
+    let fattree = "[network]\ntopology = \"fattree\"\nk = 4\nlevels = 2\nlink_bandwidth = \"12.5GB/s\"\n";
+    for net in [dragonfly, fattree] {
+        let r = run(&format!("{net}[workload]\npattern = \"trace\"\ntrace = [[0, 0, 7, 256], [5, 3, 12, 128], [9, 12, 3, 64]]\n"));
+        assert_eq!((r.packets_injected, r.packets_delivered), (3, 3));
+        assert!(r.deadlock.is_none() && r.invariant_error.is_none());
+        let r = run(&format!("{net}[workload]\npattern = \"shift\"\nhops = 4\nload = 0.2\npacket_bytes = 256\n[run]\ncycles = 40000\nwarmup = 10000\n"));
+        assert!(r.packets_delivered > 100, "{net}: {}", r.packets_delivered);
+        assert!((r.accepted_load - 0.2).abs() < 0.03, "{net}: accepted {}", r.accepted_load);
+        let Err(e) = experiment::run("test.toml", &format!("{net}[workload]\npattern = \"tornado\"\nload = 0.2\n[run]\ncycles = 100\n"), &mut |_| std::ops::ControlFlow::Continue(())) else {
+            panic!("tornado ran without coordinates")
+        };
+        assert_eq!(e.key, "workload.pattern");
+        assert!(e.to_string().contains("tornado needs a torus's node coordinates") && e.to_string().contains("uniform, alltoall, trace"), "{e}");
+    }
+}
