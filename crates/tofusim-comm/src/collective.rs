@@ -32,14 +32,68 @@ pub enum Collective {
     Transfers,
 }
 
-pub const OPERATIONS: [&str; 6] = [
-    "barrier",
-    "bcast",
-    "reduce",
-    "allreduce",
-    "allgather",
-    "alltoall",
-];
+/// The operations `tofusim coll` builds, as a request names them (the
+/// enum is the registry: [`crate::Algorithm::of`] lists each one's
+/// algorithms, and a new operation is a compile error there until it has
+/// them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Allgather,
+    Alltoall,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 6] = [Self::Barrier, Self::Bcast, Self::Reduce, Self::Allreduce, Self::Allgather, Self::Alltoall];
+
+    pub fn name(self) -> &'static str {
+        OPERATIONS[self as usize]
+    }
+
+    /// The operation named `name`, or the refusal listing them (key `op`).
+    pub fn parse(name: &str) -> Result<Self, crate::BuildError> {
+        Self::ALL.into_iter().find(|o| o.name() == name).ok_or_else(|| crate::BuildError {
+            key: "op",
+            message: format!("unknown operation `{name}`; expected one of: {}", OPERATIONS.join(", ")),
+        })
+    }
+
+    /// The collective, rooted at `root` where the operation has a root.
+    pub fn collective(self, root: Rank) -> Collective {
+        match self {
+            Self::Barrier => Collective::Barrier,
+            Self::Bcast => Collective::Bcast { root },
+            Self::Reduce => Collective::Reduce { root },
+            Self::Allreduce => Collective::Allreduce,
+            Self::Allgather => Collective::Allgather,
+            Self::Alltoall => Collective::Alltoall,
+        }
+    }
+
+    /// Whether the operation moves data (a barrier moves none).
+    pub fn moves_data(self) -> bool {
+        self != Self::Barrier
+    }
+
+    /// Whether the size is each rank's block of a gathered or exchanged
+    /// whole (allgather, alltoall) rather than the vector.
+    pub fn size_is_per_block(self) -> bool {
+        matches!(self, Self::Allgather | Self::Alltoall)
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The operations' names, in the order of [`Operation::ALL`].
+pub const OPERATIONS: [&str; 6] = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"];
 
 /// Marks elements that carry no data yet, so a missing write shows.
 pub const POISON: u64 = 0xDEAD_BEEF_DEAD_BEEF;
@@ -57,14 +111,19 @@ pub fn value(src: Rank, dst: Rank, i: u64) -> u64 {
 
 impl Collective {
     pub fn parse(op: &str, root: Rank) -> Option<Self> {
-        Some(match op {
-            "barrier" => Self::Barrier,
-            "bcast" => Self::Bcast { root },
-            "reduce" => Self::Reduce { root },
-            "allreduce" => Self::Allreduce,
-            "allgather" => Self::Allgather,
-            "alltoall" => Self::Alltoall,
-            _ => return None,
+        Operation::parse(op).ok().map(|o| o.collective(root))
+    }
+
+    /// The operation (`None` for point-to-point transfers).
+    pub fn operation(&self) -> Option<Operation> {
+        Some(match self {
+            Self::Barrier => Operation::Barrier,
+            Self::Bcast { .. } => Operation::Bcast,
+            Self::Reduce { .. } => Operation::Reduce,
+            Self::Allreduce => Operation::Allreduce,
+            Self::Allgather => Operation::Allgather,
+            Self::Alltoall => Operation::Alltoall,
+            Self::Transfers => return None,
         })
     }
 
@@ -182,5 +241,20 @@ impl Collective {
             Self::Reduce { root } => r == *root,
             _ => true,
         }
+    }
+}
+
+#[cfg(test)]
+mod operation_tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_variants() {
+        for (i, o) in Operation::ALL.into_iter().enumerate() {
+            assert_eq!(o as usize, i);
+            assert_eq!(Operation::parse(o.name()), Ok(o));
+            assert_eq!(o.collective(0).operation(), Some(o));
+        }
+        assert_eq!(Operation::parse("gather").unwrap_err().key, "op");
     }
 }

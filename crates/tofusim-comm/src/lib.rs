@@ -27,7 +27,7 @@ pub mod schedule;
 pub mod tree;
 
 pub use algorithms::{Algorithm, BuildError, Params};
-pub use collective::Collective;
+pub use collective::{Collective, Operation};
 pub use rounds::{Rounds, Stream};
 pub use exec::data::{execute, DataError, Outcome};
 pub use exec::packet::{HostTiming, ScheduleRun};

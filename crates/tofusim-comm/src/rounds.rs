@@ -14,8 +14,8 @@
 //! message has been received (and reduced), as in a bulk-synchronous
 //! reading of the schedule.
 
-use crate::algorithms::{bcast::TniLoad, part, pow2_floor, BuildError, Params};
-use crate::collective::Collective;
+use crate::algorithms::{bcast::TniLoad, part, pow2_floor, Algorithm, BuildError, Params};
+use crate::collective::{Collective, Operation};
 use crate::schedule::Rank;
 use crate::tree::{trinary_unsupported, Tree};
 use crate::ELEMENT_BYTES;
@@ -86,31 +86,42 @@ impl Rounds {
 }
 
 /// The algorithms that have a rounds form: (operation, algorithm).
-pub const WITH_ROUNDS: [(&str, &str); 4] =
-    [("allreduce", "ring"), ("allreduce", "recursive-doubling"), ("allreduce", "trinaryx3"), ("alltoall", "bruck")];
+pub const WITH_ROUNDS: [(Operation, Algorithm); 4] = [
+    (Operation::Allreduce, Algorithm::Ring),
+    (Operation::Allreduce, Algorithm::RecursiveDoubling),
+    (Operation::Allreduce, Algorithm::Trinaryx3),
+    (Operation::Alltoall, Algorithm::Bruck),
+];
+
+/// Whether `algorithm` of `op` has a rounds form.
+pub fn has_rounds(op: Operation, algorithm: Algorithm) -> bool {
+    WITH_ROUNDS.contains(&(op, algorithm))
+}
+
+/// The forms there are, as "allreduce ring, …".
+pub fn with_rounds_names() -> Vec<String> {
+    WITH_ROUNDS.iter().map(|(o, a)| format!("{o} {}", a.name())).collect()
+}
 
 /// The rounds form of `algorithm` for operation `op` (see [`WITH_ROUNDS`]).
 /// `params.count` is the elements per rank, as for [`crate::algorithms::build`].
-pub fn build(op: &str, algorithm: &str, params: &Params) -> Result<Rounds, BuildError> {
+pub fn build(op: Operation, algorithm: Algorithm, params: &Params) -> Result<Rounds, BuildError> {
     let p = params.ranks;
     if p == 0 {
         return Err(BuildError { key: "ranks", message: "expected at least one process".into() });
     }
     // Trees are checked for the forms there are (others say they have none).
-    if WITH_ROUNDS.iter().any(|&(o, a)| (o, a) == (op, algorithm)) {
-        crate::algorithms::check_given_trees(params, (op, algorithm) == ("allreduce", "trinaryx3"), algorithm, 0)?;
+    if has_rounds(op, algorithm) {
+        crate::algorithms::check_given_trees(params, algorithm == Algorithm::Trinaryx3, algorithm.name(), 0)?;
     }
     match (op, algorithm) {
-        ("allreduce", "ring") => Ok(ring_allreduce(p, params.count)),
-        ("allreduce", "recursive-doubling") => Ok(recursive_doubling_allreduce(p, params.count)),
-        ("allreduce", "trinaryx3") => trinaryx3_allreduce(params),
-        ("alltoall", "bruck") => Ok(bruck_alltoall(p, params.count)),
+        (Operation::Allreduce, Algorithm::Ring) => Ok(ring_allreduce(p, params.count)),
+        (Operation::Allreduce, Algorithm::RecursiveDoubling) => Ok(recursive_doubling_allreduce(p, params.count)),
+        (Operation::Allreduce, Algorithm::Trinaryx3) => trinaryx3_allreduce(params),
+        (Operation::Alltoall, Algorithm::Bruck) => Ok(bruck_alltoall(p, params.count)),
         _ => Err(BuildError {
             key: "algo",
-            message: format!(
-                "{op} {algorithm} has no rounds form; these have: {}",
-                WITH_ROUNDS.iter().map(|(o, a)| format!("{o} {a}")).collect::<Vec<_>>().join(", ")
-            ),
+            message: format!("{op} {} has no rounds form; these have: {}", algorithm.name(), with_rounds_names().join(", ")),
         }),
     }
 }
@@ -261,18 +272,15 @@ fn trinaryx3_allreduce(params: &Params) -> Result<Rounds, BuildError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::{build as build_schedule, Algorithm};
+    use crate::algorithms::build as build_schedule;
     use crate::schedule::{total, Action};
     use crate::tree::Grid;
     use std::collections::BTreeMap;
 
     /// (src, dst, tni) → (messages, payload bytes) over a whole schedule.
     fn schedule_messages(op: &str, algo: &str, params: &Params) -> BTreeMap<(u32, u32, u8), (u64, u64)> {
-        let c = match op {
-            "allreduce" => Collective::Allreduce,
-            _ => Collective::Alltoall,
-        };
-        let s = build_schedule(c, Algorithm::parse(op, algo).unwrap(), params).unwrap();
+        let (op, algo) = Algorithm::parse_named(op, algo).unwrap();
+        let s = build_schedule(op.collective(0), algo, params).unwrap();
         let mut m = BTreeMap::new();
         for (r, prog) in s.programs.iter().enumerate() {
             for st in &prog.steps {
@@ -301,7 +309,8 @@ mod tests {
     /// message larger (parts are rounded up).
     fn check_same_messages(op: &str, algo: &str, params: &Params) {
         let want = schedule_messages(op, algo, params);
-        let got = rounds_messages(&build(op, algo, params).unwrap());
+        let (o, a) = Algorithm::parse_named(op, algo).unwrap();
+        let got = rounds_messages(&build(o, a, params).unwrap());
         assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{op} {algo} p={}: edges", params.ranks);
         for (k, (n, b)) in &want {
             let (gn, gb) = got[k];
@@ -335,7 +344,7 @@ mod tests {
         let mut params = Params::new(27, 27 * 64);
         params.grid = Some(Grid::new([3, 3, 3]));
         params.segment_elements = 64;
-        let r = build("allreduce", "trinaryx3", &params).unwrap();
+        let r = build(Operation::Allreduce, Algorithm::Trinaryx3, &params).unwrap();
         // Every child sends up after its own children (a tree's up
         // messages use the tree's TNI), and copies go down only after the
         // root's children have sent up.
@@ -351,10 +360,10 @@ mod tests {
 
     #[test]
     fn ring_is_two_long_streams_per_rank_at_any_scale() {
-        let r = build("allreduce", "ring", &Params::new(82_944, 2 << 20)).unwrap();
+        let r = build(Operation::Allreduce, Algorithm::Ring, &Params::new(82_944, 2 << 20)).unwrap();
         assert_eq!(r.streams.len(), 2 * 82_944);
         assert_eq!(r.rounds(), 2 * 82_943);
         assert_eq!(r.messages(), 2 * 82_943 * 82_944);
-        assert!(build("allreduce", "rabenseifner", &Params::new(4, 4)).unwrap_err().message.contains("ring"));
+        assert!(build(Operation::Allreduce, Algorithm::Rabenseifner, &Params::new(4, 4)).unwrap_err().message.contains("ring"));
     }
 }

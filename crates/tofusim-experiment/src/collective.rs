@@ -10,7 +10,8 @@
 #![allow(non_snake_case)]
 
 use serde::Serialize;
-use tofusim_comm::algorithms::{build_named, Params};
+use tofusim_comm::algorithms::{build_sized, Params};
+use tofusim_comm::{Algorithm, Operation};
 use tofusim_comm::tree::{Grid, TrinaryTrees};
 use tofusim_comm::exec::data;
 use tofusim_comm::{Collective, ScheduleRun, ELEMENT_BYTES};
@@ -29,8 +30,8 @@ const WHERE: &str = "<command line>";
 /// What `tofusim coll` was asked.
 #[derive(Clone, Debug)]
 pub struct CollectiveSpec {
-    pub op: String,
-    pub algorithm: String,
+    pub op: Operation,
+    pub algorithm: Algorithm,
     /// The vector (bcast, reduce, allreduce), each rank's block
     /// (allgather) or each rank's block per destination (alltoall), bytes.
     pub size_bytes: u64,
@@ -82,9 +83,10 @@ impl CollectiveSpec {
                 .to_string()
         };
         let modes = Modes::parse(&get_s("descriptor"), v.get("cache_injection").and_then(|x| x.as_bool()).unwrap_or(true), &get_s("cmg"))?;
+        let (op, algorithm) = Algorithm::parse_named(&get_s("op"), &get_s("algo")).map_err(|e| err(e.key, e.message))?;
         Ok(CollectiveSpec {
-            op: get_s("op"),
-            algorithm: get_s("algo"),
+            op,
+            algorithm,
             size_bytes: get_u("size_bytes", 8)?,
             system: get_s("system"),
             root: u32::try_from(get_u("root", 0)?).map_err(|_| ConfigError::argument("root", "expected a rank of the communicator"))?,
@@ -201,18 +203,20 @@ pub const MAX_SCHEDULE_MESSAGES: u64 = 40_000_000;
 /// building them).
 pub fn estimated_messages(spec: &CollectiveSpec, p: u64) -> u64 {
     messages_estimate(
-        &spec.op,
-        &spec.algorithm,
+        Some(spec.op),
+        spec.algorithm,
         spec.size_bytes,
         spec.segment_bytes,
         p,
     )
 }
 
-/// [`estimated_messages`] from the operation, algorithm, size and segment.
+/// [`estimated_messages`] from the operation (`None`: one outside the
+/// library, scan, gather, …, with one of its algorithms), algorithm, size
+/// and segment.
 pub fn messages_estimate(
-    op: &str,
-    algorithm: &str,
+    op: Option<Operation>,
+    algorithm: Algorithm,
     size_bytes: u64,
     segment_bytes: Option<u64>,
     p: u64,
@@ -224,7 +228,7 @@ pub fn messages_estimate(
         // into sqrt(S (H - 1) beta / alpha) segments ([`pipeline_segment`]);
         // (H - 1) beta / alpha stays under 1/16 per byte on every modelled
         // system (H below 300 stages, alpha above 300 ns, beta below 1 ns/B).
-        None if matches!(algorithm, "trinaryx3" | "trinary-tree") => {
+        None if algorithm.is_trinary_tree() => {
             (size_bytes as f64 / 16.0).sqrt().ceil() as u64
         }
         None => size_bytes.div_ceil(DEFAULT_SEGMENT_BYTES),
@@ -232,12 +236,13 @@ pub fn messages_estimate(
     .max(1);
     let all_pairs = p.saturating_mul(p.saturating_sub(1));
     let plog = p.saturating_mul(log);
-    match (op, algorithm) {
-        (_, "pairwise" | "overlaid-symmetric") => all_pairs,
-        ("allreduce", "ring") => all_pairs.saturating_mul(2),
-        (_, "ring" | "scatter-allgather" | "quad-rings") => all_pairs.saturating_add(plog),
-        (_, "chain" | "trinary-tree" | "trinaryx3") => p.saturating_mul(6).saturating_mul(segs),
-        _ => plog.saturating_mul(2).saturating_add(p.saturating_mul(2)),
+    use Algorithm::*;
+    match algorithm {
+        Pairwise | OverlaidSymmetric => all_pairs,
+        Ring if op == Some(Operation::Allreduce) => all_pairs.saturating_mul(2),
+        Ring | ScatterAllgather | QuadRings => all_pairs.saturating_add(plog),
+        Chain | TrinaryTree | Trinaryx3 => p.saturating_mul(6).saturating_mul(segs),
+        Dissemination | RecursiveDoubling | Tree | Binomial | Rabenseifner | Bruck => plog.saturating_mul(2).saturating_add(p.saturating_mul(2)),
     }
 }
 #[derive(Clone, Debug, Serialize)]
@@ -403,14 +408,7 @@ pub fn schedule(
     grid: Option<Grid>,
     tnis: u8,
 ) -> Result<tofusim_comm::Schedule> {
-    build_named(
-        &spec.op,
-        &spec.algorithm,
-        spec.root,
-        spec.size_bytes,
-        algorithm_params(spec, ranks, grid, tnis),
-    )
-    .map_err(|e| build_err(spec, e))
+    build_sized(spec.op, spec.algorithm, spec.root, spec.size_bytes, algorithm_params(spec, ranks, grid, tnis)).map_err(|e| build_err(spec, e))
 }
 
 /// What the algorithms are given of `spec` (the element count is set by
@@ -443,11 +441,12 @@ pub struct Settings {
 /// The TNIs algorithm `algo` is defined on, and the source ([`None`]:
 /// every TNI of the node, the point-to-point rule of spreading messages
 /// round-robin over them).
-fn defined_tnis(algo: &str) -> Option<(u8, &'static str)> {
+fn defined_tnis(algo: Algorithm) -> Option<(u8, &'static str)> {
+    use Algorithm::*;
     match algo {
-        "trinaryx3" | "trinary-tree" => Some((3, "three trees, one TNI each (Trinaryx3 uses 3 TNIs: Shida et al., Fujitsu Sci. Tech. J. 48(3), 2012)")),
-        "quad-rings" => Some((4, "four parts, each moved by its own TNI (reconstruction of the three-phase quad rings)")),
-        _ => None,
+        Trinaryx3 | TrinaryTree => Some((3, "three trees, one TNI each (Trinaryx3 uses 3 TNIs: Shida et al., Fujitsu Sci. Tech. J. 48(3), 2012)")),
+        QuadRings => Some((4, "four parts, each moved by its own TNI (reconstruction of the three-phase quad rings)")),
+        Dissemination | RecursiveDoubling | Tree | Binomial | Chain | ScatterAllgather | Ring | Rabenseifner | Bruck | Pairwise | OverlaidSymmetric => None,
     }
 }
 
@@ -458,18 +457,18 @@ fn defined_tnis(algo: &str) -> Option<(u8, &'static str)> {
 /// 4, the others on every TNI of a node and 64 KiB segments.
 pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Settings)> {
     let node_tnis = s.built.model.tnis.max(1);
-    let (tnis, tnis_reason) = match (spec.tnis, defined_tnis(&spec.algorithm)) {
+    let (tnis, tnis_reason) = match (spec.tnis, defined_tnis(spec.algorithm)) {
         (Some(t), _) => (t, "given (--tnis)".to_string()),
         (None, Some((t, why))) if t <= node_tnis => (t, why.to_string()),
         (None, Some((_, why))) => (node_tnis, format!("all {node_tnis} of the node, fewer than the definition's: {why}")),
         (None, None) => (node_tnis, format!("every TNI of the node ({node_tnis}), messages spread round-robin")),
     };
-    let pipelined_tree = matches!(spec.algorithm.as_str(), "trinaryx3" | "trinary-tree");
+    let pipelined_tree = spec.algorithm.is_trinary_tree();
     let (segment_bytes, segment) = match spec.segment_bytes {
         Some(b) => (b, "given (--segment)".to_string()),
         None => match (pipelined_tree, s.grid) {
             (true, Some(g)) if tofusim_comm::tree::trinary_unsupported(&g).is_none() => {
-                let phases = if spec.algorithm == "trinaryx3" { 2 } else { 1 };
+                let phases = if spec.algorithm == Algorithm::Trinaryx3 { 2 } else { 1 };
                 let p = pipeline_segment(&s.built.model, &g, spec.root, phases, spec.size_bytes);
                 (p.segment_bytes, format!("derived from the pipeline depth: a third of the vector over {} stages of {:.0} ns + {:.3} ns/B (not fitted)", p.stages, p.alpha_ns, p.ns_per_byte))
             }
@@ -688,7 +687,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let (settled, settings) = settle(spec, &s)?;
     let spec = &settled;
     let estimate = estimated_messages(spec, ranks as u64);
-    let has_rounds = tofusim_comm::rounds::WITH_ROUNDS.contains(&(spec.op.as_str(), spec.algorithm.as_str()));
+    let has_rounds = tofusim_comm::rounds::has_rounds(spec.op, spec.algorithm);
     let model = match spec.model {
         Model::Flow if has_rounds && estimate > 2_000_000 => Model::FlowRounds,
         Model::Flow => Model::FlowEvents,
@@ -701,7 +700,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         }
         let mut params = algorithm_params(spec, ranks, s.grid, tnis);
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
-        let rounds = tofusim_comm::rounds::build(&spec.op, &spec.algorithm, &params).map_err(|e| build_err(spec, e))?;
+        let rounds = tofusim_comm::rounds::build(spec.op, spec.algorithm, &params).map_err(|e| build_err(spec, e))?;
         let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };
         let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
         let timed = match crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt) {
@@ -744,7 +743,7 @@ fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> 
             return Err(err("tnis", format!("expected 1 to {} (the TNIs of a node of {}), found {t}", system_tnis.max(1), spec.system)));
         }
     }
-    if spec.size_bytes == 0 && spec.op != "barrier" {
+    if spec.size_bytes == 0 && spec.op.moves_data() {
         return Err(err("size", "expected at least 1 byte (a 0-byte collective has nothing to time)"));
     }
     if spec.segment_bytes == Some(0) {
@@ -794,10 +793,7 @@ fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crat
     // `verify` moves real data: every rank's vector in and out, and the
     // blocks of every rank for the gathering operations.
     let verify_bytes = if spec.verify {
-        let per_rank = match spec.op.as_str() {
-            "allgather" | "alltoall" => spec.size_bytes.saturating_mul(nodes),
-            _ => spec.size_bytes,
-        };
+        let per_rank = if spec.op.size_is_per_block() { spec.size_bytes.saturating_mul(nodes) } else { spec.size_bytes };
         per_rank.saturating_mul(nodes).saturating_mul(3)
     } else {
         0
@@ -833,7 +829,7 @@ fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crat
 
 fn check_estimate(spec: &CollectiveSpec, estimate: u64) -> Result<()> {
     if estimate > MAX_SCHEDULE_MESSAGES {
-        let rounds: Vec<String> = tofusim_comm::rounds::WITH_ROUNDS.iter().map(|(o, a)| format!("{o} {a}")).collect();
+        let rounds = tofusim_comm::rounds::with_rounds_names();
         return Err(err("system", format!(
             "{} {} on {} has about {estimate} messages, more than the {} an explicit schedule may hold; the flow model's rounds form (--model flow) runs {} at any scale",
             spec.op, spec.algorithm, spec.system, MAX_SCHEDULE_MESSAGES, rounds.join(", ")
@@ -880,8 +876,8 @@ fn result(
         // A run or a check stopped by Ctrl-C is not complete.
         complete: run.as_ref().is_none_or(|r| r.complete && !r.interrupted) && flow.as_ref().is_none_or(|f| !f.interrupted),
         model,
-        op: spec.op.clone(),
-        algo: spec.algorithm.clone(),
+        op: spec.op.name().to_string(),
+        algo: spec.algorithm.name().to_string(),
         size_bytes: spec.size_bytes,
         processes: ranks,
         system: spec.system.clone(),
@@ -1058,8 +1054,8 @@ pub fn hardware_barrier_us(
 /// "needs_torus"}]}`.
 pub fn algorithms_json() -> serde_json::Value {
     let mut m = serde_json::Map::new();
-    for op in tofusim_comm::collective::OPERATIONS {
-        let list: Vec<serde_json::Value> = tofusim_comm::Algorithm::of(op)
+    for op in Operation::ALL {
+        let list: Vec<serde_json::Value> = Algorithm::of(op)
             .iter()
             .map(|a| serde_json::json!({"name": a.name(), "summary": a.summary(), "needs_torus": a.needs_torus()}))
             .collect();
@@ -1085,9 +1081,16 @@ mod request_tests {
             (r#"{"model": "fluid"}"#, "--model"),
             (r#"{"max_minutes": -5}"#, "max-time"),
             (r#"{"trees": {"lengths": [1, 1, 1]}}"#, "trees"),
+            (r#"{"op": "gather"}"#, "op"),
+            (r#"{"op": "bcast", "algo": "trinaryx3"}"#, "algo"),
         ] {
-            assert_eq!(CollectiveSpec::from_json(json).err().map(|e| e.key), Some(key.to_string()), "{json}");
+            let json = json.replacen('{', r#"{"op": "allreduce", "algo": "ring", "#, usize::from(!json.contains("\"op\"")));
+            let json = if json.ends_with(", }") { json.replace(", }", "}") } else { json };
+            assert_eq!(CollectiveSpec::from_json(&json).err().map(|e| e.key), Some(key.to_string()), "{json}");
         }
+        // The operation and algorithm are parsed once, into the registries.
+        let s = CollectiveSpec::from_json(r#"{"op": "bcast", "algo": "trinary-tree", "system": "k"}"#).unwrap();
+        assert_eq!((s.op, s.algorithm), (Operation::Bcast, Algorithm::TrinaryTree));
         assert!(CollectiveSpec::from_json("not json").unwrap_err().to_string().starts_with("bad spec"));
     }
 }

@@ -214,7 +214,11 @@ pub struct ScheduleRequest<'a> {
 /// (a few hundred bytes of JSON per message).
 pub fn collective_schedule(req: ScheduleRequest<'_>) -> Result<Schedule> {
     let most = collective::MAX_SCHEDULE_MESSAGES / 10;
-    let messages = collective::messages_estimate(req.op, req.algo, req.size_bytes, Some(req.segment_bytes), req.ranks as u64);
+    // An unknown algorithm is refused by its builder below.
+    let messages = tofusim_comm::Algorithm::named(req.algo).map_or(0, |algo| {
+        let op = tofusim_comm::Operation::parse(req.op).ok();
+        collective::messages_estimate(op, algo, req.size_bytes, Some(req.segment_bytes), req.ranks as u64)
+    });
     if messages > most {
         return Err(ConfigError::argument(
             "ranks",

@@ -114,8 +114,8 @@ fn a_schedule_posted_at_once_makes_its_packets_as_they_leave() {
 fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
     use tofusim_experiment::collective::{run, CollectiveSpec, Model, STEP_KINDS};
     let spec = |steps| CollectiveSpec {
-        op: "allreduce".into(),
-        algorithm: "ring".into(),
+        op: tofusim_comm::Operation::Allreduce,
+        algorithm: tofusim_comm::Algorithm::Ring,
         size_bytes: 4096,
         system: "bgl:2x2x2".into(),
         root: 0,

@@ -19,8 +19,11 @@ fn three(system: &str, op: &str, algo: &str, bytes: u64, segment_bytes: u64) -> 
     let s = setup(system).unwrap();
     let events = flow_model::schedule_time(&s, &timed.schedule, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     let mut p = params(s.node_of_rank.len() as u32, s.grid, s.built.model.tnis);
-    p.count = if op == "alltoall" { bytes / 8 } else { bytes / 8 };
-    let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
+    p.count = bytes / 8;
+    let rounds = {
+        let (op, algo) = tofusim_comm::Algorithm::parse_named(op, algo).unwrap();
+        tofusim_comm::rounds::build(op, algo, &p).unwrap()
+    };
     let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
     (timed.time_seconds, events, r.time_seconds)
 }
@@ -67,7 +70,10 @@ fn full_machines() {
             p.grid = s.grid;
             p.tnis = s.built.model.tnis;
             p.segment_elements = (16 << 10) / 8;
-            let rounds = tofusim_comm::rounds::build(op, algo, &p).unwrap();
+            let rounds = {
+        let (op, algo) = tofusim_comm::Algorithm::parse_named(op, algo).unwrap();
+        tofusim_comm::rounds::build(op, algo, &p).unwrap()
+    };
             let built = t0.elapsed().as_secs_f64();
             let r = flow_model::rounds_time(&s, &rounds, &Modes::default(), 1, &tofusim_flow::Interrupt::never()).unwrap();
             println!("{sys:7} {op:9} {algo:18} {ranks} ranks: {:.3} ms ({} rounds, {} stretches, {} solves, largest {}) in {:.1} s (build {:.1} s)", r.time_seconds * 1e3, r.rounds, r.stretches, r.solves, r.largest_round, t0.elapsed().as_secs_f64(), built);

@@ -17,7 +17,7 @@ pub(crate) mod bcast;
 mod doubling;
 mod reduce;
 
-use crate::collective::Collective;
+use crate::collective::{Collective, Operation};
 use crate::schedule::{Rank, Schedule, Span, StepId};
 use crate::tree::Grid;
 
@@ -99,6 +99,34 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    pub const ALL: [Algorithm; 14] = [
+        Self::Dissemination,
+        Self::RecursiveDoubling,
+        Self::Tree,
+        Self::Binomial,
+        Self::Chain,
+        Self::ScatterAllgather,
+        Self::TrinaryTree,
+        Self::Ring,
+        Self::Rabenseifner,
+        Self::Trinaryx3,
+        Self::Bruck,
+        Self::QuadRings,
+        Self::Pairwise,
+        Self::OverlaidSymmetric,
+    ];
+
+    /// The algorithm called `name`, of whichever operation.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Whether it is a pipelined trinary-tree algorithm (a segment derived
+    /// from its pipeline depth, three TNIs, trees it may be given).
+    pub fn is_trinary_tree(self) -> bool {
+        matches!(self, Self::TrinaryTree | Self::Trinaryx3)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Dissemination => "dissemination",
@@ -128,29 +156,27 @@ impl Algorithm {
     }
 
     /// The algorithms of an operation, in the order `coll --list` shows.
-    pub fn of(op: &str) -> &'static [Algorithm] {
+    pub fn of(op: Operation) -> &'static [Algorithm] {
         use Algorithm::*;
         match op {
-            "barrier" => &[Dissemination, RecursiveDoubling, Tree],
-            "bcast" => &[Binomial, Chain, ScatterAllgather, TrinaryTree],
-            "reduce" => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, TrinaryTree],
-            "allreduce" => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, Trinaryx3],
-            "allgather" => &[Ring, RecursiveDoubling, Bruck, QuadRings],
-            "alltoall" => &[Pairwise, Bruck, OverlaidSymmetric],
-            _ => &[],
+            Operation::Barrier => &[Dissemination, RecursiveDoubling, Tree],
+            Operation::Bcast => &[Binomial, Chain, ScatterAllgather, TrinaryTree],
+            Operation::Reduce => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, TrinaryTree],
+            Operation::Allreduce => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, Trinaryx3],
+            Operation::Allgather => &[Ring, RecursiveDoubling, Bruck, QuadRings],
+            Operation::Alltoall => &[Pairwise, Bruck, OverlaidSymmetric],
         }
     }
 
-    pub fn parse(op: &str, name: &str) -> Result<Self, BuildError> {
-        if Self::of(op).is_empty() {
-            return Err(BuildError {
-                key: "op",
-                message: format!(
-                    "unknown operation `{op}`; expected one of: {}",
-                    crate::collective::OPERATIONS.join(", ")
-                ),
-            });
-        }
+    /// An operation and one of its algorithms, by name (a request's
+    /// strings, checked once at the front door).
+    pub fn parse_named(op: &str, name: &str) -> Result<(Operation, Self), BuildError> {
+        let op = Operation::parse(op)?;
+        Ok((op, Self::parse(op, name)?))
+    }
+
+    /// The algorithm `name` of `op`, or the refusal listing them (key `algo`).
+    pub fn parse(op: Operation, name: &str) -> Result<Self, BuildError> {
         Self::of(op)
             .iter()
             .copied()
@@ -189,6 +215,12 @@ impl Algorithm {
     }
 }
 
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Writes the schedule of `algorithm` for `collective`.
 pub fn build(
     collective: Collective,
@@ -222,13 +254,12 @@ pub fn build(
             });
         }
     }
-    if Algorithm::of(collective.name())
-        .iter()
-        .all(|&a| a != algorithm)
-    {
-        return Err(Algorithm::parse(collective.name(), algorithm.name()).unwrap_err());
+    if let Some(op) = collective.operation() {
+        if !Algorithm::of(op).contains(&algorithm) {
+            return Err(Algorithm::parse(op, algorithm.name()).unwrap_err());
+        }
     }
-    let takes_trees = matches!(algorithm, Algorithm::TrinaryTree | Algorithm::Trinaryx3);
+    let takes_trees = algorithm.is_trinary_tree();
     check_given_trees(params, takes_trees, algorithm.name(), collective.root())?;
     let mut s = Schedule::new(collective, algorithm.name(), p, params.count);
     match collective {
@@ -337,24 +368,19 @@ pub fn atomic_add(ranks: u32, a: Rank, b: Rank, rounds: u32) -> Schedule {
     )
 }
 
-/// Builds operation `op` with algorithm `algo` for a vector of
-/// `size_bytes` (rounded up to whole elements; a barrier moves none);
-/// `params.count` is set from the size.
-pub fn build_named(
-    op: &str,
-    algo: &str,
-    root: Rank,
-    size_bytes: u64,
-    mut params: Params,
-) -> Result<Schedule, BuildError> {
-    let algorithm = Algorithm::parse(op, algo)?;
-    let coll = Collective::parse(op, root).expect("checked by parse");
-    params.count = if coll == Collective::Barrier {
-        0
-    } else {
-        size_bytes.div_ceil(crate::ELEMENT_BYTES).max(1)
-    };
-    build(coll, algorithm, &params)
+/// Builds operation `op` with `algorithm` for a vector of `size_bytes`
+/// (rounded up to whole elements; a barrier moves none); `params.count`
+/// is set from the size.
+pub fn build_sized(op: Operation, algorithm: Algorithm, root: Rank, size_bytes: u64, mut params: Params) -> Result<Schedule, BuildError> {
+    params.count = if op.moves_data() { size_bytes.div_ceil(crate::ELEMENT_BYTES).max(1) } else { 0 };
+    build(op.collective(root), algorithm, &params)
+}
+
+/// [`build_sized`] from names, for callers whose operation and algorithm
+/// arrive as text (a replayed trace's calls).
+pub fn build_named(op: &str, algo: &str, root: Rank, size_bytes: u64, params: Params) -> Result<Schedule, BuildError> {
+    let (op, algorithm) = Algorithm::parse_named(op, algo)?;
+    build_sized(op, algorithm, root, size_bytes, params)
 }
 
 /// Given trees (`params.trees`) fit the run: a trinary-tree algorithm

@@ -22,12 +22,12 @@ fn cubic(p: u32) -> Grid {
     Grid::new(best)
 }
 
-fn collective(op: &str, p: u32) -> Collective {
+fn collective(op: Operation, p: u32) -> Collective {
     // A root away from 0 exercises the relative-rank arithmetic.
-    Collective::parse(op, (p / 3).min(p - 1)).unwrap()
+    op.collective((p / 3).min(p - 1))
 }
 
-fn run(op: &str, algo: Algorithm, p: u32, count: u64, grid: Option<Grid>) {
+fn run(op: Operation, algo: Algorithm, p: u32, count: u64, grid: Option<Grid>) {
     let mut params = Params::new(p, count);
     params.grid = grid;
     params.segment_elements = 3;
@@ -42,17 +42,17 @@ fn run(op: &str, algo: Algorithm, p: u32, count: u64, grid: Option<Grid>) {
     }
 }
 
-fn count_for(op: &str) -> &'static [u64] {
+fn count_for(op: Operation) -> &'static [u64] {
     match op {
-        "barrier" => &[0],
-        "allgather" | "alltoall" => &[1, 5],
-        _ => &[1, 7, 64],
+        Operation::Barrier => &[0],
+        Operation::Allgather | Operation::Alltoall => &[1, 5],
+        Operation::Bcast | Operation::Reduce | Operation::Allreduce => &[1, 7, 64],
     }
 }
 
 #[test]
 fn every_algorithm_is_correct_for_1_to_64_processes() {
-    for op in crate::collective::OPERATIONS {
+    for op in Operation::ALL {
         for &algo in Algorithm::of(op) {
             for p in 1..=64 {
                 for &count in count_for(op) {
@@ -72,7 +72,7 @@ fn torus_algorithms_on_tori_and_a_6d_tofu_job() {
     let shapes = [[3, 3, 3], [4, 3, 5], [6, 6, 9], [2, 4, 3]];
     for l in shapes {
         let g = Grid::new(l);
-        for op in crate::collective::OPERATIONS {
+        for op in Operation::ALL {
             for &algo in Algorithm::of(op) {
                 for &count in count_for(op) {
                     run(op, algo, g.ranks(), count, Some(g));
@@ -97,10 +97,10 @@ fn torus_algorithms_say_when_they_fall_back() {
 
 #[test]
 fn unknown_names_list_the_valid_ones() {
-    let e = Algorithm::parse("allreduce", "nope").unwrap_err();
+    let e = Algorithm::parse_named("allreduce", "nope").unwrap_err();
     assert_eq!(e.key, "algo");
     assert!(e.message.contains("rabenseifner"));
-    let e = Algorithm::parse("scan", "ring").unwrap_err();
+    let e = Algorithm::parse_named("scan", "ring").unwrap_err();
     assert_eq!(e.key, "op");
     let mut p = Params::new(8, 1);
     p.grid = Some(Grid::new([3, 3, 3]));
