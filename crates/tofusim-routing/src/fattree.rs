@@ -97,6 +97,25 @@ enum Hop {
     Up(usize),
 }
 
+/// A fat-tree the routing cannot number or route.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FatTreeError {
+    #[error("fat-tree: expected one up width per level, got down {down:?} up {up:?}")]
+    Widths { down: Vec<u32>, up: Vec<u32> },
+    #[error("fat-tree: widths must be at least 1")]
+    ZeroWidth,
+    #[error("fat-tree routing: {nodes} nodes per leaf; the route state numbers them in 8 bits (at most 256)")]
+    LeafNodes { nodes: u32 },
+    #[error("fat-tree routing: a node attaches to one leaf switch (up[0] = 1; use rails)")]
+    MultiHomed,
+    #[error("fat-tree routing: {down:?} / {up:?} has 2^32 - 1 switches or more")]
+    TooManySwitches { down: Vec<u32>, up: Vec<u32> },
+    #[error("fat-tree routing: {ports} ports per level-{level} switch, at most 256")]
+    SwitchPorts { level: usize, ports: u64 },
+    #[error("adaptive fat-tree routing: level {level}'s up ports are ports {first}..{end}, above the engine's {MASK_PORTS}-port candidate mask")]
+    UpPortsAboveMask { level: usize, first: u32, end: u32 },
+}
+
 pub struct FatTreeRouting {
     pub mode: FatTreeMode,
     nodes_per_leaf: u32,
@@ -114,21 +133,21 @@ impl FatTreeRouting {
     /// than 256 ports, 2³² − 1 switches or more (ids are `u32` with a
     /// sentinel), and — in `Adaptive` mode — up ports numbered 16 or above,
     /// which the engine's 16-bit port mask cannot hold.
-    pub fn new(f: &FatTree, mode: FatTreeMode) -> Result<Self, String> {
+    pub fn new(f: &FatTree, mode: FatTreeMode) -> Result<Self, FatTreeError> {
         let h = f.levels();
         if h == 0 || f.up.len() != h {
-            return Err(format!("fat-tree: expected one up width per level, got down {:?} up {:?}", f.down, f.up));
+            return Err(FatTreeError::Widths { down: f.down.clone(), up: f.up.clone() });
         }
         if f.down.iter().chain(&f.up).any(|&x| x == 0) {
-            return Err("fat-tree: widths must be at least 1".into());
+            return Err(FatTreeError::ZeroWidth);
         }
         if f.down[0] > 256 {
-            return Err(format!("fat-tree routing: {} nodes per leaf; the route state numbers them in 8 bits (at most 256)", f.down[0]));
+            return Err(FatTreeError::LeafNodes { nodes: f.down[0] });
         }
         if f.up[0] != 1 {
-            return Err("fat-tree routing: a node attaches to one leaf switch (up[0] = 1; use rails)".into());
+            return Err(FatTreeError::MultiHomed);
         }
-        let too_big = || format!("fat-tree routing: {:?} / {:?} has 2^32 - 1 switches or more", f.down, f.up);
+        let too_big = || FatTreeError::TooManySwitches { down: f.down.clone(), up: f.up.clone() };
         let leaves = f.down[1..].iter().try_fold(1u64, |n, &m| n.checked_mul(m as u64)).ok_or_else(too_big)?;
         let (mut base, mut copies, mut span, mut rand_div) = (0u64, 1u64, 1u64, 1u32);
         let mut levels = Vec::with_capacity(h);
@@ -146,13 +165,10 @@ impl FatTreeRouting {
             // A random digit for each level, lowest first, while 8 bits hold them.
             let rand_mod = if up > 0 && rand_div as u64 * up as u64 <= HINT_ROUTES as u64 { up } else { 1 };
             if down as u64 + up as u64 > 256 {
-                return Err(format!("fat-tree routing: {} ports per level-{l} switch, at most 256", down as u64 + up as u64));
+                return Err(FatTreeError::SwitchPorts { level: l, ports: down as u64 + up as u64 });
             }
             if mode == FatTreeMode::Adaptive && up > 0 && down + up > MASK_PORTS {
-                return Err(format!(
-                    "adaptive fat-tree routing: level {l}'s up ports are ports {down}..{}, above the engine's {MASK_PORTS}-port candidate mask",
-                    down + up
-                ));
+                return Err(FatTreeError::UpPortsAboveMask { level: l, first: down, end: down + up });
             }
             levels.push(Level {
                 base: base as u32,

@@ -68,47 +68,68 @@ pub struct FaultMap {
     down: Vec<u64>,
 }
 
+/// Why a set of failures cannot be modelled, or a failure or recovery
+/// during a run cannot happen.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FaultError {
+    #[error("{ports} ports per router; failed links are kept for routers of at most 64")]
+    TooManyPorts { ports: usize },
+    #[error("the failed link between switches {a} and {b}: fat-tree routing ({mode}) cannot avoid it — its up ports are fixed by the destination (d-mod-k) or chosen without knowing the failures; failed nodes are modelled, failed links are not")]
+    FatTreeLink { a: String, b: String, mode: &'static str },
+    #[error("router {router} is not in the network ({routers} routers)")]
+    NoSuchRouter { router: u32, routers: usize },
+    #[error("link {a}-{b}: router ids must be below {routers}")]
+    LinkOutside { a: u32, b: u32, routers: usize },
+    #[error("the link out of port {port} of router {router} is listed twice")]
+    ListedTwice { port: String, router: String },
+    #[error("port {port} of router {router} does not lead to router {to}")]
+    PortElsewhere { port: String, router: String, to: u32 },
+    #[error("routers {a} and {b} have no (further) link between them")]
+    NoLink { a: u32, b: u32 },
+    #[error("port {port} of router {router} is not connected")]
+    NotConnected { port: String, router: String },
+    /// A recovery of what is not failed (`failed` false), or a failure of
+    /// what has already failed.
+    #[error("{what} {}", if *.failed { "has already failed" } else { "is not failed" })]
+    AlreadySo { what: String, failed: bool },
+}
+
 impl FaultMap {
     /// `routers`: routers that failed with their node (direct networks);
     /// `links`: router pairs, each removing one link between them — the
     /// one out of `ports[i]` of the first router where given, else the
     /// first one not failed yet.
-    pub fn new(routing: &Routing, routers: &[u32], links: &[(u32, u32)], ports_given: &[Option<u8>]) -> Result<Self, String> {
+    pub fn new(routing: &Routing, routers: &[u32], links: &[(u32, u32)], ports_given: &[Option<u8>]) -> Result<Self, FaultError> {
         let n = routing.routers();
         let ports = routing.ports();
         if ports > 64 && !links.is_empty() {
-            return Err(format!("{ports} ports per router; failed links are kept for routers of at most 64"));
+            return Err(FaultError::TooManyPorts { ports });
         }
         if let (Routing::FatTree(f), Some(&(a, b))) = (routing, links.first()) {
-            return Err(format!(
-                "the failed link between switches {} and {}: fat-tree routing ({}) cannot avoid it — its up ports are fixed by the destination (d-mod-k) or chosen without knowing the failures; failed nodes are modelled, failed links are not",
-                routing.router_label(a),
-                routing.router_label(b),
-                f.mode.name()
-            ));
+            return Err(FaultError::FatTreeLink { a: routing.router_label(a), b: routing.router_label(b), mode: f.mode.name() });
         }
         let mut m = FaultMap { ports, failed_router: vec![false; n], failed_ports: vec![0; if links.is_empty() { 0 } else { n }], routers: Vec::new(), links: Vec::new(), detour_ports: u64::MAX, down: Vec::new() };
         for &r in routers {
             if r as usize >= n {
-                return Err(format!("router {r} is not in the network ({n} routers)"));
+                return Err(FaultError::NoSuchRouter { router: r, routers: n });
             }
             m.failed_router[r as usize] = true;
             m.routers.push(r);
         }
         for (i, &(a, b)) in links.iter().enumerate() {
             if a as usize >= n || b as usize >= n {
-                return Err(format!("link {a}-{b}: router ids must be below {n}"));
+                return Err(FaultError::LinkOutside { a, b, routers: n });
             }
             let joins = |p: u8| routing.neighbor(a, p).is_some_and(|(w, _)| w == b);
             let p = match ports_given.get(i).copied().flatten() {
                 Some(p) if m.failed_ports[a as usize] & 1 << p != 0 => {
-                    return Err(format!("the link out of port {} of router {} is listed twice", routing.port_name(p), routing.router_label(a)))
+                    return Err(FaultError::ListedTwice { port: routing.port_name(p), router: routing.router_label(a) })
                 }
                 Some(p) if joins(p) => p,
-                Some(p) => return Err(format!("port {} of router {} does not lead to router {b}", routing.port_name(p), routing.router_label(a))),
+                Some(p) => return Err(FaultError::PortElsewhere { port: routing.port_name(p), router: routing.router_label(a), to: b }),
                 None => (0..ports as u8)
                     .find(|&p| m.failed_ports[a as usize] & 1 << p == 0 && joins(p))
-                    .ok_or_else(|| format!("routers {a} and {b} have no (further) link between them"))?,
+                    .ok_or(FaultError::NoLink { a, b })?,
             };
             let (_, q) = routing.neighbor(a, p).expect("found above");
             m.failed_ports[a as usize] |= 1 << p;
@@ -163,12 +184,11 @@ impl FaultMap {
 
     /// Fails (`up` false) or recovers the link out of `port` of `r`
     /// during a run (both directions). Errors name what is already so.
-    pub fn set_link(&mut self, routing: &Routing, r: u32, port: u8, up: bool) -> Result<(), String> {
-        let (w, q) = routing.neighbor(r, port).ok_or_else(|| format!("port {} of router {} is not connected", routing.port_name(port), routing.router_label(r)))?;
+    pub fn set_link(&mut self, routing: &Routing, r: u32, port: u8, up: bool) -> Result<(), FaultError> {
+        let (w, q) = routing.neighbor(r, port).ok_or_else(|| FaultError::NotConnected { port: routing.port_name(port), router: routing.router_label(r) })?;
         let failed = self.port_failed(r, port);
         if failed != up {
-            let state = if up { "is not failed" } else { "has already failed" };
-            return Err(format!("the link {} of router {} {state}", routing.port_name(port), routing.router_label(r)));
+            return Err(FaultError::AlreadySo { what: format!("the link {} of router {}", routing.port_name(port), routing.router_label(r)), failed });
         }
         if up {
             self.failed_ports[r as usize] &= !(1 << port);
@@ -187,10 +207,9 @@ impl FaultMap {
 
     /// Fails (`up` false) or recovers router `r` (with its node) during a
     /// run: every link of it carries nothing while it is down.
-    pub fn set_router(&mut self, routing: &Routing, r: u32, up: bool) -> Result<(), String> {
+    pub fn set_router(&mut self, routing: &Routing, r: u32, up: bool) -> Result<(), FaultError> {
         if self.failed_router[r as usize] != up {
-            let state = if up { "is not failed" } else { "has already failed" };
-            return Err(format!("router {} {state}", routing.router_label(r)));
+            return Err(FaultError::AlreadySo { what: format!("router {}", routing.router_label(r)), failed: !up });
         }
         self.failed_router[r as usize] = !up;
         if up {
@@ -426,7 +445,7 @@ mod tests {
         // The other link still joins them.
         assert!(m.choose(&rt, 0, 1, 0).is_some());
         let twice = FaultMap::new(&rt, &[], &[(0, 1), (1, 0)], &[Some(1), Some(0)]);
-        assert!(twice.unwrap_err().contains("listed twice"));
+        assert!(matches!(twice.unwrap_err(), FaultError::ListedTwice { .. }));
     }
 
     #[test]
@@ -498,11 +517,11 @@ mod tests {
         // Node 0's x+ leads to node 1, whose x- is the same link.
         m.set_link(&rt, 0, 0, false).unwrap();
         assert_eq!((m.down_ports(0), m.down_ports(1)), (0b01, 0b10));
-        assert!(m.set_link(&rt, 1, 1, false).unwrap_err().contains("already failed"));
+        assert!(m.set_link(&rt, 1, 1, false).unwrap_err().to_string().ends_with("has already failed"));
         assert_eq!(m.clear_hops(&rt, 0, 1, SourceRoute { hints: 0, detour: None }), None);
         m.set_link(&rt, 0, 0, true).unwrap();
         assert_eq!((m.down_ports(0), m.down_ports(1)), (0, 0));
-        assert!(m.set_link(&rt, 0, 0, true).unwrap_err().contains("is not failed"));
+        assert_eq!(m.set_link(&rt, 0, 0, true).unwrap_err(), FaultError::AlreadySo { what: format!("the link {} of router {}", rt.port_name(0), rt.router_label(0)), failed: false });
         // A failed router: every link of it is down at both ends, and no
         // route starts or ends there.
         m.set_router(&rt, 2, false).unwrap();

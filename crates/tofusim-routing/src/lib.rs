@@ -14,8 +14,8 @@ pub mod faults;
 pub mod torus;
 
 pub use dragonfly::{DragonflyMode, DragonflyRouting, LinkKind};
-pub use fattree::{FatTreeMode, FatTreeRouting};
-pub use faults::{FaultMap, SourceRoute};
+pub use fattree::{FatTreeError, FatTreeMode, FatTreeRouting};
+pub use faults::{FaultError, FaultMap, SourceRoute};
 pub use torus::{EscapeOrder, TorusRouting};
 
 /// Random numbers for routing decisions (ties at exactly half a ring).
