@@ -29,8 +29,14 @@ impl ConfigError {
     /// A refused value given as an argument (a command's option, or a
     /// Python call's argument: the API relabels `<command line>` with its
     /// origin).
-    pub fn argument(key: &str, message: impl Into<String>) -> Self {
-        Self::new("<command line>", key, message)
+    pub fn argument(key: &str, message: impl std::fmt::Display) -> Self {
+        Self::new("<command line>", key, message.to_string())
+    }
+
+    /// A lower crate's typed refusal of the value given for `key`: its
+    /// message as the expectation.
+    pub fn of(file: &str, key: &str, e: impl std::error::Error) -> Self {
+        Self::new(file, key, e.to_string())
     }
 
     /// A refusal whose message already names the input and what was

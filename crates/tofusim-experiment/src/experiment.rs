@@ -785,7 +785,7 @@ fn with_faults(file: &str, built: &Built, router: &RouterParams, workload: Workl
     // outside its escape network (router::select::detour_hop).
     let detour_ports = if router.dynamic_vcs > 0 { u64::MAX } else { 0 };
     let map = FaultMap::new(&routing, &built.failed_routers(), &faults.links, &faults.link_ports)
-        .map_err(|m| ConfigError::new(file, key, m.to_string()))?
+        .map_err(|m| ConfigError::of(file, key, m))?
         .with_detour_ports(detour_ports);
     crate::route_check::check_routes(file, key, &routing, &map, "")?;
     Ok((workload, Some(map)))

@@ -111,11 +111,11 @@ fn block(na: u64, parts: u64, k: u64) -> u64 {
 
 impl CgLayout {
     /// `procs` must be a power of two (as NPB CG requires).
-    pub fn new(procs: u32, class: char) -> Result<Self, String> {
+    pub fn new(procs: u32, class: char) -> Result<Self, crate::MappingError> {
         let (na, outer_iterations) = class_size(class)
-            .ok_or_else(|| format!("class must be one of S, W, A, B, C, D, E, got {class:?}"))?;
+            .ok_or(crate::MappingError::CgClass(class))?;
         if procs == 0 || !procs.is_power_of_two() {
-            return Err(format!("NAS CG runs on a power-of-two number of processes, got {procs}"));
+            return Err(crate::MappingError::CgProcs(procs));
         }
         let log2 = procs.trailing_zeros();
         let nprows = 1u32 << (log2 / 2);

@@ -23,6 +23,7 @@
 //! Rank = virtual coordinates with the first virtual axis fastest.
 
 use tofusim_topology::{tofu, NodeId, Torus};
+use crate::MappingError;
 
 /// An XYZ block of a Tofu system, whole in A, B, C.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,18 +46,18 @@ impl Region {
     }
 
     /// Checks the region fits `t` (it may wrap around a ring axis).
-    pub fn check(&self, t: &Torus) -> Result<(), String> {
+    pub fn check(&self, t: &Torus) -> Result<(), MappingError> {
         let l = t.lengths();
         for k in 0..3 {
             let name = ["X", "Y", "Z"][k];
             if self.size[k] == 0 || self.size[k] > l[k] {
-                return Err(format!("region size along {name} must be 1..={}, got {}", l[k], self.size[k]));
+                return Err(MappingError::RegionSize { axis: name, max: l[k], got: self.size[k] });
             }
             if self.origin[k] >= l[k] {
-                return Err(format!("region origin along {name} must be below {}, got {}", l[k], self.origin[k]));
+                return Err(MappingError::RegionOrigin { axis: name, limit: l[k], got: self.origin[k] });
             }
             if !t.axes()[k].is_ring() && self.origin[k] + self.size[k] > l[k] {
-                return Err(format!("region runs past the end of the {name} mesh ({} + {} > {})", self.origin[k], self.size[k], l[k]));
+                return Err(MappingError::RegionPastEnd { axis: name, origin: self.origin[k], size: self.size[k], length: l[k] });
             }
         }
         Ok(())
@@ -123,7 +124,7 @@ fn boustrophedon(lens: &[u32]) -> Vec<Vec<u32>> {
 
 /// A Hamiltonian cycle over the product of `factors`, as per-factor
 /// coordinates in cycle order, or why there is none we can build.
-fn cycle(factors: &[Factor]) -> Result<Vec<Vec<u32>>, String> {
+fn cycle(factors: &[Factor]) -> Result<Vec<Vec<u32>>, MappingError> {
     let live: Vec<usize> = (0..factors.len()).filter(|&i| factors[i].len > 1).collect();
     let expand = |short: Vec<Vec<u32>>| -> Vec<Vec<u32>> {
         short
@@ -144,10 +145,10 @@ fn cycle(factors: &[Factor]) -> Result<Vec<Vec<u32>>, String> {
             if f.len == 2 || f.ring {
                 return Ok(expand((0..f.len).map(|v| vec![v]).collect()));
             }
-            return Err(format!(
+            return Err(MappingError::NoCycle(format!(
                 "the {} axis alone is a mesh of {} nodes: it has no wrap link to close a ring",
                 AXIS_NAMES[f.axis], f.len
-            ));
+            )));
         }
         _ => {}
     }
@@ -182,11 +183,11 @@ fn cycle(factors: &[Factor]) -> Result<Vec<Vec<u32>>, String> {
     // All odd: close with the wrap link of a ring.
     let Some(r) = (0..live.len()).find(|&k| factors[live[k]].ring) else {
         let names: Vec<&str> = live.iter().map(|&i| AXIS_NAMES[factors[i].axis]).collect();
-        return Err(format!(
+        return Err(MappingError::NoCycle(format!(
             "{} nodes over {} (all odd mesh lengths) have no Hamiltonian cycle",
             lens.iter().product::<u32>(),
             names.join("·")
-        ));
+        )));
     };
     let others: Vec<usize> = (0..live.len()).filter(|&k| k != r).collect();
     let path = boustrophedon(&others.iter().map(|&k| lens[k]).collect::<Vec<_>>());
@@ -283,17 +284,17 @@ fn fill(
 }
 
 /// Parses `54x48x32`, `576x144`, `82944`.
-pub fn parse_shape(text: &str) -> Result<Vec<u32>, String> {
+pub fn parse_shape(text: &str) -> Result<Vec<u32>, MappingError> {
     let v: Result<Vec<u32>, _> = text.split('x').map(|p| p.trim().parse::<u32>()).collect();
     match v {
         Ok(v) if !v.is_empty() && v.len() <= 3 && !v.contains(&0) => Ok(v),
-        _ => Err(format!("expected a virtual torus of 1 to 3 positive lengths like 54x48x32, got {text:?}")),
+        _ => Err(MappingError::ShapeText(text.to_string())),
     }
 }
 
 /// Builds the embedding of `shape` on `block` with `assign` (physical axis
 /// → virtual axis), `layers` giving each XYZ offset's physical coordinate.
-fn build(t: &Torus, shape: &[u32], block: Region, assign: &[usize; 6], layers: [Vec<u32>; 3]) -> Result<Embedding, String> {
+fn build(t: &Torus, shape: &[u32], block: Region, assign: &[usize; 6], layers: [Vec<u32>; 3]) -> Result<Embedding, MappingError> {
     let lens = t.lengths();
     let k = shape.len();
     let mut cycles = Vec::with_capacity(k);
@@ -363,17 +364,17 @@ fn layer_map(t: &Torus, axis: usize, origin: u32, size: u32, skip: Option<u32>) 
 /// (deterministic): block sizes and axis assignments that carry the cycles
 /// (every block holds exactly the ranks; the rest of the region is
 /// padding).
-pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<Vec<Layout>, String> {
+pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<Vec<Layout>, MappingError> {
     if !tofu::is_tofu(t) {
-        return Err("virtual torus mapping needs a Tofu system (X×Y×Z×2×3×2)".into());
+        return Err(MappingError::NotTofu);
     }
     region.check(t)?;
     let ranks: u64 = shape.iter().map(|&s| s as u64).product();
     if ranks > region.nodes() {
-        return Err(format!("{ranks} ranks do not fit the region's {} nodes", region.nodes()));
+        return Err(MappingError::RanksExceedRegion { ranks, nodes: region.nodes() });
     }
     let mut found: Vec<Layout> = Vec::new();
-    let mut why: Option<String> = None;
+    let mut why: Option<MappingError> = None;
     for_each_layout(shape, region.size, &mut |size, assign| {
         let block = Region { origin: region.origin, size };
         let layers = std::array::from_fn(|a| layer_map(t, a, region.origin[a], size[a], None));
@@ -386,15 +387,9 @@ pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<V
         found.len() >= max
     });
     if found.is_empty() {
-        return Err(why.unwrap_or_else(|| {
-            format!(
-                "no block of the region factors {}: each virtual length must be a product of X, Y, Z lengths \
-                 (up to {}x{}x{}) and the A, B, C lengths 2, 3, 2, each physical axis serving one virtual axis",
-                shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x"),
-                region.size[0],
-                region.size[1],
-                region.size[2]
-            )
+        return Err(why.unwrap_or_else(|| MappingError::NoBlock {
+            shape: shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x"),
+            region: region.size,
         }));
     }
     Ok(found)
@@ -402,14 +397,14 @@ pub fn layouts(t: &Torus, region: Region, shape: &[u32], max: usize) -> Result<V
 
 /// The embedding of `shape` at the region's origin with the fewest padding
 /// nodes.
-pub fn embed(t: &Torus, region: Region, shape: &[u32]) -> Result<Embedding, String> {
+pub fn embed(t: &Torus, region: Region, shape: &[u32]) -> Result<Embedding, MappingError> {
     let (size, assign) = layouts(t, region, shape, 1)?[0];
     let block = Region { origin: region.origin, size };
     let layers = std::array::from_fn(|a| layer_map(t, a, region.origin[a], size[a], None));
     build(t, shape, block, &assign, layers)
 }
 
-pub(crate) fn build_at(t: &Torus, shape: &[u32], origin: [u32; 3], size: [u32; 3], assign: &[usize; 6], skip: [Option<u32>; 3]) -> Result<Embedding, String> {
+pub(crate) fn build_at(t: &Torus, shape: &[u32], origin: [u32; 3], size: [u32; 3], assign: &[usize; 6], skip: [Option<u32>; 3]) -> Result<Embedding, MappingError> {
     let layers = std::array::from_fn(|a| layer_map(t, a, origin[a], size[a], skip[a]));
     build(t, shape, Region { origin, size }, assign, layers)
 }
@@ -467,11 +462,11 @@ mod tests {
         let t = k_computer();
         let whole = Region::whole(&t);
         // 7 is prime and longer than nothing can give (no axis of 7).
-        assert!(embed(&t, whole, &[29]).unwrap_err().contains("no block"));
+        assert!(matches!(embed(&t, whole, &[29]).unwrap_err(), MappingError::NoBlock { .. }));
         // 7 can only be a stretch of X, a mesh here: no wrap link to close it.
-        assert!(embed(&t, whole, &[7, 12]).unwrap_err().contains("wrap link"));
+        assert!(embed(&t, whole, &[7, 12]).unwrap_err().to_string().contains("wrap link"));
         // More ranks than nodes.
-        assert!(embed(&t, whole, &[100000]).unwrap_err().contains("do not fit"));
+        assert!(matches!(embed(&t, whole, &[100000]).unwrap_err(), MappingError::RanksExceedRegion { .. }));
         assert!(parse_shape("0x4").is_err());
         assert!(parse_shape("2x2x2x2").is_err());
     }
@@ -528,7 +523,7 @@ mod tests {
             match embed(&t, region, &shape) {
                 Ok(e) => check(&t, &e),
                 // Refusals must say why (e.g. a lone mesh axis, all-odd meshes).
-                Err(why) => proptest::prop_assert!(why.contains("wrap") || why.contains("Hamiltonian") || why.contains("no block")),
+                Err(why) => proptest::prop_assert!(matches!(why, MappingError::NoCycle(_) | MappingError::NoBlock { .. }), "{}", why),
             }
         }
     }

@@ -157,7 +157,7 @@ fn offset(c: u32, origin: u32, l: u32) -> u32 {
 }
 
 /// Maps `shape` onto `region` avoiding `faults` (see the module docs).
-pub fn map_virtual(t: &Torus, region: Region, shape: &[u32], faults: &Faults) -> Result<Mapping, String> {
+pub fn map_virtual(t: &Torus, region: Region, shape: &[u32], faults: &Faults) -> Result<Mapping, crate::MappingError> {
     let candidates = embed::layouts(t, region, shape, 24)?;
     let lens = t.lengths();
     let node_coords: Vec<Vec<u32>> = faults.nodes.iter().map(|&n| t.coords(NodeId(n))).collect();
@@ -233,11 +233,7 @@ pub fn map_virtual(t: &Torus, region: Region, shape: &[u32], faults: &Faults) ->
             }
         }
     }
-    Err(format!(
-        "no block of the region avoids the {} failed node(s) and {} failed link(s), and no block one layer longer holds them all in one inner layer; try a larger region or a smaller shape",
-        faults.nodes.len(),
-        faults.links.len()
-    ))
+    Err(crate::MappingError::FaultsUnavoidable { nodes: faults.nodes.len(), links: faults.links.len() })
 }
 
 fn finish(t: &Torus, region: Region, embedding: Embedding, mechanism: Mechanism, lost_nodes: u64, faults: &Faults) -> Mapping {
@@ -348,6 +344,6 @@ mod tests {
         assert_eq!(m.lost_nodes, 6 * 4 * 12);
         // Failed nodes in two Y layers: refused, with the reason.
         let two = Faults::parse("2,1,1,0,1,0\n0,2,2,0,0,0\n", &t).unwrap();
-        assert!(map_virtual(&t, region, &[12, 9, 8], &two).unwrap_err().contains("no block"));
+        assert!(matches!(map_virtual(&t, region, &[12, 9, 8], &two).unwrap_err(), crate::MappingError::FaultsUnavoidable { .. }));
     }
 }

@@ -14,11 +14,13 @@ pub mod cg;
 pub mod comm_list;
 pub mod cycle;
 pub mod embed;
+mod error;
 pub mod faults;
 pub mod placement;
 pub mod rmatt;
 pub mod virtual_torus;
 
 pub use comm_list::{CommList, Flow};
+pub use error::MappingError;
 pub use placement::TorusShape;
 pub use virtual_torus::VirtualTorus;

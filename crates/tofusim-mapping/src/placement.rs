@@ -6,6 +6,7 @@
 //! default "x-y order" is the identity.
 
 use crate::comm_list::CommList;
+use crate::MappingError;
 
 /// A 1D, 2D or 3D torus (every axis wraps).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,15 +17,13 @@ pub struct TorusShape {
 
 impl TorusShape {
     /// `lengths`: 1 to 3 axes, each ≥ 1.
-    pub fn new(lengths: &[u32]) -> Result<Self, String> {
+    pub fn new(lengths: &[u32]) -> Result<Self, MappingError> {
         if lengths.is_empty() || lengths.len() > 3 || lengths.contains(&0) {
-            return Err(format!(
-                "expected 1 to 3 positive axis lengths (e.g. 32x32), got {lengths:?}"
-            ));
+            return Err(MappingError::TorusLengths(lengths.to_vec()));
         }
         let n: u64 = lengths.iter().map(|&l| l as u64).product();
         if n > 1 << 24 {
-            return Err(format!("{n} nodes is more than this tool handles (16M)"));
+            return Err(MappingError::TooManyNodes(n));
         }
         let mut l3 = [1u32; 3];
         l3[..lengths.len()].copy_from_slice(lengths);
@@ -38,11 +37,11 @@ impl TorusShape {
     }
 
     /// Parses `32x32`, `128x64`, `8x8x8`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, MappingError> {
         let lengths: Result<Vec<u32>, _> = text.split('x').map(|p| p.trim().parse()).collect();
         match lengths {
             Ok(l) => Self::new(&l),
-            Err(_) => Err(format!("expected axis lengths like 32x32, got {text:?}")),
+            Err(_) => Err(MappingError::TorusText(text.to_string())),
         }
     }
 
@@ -133,26 +132,20 @@ pub fn max_link_load(shape: &TorusShape, comm: &CommList, order: &[u32]) -> u64 
 }
 
 /// Checks that `order` places every rank of `comm` on a distinct node.
-pub fn check_order(shape: &TorusShape, ranks: u32, order: &[u32]) -> Result<(), String> {
+pub fn check_order(shape: &TorusShape, ranks: u32, order: &[u32]) -> Result<(), MappingError> {
     if order.len() != ranks as usize {
-        return Err(format!(
-            "the order has {} entries for {ranks} ranks",
-            order.len()
-        ));
+        return Err(MappingError::OrderLength { entries: order.len(), ranks });
     }
     if ranks > shape.nodes() {
-        return Err(format!(
-            "{ranks} ranks do not fit a torus of {} nodes",
-            shape.nodes()
-        ));
+        return Err(MappingError::RanksExceedTorus { ranks, nodes: shape.nodes() });
     }
     let mut seen = vec![false; shape.nodes() as usize];
     for (r, &n) in order.iter().enumerate() {
         if n >= shape.nodes() {
-            return Err(format!("rank {r} is on node {n}, beyond the torus"));
+            return Err(MappingError::RankBeyond { rank: r, node: n });
         }
         if std::mem::replace(&mut seen[n as usize], true) {
-            return Err(format!("rank {r} shares node {n} with another rank"));
+            return Err(MappingError::RankShares { rank: r, node: n });
         }
     }
     Ok(())

@@ -275,7 +275,7 @@ pub fn anneal(
     objective: Objective,
     start: &[u32],
     params: AnnealParams,
-) -> Result<Anneal, String> {
+) -> Result<Anneal, crate::MappingError> {
     anneal_until(shape, comm, objective, start, params, &mut || false)
 }
 
@@ -293,7 +293,7 @@ pub fn anneal_until(
     start: &[u32],
     params: AnnealParams,
     stop: &mut dyn FnMut() -> bool,
-) -> Result<Anneal, String> {
+) -> Result<Anneal, crate::MappingError> {
     crate::placement::check_order(shape, comm.ranks, start)?;
     let inc = Incidence::new(comm, shape.nodes());
     // Empty nodes get placeholder ranks beyond the job's.
