@@ -32,6 +32,14 @@ pub enum Generation {
     FatTree,
 }
 
+/// A generation's hardware asked for on a topology it is not built as.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("generation {generation:?} needs {needs}")]
+pub struct WrongTopology {
+    pub generation: &'static str,
+    pub needs: &'static str,
+}
+
 impl Generation {
     pub const ALL: [Generation; 7] = [
         Self::Bgl,
@@ -87,7 +95,7 @@ impl Generation {
 
     /// Whether the generation's hardware can be built as `topology`; `Err`
     /// says which topology it needs.
-    pub fn check(self, topology: &Topology) -> Result<(), String> {
+    pub fn check(self, topology: &Topology) -> Result<(), WrongTopology> {
         let ok = match self {
             // The BG/L router runs any torus, the Tofu 6D one included (a
             // like-for-like router when topologies are compared).
@@ -107,7 +115,7 @@ impl Generation {
         if ok {
             Ok(())
         } else {
-            Err(format!("generation {:?} needs {needs}", self.name()))
+            Err(WrongTopology { generation: self.name(), needs })
         }
     }
 }

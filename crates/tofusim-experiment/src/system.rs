@@ -347,7 +347,7 @@ fn build(sec: &Section) -> Result<Resolved> {
         Some(g) => Generation::parse(&g).expect("checked"),
         None => Generation::default_for(&topology),
     };
-    generation.check(&topology).map_err(|e| sec.error("generation", e))?;
+    generation.check(&topology).map_err(|e| sec.error("generation", e.to_string()))?;
     let nic = build_nic(sec, &topology, &link_bps, generation)?;
     let faults = match sec.table("faults")? {
         Some(f) => build_faults(&f, &topology)?,

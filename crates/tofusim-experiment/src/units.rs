@@ -2,8 +2,26 @@
 //! `"175MB/s"`, `"1.4Gb/s"`. Decimal prefixes (k, M, G, T) are powers of
 //! 1000, binary ones (Ki, Mi, Gi, Ti) powers of 1024; `b` is bits, `B` bytes.
 
+/// What a size or rate should have been (the message completes
+/// "expected …").
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("a number with an optional unit, found {0:?}")]
+    NotANumber(String),
+    #[error("a non-negative number, found {0:?}")]
+    Negative(String),
+    #[error("a size such as \"256B\", \"1KiB\" or \"16MB\" (unknown unit {0:?})")]
+    SizeUnit(String),
+    #[error("a rate such as \"5GB/s\", \"175MB/s\" or \"1.4Gb/s\" (unit {0:?} has no /s)")]
+    RateNotPerSecond(String),
+    #[error("a rate in B/s or b/s (unknown unit {0:?})")]
+    RateUnit(String),
+    #[error("a rate such as \"5GB/s\" (unknown prefix {0:?})")]
+    RatePrefix(String),
+}
+
 /// Parses a size in bytes. A bare number means bytes.
-pub fn parse_size(text: &str) -> Result<f64, String> {
+pub fn parse_size(text: &str) -> Result<f64, UnitError> {
     let t = text.trim();
     let (num, unit) = split_number(t)?;
     let prefix = if unit.is_empty() {
@@ -13,33 +31,29 @@ pub fn parse_size(text: &str) -> Result<f64, String> {
     };
     match prefix.and_then(prefix_scale) {
         Some(scale) => Ok(num * scale),
-        None => Err(format!(
-            "a size such as \"256B\", \"1KiB\" or \"16MB\" (unknown unit {unit:?})"
-        )),
+        None => Err(UnitError::SizeUnit(unit.to_string())),
     }
 }
 
 /// Parses a rate in bytes per second. A bare number means bytes per second.
-pub fn parse_rate(text: &str) -> Result<f64, String> {
+pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
     let t = text.trim();
     let (num, unit) = split_number(t)?;
     let Some(base) = unit.strip_suffix("/s") else {
         if unit.is_empty() {
             return Ok(num);
         }
-        return Err(format!(
-            "a rate such as \"5GB/s\", \"175MB/s\" or \"1.4Gb/s\" (unit {unit:?} has no /s)"
-        ));
+        return Err(UnitError::RateNotPerSecond(unit.to_string()));
     };
     let (prefix, bits) = if let Some(p) = base.strip_suffix('B') {
         (p, false)
     } else if let Some(p) = base.strip_suffix('b') {
         (p, true)
     } else {
-        return Err(format!("a rate in B/s or b/s (unknown unit {unit:?})"));
+        return Err(UnitError::RateUnit(unit.to_string()));
     };
     let scale = prefix_scale(prefix)
-        .ok_or_else(|| format!("a rate such as \"5GB/s\" (unknown prefix {prefix:?})"))?;
+        .ok_or_else(|| UnitError::RatePrefix(prefix.to_string()))?;
     Ok(num * scale / if bits { 8.0 } else { 1.0 })
 }
 
@@ -59,7 +73,7 @@ fn prefix_scale(prefix: &str) -> Option<f64> {
     })
 }
 
-fn split_number(t: &str) -> Result<(f64, &str), String> {
+fn split_number(t: &str) -> Result<(f64, &str), UnitError> {
     let end = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+'))
         .unwrap_or(t.len());
@@ -67,9 +81,9 @@ fn split_number(t: &str) -> Result<(f64, &str), String> {
     let (n, u) = t.split_at(end);
     let num: f64 = n
         .parse()
-        .map_err(|_| format!("a number with an optional unit, found {t:?}"))?;
+        .map_err(|_| UnitError::NotANumber(t.to_string()))?;
     if !num.is_finite() || num < 0.0 {
-        return Err(format!("a non-negative number, found {t:?}"));
+        return Err(UnitError::Negative(t.to_string()));
     }
     Ok((num, u.trim()))
 }
