@@ -41,8 +41,15 @@ impl ConfigError {
 
     /// A refusal whose message already names the input and what was
     /// expected (the trace reader's): shown as it is.
-    pub fn named(message: impl Into<String>) -> Self {
-        Self::new("", "", message)
+    pub fn named(message: impl std::fmt::Display) -> Self {
+        Self::new("", "", message.to_string())
+    }
+}
+
+/// A trace's refusal names the trace, its rank and call itself.
+impl From<tofusim_trace::TraceError> for ConfigError {
+    fn from(e: tofusim_trace::TraceError) -> Self {
+        Self::named(e)
     }
 }
 

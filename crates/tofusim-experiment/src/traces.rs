@@ -17,13 +17,13 @@ use crate::replay::{ReplayResult, ReplaySpec};
 
 /// What `tofusim trace show` prints.
 pub fn summary(path: &str) -> Result<Summary> {
-    let t = tofusim_trace::read(path).map_err(ConfigError::named)?;
+    let t = tofusim_trace::read(path)?;
     Ok(tofusim_trace::summary::summarise(&t))
 }
 
 /// The number of ranks of a trace (its definitions only).
 pub fn ranks(path: &str) -> Result<u32> {
-    tofusim_trace::archive::ranks(path).map_err(ConfigError::named)
+    Ok(tofusim_trace::archive::ranks(path)?)
 }
 
 /// A trace's communication list (`tofusim pattern from-trace`): trace,
@@ -31,8 +31,8 @@ pub fn ranks(path: &str) -> Result<u32> {
 /// collective_bytes (each collective's messages under the default
 /// algorithm, with `collectives`).
 pub fn comm_list(path: &str, collectives: bool) -> Result<Value> {
-    let t = tofusim_trace::read(path).map_err(ConfigError::named)?;
-    let c = tofusim_trace::summary::comm_list(&t, collectives).map_err(ConfigError::named)?;
+    let t = tofusim_trace::read(path)?;
+    let c = tofusim_trace::summary::comm_list(&t, collectives)?;
     Ok(json!({
         "trace": t.path, "ranks": t.ranks, "point_to_point_bytes": c.point_to_point_bytes, "collective_bytes": c.collective_bytes,
         "flows": c.flows.iter().map(|(&(a, b), &n)| [a as u64, b as u64, n]).collect::<Vec<_>>(),
@@ -70,8 +70,8 @@ impl TraceReplay {
 /// Replays the trace at `path` under `spec`; `algorithms` maps an
 /// operation to the algorithm to use instead of the default.
 pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, report: &mut dyn FnMut(f64) -> ControlFlow<()>) -> Result<TraceReplay> {
-    let t = tofusim_trace::read(path).map_err(ConfigError::named)?;
-    let (program, notes) = tofusim_trace::program::build(&t, algorithms).map_err(ConfigError::named)?;
+    let t = tofusim_trace::read(path)?;
+    let (program, notes) = tofusim_trace::program::build(&t, algorithms)?;
     let result = crate::replay::run(&program, spec, report)?;
     Ok(TraceReplay { trace: t.path.clone(), measured_ns: t.measured_ns(), notes, result })
 }

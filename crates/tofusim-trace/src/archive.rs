@@ -17,6 +17,7 @@
 //! writer's mapping tables (local ids to global ones) apply.
 #![allow(unsafe_code)]
 
+use crate::TraceError;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
@@ -276,7 +277,11 @@ extern "C" fn ev_collective(_l: u64, _t: u64, _p: u64, ud: Ud, _a: Attrs, op: u8
 }
 
 /// The `.otf2` anchor file of a trace given as it or its directory.
-pub fn anchor(path: &str) -> Result<PathBuf, String> {
+pub fn anchor(path: &str) -> Result<PathBuf, TraceError> {
+    anchor_file(path).map_err(TraceError::Archive)
+}
+
+fn anchor_file(path: &str) -> Result<PathBuf, String> {
     let p = Path::new(path);
     if p.is_dir() {
         let mut anchors: Vec<PathBuf> = std::fs::read_dir(p)
@@ -325,7 +330,7 @@ fn open(path: &str) -> Result<(Reader, PathBuf, Defs), String> {
     // SAFETY: registers a callback with the signature OTF2 expects (the
     // va_list is passed as a pointer on this platform and not read).
     unsafe { OTF2_Error_RegisterCallback(Some(quiet), std::ptr::null_mut()) };
-    let file = anchor(path)?;
+    let file = anchor_file(path)?;
     let c = CString::new(file.to_string_lossy().as_bytes()).map_err(|_| format!("{path}: a path with a NUL byte"))?;
     // SAFETY: a valid C string; the handle is closed by `Reader`'s drop.
     let reader = Reader(unsafe { OTF2_Reader_Open(c.as_ptr()) });
@@ -362,16 +367,16 @@ fn open(path: &str) -> Result<(Reader, PathBuf, Defs), String> {
 }
 
 /// The number of ranks of the trace at `path` (its definitions only).
-pub fn ranks(path: &str) -> Result<u32, String> {
-    let (_reader, _, d) = open(path)?;
-    Ok(resolve(path, &d)?.ranks)
+pub fn ranks(path: &str) -> Result<u32, TraceError> {
+    let (_reader, _, d) = open(path).map_err(TraceError::Archive)?;
+    Ok(resolve(path, &d).map_err(TraceError::Content)?.ranks)
 }
 
 /// Reads the trace at `path` (an OTF2 archive's directory or anchor file).
-pub fn read(path: &str) -> Result<Trace, String> {
-    let (reader, file, d) = open(path)?;
+pub fn read(path: &str) -> Result<Trace, TraceError> {
+    let (reader, file, d) = open(path).map_err(TraceError::Archive)?;
     let r = reader.0;
-    let res = resolve(path, &d)?;
+    let res = resolve(path, &d).map_err(TraceError::Content)?;
     let mut names: Vec<String> = Vec::new();
     let mut name_of_region: HashMap<u32, u32> = HashMap::new();
     let mut calls = Vec::with_capacity(res.ranks as usize);
@@ -393,7 +398,7 @@ pub fn read(path: &str) -> Result<Trace, String> {
             }
             OTF2_Reader_CloseDefFiles(r);
         }
-        check(OTF2_Reader_OpenEvtFiles(r), path, "event files")?;
+        check(OTF2_Reader_OpenEvtFiles(r), path, "event files").map_err(TraceError::Archive)?;
         let cb = OTF2_EvtReaderCallbacks_New();
         OTF2_EvtReaderCallbacks_SetEnterCallback(cb, ev_enter);
         OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, ev_leave);
@@ -409,7 +414,7 @@ pub fn read(path: &str) -> Result<Trace, String> {
         for (rank, &loc) in res.master.iter().enumerate() {
             let er = OTF2_Reader_GetEvtReader(r, loc);
             if er.is_null() {
-                failure = Some(format!("{path}: rank {rank}: no events for its location {loc}"));
+                failure = Some(TraceError::Archive(format!("{path}: rank {rank}: no events for its location {loc}")));
                 break;
             }
             let mut ev = Events {
@@ -429,18 +434,18 @@ pub fn read(path: &str) -> Result<Trace, String> {
             let code = OTF2_Reader_ReadAllLocalEvents(r, er, &mut n);
             OTF2_Reader_CloseEvtReader(r, er);
             if let Some(e) = ev.error.take() {
-                failure = Some(format!("{path}: {e}"));
+                failure = Some(TraceError::Content(format!("{path}: {e}")));
                 break;
             }
             if code != OTF2_SUCCESS {
-                failure = Some(format!("{path}: rank {rank}: cannot read its events (OTF2 error {code})"));
+                failure = Some(TraceError::Archive(format!("{path}: rank {rank}: cannot read its events (OTF2 error {code})")));
                 break;
             }
             if let Some(c) = &ev.open {
-                failure = Some(format!(
+                failure = Some(TraceError::Content(format!(
                     "{path}: rank {rank}: its last call ({}) never returned: the trace is truncated (did the program end in MPI_Finalize?)",
                     names[c.name as usize]
-                ));
+                )));
                 break;
             }
             calls.push(std::mem::take(&mut ev.calls));

@@ -18,6 +18,7 @@
 //! latency-bound algorithms for small messages, bandwidth-bound ones for
 //! large.
 
+use crate::TraceError;
 use std::collections::BTreeMap;
 
 use crate::trace::{collective_name, Record, Trace};
@@ -103,7 +104,7 @@ fn size(op: &str, recs: &[(u64, u64)], root: Option<u32>) -> u64 {
 /// Every collective instance of `t`. A communicator whose members disagree
 /// on the sequence (a different operation at the same position, or a
 /// different number of calls) is an error.
-pub fn instances(t: &Trace) -> Result<Vec<Instance>, String> {
+pub fn instances(t: &Trace) -> Result<Vec<Instance>, TraceError> {
     // Per member: (call index, op, root, sent, received).
     type Entry = (u32, u8, Option<u32>, u64, u64);
     // (communicator, its members) -> per member its entries. A
@@ -115,7 +116,7 @@ pub fn instances(t: &Trace) -> Result<Vec<Instance>, String> {
                 if let Record::Collective { op, comm, root, sent, received } = *rec {
                     let members = t.members(comm, r as u32);
                     let me = members.iter().position(|&m| m == r as u32).ok_or_else(|| {
-                        format!("{}: rank {r} calls a collective on communicator {:?}, which it is not a member of", t.path, t.comm_name(comm))
+                        TraceError::Content(format!("{}: rank {r} calls a collective on communicator {:?}, which it is not a member of", t.path, t.comm_name(comm)))
                     })?;
                     let n = members.len();
                     let lists = per_comm.entry((comm, members)).or_insert_with(|| vec![Vec::new(); n]);
@@ -128,18 +129,18 @@ pub fn instances(t: &Trace) -> Result<Vec<Instance>, String> {
     for ((comm, members), lists) in per_comm {
         let counts: std::collections::BTreeSet<usize> = lists.iter().map(Vec::len).collect();
         if counts.len() != 1 {
-            return Err(format!(
+            return Err(TraceError::Content(format!(
                 "{}: the members of communicator {:?} made different numbers of collective calls ({counts:?}); the trace is incomplete",
                 t.path,
                 t.comm_name(comm)
-            ));
+            )));
         }
         for k in 0..counts.into_iter().next().unwrap_or(0) {
             let entries: Vec<Entry> = lists.iter().map(|l| l[k]).collect();
             let op = entries[0].1;
             if entries.iter().any(|e| e.1 != op) {
                 let ops: std::collections::BTreeSet<&str> = entries.iter().map(|e| collective_name(e.1)).collect();
-                return Err(format!("{}: collective {k} of communicator {:?} is {ops:?} on different ranks", t.path, t.comm_name(comm)));
+                return Err(TraceError::Content(format!("{}: collective {k} of communicator {:?} is {ops:?} on different ranks", t.path, t.comm_name(comm))));
             }
             let root = entries[0].2;
             let mpi_op = collective_name(op);

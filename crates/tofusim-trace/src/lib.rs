@@ -8,6 +8,7 @@
 //! into the communication list RMATT maps ([`summary::comm_list`]).
 
 pub mod archive;
+mod error;
 pub mod calls;
 mod ffi;
 pub mod instances;
@@ -16,4 +17,5 @@ pub mod summary;
 pub mod trace;
 
 pub use archive::read;
+pub use error::TraceError;
 pub use trace::{Call, Record, Trace};

@@ -8,6 +8,7 @@
 //! is called, a non-blocking one where it is posted, its source and tag
 //! those its completion recorded — so wildcards are already resolved).
 
+use crate::TraceError;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Serialize;
@@ -55,9 +56,9 @@ struct Posting {
 
 /// The replay program of `t`; `algorithms` maps an operation to the
 /// algorithm to use instead of the default (`allreduce` → `ring`).
-pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(ReplayProgram, Notes), String> {
+pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(ReplayProgram, Notes), TraceError> {
     if let Some(op) = algorithms.keys().find(|op| !MODELLED.contains(&op.as_str())) {
-        return Err(format!("--coll {op}=...: not an operation tofusim replays; expected one of {}", MODELLED.join(", ")));
+        return Err(TraceError::Algorithm(format!("--coll {op}=...: not an operation tofusim replays; expected one of {}", MODELLED.join(", "))));
     }
     let mut notes = Notes::default();
     let mut coll_of: HashMap<(u32, u32), u32> = HashMap::new();
@@ -71,14 +72,14 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
             o => (o.to_string(), inst.size_bytes),
         };
         if !MODELLED.contains(&op.as_str()) {
-            return Err(format!(
+            return Err(TraceError::Content(format!(
                 "{}: rank {}: MPI collective {} (on communicator {:?}) has no schedule in tofusim; modelled: {}",
                 t.path,
                 inst.members[0],
                 inst.mpi_op,
                 t.comm_name(inst.comm),
                 MODELLED.join(", ")
-            ));
+            )));
         }
         if inst.members.len() < 2 {
             notes.trivial_collectives += 1;
@@ -114,10 +115,10 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
         for (ci, c) in calls.iter().enumerate() {
             let name = t.name(c);
             if kind(name) == Kind::Refused {
-                return Err(format!(
+                return Err(TraceError::Content(format!(
                     "{}: rank {r}: {name} is not replayed (see docs/traces.md for the calls tofusim models); the trace cannot be replayed faithfully without it",
                     t.path
-                ));
+                )));
             }
             if name.starts_with("MPI_Init") {
                 continue;
@@ -176,7 +177,7 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
                     }
                     Record::Recv { peer, comm, tag, request: Some(q), .. } => {
                         let Some(i) = pending.remove(&q) else {
-                            return Err(format!("{}: rank {r}: {name} completes receive request {q}, which was not posted", t.path));
+                            return Err(TraceError::Content(format!("{}: rank {r}: {name} completes receive request {q}, which was not posted", t.path)));
                         };
                         if peer == r as u32 {
                             // From itself: the posting is dropped below.
@@ -191,10 +192,10 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
                     Record::SendDone(q) => waits.push(q),
                     Record::Cancelled(q) => {
                         let Some(i) = pending.remove(&q) else {
-                            return Err(format!(
+                            return Err(TraceError::Content(format!(
                                 "{}: rank {r}: {name} completes request {q} as cancelled; only cancelled receives are replayed (a cancelled send's message is not)",
                                 t.path
-                            ));
+                            )));
                         };
                         posted[i].key = None;
                         notes.cancelled_receives += 1;
@@ -217,11 +218,11 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
         for p in posted {
             let Some((src, comm, tag)) = p.key else { continue };
             let Some(msg) = sends.get_mut(&(src, r as u32, comm, tag)).and_then(VecDeque::pop_front) else {
-                return Err(format!(
+                return Err(TraceError::Content(format!(
                     "{}: rank {r} receives from rank {src} (communicator {:?}, tag {tag}) a message the sender never sent; the trace is incomplete",
                     t.path,
                     t.comm_name(comm)
-                ));
+                )));
             };
             if let Op::Recv { msg: m, .. } = &mut programs[r][p.op] {
                 *m = msg;
@@ -231,10 +232,10 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
     let unreceived: usize = sends.values().map(VecDeque::len).sum();
     if unreceived > 0 {
         let ((src, dst, _, tag), _) = sends.iter().find(|(_, q)| !q.is_empty()).expect("counted");
-        return Err(format!(
+        return Err(TraceError::Content(format!(
             "{}: {unreceived} messages were sent and never received (e.g. rank {src} to rank {dst}, tag {tag}); the trace is incomplete or uses calls tofusim does not read",
             t.path
-        ));
+        )));
     }
     // Drop the receives that never completed or were cancelled (and their
     // requests from the waits).
@@ -343,9 +344,9 @@ mod tests {
     #[test]
     fn refused_calls_and_unmatched_messages_name_the_rank() {
         let t = trace(vec![vec![("MPI_Init", 0, 1, vec![]), ("MPI_Ibarrier", 2, 3, vec![])], vec![("MPI_Init", 0, 1, vec![])]]);
-        assert!(build(&t, &BTreeMap::new()).unwrap_err().contains("rank 0: MPI_Ibarrier is not replayed"));
+        assert!(matches!(build(&t, &BTreeMap::new()).unwrap_err(), TraceError::Content(m) if m.contains("rank 0: MPI_Ibarrier is not replayed")));
         let t = trace(vec![vec![("MPI_Send", 2, 3, vec![send(1, 0, 8, None)])], vec![("MPI_Init", 0, 1, vec![])]]);
-        assert!(build(&t, &BTreeMap::new()).unwrap_err().contains("never received"));
+        assert!(matches!(build(&t, &BTreeMap::new()).unwrap_err(), TraceError::Content(m) if m.contains("never received")));
     }
 
     #[test]

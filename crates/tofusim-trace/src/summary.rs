@@ -2,6 +2,7 @@
 //! compute fraction and communication matrix; and the communication list
 //! `tofusim pattern from-trace` writes for `tofusim rmatt`.
 
+use crate::TraceError;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -145,7 +146,7 @@ type Sends = Vec<(u32, u32, u64)>;
 /// The communication list of `t`: the point-to-point messages, and with
 /// `collectives` each collective instance's messages under the algorithm
 /// an MPI library would pick.
-pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, String> {
+pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, TraceError> {
     let mut flows: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     let mut p2p = 0u64;
     for (r, cs) in t.calls.iter().enumerate() {
@@ -169,22 +170,22 @@ pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, String> {
                 continue;
             }
             if !MODELLED.contains(&inst.op.as_str()) {
-                return Err(format!(
+                return Err(TraceError::Content(format!(
                     "{}: rank {}: MPI collective {} has no schedule in tofusim (modelled: {}); use --collectives none for point-to-point only",
                     t.path,
                     inst.members[0],
                     inst.mpi_op,
                     MODELLED.join(", ")
-                ));
+                )));
             }
             let root = inst.root.unwrap_or(0);
             let key = (inst.op.clone(), n, inst.size_bytes, root);
             if !cache.contains_key(&key) {
                 let algo = default_algorithm(&inst.op, n as usize, inst.size_bytes).expect("modelled");
                 let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == inst.op) {
-                    tofusim_comm::mpi_collectives::build(&inst.op, algo, n, root, inst.size_bytes)?
+                    tofusim_comm::mpi_collectives::build(&inst.op, algo, n, root, inst.size_bytes).map_err(TraceError::Algorithm)?
                 } else {
-                    tofusim_comm::algorithms::build_named(&inst.op, algo, root, inst.size_bytes, tofusim_comm::Params::new(n, 0)).map_err(|e| e.message)?
+                    tofusim_comm::algorithms::build_named(&inst.op, algo, root, inst.size_bytes, tofusim_comm::Params::new(n, 0)).map_err(|e| TraceError::Algorithm(e.message))?
                 };
                 let sends = s
                     .programs
