@@ -84,11 +84,16 @@ pub struct IntraNodeBarrier {
     pub serialised_us: f64,
 }
 
+/// A refusal of the number of BCHs asked for.
+fn bchs(message: String) -> crate::BuildError {
+    crate::BuildError { key: "bchs", message }
+}
+
 /// Builds the BG graph for `k` BCHs allocated round-robin over the TNIs
 /// and times it. Returns an error if the TNIs lack BCHs or BGs.
-pub fn intra_node(k: u32, hw: &BarrierHardware) -> Result<IntraNodeBarrier, String> {
+pub fn intra_node(k: u32, hw: &BarrierHardware) -> Result<IntraNodeBarrier, crate::BuildError> {
     if k == 0 {
-        return Err("expected at least one BCH".into());
+        return Err(bchs("expected at least one BCH".into()));
     }
     let u = k.min(hw.tnis_with_barrier) as usize;
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); u];
@@ -96,11 +101,11 @@ pub fn intra_node(k: u32, hw: &BarrierHardware) -> Result<IntraNodeBarrier, Stri
         members[b % u].push(b);
     }
     if members[0].len() as u32 > hw.bch_per_tni {
-        return Err(format!(
+        return Err(bchs(format!(
             "{k} BCHs need {} per TNI; a TNI has {}",
             members[0].len(),
             hw.bch_per_tni
-        ));
+        )));
     }
     let mut gates: Vec<Gate> = Vec::new();
     let add = |gates: &mut Vec<Gate>, tni: usize, inputs: Vec<Source>| {
@@ -163,10 +168,10 @@ pub fn intra_node(k: u32, hw: &BarrierHardware) -> Result<IntraNodeBarrier, Stri
     let per_tni = |t: usize| gates.iter().filter(|g| g.tni == t).count() as u32 + bound(t);
     let max_bg = (0..u).map(per_tni).max().unwrap_or(0);
     if max_bg > hw.bg_per_tni {
-        return Err(format!(
+        return Err(bchs(format!(
             "{k} BCHs need {max_bg} BGs on a TNI; it has {}",
             hw.bg_per_tni
-        ));
+        )));
     }
     // Stages: BGs on the longest path (gates are in topological order).
     let mut depth = vec![0u32; gates.len()];

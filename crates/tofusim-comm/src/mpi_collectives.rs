@@ -16,7 +16,7 @@
 //! their messages are what a replay needs.
 
 use crate::schedule::{Combine, Rank, Schedule, Span, StepId};
-use crate::{Collective, ELEMENT_BYTES};
+use crate::{BuildError, Collective, ELEMENT_BYTES};
 
 /// The operations here and their algorithm's name.
 pub const OPERATIONS: [(&str, &str); 5] = [
@@ -30,15 +30,15 @@ pub const OPERATIONS: [(&str, &str); 5] = [
 /// The schedule of `op` on `ranks` ranks: `block_bytes` is the vector
 /// (scan, exscan), each rank's block (gather, scatter) or each rank's
 /// share of the reduced vector (reduce_scatter).
-pub fn build(op: &str, algorithm: &str, ranks: u32, root: Rank, block_bytes: u64) -> Result<Schedule, String> {
+pub fn build(op: &str, algorithm: &str, ranks: u32, root: Rank, block_bytes: u64) -> Result<Schedule, BuildError> {
     let Some(&(_, algo)) = OPERATIONS.iter().find(|(o, _)| *o == op) else {
-        return Err(format!("no timing schedule for {op}"));
+        return Err(BuildError { key: "op", message: format!("no timing schedule for {op}") });
     };
     if algorithm != algo {
-        return Err(format!("{op} has one algorithm here, {algo}; got {algorithm}"));
+        return Err(BuildError { key: "algo", message: format!("{op} has one algorithm here, {algo}; got {algorithm}") });
     }
     if ranks == 0 || root >= ranks {
-        return Err(format!("root {root} of {ranks} ranks"));
+        return Err(BuildError { key: "root", message: format!("root {root} of {ranks} ranks") });
     }
     let b = block_bytes.div_ceil(ELEMENT_BYTES).max(1);
     let p = ranks;

@@ -126,7 +126,7 @@ pub fn barrier_plans(bchs: &[u32], generation: &str) -> Result<Value> {
     let hw = Generation::parse(generation)
         .and_then(Generation::barrier_hardware)
         .ok_or_else(|| ConfigError::argument("generation", format!("expected tofu1, tofu2 or tofud, found {generation}")))?;
-    let plans = bchs.iter().map(|&k| barrier_hw::intra_node(k, &hw)).collect::<std::result::Result<Vec<_>, String>>().map_err(|e| ConfigError::argument("bchs", e))?;
+    let plans = bchs.iter().map(|&k| barrier_hw::intra_node(k, &hw)).collect::<std::result::Result<Vec<_>, _>>().map_err(|e| ConfigError::argument(e.key, e.message))?;
     Ok(json!({"hardware": hw, "plans": plans}))
 }
 
@@ -239,7 +239,7 @@ pub fn collective_schedule(req: ScheduleRequest<'_>) -> Result<Schedule> {
     // The MPI operations outside the algorithm library (scan, gather, ...)
     // have timing-only schedules.
     if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == req.op) {
-        tofusim_comm::mpi_collectives::build(req.op, req.algo, req.ranks, req.root, req.size_bytes).map_err(|e| ConfigError::argument("op", e))
+        tofusim_comm::mpi_collectives::build(req.op, req.algo, req.ranks, req.root, req.size_bytes).map_err(|e| ConfigError::argument(e.key, e.message))
     } else {
         algorithms::build_named(req.op, req.algo, req.root, req.size_bytes, p).map_err(|e| ConfigError::argument(e.key, e.message))
     }

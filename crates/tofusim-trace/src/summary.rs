@@ -183,7 +183,7 @@ pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, TraceError> {
             if !cache.contains_key(&key) {
                 let algo = default_algorithm(&inst.op, n as usize, inst.size_bytes).expect("modelled");
                 let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == inst.op) {
-                    tofusim_comm::mpi_collectives::build(&inst.op, algo, n, root, inst.size_bytes).map_err(TraceError::Algorithm)?
+                    tofusim_comm::mpi_collectives::build(&inst.op, algo, n, root, inst.size_bytes).map_err(|e| TraceError::Algorithm(e.message))?
                 } else {
                     tofusim_comm::algorithms::build_named(&inst.op, algo, root, inst.size_bytes, tofusim_comm::Params::new(n, 0)).map_err(|e| TraceError::Algorithm(e.message))?
                 };

@@ -72,7 +72,10 @@ impl Params {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a schedule cannot be built: the input at fault and what it should
+/// have been.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct BuildError {
     /// The input at fault: `op`, `algo`, `ranks`, `shape`.
     pub key: &'static str,
