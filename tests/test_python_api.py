@@ -3,6 +3,7 @@ of the API module's docstrings run as doctests; its boundary refuses
 wrong arguments by name (issue 37)."""
 
 import doctest
+import sys
 
 import pytest
 from conftest import ROOT
@@ -24,12 +25,38 @@ def test_the_api_docstrings_run():
 
 
 def test_the_records_and_samples_docstrings_run():
-    import tofusim.records
+    import tofusim.record
     import tofusim.samples
 
-    for module in (tofusim.records, tofusim.samples):
+    for module in (tofusim.record, tofusim.samples):
         r = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert r.failed == 0 and r.attempted >= 2, (module.__name__, r)
+
+
+def test_the_records_are_generated_from_the_cores_result_types():
+    """python/tofusim/records.py is what tools/gen_records.py writes from
+    the core's result schema (the Rust types): it cannot drift from them."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from tofusim import _core
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("gen_records", root / "tools" / "gen_records.py")
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules["gen_records"] = gen  # its dataclasses look their module up
+    spec.loader.exec_module(gen)
+    schema = json.loads(_core.result_schema())
+    assert (root / "python" / "tofusim" / "records.py").read_text(encoding="utf-8") == gen.generate(schema), \
+        "records.py is stale: run .venv/bin/python tools/gen_records.py"
+    assert (root / "docs" / "result-schema.json").read_text(encoding="utf-8") == gen.schema_text(schema), \
+        "docs/result-schema.json is stale: run .venv/bin/python tools/gen_records.py"
+    assert tofusim.result_schema() == schema
+    # Every result's type is in the schema, with its documentation.
+    for name in ("PacketRunReport", "FlowRunReport", "CollectiveResult", "TraceReplayReport"):
+        assert schema["$defs"][name]["properties"], name
+    assert "GB/s" in schema["$defs"]["PacketRunReport"]["properties"]["injection_GBps_per_node"]["description"]
 
 
 def _results(tmp_path):

@@ -16,7 +16,7 @@ from ._core import ConfigError
 __version__ = _core.version()
 
 __all__ = ["CollectiveResult", "ConfigError", "CounterSamples", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "check",
-           "check_file", "coll", "collective", "collective_algorithms", "collective_schedule", "network_layout", "presets", "replay", "run",
+           "check_file", "coll", "collective", "collective_algorithms", "collective_schedule", "network_layout", "presets", "replay", "result_schema", "run",
            "run_file", "topo", "topo_file", "topo_toml", "write_report"]
 
 
@@ -31,6 +31,20 @@ def _read_text(path: str | Path) -> str:
         raise ConfigError(f"{p}: expected a UTF-8 text file") from None
     except ValueError:  # a NUL byte or a lone surrogate in the path
         raise ConfigError(f"{path!r}: not a file path") from None
+
+
+def result_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of every result — ``run``, the flow
+    model's run, ``collective``, ``replay`` — generated from the Rust types
+    that write them: ``roots`` names each result's schema, ``$defs`` holds
+    every type, each key's description is its documentation. The Python
+    records (:mod:`tofusim.records`) are generated from it; the same
+    document is docs/result-schema.json.
+
+    >>> sorted(result_schema()["roots"])
+    ['CollectiveResult', 'FlowRunResult', 'PacketRunResult', 'ReplayResult']
+    """
+    return dict(json.loads(_core.result_schema()))
 
 
 def topo(system: str) -> dict[str, Any]:

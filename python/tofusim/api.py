@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from . import ConfigError
-from .records import (Deadlock, FlowRun, InvariantError, JsqStats, Key, Latency, Limits, LinkErrors, Maybe, PacketRun, Record,
-                      SamplingInfo, Setup, SimInfo, _dict, _list)
+from .record import Record
+from .records import CollectiveFields, Latency, ReplayFields, RunFields
 from .samples import CounterSamples
 
 __all__ = ["CollectiveResult", "Experiment", "Latency", "ReplayResult", "Result", "RunResult", "System", "Table", "write_report"]
@@ -225,49 +225,8 @@ class Result(Record):
         return Table(self.samples.vcs)
 
 
-class RunResult(Result):
+class RunResult(RunFields, Result):
     """``tofusim.run``'s result (packet engine, or the flow model with ``model="flow"``)."""
-
-    complete = Key(bool)
-    interrupted = Maybe(bool, "stopped early by Ctrl-C (keep_partial)")
-    model = Maybe(str, "flow for the flow model (absent: the packet engine)")
-    accepted_load = Key(float, "delivered bytes over the nodes' injection capacity in the measured window")
-    offered_load = Maybe(float)
-    sending_fraction = Maybe(float, "open loop: the share of nodes that send")
-    injection_GBps_per_node = Maybe(float, "a node's injection bandwidth, GB/s: the unit of the loads (packet engine)")  # noqa: N815
-    offered_GBps_per_node = Maybe(float, "the load offered per node (mean over all nodes), GB/s")  # noqa: N815
-    accepted_GBps_per_node = Maybe(float, "the load delivered per node (mean over all nodes), GB/s")  # noqa: N815
-    link_utilization = Key(float, "mean busy fraction of all links, overheads included")
-    payload_utilization = Key(float)
-    packets_injected = Key(int)
-    packets_delivered = Key(int)
-    packets_rerouted = Maybe(int, "sent on a route around a failed node or link")
-    packets_lost = Maybe(int, "lost on links that failed during the run (and sent again)")
-    packets_resent = Maybe(int)
-    completion_cycles = Maybe(int, "finite workloads: when the last packet arrived")
-    cycle_ns = Key(float)
-    warmup_cycles = Maybe(int)
-    measured_cycles = Maybe(int)
-    latency = Key(Latency, "packet latency, cycles (still the JSON object: r.latency['mean'] reads it too)")
-    latency_ns = Maybe(Latency, "packet latency in nanoseconds (comparable across systems, whose cycles differ)")
-    latency_kind = Maybe(str, "the flow model's: zero-load")
-    latency_distribution = Maybe(_list, "(bin's lower bound in cycles, packets), packet engine; :meth:`latency_histogram` as a table")
-    vc_traffic = Maybe(_dict, "packet-hops per VC class in the measured window")
-    vc_occupancy = Maybe(_dict, "mean fill of each VC class over the time series")
-    escape_fraction = Maybe(float)
-    unblocking_probability = Maybe(float)
-    jsq = Maybe(JsqStats, "adaptive routing with JSQ: what its choices saw")
-    budget_exceeded = Maybe(int, "stopped with this many packets alive (a source backlog past saturation)")
-    ports = Maybe(_list, "final per-port counters, with ports=True (:meth:`port_counters` as a table)")
-    pingpong = Maybe(_dict, "a ping-pong workload's rounds")
-    broadcast = Maybe(_dict, "a broadcast workload's result")
-    counter_samples = Maybe(SamplingInfo, "what was sampled (the rows: :attr:`samples`)")
-    deadlock = Maybe(Deadlock)
-    invariant_error = Maybe(InvariantError)
-    link_errors = Maybe(LinkErrors)
-    limits = Maybe(Limits, "what limited the run: the binding resource, blocked time by cause, resource classes (packet engine)")
-    sim = Key(SimInfo)
-    setup = Key(Setup)
 
     @property
     def latency_cycles(self) -> Latency:
@@ -316,30 +275,8 @@ class RunResult(Result):
         return _frame([row])
 
 
-class CollectiveResult(Result):
+class CollectiveResult(CollectiveFields, Result):
     """``tofusim.collective``'s result."""
-
-    complete = Key(bool)
-    model = Key(str, "packet, flow-events or flow-rounds")
-    op = Key(str)
-    algo = Key(str)
-    size_bytes = Key(int)
-    processes = Key(int)
-    system = Key(str)
-    communicator_shape = Maybe(_list)
-    time_seconds = Key(float)
-    bandwidth_Bps = Key(float)  # noqa: N815 - the unit is in the name
-    verified = Maybe(bool, "None unless run with verify=True")
-    verify_error = Maybe(str)
-    fallback = Maybe(str, "why another algorithm ran, if one did")
-    messages = Key(int)
-    bytes_sent = Key(int)
-    tnis_used = Key(int)
-    settings = Maybe(_dict, "the segment and TNIs the algorithm ran with, and where each came from")
-    steps_omitted = Maybe(int, "a schedule with more steps than are kept: how many it had")
-    trees = Maybe(_dict, "the trees given instead of the built ones (trees=...): source and depths in arcs")
-    run = Maybe(PacketRun, "the packet engine's run (None on the flow model)")
-    flow = Maybe(FlowRun, "the flow model's run (None on the packet engine)")
 
     def latency_histogram(self) -> Table:
         """The collective's packets by latency (packet engine; empty on the flow model)."""
@@ -375,30 +312,8 @@ class CollectiveResult(Result):
         return _frame([{k: v for k, v in self.items() if isinstance(v, (int, float, str, bool)) or v is None}])
 
 
-class ReplayResult(Result):
+class ReplayResult(ReplayFields, Result):
     """``tofusim.replay``'s result."""
-
-    trace = Key(str)
-    complete = Key(bool, "False when Ctrl-C stopped the replay before the trace ended")
-    system = Key(str)
-    model = Key(str)
-    ranks = Key(int)
-    nodes = Key(int)
-    time_seconds = Key(float, "the predicted time of the program")
-    messages = Key(int)
-    bytes_sent = Key(int)
-    compute_scale = Key(float)
-    steps = Key(int, "the replayed schedule's steps")
-    algorithms = Key(_dict, "the collective algorithm used per operation")
-    uncompleted_receives = Key(int, "receives posted but never completed in the trace (not replayed)")
-    cancelled_receives = Key(int)
-    trivial_collectives = Key(int, "collectives of one rank (nothing to send), not replayed")
-    self_messages = Key(int, "messages a rank sent itself (a copy in its own memory), not replayed")
-    wall_seconds = Key(float)
-    peak_memory_bytes = Key(int)
-    run = Maybe(PacketRun, "the packet engine's run (None on the flow model)")
-    machine = Maybe(_dict, "the recording machine's model (system='recorded')")
-    mpi_software = Maybe(_dict, "whose MPI software the replay models (profile, native: whether it is the system's own, note)")
 
     @property
     def measured_seconds(self) -> float:

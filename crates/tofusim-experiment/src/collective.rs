@@ -166,7 +166,7 @@ fn build_err(spec: &CollectiveSpec, e: tofusim_comm::algorithms::BuildError) -> 
 }
 
 /// Which model times a collective.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Model {
     /// The packet engine, every packet simulated.
@@ -245,7 +245,7 @@ pub fn messages_estimate(
         Dissemination | RecursiveDoubling | Tree | Binomial | Rabenseifner | Bruck => plog.saturating_mul(2).saturating_add(p.saturating_mul(2)),
     }
 }
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct CollectiveResult {
     /// Every step of the collective ran (false after a deadlock, an
     /// invariant violation or Ctrl-C: the time is then not the
@@ -292,7 +292,7 @@ pub struct CollectiveResult {
 }
 
 /// Which given trees a run used: their file and each tree's depth in arcs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct GivenTrees {
     pub source: String,
     pub depths: [u32; 3],
@@ -311,7 +311,7 @@ pub const STEP_KINDS: [&str; 4] = ["send", "recv", "copy", "work"];
 /// finished, as columns (one entry per step, ranks in order, each rank's
 /// steps in program order): the progress of the schedule over the network
 /// that `tofusim report` animates.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct StepTimes {
     /// Names of the `kind` numbers ([`STEP_KINDS`]).
     pub kinds: [&'static str; 4],
@@ -357,7 +357,7 @@ impl StepTimes {
 }
 
 /// How the flow model timed a collective.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowSummary {
     pub wall_seconds: f64,
     pub peak_memory_bytes: u64,
@@ -368,7 +368,7 @@ pub struct FlowSummary {
     pub interrupted: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct RunSummary {
     /// Every step ran (no deadlock, no invariant violation, no interrupt).
     pub complete: bool,
@@ -430,7 +430,7 @@ pub const DEFAULT_SEGMENT_BYTES: u64 = 64 << 10;
 
 /// The segment and TNIs a collective ran with, each with where it came
 /// from: given on the command line, or the algorithm's own definition.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Settings {
     pub segment_bytes: u64,
     pub segment: String,

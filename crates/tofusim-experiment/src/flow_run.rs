@@ -39,7 +39,7 @@ use crate::flow_model::flow_net_for_experiment;
 /// Draws per node of an open-loop pattern's destinations.
 const DRAWS: usize = 256;
 
-#[derive(Clone, Debug, Serialize, Default)]
+#[derive(Clone, Debug, Serialize, Default, schemars::JsonSchema)]
 pub struct Latency {
     pub mean: f64,
     pub p50: f64,
@@ -47,18 +47,22 @@ pub struct Latency {
     pub max: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowSim {
     pub wall_seconds: f64,
     pub peak_memory_bytes: u64,
     /// Flows (route parts) and max-min solves.
     pub flows: usize,
     pub solves: u64,
+    /// The memory the run was checked against before it started, bytes
+    /// (set by the front door that checked it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_memory_bytes: Option<u64>,
 }
 
 /// The result of `tofusim run --model flow`: the run JSON's keys where the
 /// flow model has them.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowRunResult {
     pub model: &'static str,
     pub complete: bool,
@@ -217,7 +221,7 @@ pub fn run(file: &str, exp: &Experiment, progress: tofusim_packet::Progress) -> 
         packets_delivered: 0,
         completion_cycles: None,
         cycle_ns: exp.built.cycle_ns(),
-        sim: FlowSim { wall_seconds: 0.0, peak_memory_bytes: 0, flows: 0, solves: 0 },
+        sim: FlowSim { wall_seconds: 0.0, peak_memory_bytes: 0, flows: 0, solves: 0, estimated_memory_bytes: None },
     };
     // Wire bytes and payload carried over each resource.
     let mut carried = vec![0.0f64; net.capacity.len()];

@@ -22,6 +22,7 @@ pub mod node_space;
 pub mod placement;
 pub mod presets;
 pub mod replay;
+pub mod result_schema;
 pub mod route_check;
 pub mod run_request;
 pub mod section;

@@ -77,7 +77,7 @@ pub struct ReplaySpec {
     pub max_minutes: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct RankTimes {
     pub rank: u32,
     pub node: u32,
@@ -89,7 +89,7 @@ pub struct RankTimes {
 }
 
 /// A link and what it carried over the replay.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkLoad {
     pub router: u32,
     pub port: String,
@@ -100,7 +100,7 @@ pub struct LinkLoad {
     pub busy_fraction: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ReplayResult {
     /// False when Ctrl-C stopped the replay before the trace ended.
     pub complete: bool,
@@ -129,7 +129,7 @@ pub struct ReplayResult {
 
 /// The MPI software a replay models ([`MpiConfig::k_computer`] for now:
 /// per-generation MPI software is not modelled yet).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct MpiSoftware {
     pub profile: &'static str,
     /// False when the system's hardware generation is not the profile's:

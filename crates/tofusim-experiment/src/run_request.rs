@@ -10,12 +10,16 @@
 //! (the partitions are the threads times the processes of an MPI run,
 //! whose transport the caller makes after preparing).
 
-use serde_json::{json, Value};
-use tofusim_packet::result::CounterSamples;
+use serde::Serialize;
+use serde_json::Value;
+use tofusim_packet::config::{RouterParams, RunParams};
+use tofusim_packet::result::{CounterSamples, RunResult};
+use tofusim_packet::engine::FaultEvent;
 use tofusim_packet::{Split, Transport};
 
 use crate::error::{ConfigError, Result};
 use crate::experiment::{self, Experiment, WorkEstimate, NS_PER_PACKET_HOP};
+use crate::flow_run::FlowRunResult;
 
 /// Threads a run may split over (`--threads`).
 pub const MAX_THREADS: i64 = 4096;
@@ -68,7 +72,7 @@ pub struct PreparedRun {
     model: RunModel,
     threads: usize,
     /// What the result's `setup` says was run.
-    setup: Value,
+    setup: Setup,
     estimated_memory_bytes: u64,
     /// The packet engine's estimate of its work (`None` on the flow model).
     work: Option<WorkEstimate>,
@@ -83,33 +87,79 @@ pub struct RunOutput {
     pub interrupted: bool,
 }
 
-/// What the result's `setup` records of the experiment as run.
-fn setup_json(exp: &Experiment) -> Value {
-    json!({
-        "system": exp.built.system.name,
-        "router": exp.router,
-        // The routing as run: a dragonfly's or fat-tree's algorithm by name
-        // (their engine mode is "deterministic" whatever the algorithm).
-        "routing": match (&exp.built.dragonfly, &exp.built.fattree) {
-            (Some((_, m)), _) => Value::from(m.name()),
-            (_, Some((_, m))) => Value::from(m.name()),
-            _ => serde_json::to_value(exp.mode).expect("a mode serialises"),
-        },
-        "run": exp.run,
-        "workload": exp.workload.kind,
-        "packet_bytes": exp.workload.packet_bytes,
-        "header_bytes": exp.workload.header_bytes,
-        "injection_links": exp.built.injection_links,
-        // Latencies in physical time beside the router's cycle counts.
-        "cycle_ns": exp.built.cycle_ns(),
-        "hop_latency_ns": exp.router.hop_latency_cycles as f64 * exp.built.cycle_ns(),
-        "token_latency_ns": exp.router.token_latency_cycles as f64 * exp.built.cycle_ns(),
-        "nodes": exp.workload.nodes(),
-        // Failed nodes (ids) and links (router pairs) the run routed around.
-        "faults": exp.built.system.network.faults,
-        // Failures and recoveries during the run (router ids and ports).
-        "fault_events": exp.fault_schedule.as_ref().map(|s| &s.events),
-    })
+/// The experiment as run: `setup` in a run's result.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Setup {
+    pub system: String,
+    /// The router as run (docs/experiment.md, `[router]`).
+    pub router: RouterParams,
+    /// The routing as run: a dragonfly's or fat-tree's algorithm by name
+    /// (their engine mode is "deterministic" whatever the algorithm).
+    pub routing: String,
+    /// The `[run]` table as run.
+    pub run: RunParams,
+    /// The workload as the engine took it (its kind, then its keys).
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub workload: tofusim_workload::Kind,
+    pub packet_bytes: u32,
+    pub header_bytes: u32,
+    /// Links a node injects on at once (its injection bandwidth in link rates).
+    pub injection_links: f64,
+    /// Length of one network cycle (a byte time of the reference link), ns.
+    pub cycle_ns: f64,
+    /// Router and link latency of a hop (the router's `hop_latency_cycles`), ns.
+    pub hop_latency_ns: f64,
+    /// A token's return to the sender, ns.
+    pub token_latency_ns: f64,
+    pub nodes: u32,
+    /// Failed nodes (ids) and links (router pairs) the run routed around.
+    pub faults: tofusim_topology::Faults,
+    /// Failures and recoveries during the run (router ids and ports).
+    pub fault_events: Option<Vec<FaultEvent>>,
+}
+
+impl Setup {
+    /// What the result's `setup` records of `exp`.
+    pub fn of(exp: &Experiment) -> Setup {
+        let routing = match (&exp.built.dragonfly, &exp.built.fattree) {
+            (Some((_, m)), _) => m.name().to_string(),
+            (_, Some((_, m))) => m.name().to_string(),
+            _ => serde_json::to_value(exp.mode).ok().and_then(|v| v.as_str().map(str::to_string)).expect("a mode serialises as its name"),
+        };
+        let cycle_ns = exp.built.cycle_ns();
+        Setup {
+            system: exp.built.system.name.clone(),
+            router: exp.router.clone(),
+            routing,
+            run: exp.run.clone(),
+            workload: exp.workload.kind.clone(),
+            packet_bytes: exp.workload.packet_bytes,
+            header_bytes: exp.workload.header_bytes,
+            injection_links: exp.built.injection_links,
+            cycle_ns,
+            hop_latency_ns: exp.router.hop_latency_cycles as f64 * cycle_ns,
+            token_latency_ns: exp.router.token_latency_cycles as f64 * cycle_ns,
+            nodes: exp.workload.nodes(),
+            faults: exp.built.system.network.faults.clone(),
+            fault_events: exp.fault_schedule.as_ref().map(|s| s.events.clone()),
+        }
+    }
+}
+
+/// A packet-engine run's result: the engine's, with the setup.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct PacketRunReport<'a> {
+    #[serde(flatten)]
+    pub result: &'a RunResult,
+    pub setup: &'a Setup,
+}
+
+/// A flow-model run's result, with the setup.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct FlowRunReport<'a> {
+    #[serde(flatten)]
+    pub result: &'a FlowRunResult,
+    pub setup: &'a Setup,
 }
 
 /// Checks `req` and builds what it runs; every refusal but the split's
@@ -120,7 +170,7 @@ pub fn prepare(req: &RunRequest<'_>) -> Result<PreparedRun> {
         return Err(ConfigError::argument("--threads", format!("expected 1 to {MAX_THREADS}, found {}", req.threads)));
     }
     let threads = req.threads as usize;
-    let setup = setup_json(&exp);
+    let setup = Setup::of(&exp);
     if req.model == RunModel::Flow {
         if threads > 1 || req.across_processes {
             return Err(ConfigError::named("<command line>: --threads and --mpi split the packet engine; the flow model runs on one thread"));
@@ -174,11 +224,10 @@ impl PreparedRun {
     pub fn run(self, transport: Option<Box<dyn Transport>>, ports: bool, progress: tofusim_packet::Progress) -> Result<Option<RunOutput>> {
         let PreparedRun { file, exp, model, threads, setup, estimated_memory_bytes, work } = self;
         if model == RunModel::Flow {
-            let r = crate::flow_run::run(&file, &exp, progress)?;
+            let mut r = crate::flow_run::run(&file, &exp, progress)?;
             let interrupted = r.interrupted;
-            let mut v = serde_json::to_value(&r).expect("results serialise");
-            v["setup"] = setup;
-            v["sim"]["estimated_memory_bytes"] = estimated_memory_bytes.into();
+            r.sim.estimated_memory_bytes = Some(estimated_memory_bytes);
+            let v = serde_json::to_value(FlowRunReport { result: &r, setup: &setup }).expect("results serialise");
             return Ok(Some(RunOutput { json: v, counter_samples: None, interrupted }));
         }
         let engine = experiment::engine(exp);
@@ -190,10 +239,9 @@ impl PreparedRun {
         }
         let interrupted = result.interrupted;
         // The JSON first: it counts the sample rows, which then go to the caller.
-        let mut v = serde_json::to_value(&result).expect("results serialise");
-        v["setup"] = setup;
-        v["sim"]["estimated_memory_bytes"] = estimated_memory_bytes.into();
-        v["sim"]["estimated_packet_hops"] = work.map_or(0, |w| w.packet_hops).into();
+        result.sim.estimated_memory_bytes = Some(estimated_memory_bytes);
+        result.sim.estimated_packet_hops = Some(work.map_or(0, |w| w.packet_hops));
+        let v = serde_json::to_value(PacketRunReport { result: &result, setup: &setup }).expect("results serialise");
         Ok(Some(RunOutput { json: v, counter_samples: Some(std::mem::take(&mut result.counter_samples)), interrupted }))
     }
 }

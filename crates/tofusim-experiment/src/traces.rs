@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
+use serde::Serialize;
 use serde_json::{json, Value};
 use tofusim_comm::replay::ReplayProgram;
 use tofusim_trace::program::Notes;
@@ -50,20 +51,49 @@ pub struct TraceReplay {
     pub result: ReplayResult,
 }
 
+/// A replayed trace's result: the replay's, with what the trace and its
+/// conversion add.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct TraceReplayReport<'a> {
+    #[serde(flatten)]
+    pub result: &'a ReplayResult,
+    /// The trace's archive.
+    pub trace: &'a str,
+    /// The time the program took when it was recorded (0 when the trace
+    /// has none), seconds.
+    pub measured_seconds: f64,
+    /// The collective algorithm used per operation.
+    pub algorithms: &'a BTreeMap<String, String>,
+    /// Receives posted but never completed in the trace (not replayed).
+    pub uncompleted_receives: u64,
+    /// Receives cancelled before a message matched them.
+    pub cancelled_receives: u64,
+    /// Collectives of one rank (nothing to send), not replayed.
+    pub trivial_collectives: u64,
+    /// Messages a rank sent itself (a copy in its own memory), not replayed.
+    pub self_messages: u64,
+}
+
 impl TraceReplay {
-    /// The result's JSON with the trace's own keys added (the counter
-    /// samples are counted in it, not carried).
+    /// The result with the trace's own keys (the counter samples are
+    /// counted in it, not carried).
+    pub fn report(&self) -> TraceReplayReport<'_> {
+        let n = &self.notes;
+        TraceReplayReport {
+            result: &self.result,
+            trace: &self.trace,
+            measured_seconds: self.measured_ns as f64 * 1e-9,
+            algorithms: &n.algorithms,
+            uncompleted_receives: n.uncompleted_receives,
+            cancelled_receives: n.cancelled_receives,
+            trivial_collectives: n.trivial_collectives,
+            self_messages: n.self_messages,
+        }
+    }
+
+    /// [`TraceReplay::report`] as JSON.
     pub fn to_json(&self) -> Value {
-        let mut v = serde_json::to_value(&self.result).expect("results serialise");
-        let o = v.as_object_mut().expect("an object");
-        o.insert("trace".into(), self.trace.clone().into());
-        o.insert("measured_seconds".into(), (self.measured_ns as f64 * 1e-9).into());
-        o.insert("algorithms".into(), serde_json::to_value(&self.notes.algorithms).expect("names"));
-        o.insert("uncompleted_receives".into(), self.notes.uncompleted_receives.into());
-        o.insert("cancelled_receives".into(), self.notes.cancelled_receives.into());
-        o.insert("trivial_collectives".into(), self.notes.trivial_collectives.into());
-        o.insert("self_messages".into(), self.notes.self_messages.into());
-        v
+        serde_json::to_value(self.report()).expect("results serialise")
     }
 }
 

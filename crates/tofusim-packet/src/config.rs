@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The escape (deadlock-avoidance) scheme of the router.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Escape {
     /// Bubble escape VC with dimension-order routing; every packet on it is
@@ -79,7 +79,7 @@ impl Escape {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Arbitration {
     Random,
@@ -97,7 +97,7 @@ pub enum RoutingMode {
     Deterministic,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FifoSelect {
     /// New packets go to the normal injection FIFOs in turn.
@@ -190,7 +190,7 @@ pub struct LinkErrors {
 }
 
 /// The router and link parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RouterParams {
     /// Dynamic (adaptive) VCs per input port.
     pub dynamic_vcs: u8,
@@ -230,8 +230,9 @@ pub struct RouterParams {
     pub injection_fifo_bytes: u32,
     pub fifo_select: FifoSelect,
     /// Rate of the host interface feeding all injection FIFOs of a node,
-    /// bytes per cycle (`f64::INFINITY`: no limit beyond the FIFOs).
+    /// bytes per cycle (infinite, null in a result: no limit beyond the FIFOs).
     #[serde(serialize_with = "finite_or_null")]
+    #[schemars(with = "Option<f64>")]
     pub host_bytes_per_cycle: f64,
     /// Nodes attached to each router (BG/L, Tofu: 1; Aries: 4). Each node
     /// has its own injection FIFOs, host interface and send queues; traffic
@@ -327,7 +328,7 @@ impl RouterParams {
 }
 
 /// Fault planted on purpose, to show the invariant checks catch it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlantedFault {
     /// One packet vanishes on a link.
@@ -351,7 +352,7 @@ impl PlantedFault {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunParams {
     /// Cycles to simulate (open loop), or a cap for finite workloads.
     pub cycles: Option<u64>,

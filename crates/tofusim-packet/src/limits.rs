@@ -132,7 +132,7 @@ pub(crate) fn charge(blocked: &mut [u64; CAUSES], cause: u8, since: u64, t: u64,
 
 /// One class of resources (the links of an axis or rank, the nodes' host
 /// interfaces…) over the measured window.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ResourceClass {
     /// "link" | "host-interface" | "injection-fifo".
     pub kind: &'static str,
@@ -152,7 +152,7 @@ pub struct ResourceClass {
 }
 
 /// One resource of those most busy.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BusyResource {
     pub kind: &'static str,
     pub resource_class: String,
@@ -169,7 +169,7 @@ pub struct BusyResource {
 }
 
 /// What limits a run (in the result as `limits`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Limits {
     /// One sentence: the binding resource with its numbers.
     pub summary: String,
@@ -190,7 +190,7 @@ pub struct Limits {
     pub busiest: Vec<BusyResource>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Binding {
     pub kind: &'static str,
     pub resource_class: String,

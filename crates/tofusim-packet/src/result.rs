@@ -5,7 +5,7 @@ use crate::wire::{Put, Reader};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BlockedVc {
     pub router: String,
     pub port: String,
@@ -14,7 +14,7 @@ pub struct BlockedVc {
 }
 
 /// A stalled network: no packet moved for `stalled_cycles` while packets were in flight.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Deadlock {
     pub cycle: u64,
     /// How it was found: `watchdog` (no packet moved for more than
@@ -31,7 +31,7 @@ pub struct Deadlock {
 }
 
 /// An invariant check that failed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct InvariantError {
     pub kind: &'static str,
     pub cycle: u64,
@@ -75,7 +75,7 @@ impl InvariantError {
 }
 
 /// How a split run shared the work (absent when it was not split).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct PartitionInfo {
     /// How the network was cut.
     pub how: String,
@@ -90,7 +90,7 @@ pub struct PartitionInfo {
 }
 
 /// One partition's share of a split run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct PartitionLoad {
     pub routers: u64,
     pub events: u64,
@@ -100,7 +100,7 @@ pub struct PartitionLoad {
     pub wait_seconds: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct SimInfo {
     pub cycles: u64,
     pub events: u64,
@@ -111,6 +111,13 @@ pub struct SimInfo {
     pub packet_hops: u64,
     /// Window length and count, and per-partition load of a split run.
     pub partitions: Option<PartitionInfo>,
+    /// The memory the run was checked against before it started, bytes
+    /// (set by the front door that checked it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_memory_bytes: Option<u64>,
+    /// The work estimated before it started, packet-hops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_packet_hops: Option<u64>,
 }
 
 /// JSQ's measured output choices among two or more free dynamic VCs: how
@@ -118,14 +125,14 @@ pub struct SimInfo {
 /// alone (the rest went to the random tie-break), and the candidates
 /// compared by range (0: under a quarter of the downstream buffer free,
 /// 3: at least three quarters).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct JsqReport {
     pub choices: u64,
     pub separated_fraction: f64,
     pub candidate_ranges: [u64; 4],
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct PortRecord {
     pub router: u32,
     pub port: String,
@@ -193,21 +200,53 @@ impl CounterSamples {
     }
 }
 
-/// In JSON, what was sampled and how much: the rows are in the columns.
-impl Serialize for CounterSamples {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(5))?;
-        m.serialize_entry("requested_period_cycles", &self.requested_period_cycles)?;
-        m.serialize_entry("period_cycles", &self.period_cycles)?;
-        m.serialize_entry("samples", &self.samples)?;
-        m.serialize_entry("port_rows", &self.ports.cycle.len())?;
-        m.serialize_entry("vc_rows", &self.vcs.cycle.len())?;
-        m.end()
+/// What a run sampled and how much (`counter_samples` in the result's
+/// JSON): the rows themselves are in the columns, written to Parquet.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct SamplingInfo {
+    /// The period asked for (`run.counter_period`), cycles.
+    pub requested_period_cycles: u64,
+    /// The period of the samples kept: doubled for each halving of a long
+    /// run's samples, cycles.
+    pub period_cycles: u64,
+    /// Distinct sample cycles.
+    pub samples: u64,
+    /// Rows of the port and the VC samples.
+    pub port_rows: u64,
+    pub vc_rows: u64,
+}
+
+impl CounterSamples {
+    /// What the JSON says of the samples.
+    pub fn info(&self) -> SamplingInfo {
+        SamplingInfo {
+            requested_period_cycles: self.requested_period_cycles,
+            period_cycles: self.period_cycles,
+            samples: self.samples,
+            port_rows: self.ports.cycle.len() as u64,
+            vc_rows: self.vcs.cycle.len() as u64,
+        }
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// In JSON, what was sampled and how much ([`SamplingInfo`]).
+impl Serialize for CounterSamples {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.info().serialize(s)
+    }
+}
+
+impl schemars::JsonSchema for CounterSamples {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        SamplingInfo::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        SamplingInfo::json_schema(generator)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 #[allow(non_snake_case)] // the unit in the name: GBps (gigabytes per second)
 pub struct RunResult {
     pub complete: bool,
@@ -280,7 +319,7 @@ pub struct RunResult {
 }
 
 /// What the link protocol did over the run (every cycle, warm-up included).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkErrorReport {
     #[serde(flatten)]
     pub tally: crate::router::link_protocol::LinkTally,

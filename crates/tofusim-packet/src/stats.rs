@@ -30,7 +30,7 @@ impl Default for Histogram {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Default)]
+#[derive(Clone, Debug, Serialize, Default, schemars::JsonSchema)]
 pub struct LatencySummary {
     pub count: u64,
     pub mean: f64,
@@ -217,7 +217,7 @@ impl SampleSums {
 }
 
 /// One time-series window.
-#[derive(Clone, Debug, Serialize, Default)]
+#[derive(Clone, Debug, Serialize, Default, schemars::JsonSchema)]
 pub struct Sample {
     /// End of the window, cycles.
     pub cycle: u64,
@@ -244,7 +244,7 @@ pub struct Sample {
 }
 
 /// Per output port: the counters of a Tofu PA unit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, bytemuck::Zeroable, schemars::JsonSchema)]
 pub struct PortCounters {
     pub bytes: u64,
     pub packets: u64,

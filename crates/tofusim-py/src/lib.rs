@@ -46,6 +46,12 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The JSON Schema of every result, from the Rust types that write them.
+#[pyfunction]
+fn result_schema() -> String {
+    tofusim_experiment::result_schema::results().to_string()
+}
+
 /// The engine's progress callback for a Python caller: calls `progress(fraction)`
 /// when given, and asks the run to stop when a signal handler raised (a
 /// pending SIGINT, seen by `check_signals` on the main thread, or a
@@ -103,6 +109,7 @@ fn timed_json(t: tofusim_experiment::collective::Timed) -> String {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_class::<samples::SampleColumn>()?;
     m.add_function(wrap_pyfunction!(dragonfly_hop_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective_placed, m)?)?;

@@ -103,7 +103,7 @@ impl NodeInterface {
 
 /// Failed nodes and links. Nodes are node ids; links are router pairs
 /// (each entry removes one link, so one of a 2-ring's parallel pair).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Faults {
     pub nodes: Vec<u32>,
     pub links: Vec<(u32, u32)>,

@@ -19,7 +19,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One segment of the critical path, cycles.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Segment {
     /// "transfer" (from the message's release, after the send overhead, to
     /// its arrival: queueing at the TNI and the network) | "send-overhead" |
@@ -36,7 +36,7 @@ pub struct Segment {
 }
 
 /// A rank's time split.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RankTime {
     pub rank: u32,
     /// When its last step finished.
@@ -51,7 +51,7 @@ pub struct RankTime {
 }
 
 /// What sets a schedule's completion time.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct CriticalPath {
     pub end_cycle: u64,
     /// Cycles of the path by segment kind (they add up to `end_cycle`).

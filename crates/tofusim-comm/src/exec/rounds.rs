@@ -47,7 +47,7 @@ use crate::exec::flow::FlowMachine;
 use crate::{Rounds, Stream};
 
 /// A collective's rounds timed on the flow model.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct RoundsTimed {
     pub time_seconds: f64,
     /// Every round lasting its slowest message (an upper bound), split into

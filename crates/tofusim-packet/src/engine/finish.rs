@@ -164,6 +164,8 @@ pub(crate) fn finish<W: Traffic>(mut e: Engine<W>, end: Ending, wall: f64, parti
             simulated_us_per_wall_second: if wall > 0.0 { sim_us / wall } else { 0.0 },
             packet_hops: e.stats.counters.iter().map(|c| c.packets).sum(),
             partitions,
+            estimated_memory_bytes: None,
+            estimated_packet_hops: None,
         },
     }
 }

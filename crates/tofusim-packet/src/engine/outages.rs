@@ -45,7 +45,7 @@ use crate::traffic::Traffic;
 
 /// What fails or recovers: the link out of a port of a router (both
 /// directions), or a router with its node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultTarget {
     Link { router: u32, port: u8 },
@@ -53,7 +53,7 @@ pub enum FaultTarget {
 }
 
 /// One entry of a failure schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct FaultEvent {
     pub cycle: u64,
     pub target: FaultTarget,

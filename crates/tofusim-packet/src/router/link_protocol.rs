@@ -32,7 +32,7 @@ use serde::Serialize;
 use crate::config::{ErrorRate, LinkErrors};
 
 /// Counts of the protocol's events, summed over links.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LinkTally {
     /// Packets put on a wire, retransmissions included.
     pub transmissions: u64,
