@@ -31,7 +31,7 @@ pub use collective::{Collective, Operation};
 pub use rounds::{Rounds, Stream};
 pub use exec::data::{execute, DataError, Outcome};
 pub use exec::packet::{HostTiming, ScheduleRun};
-pub use schedule::{Action, Combine, Program, Rank, Schedule, Span, Step, StepId};
+pub use schedule::{Action, Combine, InvalidSchedule, Program, Rank, Schedule, Span, Step, StepId};
 
 /// Bytes per buffer element.
 pub const ELEMENT_BYTES: u64 = 8;

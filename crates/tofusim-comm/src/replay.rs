@@ -176,12 +176,13 @@ const COLLECTIVE_TAGS: u32 = 1 << 31;
 /// The longest `Work` step, ns (`Action::Work` holds a u32).
 const MAX_WORK_NS: u64 = u32::MAX as u64;
 
-fn err(msg: impl Into<String>) -> String {
-    msg.into()
+/// What is wrong with a replay program (the trace it was read from).
+fn err(msg: impl Into<String>) -> crate::BuildError {
+    crate::BuildError { key: "trace", message: msg.into() }
 }
 
 /// Writes `p` out as one schedule (see the module docs).
-pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Timeline), String> {
+pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Timeline), crate::BuildError> {
     check(p)?;
     check_scale(p, params)?;
     let ranks = p.ranks;
@@ -358,7 +359,7 @@ pub const MAX_RANK_COMPUTE_NS: u64 = 1 << 50;
 
 /// Refuses sizes and times no program has (a timestamp near 2^63, a size
 /// of 2^63 bytes) before anything is built for them.
-fn check_scale(p: &ReplayProgram, params: &ReplayParams) -> Result<(), String> {
+fn check_scale(p: &ReplayProgram, params: &ReplayParams) -> Result<(), crate::BuildError> {
     if let Some((i, m)) = p.messages.iter().enumerate().find(|(_, m)| m.bytes > MAX_MESSAGE_BYTES) {
         return Err(err(format!(
             "message {i} (rank {} to rank {}) has {} bytes, more than the {MAX_MESSAGE_BYTES} (256 TiB) a replay takes: is the trace intact?",
@@ -385,7 +386,7 @@ fn check_scale(p: &ReplayProgram, params: &ReplayParams) -> Result<(), String> {
     Ok(())
 }
 
-fn check(p: &ReplayProgram) -> Result<(), String> {
+fn check(p: &ReplayProgram) -> Result<(), crate::BuildError> {
     if p.programs.len() != p.ranks as usize {
         return Err(err(format!("{} programs for {} ranks", p.programs.len(), p.ranks)));
     }
@@ -501,9 +502,9 @@ mod tests {
     fn unpaired_messages_and_unknown_requests_are_refused() {
         let mut p = program();
         p.programs[1].remove(2);
-        assert!(build(&p, &params()).unwrap_err().contains("message 0"));
+        assert!(build(&p, &params()).unwrap_err().message.contains("message 0"));
         let mut p = program();
         p.programs[0][4] = Op::Wait(vec![9]);
-        assert!(build(&p, &params()).unwrap_err().contains("request 9"));
+        assert!(build(&p, &params()).unwrap_err().message.contains("request 9"));
     }
 }

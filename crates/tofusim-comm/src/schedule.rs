@@ -15,6 +15,13 @@ use crate::collective::Collective;
 use crate::ELEMENT_BYTES;
 
 pub use crate::collective::Rank;
+
+/// A schedule that breaks its own rules: what [`Schedule::validate`]
+/// found, described.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidSchedule(pub String);
+
 /// Index of a step within its rank's program.
 pub type StepId = u32;
 
@@ -422,7 +429,12 @@ impl Schedule {
     /// buffer, peers exist and are not the rank itself, copies balance, and
     /// every (sender, receiver, tag) has as many sends as receives of equal
     /// sizes, in order.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidSchedule> {
+        self.broken_rule().map_err(InvalidSchedule)
+    }
+
+    /// [`Schedule::validate`]'s checks, the first rule broken described.
+    fn broken_rule(&self) -> Result<(), String> {
         let p = self.ranks;
         // (sender, receiver, tag, order, elements), each side numbered in
         // program order: sorted by key and order, the two must be the same
@@ -543,17 +555,17 @@ mod tests {
     fn messages_match_in_order_per_pair() {
         pair(1, 3, 1, 3).validate().expect("same sizes in the same order");
         let swapped = pair(1, 3, 3, 1).validate().unwrap_err();
-        assert_eq!(swapped, "rank 0 sends [1, 3] elements to rank 1 (tag 0) but it receives [3, 1]");
+        assert_eq!(swapped.0, "rank 0 sends [1, 3] elements to rank 1 (tag 0) but it receives [3, 1]");
     }
 
     #[test]
     fn a_receive_without_its_send_is_named() {
         let mut s = pair(2, 2, 2, 2);
         s.recv(0, 1, vec![Span::new(0, 2)], Combine::Replace, &[]);
-        assert_eq!(s.validate().unwrap_err(), "rank 0 receives from rank 1 which sends nothing");
+        assert_eq!(s.validate().unwrap_err().0, "rank 0 receives from rank 1 which sends nothing");
         let mut t = pair(2, 2, 2, 2);
         t.send(1, 0, vec![Span::new(0, 2)], 0, &[]);
-        assert_eq!(t.validate().unwrap_err(), "rank 1 sends [2] elements to rank 0 (tag 0) but it receives []");
+        assert_eq!(t.validate().unwrap_err().0, "rank 1 sends [2] elements to rank 0 (tag 0) but it receives []");
     }
 
     #[test]
@@ -576,6 +588,6 @@ mod tests {
     fn a_dependency_on_a_later_step_is_refused() {
         let mut s = pair(1, 1, 1, 1);
         s.programs[0].steps[0].deps = Deps::from_slice(&[1]);
-        assert_eq!(s.validate().unwrap_err(), "rank 0 step 0: depends on step 1, not an earlier one");
+        assert_eq!(s.validate().unwrap_err().0, "rank 0 step 0: depends on step 1, not an earlier one");
     }
 }

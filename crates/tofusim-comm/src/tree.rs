@@ -11,6 +11,7 @@
 //! check them.
 
 use crate::schedule::Rank;
+use crate::BuildError;
 
 /// A communicator laid out as an `lengths[0] × lengths[1] × lengths[2]`
 /// torus; rank = x + Lx·(y + Ly·z).
@@ -192,27 +193,27 @@ pub struct TrinaryTrees {
 impl TrinaryTrees {
     /// The trees with `parents[t][r]` rank `r`'s parent in tree `t` (`None`
     /// at the root alone), or what is wrong with them.
-    pub fn from_parents(grid: Grid, parents: [Vec<Option<Rank>>; 3]) -> Result<Self, String> {
+    pub fn from_parents(grid: Grid, parents: [Vec<Option<Rank>>; 3]) -> Result<Self, BuildError> {
         if let Some(why) = trinary_unsupported(&grid) {
-            return Err(why);
+            return Err(trees_err(why));
         }
         if grid.lengths.iter().try_fold(1u32, |a, &l| a.checked_mul(l)).is_none() {
-            return Err(format!("a {}x{}x{} communicator has more ranks than a rank number holds", grid.lengths[0], grid.lengths[1], grid.lengths[2]));
+            return Err(trees_err(format!("a {}x{}x{} communicator has more ranks than a rank number holds", grid.lengths[0], grid.lengths[1], grid.lengths[2])));
         }
         let n = grid.ranks();
         let mut root = None;
         for (t, p) in parents.iter().enumerate() {
             if p.len() != n as usize {
-                return Err(format!("tree {t} has {} parents, the {}x{}x{} communicator {n} ranks", p.len(), grid.lengths[0], grid.lengths[1], grid.lengths[2]));
+                return Err(trees_err(format!("tree {t} has {} parents, the {}x{}x{} communicator {n} ranks", p.len(), grid.lengths[0], grid.lengths[1], grid.lengths[2])));
             }
             if let Some((r, q)) = p.iter().enumerate().find_map(|(r, q)| q.filter(|&q| q >= n).map(|q| (r, q))) {
-                return Err(format!("tree {t}: rank {r}'s parent {q} is not a rank of {n}"));
+                return Err(trees_err(format!("tree {t}: rank {r}'s parent {q} is not a rank of {n}")));
             }
             let roots: Vec<Rank> = (0..n).filter(|&r| p[r as usize].is_none()).collect();
             match (roots.as_slice(), root) {
                 ([r], None) => root = Some(*r),
                 ([r], Some(r0)) if *r == r0 => {}
-                _ => return Err(format!("tree {t} must have one root (a null parent) shared by all three trees, found {roots:?}")),
+                _ => return Err(trees_err(format!("tree {t} must have one root (a null parent) shared by all three trees, found {roots:?}"))),
             }
         }
         let root = root.expect("three trees checked");
@@ -222,32 +223,37 @@ impl TrinaryTrees {
     }
 }
 
+/// What is wrong with given trees (the input's key `trees`).
+fn trees_err(message: String) -> BuildError {
+    BuildError { key: "trees", message }
+}
+
 /// The properties every triple of trinary trees has (see [`TrinaryTrees`]),
 /// or the first one that fails.
-pub fn check_trinary(grid: &Grid, trees: &[Tree; 3]) -> Result<(), String> {
+pub fn check_trinary(grid: &Grid, trees: &[Tree; 3]) -> Result<(), BuildError> {
     let n = grid.ranks();
     let mut links = std::collections::HashSet::new();
     for (t, tree) in trees.iter().enumerate() {
         for r in 0..n {
             let Some(p) = tree.parent[r as usize] else { continue };
             if p >= n {
-                return Err(format!("tree {t}: rank {r}'s parent {p} is not a rank of {n}"));
+                return Err(trees_err(format!("tree {t}: rank {r}'s parent {p} is not a rank of {n}")));
             }
             if grid.hops(p, r) != 1 {
-                return Err(format!("tree {t}: arc {p} -> {r} is not between torus neighbours"));
+                return Err(trees_err(format!("tree {t}: arc {p} -> {r} is not between torus neighbours")));
             }
             if !links.insert((p.min(r), p.max(r))) {
-                return Err(format!("tree {t}: the link {p}-{r} already carries a tree"));
+                return Err(trees_err(format!("tree {t}: the link {p}-{r} already carries a tree")));
             }
         }
         if tree.top_down().len() != n as usize {
-            return Err(format!("tree {t} does not reach every rank from the root {} (it has a cycle)", tree.root));
+            return Err(trees_err(format!("tree {t} does not reach every rank from the root {} (it has a cycle)", tree.root)));
         }
     }
     for r in 0..n as usize {
         let total: usize = trees.iter().map(|t| t.children[r].len()).sum();
         if total > 3 {
-            return Err(format!("rank {r} has {total} children over the three trees, more than three"));
+            return Err(trees_err(format!("rank {r} has {total} children over the three trees, more than three")));
         }
     }
     Ok(())
@@ -309,17 +315,18 @@ mod tests {
         let mut far = parents.clone();
         let r = (0..27).find(|&r| far[0][r as usize].is_some() && g.hops(r, 0) == 2).unwrap();
         far[0][r as usize] = Some(0);
-        assert!(TrinaryTrees::from_parents(g, far).unwrap_err().contains("not between torus neighbours"));
+        assert!(TrinaryTrees::from_parents(g, far).unwrap_err().message.contains("not between torus neighbours"));
         // Two trees on one link.
         let mut shared = parents.clone();
         let (c, p) = (0..27u32).find_map(|c| parents[0][c as usize].map(|p| (c, p))).unwrap();
         let other = (0..27u32).find(|&x| x != c && parents[1][x as usize].is_some() && g.hops(x, p) == 1).unwrap();
         shared[1][other as usize] = Some(p);
         shared[1][c as usize] = Some(p);
-        assert!(TrinaryTrees::from_parents(g, shared).unwrap_err().contains("already carries a tree"));
+        assert!(TrinaryTrees::from_parents(g, shared).unwrap_err().message.contains("already carries a tree"));
         let mut outside = parents.clone();
         outside[2][5] = Some(99);
-        assert_eq!(TrinaryTrees::from_parents(g, outside).unwrap_err(), "tree 2: rank 5's parent 99 is not a rank of 27");
+        let e = TrinaryTrees::from_parents(g, outside).unwrap_err();
+        assert_eq!((e.key, e.message.as_str()), ("trees", "tree 2: rank 5's parent 99 is not a rank of 27"));
         // A cycle: two neighbours made each other's parent in tree 0.
         let mut cycle = parents.clone();
         let (a, b) = (1u32, 2u32);
@@ -328,7 +335,7 @@ mod tests {
         free.trees[0].parent[a as usize] = Some(b);
         free.trees[0].parent[b as usize] = Some(a);
         cycle[0] = free.trees[0].parent.clone();
-        let e = TrinaryTrees::from_parents(g, cycle).unwrap_err();
+        let e = TrinaryTrees::from_parents(g, cycle).unwrap_err().message;
         assert!(e.contains("does not reach every rank") || e.contains("already carries a tree"), "{e}");
         // Four children at one rank over the three trees.
         let built = trinary_trees(&g, 4);
@@ -340,10 +347,10 @@ mod tests {
         assert!(TrinaryTrees::from_parents(g, extra).is_err());
         let mut rootless = parents.clone();
         rootless[2][4] = Some(3);
-        assert!(TrinaryTrees::from_parents(g, rootless).unwrap_err().contains("one root"));
+        assert!(TrinaryTrees::from_parents(g, rootless).unwrap_err().message.contains("one root"));
         let mut short = parents;
         short[1].pop();
-        assert!(TrinaryTrees::from_parents(g, short).unwrap_err().contains("26 parents"));
+        assert!(TrinaryTrees::from_parents(g, short).unwrap_err().message.contains("26 parents"));
     }
 
     #[test]

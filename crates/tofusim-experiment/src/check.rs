@@ -176,7 +176,10 @@ pub fn check(file: &str, text: &str, progress: &mut dyn FnMut(u64, u64) -> Contr
         return Err(too_large(format!("about {estimated:.3e} packet states (every destination from every router)")));
     }
     let start = Instant::now();
-    let report = deadlock::check(&routing, scheme, npl, MAX_STATES, &extra, progress).map_err(|e| if e.starts_with("more than") { too_large(e) } else { ConfigError::new(file, "", e) })?;
+    let report = deadlock::check(&routing, scheme, npl, MAX_STATES, &extra, progress).map_err(|e| match e {
+        deadlock::CheckError::TooManyStates { .. } => too_large(e.to_string()),
+        deadlock::CheckError::NoVcs | deadlock::CheckError::Stopped => ConfigError::new(file, "", e.to_string()),
+    })?;
     let (verdict, method, cycle) = match report.verdict {
         Verdict::DeadlockFree(m) => ("deadlock-free", Some(m), Vec::new()),
         Verdict::Cycle(c) => ("cycle", None, c),

@@ -151,7 +151,7 @@ pub fn trees_from_json(text: &str, source: &str) -> Result<TrinaryTrees> {
     let f: TreesFile = serde_json::from_str(text).map_err(|e| {
         ConfigError::new(source, "trees", format!("expected {{\"lengths\": [Lx, Ly, Lz], \"parents\": [three lists of each rank's parent, null at the root]}}: {e}"))
     })?;
-    let mut t = TrinaryTrees::from_parents(Grid::new(f.lengths), f.parents).map_err(|e| ConfigError::new(source, "trees", e))?;
+    let mut t = TrinaryTrees::from_parents(Grid::new(f.lengths), f.parents).map_err(|e| ConfigError::of(source, e.key, e))?;
     t.source = source.to_string();
     Ok(t)
 }
@@ -556,7 +556,7 @@ pub fn schedule_engine(
     check_schedule_time(&s, &model, &t_topology, max_minutes)?;
     let timing = model.host_timing(modes);
     let run_state = ScheduleRun::new(s, node_of_rank, timing, model.packet_bytes, model.header_bytes)
-        .map_err(|e| err("algo", e))?;
+        .map_err(|e| err("algo", e.to_string()))?;
     if t.node_count() < 2 {
         return Err(err("pattern", "a workload needs at least 2 nodes"));
     }

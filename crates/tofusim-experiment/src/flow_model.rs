@@ -144,19 +144,19 @@ pub fn transfers(system_name: &str, list: &[Transfer], seed: u64) -> Result<Flow
 /// The same on a prepared [`Setup`].
 pub fn transfers_on(s: &Setup, list: &[Transfer], seed: u64) -> Result<FlowTimed> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::flow::transfers(&machine(s, &net, &Modes::default(), &Interrupt::never()), list, seed).map_err(|m| ConfigError::new("<flow>", "transfers", m))
+    tofusim_comm::exec::flow::transfers(&machine(s, &net, &Modes::default(), &Interrupt::never()), list, seed).map_err(|m| ConfigError::new("<flow>", "transfers", m.to_string()))
 }
 
 /// A collective schedule on the flow model (`tofusim_comm::exec::flow`):
 /// the time of its last step, seconds.
 pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes, seed: u64, interrupt: &dyn Stop) -> Result<f64> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::flow::schedule_time(&machine(s, &net, modes, interrupt), schedule, seed).map_err(|m| ConfigError::new("<flow>", "schedule", m))
+    tofusim_comm::exec::flow::schedule_time(&machine(s, &net, modes, interrupt), schedule, seed).map_err(|m| ConfigError::new("<flow>", "schedule", m.to_string()))
 }
 
 /// A collective's lockstep rounds on the flow model
 /// (`tofusim_comm::exec::rounds`).
 pub fn rounds_time(s: &Setup, rounds: &tofusim_comm::Rounds, modes: &Modes, seed: u64, interrupt: &dyn Stop) -> Result<RoundsTimed> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::rounds::rounds_time(&machine(s, &net, modes, interrupt), rounds, seed).map_err(|m| ConfigError::new("<flow>", "rounds", m))
+    tofusim_comm::exec::rounds::rounds_time(&machine(s, &net, modes, interrupt), rounds, seed).map_err(|m| ConfigError::new("<flow>", "rounds", m.to_string()))
 }

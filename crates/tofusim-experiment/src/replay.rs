@@ -243,7 +243,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     }
     let generation = s.built.system.generation;
     let params = ReplayParams { mpi: spec.mpi.apply(MpiConfig::k_computer()), compute_scale: spec.compute_scale, tnis: s.built.model.tnis.max(1), segment_bytes: 64 << 10 };
-    let (schedule, timeline) = build(program, &params).map_err(|e| err("trace", e))?;
+    let (schedule, timeline) = build(program, &params).map_err(|e| ConfigError::of(WHERE, e.key, e))?;
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());
     let steps: u64 = schedule.programs.iter().map(|p| p.steps.len() as u64).sum();
     let node_of_rank = s.node_of_rank.clone();
@@ -278,7 +278,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
             let interrupt = tofusim_flow::Interrupt::new(&mut ask);
             let net = crate::flow_model::flow_net(&s)?;
             let m = crate::flow_model::machine(&s, &net, &modes, &interrupt);
-            let finish = tofusim_comm::exec::flow::schedule_finish_times(&m, &schedule, spec.seed).map_err(|e| err("trace", e))?;
+            let finish = tofusim_comm::exec::flow::schedule_finish_times(&m, &schedule, spec.seed).map_err(|e| err("trace", e.to_string()))?;
             let mut base = vec![0usize];
             for p in &schedule.programs {
                 base.push(base.last().copied().unwrap_or(0) + p.steps.len());

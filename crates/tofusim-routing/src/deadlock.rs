@@ -46,6 +46,20 @@ use std::ops::ControlFlow;
 
 use crate::Routing;
 
+/// Why [`check`] gave no verdict.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// A router without VCs: nothing to check.
+    #[error("a router with no VCs carries nothing")]
+    NoVcs,
+    /// More packet states than the caller allows (`max_states`).
+    #[error("more than {limit} packet states to follow")]
+    TooManyStates { limit: u64 },
+    /// The caller's progress function asked it to stop.
+    #[error("stopped")]
+    Stopped,
+}
+
 /// The escape VCs of a router's scheme (the engine's `Escape`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EscapeVcs {
@@ -297,14 +311,14 @@ impl<'a> Graph<'a> {
 
     /// Follows every route to one destination from `starts`, recording
     /// the dependencies; `Err` once more than `limit` states are followed.
-    fn follow(&mut self, starts: &[State], dst: u32, dst_node: u32, limit: u64) -> Result<(), String> {
+    fn follow(&mut self, starts: &[State], dst: u32, dst_node: u32, limit: u64) -> Result<(), CheckError> {
         let mut seen: HashSet<State> = starts.iter().copied().collect();
         let mut stack: Vec<State> = starts.to_vec();
         let mut moves = Vec::new();
         while let Some(s) = stack.pop() {
             self.states += 1;
             if self.states > limit {
-                return Err(format!("more than {limit} packet states to follow"));
+                return Err(CheckError::TooManyStates { limit });
             }
             if s.r == dst {
                 continue;
@@ -369,7 +383,7 @@ fn find_cycle(n: usize, succ: &dyn Fn(usize, &mut Vec<usize>)) -> Option<Vec<usi
 /// `extra`: route states a workload sets itself (source router,
 /// destination router, hint bits: a trace's software hints), followed
 /// beside the routing's own. `progress(done, total)` is called per
-/// destination router and may stop the check (`Err("stopped")`).
+/// destination router and may stop the check ([`CheckError::Stopped`]).
 pub fn check(
     routing: &Routing,
     scheme: VcScheme,
@@ -377,11 +391,11 @@ pub fn check(
     max_states: u64,
     extra: &[(u32, u32, u8)],
     progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
-) -> Result<Report, String> {
+) -> Result<Report, CheckError> {
     let ports = routing.ports() as u32;
     let vcs = scheme.vcs();
     if vcs == 0 {
-        return Err("a router with no VCs carries nothing".into());
+        return Err(CheckError::NoVcs);
     }
     let routers = routing.routers() as u32;
     let escape_channels = (routers * ports * scheme.escape_vcs()) as usize;
@@ -399,7 +413,7 @@ pub fn check(
     let hop_class = matches!(scheme.escape, EscapeVcs::HopClass { .. });
     for dst in 0..terminals {
         if progress(dst as u64, terminals as u64).is_break() {
-            return Err("stopped".into());
+            return Err(CheckError::Stopped);
         }
         for local in 0..locals {
             let dst_node = dst * locals + local;
@@ -603,8 +617,8 @@ mod tests {
         let states = work_estimate(&rt, &s, 1);
         assert!(r.states <= states, "{} > {states}", r.states);
         let over = check(&rt, s, 1, 1000, &[], &mut |_, _| ControlFlow::Continue(()));
-        assert!(over.err().is_some_and(|e| e.contains("more than 1000")));
+        assert_eq!(over.err(), Some(CheckError::TooManyStates { limit: 1000 }));
         let stopped = check(&rt, s, 1, u64::MAX, &[], &mut |done, _| if done > 3 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) });
-        assert_eq!(stopped.err().as_deref(), Some("stopped"));
+        assert_eq!(stopped.err(), Some(CheckError::Stopped));
     }
 }

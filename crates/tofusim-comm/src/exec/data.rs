@@ -180,7 +180,7 @@ const STOP_EVERY_STEPS: u64 = 1 << 14;
 /// [`execute`], asking `stop` every [`STOP_EVERY_STEPS`] steps (Ctrl-C):
 /// when it says true, [`DataError::Interrupted`].
 pub fn execute_until(schedule: &Schedule, order: Order, stop: &mut dyn FnMut() -> bool) -> Result<Outcome, DataError> {
-    schedule.validate().map_err(DataError::Invalid)?;
+    schedule.validate().map_err(|e| DataError::Invalid(e.0))?;
     let p = schedule.ranks as usize;
     let coll = schedule.collective;
     let words = if schedule.ranks <= CAUSAL_LIMIT_RANKS {

@@ -43,12 +43,26 @@ pub struct FlowMachine<'a> {
     /// Router hop latency, cycles.
     pub hop_latency_cycles: u32,
     /// Asked between max-min solves: a run told to stop returns
-    /// [`INTERRUPTED`] ([`tofusim_flow::Interrupt`]).
+    /// [`FlowError::Interrupted`] ([`tofusim_flow::Interrupt`]).
     pub interrupt: &'a dyn Stop,
 }
 
-/// The error of a flow run stopped by its [`Interrupt`] (Ctrl-C).
-pub const INTERRUPTED: &str = "interrupted";
+/// Why a schedule or transfers did not run to the end on the flow model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FlowError {
+    /// Stopped by its [`FlowMachine::interrupt`] (Ctrl-C).
+    #[error("interrupted")]
+    Interrupted,
+    /// A transfer names a rank the machine does not place.
+    #[error("a rank beyond the {ranks} of the communicator")]
+    RankBeyond { ranks: u32 },
+    /// The schedule breaks its own rules ([`crate::Schedule::validate`]).
+    #[error(transparent)]
+    InvalidSchedule(#[from] crate::schedule::InvalidSchedule),
+    /// Some steps never ran (a receive without its send, a cycle of waits).
+    #[error("{never} of {steps} steps never ran on the flow model (rank {rank} stopped at step {step}: {what})")]
+    StepsNeverRan { never: usize, steps: usize, rank: usize, step: usize, what: String },
+}
 
 impl FlowMachine<'_> {
     /// Bytes on the wire of a message of `bytes` payload: its packets, each
@@ -72,7 +86,7 @@ impl FlowMachine<'_> {
 
 /// Transfers `list` (ranks of the machine) that start together, on the
 /// flow model. Errors name what was wrong (a rank beyond the machine).
-pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTimed, String> {
+pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTimed, FlowError> {
     let net = m.net;
     let tnis = net.tnis;
     let timing = &m.timing;
@@ -90,7 +104,7 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
     let mut after: Vec<usize> = Vec::new();
     for tr in list {
         if tr.src >= ranks || tr.dst >= ranks {
-            return Err(format!("a rank beyond the {ranks} of the communicator"));
+            return Err(FlowError::RankBeyond { ranks });
         }
         let (a, b) = (m.node_of_rank[tr.src as usize], m.node_of_rank[tr.dst as usize]);
         let wire = m.wire_bytes(tr.bytes);
@@ -109,7 +123,7 @@ pub fn transfers(m: &FlowMachine, list: &[Transfer], seed: u64) -> Result<FlowTi
         last_on_lane.insert(key, first..messages.len());
         parts.push(first..messages.len());
     }
-    let done = messages.run_until(&net.capacity, m.interrupt).ok_or(INTERRUPTED)?.done;
+    let done = messages.run_until(&net.capacity, m.interrupt).ok_or(FlowError::Interrupted)?.done;
     let message_seconds: Vec<f64> = parts
         .iter()
         .map(|r| r.clone().map(|m| done[m] + latency[m]).fold(0.0, f64::max))
@@ -161,13 +175,13 @@ enum Work {
 /// reduction and copy rates as the packet-engine executor
 /// ([`super::packet::ScheduleRun`]), with each message a flow (see the
 /// module docs). Returns the time of the last step, seconds.
-pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<f64, String> {
+pub fn schedule_time(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<f64, FlowError> {
     Ok(schedule_finish_times(m, schedule, seed)?.iter().copied().fold(0.0, f64::max))
 }
 
 /// [`schedule_time`]'s every step: the finish time of each step, seconds,
 /// flat (rank 0's steps, then rank 1's, ...).
-pub fn schedule_finish_times(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<Vec<f64>, String> {
+pub fn schedule_finish_times(m: &FlowMachine, schedule: &crate::Schedule, seed: u64) -> Result<Vec<f64>, FlowError> {
     schedule.validate()?;
     let mut run = FlowSchedule::new(m, schedule, seed);
     run.run()?;
@@ -180,7 +194,7 @@ pub fn schedule_finish_times(m: &FlowMachine, schedule: &crate::Schedule, seed: 
             r += 1;
         }
         let what = schedule.programs[r].steps[first - base].action.describe();
-        return Err(format!("{} of {n} steps never ran on the flow model (rank {r} stopped at step {}: {what})", n - run.done_steps, first - base));
+        return Err(FlowError::StepsNeverRan { never: n - run.done_steps, steps: n, rank: r, step: first - base, what });
     }
     Ok(run.finish)
 }
@@ -381,12 +395,12 @@ impl<'a> FlowSchedule<'a> {
 
     /// Runs to the last event: rates brought up to date, then the pools
     /// that finish, then the events due.
-    fn run(&mut self) -> Result<(), String> {
+    fn run(&mut self) -> Result<(), FlowError> {
         let mut freed = Vec::new();
         loop {
             if self.solver.changed() {
                 if self.interrupt.stopped() || !self.solver.solve(self.interrupt) {
-                    return Err(INTERRUPTED.into());
+                    return Err(FlowError::Interrupted);
                 }
                 self.update_pools();
             }

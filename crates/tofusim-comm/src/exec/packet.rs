@@ -20,7 +20,7 @@ use tofusim_packet::{Incomplete, NewMessage, NewPacket, Traffic};
 
 use std::sync::Arc;
 
-use crate::schedule::{total, Action, Combine, Schedule};
+use crate::schedule::{total, Action, Combine, InvalidSchedule, Schedule};
 use crate::ELEMENT_BYTES;
 
 /// Host-side costs of a schedule, in network cycles (byte times of a link).
@@ -115,15 +115,15 @@ impl ScheduleRun {
         timing: HostTiming,
         packet_bytes: u32,
         header_bytes: u32,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, InvalidSchedule> {
         let schedule: Arc<Schedule> = schedule.into();
         schedule.validate()?;
         if node_of_rank.len() != schedule.ranks as usize {
-            return Err(format!(
+            return Err(InvalidSchedule(format!(
                 "{} ranks but {} nodes given",
                 schedule.ranks,
                 node_of_rank.len()
-            ));
+            )));
         }
         let p = schedule.ranks as usize;
         let mut base = Vec::with_capacity(p + 1);

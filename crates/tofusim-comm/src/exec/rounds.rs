@@ -246,8 +246,8 @@ fn permutation_cycles(msgs: &[RoundMsg]) -> Option<Vec<Vec<usize>>> {
 }
 
 /// Times `rounds` over the ranks of machine `m` on the flow model.
-/// Stopped by the machine's interrupt: `Err(INTERRUPTED)`.
-pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<RoundsTimed, String> {
+/// Stopped by the machine's interrupt: `Err(FlowError::Interrupted)`.
+pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<RoundsTimed, super::flow::FlowError> {
     let net = m.net;
     let timing = &m.timing;
     let cycle_s = timing.cycle_ns * 1e-9;
@@ -299,7 +299,7 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
     let mut i = 0;
     while i < changes.len() {
         if m.interrupt.stopped() {
-            return Err(super::flow::INTERRUPTED.into());
+            return Err(super::flow::FlowError::Interrupted);
         }
         let round = changes[i].0;
         while i < changes.len() && changes[i].0 == round {
