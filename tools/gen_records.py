@@ -79,12 +79,14 @@ SPECS = [
     Spec("RankTimes", [("RankTimes", "")]),
     Spec("LinkLoad", [("LinkLoad", "")]),
     Spec("MpiSoftware", [("MpiSoftware", "")]),
+    Spec("BenchRow", [("BenchRow", "")], "One row of an IMB table (``r.rows``)."),
     # The results' own keys: the base classes of tofusim.api's results.
     Spec("RunFields", [("PacketRunReport", "packet engine"), ("FlowRunReport", "flow model")],
          "The keys of ``tofusim.run``'s result (packet engine, or the flow model with ``model=\"flow\"``).",
          extra=[("pingpong", "_dict", "a ping-pong workload's rounds"), ("broadcast", "_dict", "a broadcast workload's result")],
          skip=("timeseries",)),
     Spec("CollectiveFields", [("CollectiveResult", "")], "The keys of ``tofusim.collective``'s result.", skip=("steps",)),
+    Spec("BenchFields", [("BenchResult", "")], "The keys of ``tofusim.mpi_bench``'s result."),
     Spec("ReplayFields", [("TraceReplayReport", "")], "The keys of ``tofusim.replay``'s result.",
          extra=[("machine", "_dict", "the recording machine's model (system='recorded')")],
          skip=("per_rank", "busiest_links", "measured_seconds")),
@@ -219,10 +221,24 @@ def schema_text(schema: dict) -> str:
     return json.dumps(schema, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def main() -> int:
-    sys.path.insert(0, str(OUT.parent.parent))
-    from tofusim import _core
+def load_core():
+    """The compiled core alone (not the package, whose records this writes:
+    a new record would not import until it exists)."""
+    import importlib.machinery
+    import importlib.util
 
+    [path] = sorted(OUT.parent.glob("_core*.so"))[:1] or [None]
+    if path is None:
+        raise SystemExit(f"gen_records: no compiled core in {OUT.parent}: run make core")
+    loader = importlib.machinery.ExtensionFileLoader("tofusim._core", str(path))
+    spec = importlib.util.spec_from_loader("tofusim._core", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def main() -> int:
+    _core = load_core()
     schema = json.loads(_core.result_schema())
     files = {OUT: generate(schema), SCHEMA_OUT: schema_text(schema)}
     if "--check" in sys.argv[1:]:

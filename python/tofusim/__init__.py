@@ -15,8 +15,8 @@ from ._core import ConfigError
 
 __version__ = _core.version()
 
-__all__ = ["CollectiveResult", "ConfigError", "CounterSamples", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "check",
-           "check_file", "coll", "collective", "collective_algorithms", "collective_schedule", "network_layout", "presets", "replay", "result_schema", "run",
+__all__ = ["BenchResult", "CollectiveResult", "ConfigError", "CounterSamples", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "check",
+           "check_file", "coll", "collective", "collective_algorithms", "collective_schedule", "mpi_bench", "network_layout", "presets", "replay", "result_schema", "run",
            "run_file", "topo", "topo_file", "topo_toml", "write_report"]
 
 
@@ -35,14 +35,14 @@ def _read_text(path: str | Path) -> str:
 
 def result_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of every result — ``run``, the flow
-    model's run, ``collective``, ``replay`` — generated from the Rust types
+    model's run, ``collective``, ``replay``, ``mpi_bench`` — generated from the Rust types
     that write them: ``roots`` names each result's schema, ``$defs`` holds
     every type, each key's description is its documentation. The Python
     records (:mod:`tofusim.records`) are generated from it; the same
     document is docs/result-schema.json.
 
     >>> sorted(result_schema()["roots"])
-    ['CollectiveResult', 'FlowRunResult', 'PacketRunResult', 'ReplayResult']
+    ['BenchResult', 'CollectiveResult', 'FlowRunResult', 'PacketRunResult', 'ReplayResult']
     """
     return dict(json.loads(_core.result_schema()))
 
@@ -206,8 +206,13 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
          counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None,
-         trees: str | None = None, trees_source: str = "<trees>", max_minutes: "float | str | None" = None) -> dict[str, Any]:
-    """Runs one collective over every node of ``system``.
+         trees: str | None = None, trees_source: str = "<trees>", max_minutes: "float | str | None" = None,
+         ppn: int = 1, placement: "str | list[int]" = "block") -> dict[str, Any]:
+    """Runs one collective over every node of ``system``, ``ppn`` ranks per
+    node placed ``block`` (consecutive ranks share a node), ``cyclic`` or
+    by a list of node ids, one per rank. Ranks of one node share its TNIs
+    and talk through its memory; a communicator of several ranks per node
+    has no torus shape (the torus-aware algorithms need one per node).
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
     (allgather) or each rank's block per destination (alltoall). ``model``:
@@ -244,6 +249,7 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         "seed": a.whole("seed", seed), "model": a.text("model", model), "counter_cycles": a.whole("counter_cycles", counter_cycles),
         "steps": a.flag("steps", steps),
     }
+    a.placement(spec, ppn, placement)
     if max_minutes is not None:
         m = a.minutes("max_minutes", max_minutes)
         spec["max_minutes"] = "none" if m == float("inf") else m
@@ -251,6 +257,47 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         spec["trees"], spec["trees_source"] = a.text("trees", trees), a.text("trees_source", trees_source)
     try:
         return json.loads(_core.run_collective(json.dumps(spec), a.callback("progress", progress), a.flag("keep_partial", keep_partial), samples))
+    except ConfigError as e:
+        raise a.relabel(e) from None
+
+
+def mpi_bench(benchmark: str, system: str, *, ppn: int = 1, placement: "str | list[int]" = "block",
+              sizes: "list[int] | None" = None, msglog: tuple[int, int] = (0, 22), algo: str | None = None,
+              model: str = "packet", seed: int = 1, progress: Any = None, keep_partial: bool = False,
+              max_minutes: "float | str | None" = None) -> BenchResult:
+    """An Intel MPI Benchmarks (IMB-MPI1) kernel on ``system``: PingPong,
+    PingPing, Sendrecv, Exchange, Allreduce, Reduce, Bcast, Allgather,
+    Alltoall or Barrier, over every node's ``ppn`` ranks (placed as for
+    :func:`coll`), at IMB's message sizes (0 and 2^min … 2^max bytes,
+    ``msglog``) or the ``sizes`` given. The collectives run the algorithm
+    an MPI library would pick for each size (named in each row) unless
+    ``algo`` names one. ``model``: ``packet`` or ``flow``. The result's
+    ``rows`` are IMB's table: bytes, repetitions, t_min_us, t_max_us,
+    t_avg_us, mbytes_per_sec (10^6 bytes per second) — :meth:`BenchResult.imb_text`
+    prints it as IMB does.
+
+    >>> r = mpi_bench("PingPong", "k:2x3x2", sizes=[0, 1 << 20])
+    >>> r.processes, [round(row.t_max_us, 2) for row in r.rows][0] > 0
+    (2, True)
+    """
+    a = arguments
+    if not (isinstance(msglog, (tuple, list)) and len(msglog) == 2):
+        raise a.refuse("msglog", "a pair (min, max) of powers of two, e.g. (0, 22)", msglog)
+    lo, hi = a.whole("msglog[0]", msglog[0], 0, 30), a.whole("msglog[1]", msglog[1], 0, 30)
+    if lo > hi:
+        raise a.refuse("msglog", "min at most max", msglog)
+    spec: dict[str, Any] = {"benchmark": a.text("benchmark", benchmark), "system": a.text("system", system),
+                            "sizes": [a.size(f"sizes[{i}]", s) for i, s in enumerate(sizes)] if sizes is not None
+                            else [0] + [1 << k for k in range(lo, hi + 1)],
+                            "model": a.text("model", model), "seed": a.whole("seed", seed)}
+    if algo is not None:
+        spec["algo"] = a.text("algo", algo)
+    a.placement(spec, ppn, placement)
+    if max_minutes is not None:
+        m = a.minutes("max_minutes", max_minutes)
+        spec["max_minutes"] = "none" if m == float("inf") else m
+    try:
+        return BenchResult(json.loads(_core.mpi_bench(json.dumps(spec), a.callback("progress", progress), a.flag("keep_partial", keep_partial))))
     except ConfigError as e:
         raise a.relabel(e) from None
 
@@ -283,5 +330,5 @@ def replay(trace: str, system: str, **kw: Any) -> ReplayResult:
     return ReplayResult(_replay(trace, system, samples=columns, **kw), samples=CounterSamples(columns))
 
 
-from .api import CollectiveResult, Experiment, ReplayResult, Result, RunResult, System, write_report  # noqa: E402 - after the functions they wrap
+from .api import BenchResult, CollectiveResult, Experiment, ReplayResult, Result, RunResult, System, write_report  # noqa: E402 - after the functions they wrap
 from .samples import CounterSamples  # noqa: E402

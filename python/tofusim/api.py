@@ -21,10 +21,10 @@ from typing import Any
 
 from . import ConfigError
 from .record import Record
-from .records import CollectiveFields, Latency, ReplayFields, RunFields
+from .records import BenchFields, CollectiveFields, Latency, ReplayFields, RunFields
 from .samples import CounterSamples
 
-__all__ = ["CollectiveResult", "Experiment", "Latency", "ReplayResult", "Result", "RunResult", "System", "Table", "write_report"]
+__all__ = ["BenchResult", "CollectiveResult", "Experiment", "Latency", "ReplayResult", "Result", "RunResult", "System", "Table", "write_report"]
 
 
 class System:
@@ -335,6 +335,23 @@ class ReplayResult(ReplayFields, Result):
 
     def to_pandas(self) -> Any:
         return self.per_rank_frame()
+
+
+class BenchResult(BenchFields, Result):
+    """``tofusim.mpi_bench``'s result: an IMB table (``rows``)."""
+
+    def table(self) -> Table:
+        """The rows: bytes, repetitions, t_min_us, t_max_us, t_avg_us, mbytes_per_sec, algorithm, ..."""
+        return Table.from_rows([dict(r) for r in self.rows], ["bytes", "repetitions", "t_min_us", "t_max_us", "t_avg_us"])
+
+    def to_pandas(self) -> Any:
+        return self.table().to_pandas()
+
+    def imb_text(self) -> str:
+        """The table as IMB-MPI1 prints it (its header lines, then one row per size)."""
+        from .imb import format_benchmark
+
+        return format_benchmark(self)
 
 
 def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:

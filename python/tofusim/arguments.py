@@ -124,6 +124,17 @@ def ranks(name: str, values: Any, hi: int = 2**32 - 1) -> list[int]:
     return [whole(f"{name}[{i}]", v, 0, hi) for i, v in enumerate(values)]
 
 
+def placement(spec: dict[str, Any], ppn: Any, where: Any) -> dict[str, Any]:
+    """``spec`` with the ranks per node and their placement: ``where`` is
+    ``"block"``, ``"cyclic"`` or a list of node ids, one per rank (a map)."""
+    spec["ppn"] = whole("ppn", ppn, 1, 2**32 - 1)
+    if isinstance(where, str):
+        spec["placement"] = text("placement", where)
+    else:
+        spec["rank_map"] = ranks("placement", where)
+    return spec
+
+
 def callback(name: str, f: Any, arguments: int = 1) -> Callable[..., Any] | None:
     """A function the run calls with ``arguments`` positional values, or
     None. An exception raised inside it stops the run and comes back as a

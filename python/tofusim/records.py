@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .record import Key, Maybe, Record, _dict, _list, _value, list_of
 
-__all__ = ["Binding", "BlockedVc", "BusyResource", "CollectiveFields", "CollectiveSettings", "CriticalPath", "Deadlock", "FaultEvent", "Faults", "FlowRun", "GivenTrees", "InvariantError", "JsqStats", "Latency", "Limits", "LinkErrors", "LinkLoad", "MpiSoftware", "PacketRun", "PartitionLoad", "Partitions", "PortRecord", "RankTime", "RankTimes", "ReplayFields", "ResourceClass", "Rounds", "RouterSetup", "RunFields", "RunSetup", "Sample", "SamplingInfo", "Segment", "Setup", "SimInfo", "StepTimes", "Key", "Maybe", "Record"]
+__all__ = ["BenchFields", "BenchRow", "Binding", "BlockedVc", "BusyResource", "CollectiveFields", "CollectiveSettings", "CriticalPath", "Deadlock", "FaultEvent", "Faults", "FlowRun", "GivenTrees", "InvariantError", "JsqStats", "Latency", "Limits", "LinkErrors", "LinkLoad", "MpiSoftware", "PacketRun", "PartitionLoad", "Partitions", "PortRecord", "RankTime", "RankTimes", "ReplayFields", "ResourceClass", "Rounds", "RouterSetup", "RunFields", "RunSetup", "Sample", "SamplingInfo", "Segment", "Setup", "SimInfo", "StepTimes", "Key", "Maybe", "Record"]
 
 
 class Latency(Record):
@@ -425,6 +425,20 @@ class MpiSoftware(Record):
     profile = Key(str)
 
 
+class BenchRow(Record):
+    """One row of an IMB table (``r.rows``)."""
+
+    algorithm = Maybe(str, "The algorithm the collective ran with (``None``: point-to-point).")
+    bytes = Key(int)
+    complete = Key(bool, "Every step ran (false after a deadlock or Ctrl-C).")
+    mbytes_per_sec = Maybe(float, "IMB's bandwidth (10⁶ bytes per second) for the point-to-point kernels: the bytes of the messages a rank sends per call over t_max (PingPong: over t). ``None`` for the collectives.")
+    packets_delivered = Maybe(int, "Packets that crossed the network (packet engine; messages between ranks of one node move none).")
+    repetitions = Key(int, "Calls simulated for the row (one: the model is deterministic).")
+    t_avg_us = Key(float)
+    t_max_us = Key(float)
+    t_min_us = Key(float, "Over the participating ranks: each rank's time for one call, µs.")
+
+
 class RunFields(Record):
     """The keys of ``tofusim.run``'s result (packet engine, or the flow model with ``model="flow"``)."""
 
@@ -483,7 +497,9 @@ class CollectiveFields(Record):
     messages = Key(int)
     model = Key(str, "The model that timed it: ``packet``, ``flow-events`` or ``flow-rounds``.")
     op = Key(str)
+    placement = Key(str)
     processes = Key(int)
+    ranks_per_node = Key(int, "Ranks per node (``--ppn``: with a map, the most a node may hold), and how they were placed: ``block``, ``cyclic`` or ``map``.")
     run = Maybe(PacketRun, "Packet-engine statistics of the run (packet model only).")
     settings = Key(CollectiveSettings, "The segment and TNIs the algorithm ran with, and where each came from (given, or the algorithm's definition).")
     size_bytes = Key(int)
@@ -494,6 +510,23 @@ class CollectiveFields(Record):
     trees = Maybe(GivenTrees, "The trees given instead of the built ones (``CollectiveSpec::trees``).")
     verified = Maybe(bool, "``None`` when not asked for (``--verify``).")
     verify_error = Maybe(str)
+
+
+class BenchFields(Record):
+    """The keys of ``tofusim.mpi_bench``'s result."""
+
+    benchmark = Key(str, "The benchmark as IMB names it (``PingPong``, ``Allreduce``, …).")
+    interrupted = Key(bool, "Stopped by Ctrl-C before every size ran (the rows are those done).")
+    kind = Key(str, "``single-transfer``, ``parallel-transfer`` or ``collective``: which columns IMB prints.")
+    model = Key(str)
+    mpi_software = Maybe(MpiSoftware, "Whose MPI software the point-to-point calls model (their protocol limits and costs), and whether it is the system's own.")
+    placement = Key(str)
+    processes = Key(int, "Ranks taking part (``#processes`` in IMB's header), of ``ranks`` placed.")
+    ranks = Key(int)
+    ranks_per_node = Key(int)
+    rows = Key(list_of(BenchRow))
+    system = Key(str)
+    wall_seconds = Key(float)
 
 
 class ReplayFields(Record):

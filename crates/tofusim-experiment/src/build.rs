@@ -21,6 +21,7 @@ use crate::error::{ConfigError, Result};
 use crate::system::{self, System};
 
 /// A system built for the engines.
+#[derive(Clone)]
 pub struct Built {
     pub system: System,
     /// Router, packet format, NIC and host costs of the system's generation.
@@ -318,6 +319,7 @@ fn communicator(t: &Torus) -> (Vec<u32>, Option<Grid>) {
 
 /// A system ready for collectives: the built network ([`Built`]) and its
 /// communicator (rank → node, torus shape).
+#[derive(Clone)]
 pub struct Setup {
     pub built: Built,
     pub node_of_rank: Vec<u32>,

@@ -21,6 +21,7 @@ use tofusim_packet::{Engine, RunParams, RunResult};
 
 
 use crate::comm_model::Modes;
+use crate::rank_placement::{RankPlacement, Ranks};
 pub use crate::build::{setup, torus_setup, Setup};
 use crate::error::{ConfigError, Result};
 
@@ -57,6 +58,8 @@ pub struct CollectiveSpec {
     /// Trees for the trinary-tree algorithms instead of their own
     /// construction ([`trees_from_json`]).
     pub trees: Option<std::sync::Arc<TrinaryTrees>>,
+    /// Ranks per node and their placement (`--ppn`, `--placement`).
+    pub ranks: Ranks,
 }
 
 impl CollectiveSpec {
@@ -122,6 +125,19 @@ impl CollectiveSpec {
                     let kind = if other.is_object() { "an object" } else { "not text" };
                     return Err(ConfigError::argument("trees", format!("expected the trees file's JSON text, found {kind}")));
                 }
+            },
+            ranks: {
+                let placement = match v.get("rank_map") {
+                    None | Some(serde_json::Value::Null) => RankPlacement::parse(&get_s("placement"))?,
+                    Some(serde_json::Value::Array(a)) => RankPlacement::Map(
+                        a.iter()
+                            .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
+                            .collect::<Option<Vec<u32>>>()
+                            .ok_or_else(|| ConfigError::argument("placement", "expected a node id (a whole number) per rank"))?,
+                    ),
+                    Some(_) => return Err(ConfigError::argument("placement", "expected a list of node ids, one per rank")),
+                };
+                Ranks::new(get_u("ppn", 1)?, placement)?
             },
             model: {
                 let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
@@ -257,6 +273,10 @@ pub struct CollectiveResult {
     pub algo: String,
     pub size_bytes: u64,
     pub processes: u32,
+    /// Ranks per node (`--ppn`: with a map, the most a node may hold),
+    /// and how they were placed: `block`, `cyclic` or `map`.
+    pub ranks_per_node: u32,
+    pub placement: &'static str,
     pub system: String,
     /// The communicator's torus shape the algorithms saw.
     pub communicator_shape: Option<[u32; 3]>,
@@ -674,7 +694,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     if dragonfly {
         check_memory(spec, &built.system, &built.model)?;
     }
-    let s = crate::build::communicator_of(built)?;
+    let s = spec.ranks.place(crate::build::communicator_of(built)?)?;
     if spec.model == Model::Packet {
         return run_packet(spec, s, progress);
     }
@@ -695,6 +715,9 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     };
     let tnis = spec.tnis.unwrap_or(s.built.model.tnis).max(1);
     if model == Model::FlowRounds {
+        if spec.ranks != Ranks::default() {
+            return Err(err("ppn", "the rounds form places a rank per node in the communicator's order: several ranks per node or a placement need the packet or flow-events model"));
+        }
         if spec.verify {
             return Err(err("verify", "the rounds form moves no data: --verify needs the packet or flow-events model"));
         }
@@ -734,7 +757,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
 /// most the node's TNIs, a payload and a segment of at least one byte
 /// (a 0-byte collective would still send its empty messages: refused
 /// rather than timed as something it is not).
-fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> {
+pub(crate) fn check_spec(spec: &CollectiveSpec, ranks: u32, system_tnis: u8) -> Result<()> {
     if spec.root >= ranks {
         return Err(err("root", format!("expected a rank from 0 to {}, found {}", ranks - 1, spec.root)));
     }
@@ -766,8 +789,13 @@ fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crat
     let topology = &sys.network.topology;
     let size = crate::build::network_size(topology, None);
     let NetworkSize { routers, ports, nodes, axes } = size;
-    let communicator = nodes.saturating_mul(8);
-    let messages = estimated_messages(spec, nodes);
+    // The ranks: a map's, or every node's `ppn`.
+    let ranks = match &spec.ranks.placement {
+        RankPlacement::Map(m) => m.len() as u64,
+        RankPlacement::Block | RankPlacement::Cyclic => nodes.saturating_mul(spec.ranks.per_node as u64),
+    };
+    let communicator = ranks.saturating_mul(8);
+    let messages = estimated_messages(spec, ranks);
     if spec.model == Model::Packet {
         // A schedule too large to list is refused first, with its way out
         // (the flow model's rounds form).
@@ -779,7 +807,7 @@ fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crat
         // 8 assumed), not every message of the schedule.
         let payload = (model.packet_bytes.saturating_sub(model.header_bytes)).max(1) as u64;
         let per_message = spec.size_bytes.div_ceil(payload).max(1);
-        let concurrent = messages.min(nodes.saturating_mul(8));
+        let concurrent = messages.min(ranks.saturating_mul(8));
         let packets = concurrent.saturating_mul(per_message);
         let f = estimate(size, &model.router, &RunParams::default(), model.packet_bytes, packets);
         ("the packet engine", f.total())
@@ -788,13 +816,13 @@ fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crat
         // per rank its ready times and a stream or two.
         let resources = routers.saturating_mul(ports).saturating_add(nodes.saturating_mul(1 + model.tnis.max(1) as u64));
         let routing = routers.saturating_mul(2 * axes + 5 * ports + 8);
-        ("the flow model", resources.saturating_mul(8).saturating_add(routing).saturating_add(nodes.saturating_mul(96)))
+        ("the flow model", resources.saturating_mul(8).saturating_add(routing).saturating_add(ranks.saturating_mul(96)))
     };
     // `verify` moves real data: every rank's vector in and out, and the
     // blocks of every rank for the gathering operations.
     let verify_bytes = if spec.verify {
-        let per_rank = if spec.op.size_is_per_block() { spec.size_bytes.saturating_mul(nodes) } else { spec.size_bytes };
-        per_rank.saturating_mul(nodes).saturating_mul(3)
+        let per_rank = if spec.op.size_is_per_block() { spec.size_bytes.saturating_mul(ranks) } else { spec.size_bytes };
+        per_rank.saturating_mul(ranks).saturating_mul(3)
     } else {
         0
     };
@@ -880,6 +908,8 @@ fn result(
         algo: spec.algorithm.name().to_string(),
         size_bytes: spec.size_bytes,
         processes: ranks,
+        ranks_per_node: spec.ranks.per_node,
+        placement: spec.ranks.placement.name(),
         system: spec.system.clone(),
         communicator_shape: grid.map(|g| g.lengths),
         time_seconds,

@@ -64,9 +64,12 @@ pub struct ReplaySpec {
     /// The system as a TOML `[network]` table instead of a preset.
     pub system_toml: Option<String>,
     pub mpi: MpiOverrides,
-    /// Rank → node (a permutation's prefix of the system's nodes); default
-    /// the communicator order.
+    /// Rank → node (node ids of the system, each holding at most
+    /// `ranks.per_node` ranks); default: `ranks`' placement on the
+    /// communicator order.
     pub order: Option<Vec<u32>>,
+    /// Ranks per node and their placement (`--ppn`, `--placement`).
+    pub ranks: crate::rank_placement::Ranks,
     /// Packet engine or flow model (events).
     pub model: Model,
     pub compute_scale: f64,
@@ -138,33 +141,49 @@ pub struct MpiSoftware {
     pub note: String,
 }
 
-/// Ranks placed on nodes: the order's, or the communicator's first.
-fn place(s: &mut Setup, ranks: u32, order: Option<&[u32]>) -> Result<()> {
-    let nodes = s.node_of_rank.len() as u64;
+/// Ranks placed on nodes: the order's, or `placed`'s placement of the
+/// communicator's nodes, its first `ranks`.
+fn place(mut s: Setup, ranks: u32, order: Option<&[u32]>, placed: &crate::rank_placement::Ranks) -> Result<Setup> {
+    use crate::rank_placement::RankPlacement;
+    let order = match (order, &placed.placement) {
+        (Some(_), RankPlacement::Map(_)) => return Err(err("order", "a rank order and a placement map both place the ranks: give one")),
+        (Some(o), _) => Some(o),
+        (None, RankPlacement::Map(m)) => Some(m.as_slice()),
+        (None, RankPlacement::Block | RankPlacement::Cyclic) => None,
+    };
+    let ppn = placed.per_node;
     match order {
         Some(o) => {
             if o.len() < ranks as usize {
                 return Err(err("order", format!("the order places {} ranks; the trace has {ranks}", o.len())));
             }
-            let mut seen = std::collections::HashSet::new();
+            let nodes = s.built.system.network.topology.node_count();
+            let mut held = std::collections::HashMap::new();
             for (r, &n) in o.iter().take(ranks as usize).enumerate() {
                 if n as u64 >= nodes {
                     return Err(err("order", format!("rank {r} is placed on node {n}, beyond the {nodes} nodes of the system")));
                 }
-                if !seen.insert(n) {
-                    return Err(err("order", format!("rank {r} is placed on node {n}, which another rank has (one rank per node)")));
+                let k = held.entry(n).or_insert(0u32);
+                *k += 1;
+                if *k > ppn {
+                    return Err(err("order", format!("rank {r} is placed on node {n}, which holds {ppn} ranks already (--ppn {ppn})")));
                 }
             }
             s.node_of_rank = o[..ranks as usize].to_vec();
+            if ppn > 1 {
+                s.grid = None;
+            }
         }
         None => {
+            let nodes = s.node_of_rank.len();
+            s = placed.place(s)?;
             if (s.node_of_rank.len() as u64) < ranks as u64 {
-                return Err(err("system", format!("the trace has {ranks} ranks and the system {} nodes (one rank per node); give a larger shape", s.node_of_rank.len())));
+                return Err(err("system", format!("the trace has {ranks} ranks and the system {nodes} nodes x {ppn} ranks per node; give a larger shape or more --ppn")));
             }
             s.node_of_rank.truncate(ranks as usize);
         }
     }
-    Ok(())
+    Ok(s)
 }
 
 fn ranks_of(timeline: &Timeline, finish: impl Fn(usize, u32) -> f64, node_of_rank: &[u32]) -> Vec<RankTimes> {
@@ -202,6 +221,9 @@ fn flow_link_loads(
         for st in &p.steps {
             if let tofusim_comm::Action::Send { peer, spans, tni, .. } = &st.action {
                 let wire = m.wire_bytes(tofusim_comm::schedule::total(spans) * tofusim_comm::ELEMENT_BYTES) as f64;
+                if node_of_rank[r] == node_of_rank[*peer as usize] {
+                    continue; // through the node's memory
+                }
                 net.visit_routes(node_of_rank[r], node_of_rank[*peer as usize], *tni, &mut rng, &mut scratch, |route, _, share| {
                     for &l in route.iter().filter(|&&l| (l as usize) < links) {
                         bytes[l as usize] += wire * share;
@@ -227,11 +249,11 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     if !(spec.compute_scale.is_finite() && spec.compute_scale >= 0.0) {
         return Err(err("compute-scale", format!("expected a finite factor >= 0, got {}", spec.compute_scale)));
     }
-    let mut s = match &spec.system_toml {
+    let s = match &spec.system_toml {
         Some(text) => crate::build::setup_toml(&spec.system, text)?,
         None => setup(&spec.system)?,
     };
-    place(&mut s, program.ranks, spec.order.as_deref())?;
+    let mut s = place(s, program.ranks, spec.order.as_deref(), &spec.ranks)?;
     s.max_minutes = spec.max_minutes;
     if let Some(bps) = spec.mpi.shared_memory_Bps {
         if !(bps.is_finite() && bps > 0.0) {

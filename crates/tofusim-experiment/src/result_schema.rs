@@ -8,6 +8,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{json, Map, Value};
 
 use crate::collective::CollectiveResult;
+use crate::mpi_bench::BenchResult;
 use crate::run_request::{FlowRunReport, PacketRunReport};
 use crate::traces::TraceReplayReport;
 
@@ -18,6 +19,7 @@ fn roots(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, schemars::Sche
         ("FlowRunResult", g.subschema_for::<FlowRunReport<'static>>()),
         ("CollectiveResult", g.subschema_for::<CollectiveResult>()),
         ("ReplayResult", g.subschema_for::<TraceReplayReport<'static>>()),
+        ("BenchResult", g.subschema_for::<BenchResult>()),
     ]
 }
 

@@ -129,6 +129,7 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
         counter_cycles: 0,
         steps,
         trees: None,
+        ranks: Default::default(),
     };
     let go = |steps| run(&spec(steps), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     assert!(go(false).steps.is_none());

@@ -39,3 +39,21 @@ pub fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>,
     Ok(json)
 }
 
+
+/// Runs an IMB-style benchmark (spec as JSON: benchmark, system, ppn,
+/// placement or rank_map, sizes, algo, model, seed, max_minutes) and
+/// returns its table as JSON (`tofusim_experiment::mpi_bench`).
+#[pyfunction]
+#[pyo3(signature = (spec, progress=None, keep_partial=false))]
+pub fn mpi_bench(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool) -> PyResult<String> {
+    let req = tofusim_experiment::mpi_bench::BenchRequest::from_json(&spec).map_err(config_err)?;
+    let raised = std::sync::Mutex::new(None);
+    let r = py.detach(|| {
+        let mut report = reporter(&progress, &raised);
+        tofusim_experiment::mpi_bench::run(&req, &mut report)
+    });
+    let stopped = r.as_ref().is_ok_and(|r| r.interrupted);
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
+    let r = r.map_err(config_err)?;
+    Ok(serde_json::to_string(&r).expect("results serialise"))
+}

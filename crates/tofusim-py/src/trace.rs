@@ -37,10 +37,14 @@ fn replay_spec(
     mpi: Option<String>,
     counter_cycles: u64,
     max_minutes: Option<f64>,
+    ppn: u64,
+    placement: &str,
 ) -> PyResult<tofusim_experiment::replay::ReplaySpec> {
+    use tofusim_experiment::rank_placement::{RankPlacement, Ranks};
     let model = replay_model(model)?;
     let mpi = mpi_overrides(mpi)?;
-    Ok(tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) })
+    let ranks = Ranks::new(ppn, RankPlacement::parse(placement).map_err(config_err)?).map_err(config_err)?;
+    Ok(tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, ranks, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) })
 }
 
 /// Replays a matched MPI program (JSON, as `tofusim_experiment::traces::program_from_json` reads it)
@@ -48,7 +52,7 @@ fn replay_spec(
 /// (rank → node; default the system's communicator order); the result as
 /// JSON.
 #[pyfunction]
-#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, counter_cycles=0, max_minutes=None))]
+#[pyo3(signature = (program, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, counter_cycles=0, max_minutes=None, ppn=1, placement="block"))]
 #[allow(clippy::too_many_arguments)]
 pub fn replay(
     py: Python<'_>,
@@ -64,8 +68,10 @@ pub fn replay(
     mpi: Option<String>,
     counter_cycles: u64,
     max_minutes: Option<f64>,
+    ppn: u64,
+    placement: &str,
 ) -> PyResult<String> {
-    let spec = replay_spec(system, model, order, compute_scale, seed, system_toml, mpi, counter_cycles, max_minutes)?;
+    let spec = replay_spec(system, model, order, compute_scale, seed, system_toml, mpi, counter_cycles, max_minutes, ppn, placement)?;
     let program = tofusim_experiment::traces::program_from_json(&program).map_err(config_err)?;
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
@@ -104,7 +110,7 @@ pub fn trace_comm_list(py: Python<'_>, path: String, collectives: bool) -> PyRes
 /// maps an operation to the algorithm to use instead of the default. The
 /// result adds the trace's measured time and what the conversion noticed.
 #[pyfunction]
-#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0, samples=None, max_minutes=None))]
+#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0, samples=None, max_minutes=None, ppn=1, placement="block"))]
 #[allow(clippy::too_many_arguments)]
 pub fn trace_replay(
     py: Python<'_>,
@@ -122,8 +128,10 @@ pub fn trace_replay(
     counter_cycles: u64,
     samples: Option<Bound<'_, pyo3::types::PyDict>>,
     max_minutes: Option<f64>,
+    ppn: u64,
+    placement: &str,
 ) -> PyResult<String> {
-    let spec = replay_spec(system, model, order, compute_scale, seed, system_toml, mpi, counter_cycles, max_minutes)?;
+    let spec = replay_spec(system, model, order, compute_scale, seed, system_toml, mpi, counter_cycles, max_minutes, ppn, placement)?;
     let algorithms = algorithms.unwrap_or_default();
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {

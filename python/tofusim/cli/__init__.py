@@ -28,6 +28,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "coll": ("coll", "coll"),
     "explain": ("explain", "explain"),
     "map": ("map", "map_"),
+    "mpi-bench": ("mpi_bench", "mpi_bench"),
     "pattern": ("rmatt", "pattern"),
     "replay": ("replay", "replay"),
     "report": ("report", "report"),

@@ -15,6 +15,7 @@ from .. import collective_algorithms
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
 from ..units import parse_bytes
 from .budget import max_time_option
+from .ranks import ppn_options, read_placement
 from .report import out_for, report_option, slug, write_into
 from .run import _LazyProgress
 
@@ -134,6 +135,7 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 @click.option("--descriptor", metavar="direct|memory", default="direct", show_default=True, help="Tofu descriptor mode.")
 @click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
 @click.option("--cmg", metavar="near|far", default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
+@ppn_options
 @click.option("--verify", is_flag=True, help="Also run the schedule on real buffers and check the result.")
 @click.option("--seed", default=1, show_default=True)
 @max_time_option
@@ -150,8 +152,8 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
-def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, cache_injection, cmg, verify, seed, max_time, model, list_, counter_period, jobs,
-         out, as_json, report) -> None:
+def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, cache_injection, cmg, ppn, placement, verify, seed, max_time, model, list_,
+         counter_period, jobs, out, as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
@@ -202,7 +204,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
     out = out_for(report, out, f"coll-{op}-{slug(system or 'default')}")
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
-               cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model, max_minutes=max_time))
+               cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model, max_minutes=max_time,
+               ppn=ppn, placement=read_placement(placement)))
         return
     size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
@@ -211,7 +214,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                      cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
                      counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
-                     trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time)
+                     trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time, ppn=ppn, placement=read_placement(placement))
     finally:
         progress.close()
     if out:
@@ -225,7 +228,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         t.add_column("metric", style="bold")
         t.add_column("value")
         rows = [
-            ("processes", f"{r['processes']:,}" + (f" (communicator {'x'.join(map(str, r['communicator_shape']))})" if r["communicator_shape"] else "")),
+            ("processes", f"{r['processes']:,}" + (f" (communicator {'x'.join(map(str, r['communicator_shape']))})" if r["communicator_shape"] else "")
+             + (f", {r['ranks_per_node']} per node ({r['placement']})" if r["ranks_per_node"] > 1 or r["placement"] != "block" else "")),
             ("size", f"{r['size_bytes']:,} bytes"),
             ("time", f"{r['time_seconds'] * 1e6:.3f} µs"),
             ("bandwidth", f"{r['bandwidth_Bps'] / 1e9:.3f} GB/s"),

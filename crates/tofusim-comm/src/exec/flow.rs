@@ -285,17 +285,22 @@ impl<'a> FlowSchedule<'a> {
                         let wire = m.wire_bytes(bytes_of(spans)) as f64;
                         let first = part_links.len();
                         let mut hops = 0u64;
-                        net.visit_routes(a, b, *tni, &mut rng, &mut scratch, |links, h, share| {
-                            part_links.push(links, f64::INFINITY);
-                            part_wire.push(wire * share);
-                            part_of.push(messages.len());
-                            hops = hops.max(h);
-                        });
+                        // Two ranks of one node: no route, one copy in memory
+                        // (no parts: the message arrives its copy time after
+                        // it is submitted, see `Event::Submit`).
+                        if a != b {
+                            net.visit_routes(a, b, *tni, &mut rng, &mut scratch, |links, h, share| {
+                                part_links.push(links, f64::INFINITY);
+                                part_wire.push(wire * share);
+                                part_of.push(messages.len());
+                                hops = hops.max(h);
+                            });
+                        }
                         stream.entry((r as u32, *peer, *tag)).or_default().push(messages.len());
                         messages.push(ScheduleMessage {
                             parts: first..part_links.len(),
                             wire,
-                            latency_s: hops as f64 * m.hop_latency_cycles as f64 * cycle_s,
+                            latency_s: if a == b { bytes_of(spans) as f64 / copy_bps } else { hops as f64 * m.hop_latency_cycles as f64 * cycle_s },
                             lane: net.lane(a, *tni),
                             recv_step: usize::MAX,
                             arrived: f64::NAN,
@@ -506,6 +511,10 @@ impl<'a> FlowSchedule<'a> {
     fn event(&mut self, ev: Event) {
         let now = self.now;
         match ev {
+            Event::Submit(msg) if self.messages[msg].parts.is_empty() => {
+                // Between two ranks of one node: through memory, not a lane.
+                self.events.push(Reverse((at(now + self.messages[msg].latency_s), Event::Arrive(msg))));
+            }
             Event::Submit(msg) => {
                 let lane = self.messages[msg].lane;
                 if self.lane_busy[lane] {

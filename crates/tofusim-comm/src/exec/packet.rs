@@ -14,7 +14,13 @@
 //! - a **copy** takes its bytes over the memory copy rate.
 //!
 //! Messages are tagged with their index; the k-th message from rank a to
-//! rank b is the k-th receive from a at b. One rank per node.
+//! rank b is the k-th receive from a at b.
+//!
+//! Several ranks may share a node: they share its TNIs (send lanes) and
+//! host interface, and a message between two of them never enters the
+//! network: it goes through the node's memory, one copy at the host's
+//! copy rate after the send overhead (a single-copy shared-memory
+//! transfer), and the receive then pays its overhead as any other.
 
 use tofusim_packet::{Incomplete, NewMessage, NewPacket, Traffic};
 
@@ -257,6 +263,11 @@ impl ScheduleRun {
 
     fn drain(&mut self, out: &mut Vec<(u32, NewMessage)>) {
         while let Some(std::cmp::Reverse((at, s))) = self.work.pop() {
+            // A receive may be queued twice (its dependencies met, and its
+            // message in from a rank of its own node in the same drain).
+            if self.unmet[s as usize] == DONE {
+                continue;
+            }
             let r = self.rank_of(s);
             let step = &self.schedule.programs[r].steps[(s - self.base[r]) as usize];
             let done = match &step.action {
@@ -276,7 +287,12 @@ impl ScheduleRun {
                     let bytes = total(spans) * ELEMENT_BYTES;
                     let m = self.message_of[s as usize];
                     let dst = self.node_of_rank[self.rank_of(self.messages[m as usize].recv_step)];
-                    self.emit(r, dst, m, bytes, *tni, *pace, start, out);
+                    if dst == self.node_of_rank[r] {
+                        let copy = (bytes as f64 / self.timing.copy_bytes_per_cycle).ceil() as u64;
+                        self.arrive_in_memory(m, start + copy);
+                    } else {
+                        self.emit(r, dst, m, bytes, *tni, *pace, start, out);
+                    }
                     Some(start)
                 }
                 Action::Copy(c) => {
@@ -296,6 +312,8 @@ impl ScheduleRun {
                     if m.received < m.packets {
                         None
                     } else {
+                        // After its dependencies and its message's arrival.
+                        let at = at.max(self.time[s as usize]);
                         let bytes = total(spans) * ELEMENT_BYTES;
                         // The TNI applies an offloaded request itself.
                         let reduce = match combine {
@@ -327,6 +345,18 @@ impl ScheduleRun {
                         .push(std::cmp::Reverse((self.time[d], d as u32)));
                 }
             }
+        }
+    }
+
+    /// Message `m` between two ranks of one node has been copied into its
+    /// receiver's memory at cycle `t`: no packet crosses the network.
+    fn arrive_in_memory(&mut self, m: u32, t: u64) {
+        let msg = &mut self.messages[m as usize];
+        msg.received = msg.packets;
+        let s = msg.recv_step as usize;
+        self.time[s] = self.time[s].max(t);
+        if self.unmet[s] == 0 {
+            self.work.push(std::cmp::Reverse((self.time[s], s as u32)));
         }
     }
 

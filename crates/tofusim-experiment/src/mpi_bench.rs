@@ -1,0 +1,538 @@
+//! `tofusim mpi-bench`: the Intel MPI Benchmarks' (IMB-MPI1) kernels on a
+//! simulated machine, timed as IMB times them and reported in its terms
+//! (#bytes, #repetitions, t_min/t_max/t_avg in µs, Mbytes/sec = 10⁶ bytes
+//! per second).
+//!
+//! Each kernel is a schedule over the job's ranks ([`crate::rank_placement`]:
+//! several per node share its TNIs, and talk through memory), run on the
+//! packet engine or the flow model from a synchronised start, as after
+//! IMB's barrier:
+//! - PingPong: rank 0 sends to rank 1, which sends back; t is half the
+//!   round trip (single transfer: the other ranks wait).
+//! - PingPing: ranks 0 and 1 send to each other at once; t is the later
+//!   of their receives.
+//! - Sendrecv: every rank sends to its right neighbour and receives from
+//!   its left one (a periodic chain); Mbytes/sec counts 2 messages.
+//! - Exchange: every rank sends to both neighbours and receives from both;
+//!   Mbytes/sec counts 4 messages.
+//! - Allreduce, Reduce, Bcast, Allgather, Alltoall, Barrier: the
+//!   collective, by the algorithm an MPI library would pick for its size
+//!   (the same default replays use, named in each row) or the one given.
+//!
+//! t_min, t_max and t_avg are over the participating ranks: each rank's
+//! time is when its last step of the call finished. A repetition is one
+//! call: the simulation is deterministic, so one is enough (IMB repeats to
+//! average out noise a model does not have).
+
+use std::ops::ControlFlow;
+
+use serde::Serialize;
+use tofusim_comm::replay::{Op, ReplayCollective, ReplayMessage, ReplayProgram, SendMode};
+use tofusim_comm::{Algorithm, Operation};
+
+use crate::build::Setup;
+use crate::collective::Model;
+use crate::comm_model::Modes;
+use crate::error::{ConfigError, Result};
+use crate::rank_placement::Ranks;
+
+const WHERE: &str = "<command line>";
+
+/// The IMB-MPI1 kernels modelled (the enum is the registry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Benchmark {
+    PingPong,
+    PingPing,
+    Sendrecv,
+    Exchange,
+    Allreduce,
+    Reduce,
+    Bcast,
+    Allgather,
+    Alltoall,
+    Barrier,
+}
+
+/// How IMB reports a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Two ranks, one time and a bandwidth.
+    SingleTransfer,
+    /// Every rank; t_min/t_max/t_avg and a bandwidth on t_max.
+    ParallelTransfer,
+    /// Every rank; t_min/t_max/t_avg.
+    Collective,
+}
+
+impl Benchmark {
+    pub const ALL: [Benchmark; 10] = [
+        Benchmark::PingPong,
+        Benchmark::PingPing,
+        Benchmark::Sendrecv,
+        Benchmark::Exchange,
+        Benchmark::Allreduce,
+        Benchmark::Reduce,
+        Benchmark::Bcast,
+        Benchmark::Allgather,
+        Benchmark::Alltoall,
+        Benchmark::Barrier,
+    ];
+
+    /// The name IMB prints ("# Benchmarking PingPong").
+    pub fn name(self) -> &'static str {
+        match self {
+            Benchmark::PingPong => "PingPong",
+            Benchmark::PingPing => "PingPing",
+            Benchmark::Sendrecv => "Sendrecv",
+            Benchmark::Exchange => "Exchange",
+            Benchmark::Allreduce => "Allreduce",
+            Benchmark::Reduce => "Reduce",
+            Benchmark::Bcast => "Bcast",
+            Benchmark::Allgather => "Allgather",
+            Benchmark::Alltoall => "Alltoall",
+            Benchmark::Barrier => "Barrier",
+        }
+    }
+
+    /// Any case, as IMB's command line takes it.
+    pub fn parse(name: &str) -> Result<Benchmark> {
+        Benchmark::ALL.into_iter().find(|b| b.name().eq_ignore_ascii_case(name)).ok_or_else(|| {
+            ConfigError::argument("benchmark", format!("unknown benchmark `{name}`; expected one of: {}", Benchmark::ALL.map(|b| b.name()).join(", ")))
+        })
+    }
+
+    pub fn kind(self) -> Kind {
+        match self {
+            Benchmark::PingPong | Benchmark::PingPing => Kind::SingleTransfer,
+            Benchmark::Sendrecv | Benchmark::Exchange => Kind::ParallelTransfer,
+            Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => Kind::Collective,
+        }
+    }
+
+    /// The collective operation it times.
+    fn operation(self) -> Option<Operation> {
+        match self {
+            Benchmark::Allreduce => Some(Operation::Allreduce),
+            Benchmark::Reduce => Some(Operation::Reduce),
+            Benchmark::Bcast => Some(Operation::Bcast),
+            Benchmark::Allgather => Some(Operation::Allgather),
+            Benchmark::Alltoall => Some(Operation::Alltoall),
+            Benchmark::Barrier => Some(Operation::Barrier),
+            Benchmark::PingPong | Benchmark::PingPing | Benchmark::Sendrecv | Benchmark::Exchange => None,
+        }
+    }
+
+    /// Messages a Mbytes/sec figure counts per rank and call (0: none printed).
+    fn messages_counted(self) -> u64 {
+        match self {
+            Benchmark::PingPong | Benchmark::PingPing => 1,
+            Benchmark::Sendrecv => 2,
+            Benchmark::Exchange => 4,
+            Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => 0,
+        }
+    }
+}
+
+/// IMB's default message sizes: 0, then 2^0 … 2^22 bytes (`-msglog 0:22`).
+pub fn imb_sizes(min_log: u32, max_log: u32) -> Vec<u64> {
+    std::iter::once(0).chain((min_log..=max_log).map(|k| 1u64 << k)).collect()
+}
+
+/// Largest message size a benchmark takes (IMB's own limit is 2^30 bytes).
+pub const MAX_SIZE_BYTES: u64 = 1 << 30;
+
+/// A `tofusim mpi-bench` request.
+#[derive(Clone, Debug)]
+pub struct BenchRequest {
+    pub benchmark: Benchmark,
+    pub system: String,
+    pub ranks: Ranks,
+    /// Message sizes, bytes, in order (IMB's: [`imb_sizes`]).
+    pub sizes: Vec<u64>,
+    /// The collective algorithm (`None`: the MPI-library-like default per size).
+    pub algorithm: Option<Algorithm>,
+    /// Packet engine, or the flow model event by event.
+    pub model: Model,
+    pub modes: Modes,
+    pub seed: u64,
+    /// Wall-time budget of each packet-engine run, minutes (`None`: none).
+    pub max_minutes: Option<f64>,
+}
+
+/// One row of IMB's table.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct BenchRow {
+    pub bytes: u64,
+    /// Calls simulated for the row (one: the model is deterministic).
+    pub repetitions: u32,
+    /// Over the participating ranks: each rank's time for one call, µs.
+    pub t_min_us: f64,
+    pub t_max_us: f64,
+    pub t_avg_us: f64,
+    /// IMB's bandwidth (10⁶ bytes per second) for the point-to-point
+    /// kernels: the bytes of the messages a rank sends per call over
+    /// t_max (PingPong: over t). `None` for the collectives.
+    pub mbytes_per_sec: Option<f64>,
+    /// The algorithm the collective ran with (`None`: point-to-point).
+    pub algorithm: Option<String>,
+    /// Every step ran (false after a deadlock or Ctrl-C).
+    pub complete: bool,
+    /// Packets that crossed the network (packet engine; messages between
+    /// ranks of one node move none).
+    pub packets_delivered: Option<u64>,
+}
+
+/// `tofusim mpi-bench`'s result: the benchmark's table and what ran it.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct BenchResult {
+    /// The benchmark as IMB names it (`PingPong`, `Allreduce`, …).
+    pub benchmark: String,
+    /// `single-transfer`, `parallel-transfer` or `collective`: which columns IMB prints.
+    pub kind: &'static str,
+    pub system: String,
+    /// Ranks taking part (`#processes` in IMB's header), of `ranks` placed.
+    pub processes: u32,
+    pub ranks: u32,
+    pub ranks_per_node: u32,
+    pub placement: &'static str,
+    pub model: Model,
+    /// Whose MPI software the point-to-point calls model (their protocol
+    /// limits and costs), and whether it is the system's own.
+    pub mpi_software: Option<crate::replay::MpiSoftware>,
+    pub rows: Vec<BenchRow>,
+    /// Stopped by Ctrl-C before every size ran (the rows are those done).
+    pub interrupted: bool,
+    pub wall_seconds: f64,
+}
+
+impl BenchRequest {
+    /// The request the Python API hands over as JSON (each value's type
+    /// checked there): every key checked here once, absent keys taking the
+    /// command's defaults (IMB's sizes, a rank per node, the packet engine).
+    pub fn from_json(spec: &str) -> Result<BenchRequest> {
+        let v: serde_json::Value = serde_json::from_str(spec).map_err(|e| ConfigError::named(format!("bad spec: {e}")))?;
+        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or_default().to_string();
+        let whole = |k: &str, d: u64| -> Result<u64> {
+            match v.get(k) {
+                None | Some(serde_json::Value::Null) => Ok(d),
+                Some(x) => x.as_u64().ok_or_else(|| ConfigError::argument(k, format!("expected a whole number of at least 0, found {x}"))),
+            }
+        };
+        let benchmark = Benchmark::parse(&text("benchmark"))?;
+        let sizes = match v.get("sizes") {
+            None | Some(serde_json::Value::Null) => imb_sizes(0, 22),
+            Some(serde_json::Value::Array(a)) => a
+                .iter()
+                .map(|x| x.as_u64())
+                .collect::<Option<Vec<u64>>>()
+                .ok_or_else(|| ConfigError::argument("sizes", "expected message sizes in bytes (whole numbers)"))?,
+            Some(_) => return Err(ConfigError::argument("sizes", "expected a list of message sizes in bytes")),
+        };
+        let placement = match v.get("rank_map") {
+            None | Some(serde_json::Value::Null) => crate::rank_placement::RankPlacement::parse(&text("placement"))?,
+            Some(serde_json::Value::Array(a)) => crate::rank_placement::RankPlacement::Map(
+                a.iter()
+                    .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| ConfigError::argument("placement", "expected a node id (a whole number) per rank"))?,
+            ),
+            Some(_) => return Err(ConfigError::argument("placement", "expected a list of node ids, one per rank")),
+        };
+        let algorithm = match text("algo").as_str() {
+            "" => None,
+            name => Some(Algorithm::named(name).ok_or_else(|| ConfigError::argument("algo", format!("unknown algorithm `{name}`; `tofusim coll --list` lists them")))?),
+        };
+        let model = match text("model").as_str() {
+            "" | "packet" => Model::Packet,
+            "flow" => Model::FlowEvents,
+            m => return Err(ConfigError::argument("--model", format!("unknown model `{m}`; expected packet or flow"))),
+        };
+        Ok(BenchRequest {
+            benchmark,
+            system: text("system"),
+            ranks: Ranks::new(whole("ppn", 1)?, placement)?,
+            sizes,
+            algorithm,
+            model,
+            modes: Modes::default(),
+            seed: whole("seed", 1)?,
+            max_minutes: match v.get("max_minutes") {
+                None | Some(serde_json::Value::Null) => Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES),
+                Some(serde_json::Value::String(x)) if x == "none" => None,
+                Some(x) => match x.as_f64() {
+                    Some(m) if m >= 0.0 => Some(m),
+                    _ => return Err(ConfigError::argument("max-time", format!("expected minutes of at least 0 or none, found {x}"))),
+                },
+            },
+        })
+    }
+}
+
+/// The request's system, built once, its ranks placed.
+fn placed_setup(req: &BenchRequest) -> Result<Setup> {
+    let (sys, routes) = crate::build::resolve(&req.system)?;
+    let built = crate::build::build(WHERE, "system", sys, routes)?;
+    let mut s = req.ranks.place(crate::build::communicator_of(built)?)?;
+    s.max_minutes = req.max_minutes;
+    Ok(s)
+}
+
+fn check(req: &BenchRequest, ranks: u32) -> Result<()> {
+    if req.sizes.is_empty() {
+        return Err(ConfigError::argument("sizes", "expected at least one message size"));
+    }
+    if let Some(&b) = req.sizes.iter().find(|&&b| b > MAX_SIZE_BYTES) {
+        return Err(ConfigError::argument("sizes", format!("{b} bytes: above the {MAX_SIZE_BYTES} (1 GiB) a benchmark message may have")));
+    }
+    if !matches!(req.model, Model::Packet | Model::FlowEvents | Model::Flow) {
+        return Err(ConfigError::argument("--model", "mpi-bench runs on the packet engine or the flow model (flow); the rounds form has no per-rank times"));
+    }
+    if ranks < 2 {
+        return Err(ConfigError::argument("system", format!("{} needs at least 2 ranks; the job has {ranks}", req.benchmark.name())));
+    }
+    if req.algorithm.is_some() && req.benchmark.operation().is_none() {
+        return Err(ConfigError::argument("algo", format!("{} is point-to-point: it has no collective algorithm", req.benchmark.name())));
+    }
+    Ok(())
+}
+
+/// The MPI program of kernel `b` over `ranks` ranks with messages (or a
+/// collective vector) of `bytes`: the calls IMB makes, in its order.
+fn program(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>) -> ReplayProgram {
+    let mut p = ReplayProgram { ranks, messages: Vec::new(), collectives: Vec::new(), programs: vec![Vec::new(); ranks as usize] };
+    let message = |p: &mut ReplayProgram, src: u32, dst: u32| {
+        p.messages.push(ReplayMessage { src, dst, bytes, mode: SendMode::Standard });
+        (p.messages.len() - 1) as u32
+    };
+    let blocking = |msg| (Op::Send { msg, request: None }, Op::Recv { msg, request: None });
+    match b {
+        // MPI_Send, then MPI_Recv of the reply.
+        Benchmark::PingPong => {
+            let (ping, pong) = (message(&mut p, 0, 1), message(&mut p, 1, 0));
+            p.programs[0] = vec![blocking(ping).0, blocking(pong).1];
+            p.programs[1] = vec![blocking(ping).1, blocking(pong).0];
+        }
+        // MPI_Isend, MPI_Recv, MPI_Wait on both ranks at once.
+        Benchmark::PingPing => {
+            let (a, b) = (message(&mut p, 0, 1), message(&mut p, 1, 0));
+            for (r, out, inn) in [(0, a, b), (1, b, a)] {
+                p.programs[r] = vec![Op::Send { msg: out, request: Some(1) }, Op::Recv { msg: inn, request: None }, Op::Wait(vec![1])];
+            }
+        }
+        // MPI_Sendrecv: to the right, from the left, on a periodic chain.
+        Benchmark::Sendrecv => {
+            let right: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + 1) % ranks)).collect();
+            for r in 0..ranks {
+                let from_left = right[((r + ranks - 1) % ranks) as usize];
+                p.programs[r as usize] = vec![Op::Send { msg: right[r as usize], request: Some(1) }, Op::Recv { msg: from_left, request: Some(2) }, Op::Wait(vec![1, 2])];
+            }
+        }
+        // MPI_Isend to both neighbours, MPI_Recv from both, MPI_Waitall.
+        Benchmark::Exchange => {
+            let left: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + ranks - 1) % ranks)).collect();
+            let right: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + 1) % ranks)).collect();
+            for r in 0..ranks {
+                let (l, rt) = (((r + ranks - 1) % ranks) as usize, ((r + 1) % ranks) as usize);
+                p.programs[r as usize] = vec![
+                    Op::Send { msg: left[r as usize], request: Some(1) },
+                    Op::Send { msg: right[r as usize], request: Some(2) },
+                    Op::Recv { msg: right[l], request: None },
+                    Op::Recv { msg: left[rt], request: None },
+                    Op::Wait(vec![1, 2]),
+                ];
+            }
+        }
+        Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => {
+            let op = b.operation().expect("a collective");
+            let algorithm = algorithm.expect("a collective's algorithm is settled before");
+            p.collectives.push(ReplayCollective { op: op.name().to_string(), algorithm: algorithm.name().to_string(), members: (0..ranks).collect(), root: 0, size_bytes: bytes });
+            p.programs = vec![vec![Op::Collective(0)]; ranks as usize];
+        }
+    }
+    p
+}
+
+/// One row: the kernel at `bytes`, replayed as an MPI program on the
+/// request's system and ranks (the MPI layer's protocols for the
+/// point-to-point calls, the algorithm's schedule for a collective).
+fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Progress) -> Result<Option<(BenchRow, crate::replay::MpiSoftware)>> {
+    let b = req.benchmark;
+    let algorithm = match b.operation() {
+        None => None,
+        // A zero-count collective moves nothing: MPI libraries return at once.
+        Some(op) if bytes == 0 && op.moves_data() => {
+            let row = BenchRow { bytes, repetitions: 1, t_min_us: 0.0, t_max_us: 0.0, t_avg_us: 0.0, mbytes_per_sec: None, algorithm: None, complete: true, packets_delivered: Some(0) };
+            return Ok(Some((row, crate::replay::MpiSoftware { profile: "", native: true, note: String::new() })));
+        }
+        Some(op) => {
+            let algorithm = match req.algorithm {
+                Some(a) => a,
+                None => {
+                    let name = tofusim_trace::instances::default_algorithm(op.name(), ranks as usize, bytes).expect("every benchmarked operation has a default");
+                    Algorithm::named(name).expect("the defaults are algorithms")
+                }
+            };
+            Some(Algorithm::parse_named(op.name(), algorithm.name()).map_err(|e| ConfigError::argument(e.key, e.message))?.1)
+        }
+    };
+    let spec = crate::replay::ReplaySpec {
+        system: req.system.clone(),
+        system_toml: None,
+        mpi: Default::default(),
+        order: None,
+        ranks: req.ranks.clone(),
+        model: req.model,
+        compute_scale: 1.0,
+        seed: req.seed,
+        counter_cycles: 0,
+        max_minutes: req.max_minutes,
+    };
+    let r = crate::replay::run(&program(b, ranks, bytes, algorithm), &spec, progress)?;
+    if !r.complete && r.run.as_ref().is_some_and(|x| x.interrupted) {
+        return Ok(None);
+    }
+    let ends: Vec<f64> = r.per_rank.iter().map(|x| x.end_seconds).collect();
+    let part: &[f64] = match b.kind() {
+        Kind::SingleTransfer => &ends[..2],
+        Kind::ParallelTransfer | Kind::Collective => &ends,
+    };
+    let us = |s: f64| s * 1e6;
+    let (mut t_min, mut t_max) = (part.iter().copied().fold(f64::INFINITY, f64::min), part.iter().copied().fold(0.0, f64::max));
+    let mut t_avg = part.iter().sum::<f64>() / part.len() as f64;
+    if b == Benchmark::PingPong {
+        // Half the round trip, as IMB reports it.
+        let t = ends[0] / 2.0;
+        (t_min, t_max, t_avg) = (t, t, t);
+    }
+    let counted = b.messages_counted();
+    let mbytes_per_sec = (counted > 0).then(|| if t_max > 0.0 { (counted * bytes) as f64 / us(t_max) } else { 0.0 });
+    let row = BenchRow {
+        bytes,
+        repetitions: 1,
+        t_min_us: us(t_min),
+        t_max_us: us(t_max),
+        t_avg_us: us(t_avg),
+        mbytes_per_sec,
+        algorithm: algorithm.map(|a| a.name().to_string()),
+        complete: r.complete,
+        packets_delivered: r.run.as_ref().map(|x| x.packets_delivered),
+    };
+    Ok(Some((row, r.mpi_software)))
+}
+
+/// Runs `req`: every size in order. `progress(done fraction)` may stop it
+/// between sizes and inside a run (Ctrl-C); the rows done are kept.
+pub fn run(req: &BenchRequest, progress: tofusim_packet::Progress) -> Result<BenchResult> {
+    let wall = std::time::Instant::now();
+    let setup = placed_setup(req)?;
+    let ranks = setup.node_of_rank.len() as u32;
+    check(req, ranks)?;
+    let barrier = req.benchmark == Benchmark::Barrier;
+    let sizes: &[u64] = if barrier { &[0] } else { &req.sizes };
+    let mut rows = Vec::with_capacity(sizes.len());
+    let mut interrupted = false;
+    let mut mpi_software = None;
+    for (i, &bytes) in sizes.iter().enumerate() {
+        if progress(i as f64 / sizes.len() as f64).is_break() {
+            interrupted = true;
+            break;
+        }
+        // Each run reports its own progress within the row's share.
+        let mut inner = |f: f64| progress((i as f64 + f) / sizes.len() as f64);
+        match row(req, ranks, bytes, &mut inner)? {
+            Some((r, software)) => {
+                if !software.profile.is_empty() {
+                    mpi_software = Some(software);
+                }
+                let stopped = !r.complete;
+                rows.push(r);
+                if stopped && progress(i as f64 / sizes.len() as f64).is_break() {
+                    interrupted = true;
+                    break;
+                }
+            }
+            None => {
+                interrupted = true;
+                break;
+            }
+        }
+    }
+    let _ = progress(1.0);
+    Ok(BenchResult {
+        benchmark: req.benchmark.name().to_string(),
+        kind: match req.benchmark.kind() {
+            Kind::SingleTransfer => "single-transfer",
+            Kind::ParallelTransfer => "parallel-transfer",
+            Kind::Collective => "collective",
+        },
+        system: req.system.clone(),
+        processes: if req.benchmark.kind() == Kind::SingleTransfer { 2 } else { ranks },
+        ranks,
+        ranks_per_node: req.ranks.per_node,
+        placement: req.ranks.placement.name(),
+        model: req.model,
+        mpi_software,
+        rows,
+        interrupted,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+    })
+}
+
+/// `progress` that never stops (tests, the examples).
+pub fn never(_: f64) -> ControlFlow<()> {
+    ControlFlow::Continue(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(b: Benchmark, system: &str, ppn: u64, sizes: Vec<u64>) -> BenchRequest {
+        BenchRequest {
+            benchmark: b,
+            system: system.into(),
+            ranks: Ranks::new(ppn, crate::rank_placement::RankPlacement::Block).unwrap(),
+            sizes,
+            algorithm: None,
+            model: Model::Packet,
+            modes: Modes::default(),
+            seed: 1,
+            max_minutes: None,
+        }
+    }
+
+    #[test]
+    fn pingpong_is_half_a_round_trip_and_its_bandwidth_grows_with_size() {
+        let r = run(&req(Benchmark::PingPong, "k:2x3x2", 1, vec![0, 1024, 1 << 20]), &mut never).unwrap();
+        assert_eq!((r.processes, r.rows.len()), (2, 3));
+        let small = &r.rows[0];
+        assert!(small.t_max_us > 0.5 && small.t_max_us < 5.0, "{small:?}");
+        assert_eq!(small.t_min_us, small.t_max_us);
+        let big = &r.rows[2];
+        let bw = big.mbytes_per_sec.unwrap();
+        assert!(bw > 2000.0 && bw < 5000.0, "K put bandwidth 1 MiB: {bw} MB/s");
+    }
+
+    #[test]
+    fn collectives_name_their_algorithm_per_size() {
+        let r = run(&req(Benchmark::Allreduce, "bgl:2x2x2", 2, vec![0, 8, 1 << 16]), &mut never).unwrap();
+        assert_eq!(r.processes, 16);
+        assert_eq!(r.rows[0].t_max_us, 0.0);
+        assert_eq!(r.rows[1].algorithm.as_deref(), Some("recursive-doubling"));
+        assert_eq!(r.rows[2].algorithm.as_deref(), Some("rabenseifner"));
+        assert!(r.rows[2].t_min_us <= r.rows[2].t_avg_us && r.rows[2].t_avg_us <= r.rows[2].t_max_us);
+        let barrier = run(&req(Benchmark::Barrier, "bgl:2x2x2", 1, vec![0, 8]), &mut never).unwrap();
+        assert_eq!(barrier.rows.len(), 1, "a barrier has one row");
+        assert!(barrier.rows[0].t_max_us > 0.0);
+    }
+
+    #[test]
+    fn refusals_name_the_argument() {
+        let mut bad = req(Benchmark::PingPong, "k:2x3x2", 1, vec![8]);
+        bad.algorithm = Some(Algorithm::Ring);
+        assert!(run(&bad, &mut never).unwrap_err().to_string().contains("algo"));
+        let big = req(Benchmark::Sendrecv, "k:2x3x2", 1, vec![2 << 30]);
+        assert!(run(&big, &mut never).unwrap_err().to_string().contains("1 GiB"));
+        assert!(Benchmark::parse("pingpong").is_ok() && Benchmark::parse("nope").is_err());
+    }
+}

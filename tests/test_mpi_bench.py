@@ -1,0 +1,95 @@
+"""``tofusim mpi-bench`` (issue 38): IMB-MPI1 kernels on simulated systems,
+printed as IMB prints them, several ranks per node, and a real IMB output
+file laid beside them (``--compare``)."""
+
+import json
+
+import pytest
+from conftest import ROOT
+
+import tofusim
+from tofusim import imb
+
+SAMPLE = ROOT / "tests" / "data" / "imb_format_sample.txt"
+
+
+def test_pingpong_on_fugaku_prints_imbs_table(run, tmp_path):
+    p = run("mpi-bench", "pingpong", "--system", "fugaku:1x1x1", "--msglog", "0:10", "--out", str(tmp_path / "pp"))
+    assert p.code == 0, p.err
+    lines = p.out.splitlines()
+    assert "# Benchmarking PingPong" in lines and "# #processes = 2" in lines
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["#bytes", "#repetitions"])
+    assert lines[header].split() == ["#bytes", "#repetitions", "t[usec]", "Mbytes/sec"]
+    rows = [line.split() for line in lines[header + 1:header + 13]]
+    assert [int(r[0]) for r in rows] == [0] + [1 << k for k in range(11)]
+    times = [float(r[2]) for r in rows]
+    assert 0.3 < times[0] < 5.0 and times[-1] >= times[0], times
+    # What IMB would print is also in the run directory, and reads back.
+    [block] = imb.read(tmp_path / "pp" / "imb.txt")
+    assert block.benchmark == "PingPong" and [int(r["bytes"]) for r in block.rows][:3] == [0, 1, 2]
+    assert (tmp_path / "pp" / "imb.png").stat().st_size > 0
+
+
+def test_allreduce_with_four_ranks_per_node_on_fugaku(run, tmp_path):
+    p = run("mpi-bench", "allreduce", "--system", "fugaku:2x3x4", "--ppn", "4", "--msglog", "3:4", "--json", "--out", str(tmp_path / "ar"))
+    assert p.code == 0, p.err
+    r = json.loads(p.out)
+    nodes = tofusim.topo("fugaku:2x3x4")["nodes"]
+    assert (r["processes"], r["ranks_per_node"]) == (4 * nodes, 4)
+    assert [x["bytes"] for x in r["rows"]] == [0, 8, 16]
+    for x in r["rows"][1:]:
+        assert x["algorithm"] == "recursive-doubling" and 0 < x["t_min_us"] <= x["t_avg_us"] <= x["t_max_us"]
+    text = (tmp_path / "ar" / "imb.txt").read_text()
+    assert "t_min[usec]" in text and "# #processes = " + str(4 * nodes) in text
+
+
+def test_compare_lays_an_imb_file_beside_the_simulation(run, tmp_path):
+    p = run("mpi-bench", "PingPong", "--system", "k:2x3x2", "--msglog", "0:10", "--compare", str(SAMPLE), "--json",
+                "--out", str(tmp_path / "c"))
+    assert p.code == 0, p.err
+    r = json.loads(p.out)
+    c = r["compared_with"]
+    assert c["processes"] == 2 and [x["bytes"] for x in c["rows"]] == [0] + [1 << k for k in range(11)]
+    first = c["rows"][0]
+    assert first["t_measured_us"] == 2.0 and first["ratio"] == pytest.approx(first["t_simulated_us"] / 2.0)
+    text = run("mpi-bench", "PingPong", "--system", "k:2x3x2", "--msglog", "0:3", "--compare", str(SAMPLE), "--out", str(tmp_path / "t"))
+    assert text.code == 0 and "simulated / measured" in text.out
+    missing = run("mpi-bench", "Bcast", "--system", "k:2x3x2", "--msglog", "0:3", "--compare", str(SAMPLE), "--out", str(tmp_path / "m"))
+    assert missing.code == 2 and "no Bcast table" in missing.err and "PingPong" in missing.err
+
+
+def test_the_api_result_is_typed_and_prints_as_imb():
+    r = tofusim.mpi_bench("Sendrecv", "bgl:2x2x2", sizes=[8, 4096], ppn=2)
+    assert isinstance(r, tofusim.BenchResult) and r.kind == "parallel-transfer" and r.processes == 16
+    row = r.rows[1]
+    assert row.mbytes_per_sec == pytest.approx(2 * 4096 / row.t_max_us)
+    [block] = imb.read_text(r.imb_text())
+    assert block.processes == 16 and block.rows[1]["t_max_usec"] == pytest.approx(row.t_max_us, abs=0.006)
+    assert list(r.to_pandas()["bytes"]) == [8, 4096]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["nope", "--system", "k:2x3x2"], "unknown benchmark"),
+    (["pingpong", "--system", "k:2x3x2", "--algo", "ring"], "point-to-point"),
+    (["pingpong", "--system", "k:2x3x2", "--ppn", "0"], "ppn"),
+    (["pingpong", "--system", "k:2x3x2", "--msglog", "5:2"], "--msglog"),
+    (["pingpong", "--system", "k:2x3x2", "--model", "flow-rounds"], "model"),
+])
+def test_refusals_exit_2_naming_the_option(run, tmp_path, args, needle):
+    p = run("mpi-bench", *args, "--out", str(tmp_path / "x"))
+    assert p.code == 2 and needle in p.err, (p.code, p.err)
+    assert "Traceback" not in p.err
+
+
+def test_coll_places_several_ranks_per_node(run, tmp_path):
+    one = tofusim.collective("allreduce", "ring", 64 << 10, "bgl:2x2x2")
+    two = tofusim.collective("allreduce", "ring", 64 << 10, "bgl:2x2x2", ppn=2, verify=True)
+    assert (one.processes, two.processes, two.ranks_per_node, two.placement) == (8, 16, 2, "block")
+    assert two.verified and two.communicator_shape is None
+    mapped = tofusim.collective("bcast", "binomial", 4096, "bgl:2x2x2", ppn=2, placement=[0, 0, 5, 5, 7])
+    assert (mapped.processes, mapped.placement) == (5, "map")
+    p = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--placement", "cyclic", "--json")
+    assert p.code == 0, p.err
+    assert json.loads(p.out)["placement"] == "cyclic"
+    bad = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--model", "flow-rounds")
+    assert bad.code == 2 and "rounds form" in bad.err
