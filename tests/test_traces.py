@@ -179,6 +179,29 @@ def test_a_trace_replays_on_a_simulated_system(ring, model):
     assert q["time_seconds"] < r["time_seconds"] - 2.5e-3
 
 
+def test_a_trace_replays_with_two_ranks_per_node(ring, tmp_path):
+    """--ppn 2: ranks 0-1 and 2-3 share a node; their messages go through
+    memory, so the ring's links carry only the two messages between nodes."""
+    trace, _ = ring
+    one = json.loads(tofusim("replay", str(trace), "--system", "k:2x3x2", "--json").stdout)
+    p = tofusim("replay", str(trace), "--system", "k:2x3x2", "--ppn", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    two = json.loads(p.stdout)
+    nodes = [x["node"] for x in two["per_rank"]]
+    assert nodes[0] == nodes[1] and nodes[2] == nodes[3] and nodes[0] != nodes[2]
+    assert two["run"]["packets_delivered"] < one["run"]["packets_delivered"]
+    cyclic = json.loads(tofusim("replay", str(trace), "--system", "k:2x3x2", "--ppn", "2", "--placement", "cyclic", "--json").stdout)
+    assert len({x["node"] for x in cyclic["per_rank"]}) == 4
+    crowded = tofusim("replay", str(trace), "--system", "k:2x3x2", "--order", str(_order(tmp_path, [0, 0, 0, 1])), "--ppn", "2")
+    assert crowded.returncode == 2 and "holds 2 ranks already" in crowded.stderr
+
+
+def _order(tmp_path, nodes):
+    f = tmp_path / "order.txt"
+    f.write_text("".join(f"{n}\n" for n in nodes))
+    return f
+
+
 def test_matching_follows_tags_not_the_order_of_posting(tmp_path):
     exe = compile_c(tmp_path, "tags", TAGS_C)
     record(tmp_path / "t", 2, exe)

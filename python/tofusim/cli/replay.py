@@ -40,6 +40,11 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
 @click.option("--compute-scale", type=click.FloatRange(0.0, 1e9), default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
 @click.option("--seed", default=1, show_default=True)
+@click.option("--ppn", type=int, default=1, show_default=True, metavar="N",
+              help="Ranks per node (block placement; --order places them by node id, at most N to a node). They share the node's "
+                   "TNIs and host interface; messages between them go through its memory, not the network.")
+@click.option("--placement", type=click.Choice(["block", "cyclic"]), default="block", show_default=True,
+              help="Where the ranks go without --order: consecutive ranks on a node, or round robin over the nodes.")
 @max_time_option
 @click.option("--counter-period", "counter_period", type=int, default=None, metavar="CYCLES",
               help="Packet engine: sample every port's and VC's counters every CYCLES (0: none) into --out DIR's port_samples.parquet "
@@ -49,7 +54,8 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
                                    "with --system recorded the fitted machine's system.toml.")
 @report_option
 def replay(trace: str, system: str, order_file: str | None, map_: str | None, model: str, coll: tuple[str, ...],
-           compute_scale: float, seed: int, max_time: float | str | None, counter_period: int, as_json: bool, out: str | None, report: bool) -> None:
+           compute_scale: float, seed: int, ppn: int, placement: str, max_time: float | str | None, counter_period: int, as_json: bool,
+           out: str | None, report: bool) -> None:
     """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
     out = out_for(report, out, f"replay-{slug(Path(trace).stem)}")
     if not (compute_scale >= 0.0) or compute_scale == float("inf"):
@@ -77,7 +83,7 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
             raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
         r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
                        algorithms=_algorithms(coll), seed=seed, progress=progress, counter_cycles=counter_period,
-                       samples=columns, max_minutes=max_time)
+                       samples=columns, max_minutes=max_time, ppn=ppn, placement=placement)
     finally:
         progress.close()
     if out:

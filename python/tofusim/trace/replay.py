@@ -70,8 +70,13 @@ def _refuse_unrecorded_threads(trace: str) -> None:
 def replay(trace: str, system: str, *, model: str = "packet", order: list[int] | None = None,
            compute_scale: float = 1.0, algorithms: dict[str, str] | None = None, seed: int = 1,
            progress: Any = None, counter_cycles: int = 0, samples: dict[str, Any] | None = None,
-           max_minutes: "float | str | None" = None) -> dict[str, Any]:
+           max_minutes: "float | str | None" = None, ppn: int = 1, placement: str = "block") -> dict[str, Any]:
     """Replays ``trace`` (an OTF2 archive's directory or anchor file) on ``system``.
+
+    The ranks go ``ppn`` to a node, placed ``block`` or ``cyclic`` over the
+    communicator's nodes, or by ``order`` (each rank's node id; a node
+    holds at most ``ppn``). Ranks of one node share its TNIs and talk
+    through its memory.
 
     ``system`` is a preset (``k:4x6x4``) or ``recorded``: the model of the
     machine the trace was recorded on (:mod:`tofusim.trace.machine`),
@@ -118,7 +123,8 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
         system_toml, mpi = machine["system_toml"], json.dumps(machine["mpi"])
     try:
         r = json.loads(_core.trace_replay(trace, system, model, order, compute_scale, seed, progress, True,
-                                          system_toml, mpi, dict(algorithms or {}), counter_cycles, samples, max_minutes))
+                                          system_toml, mpi, dict(algorithms or {}), counter_cycles, samples, max_minutes,
+                                          a.whole("ppn", ppn, 1, 2**32 - 1), a.text("placement", placement)))
     except ConfigError as e:
         raise a.relabel(e) from None
     if machine is not None:
