@@ -140,7 +140,7 @@ def test_exit_codes_are_decided_in_one_place():
 #: Everything else — the commands, the reproduction cases, the report, the
 #: sweeps — goes through their public functions, so a command and a call
 #: from Python take the same path and the same checks (issue 36).
-API_MODULES = {"__init__.py", "api.py", "mapping.py", "comm.py", "trace/__init__.py", "trace/replay.py"}
+API_MODULES = {"__init__.py", "api.py", "mapping.py", "comm.py", "schedule.py", "trace/__init__.py", "trace/replay.py"}
 
 
 def test_only_the_api_modules_call_the_core():

@@ -16,7 +16,7 @@ from ._core import ConfigError
 __version__ = _core.version()
 
 __all__ = ["BenchResult", "CollectiveResult", "ConfigError", "CounterSamples", "Experiment", "MpiTransport", "ReplayResult", "RunResult", "System", "__version__", "check",
-           "check_file", "coll", "collective", "collective_algorithms", "collective_schedule", "mpi_bench", "network_layout", "presets", "replay", "result_schema", "run",
+           "check_file", "coll", "collective", "collective_algorithms", "collective_schedule", "mpi_bench", "network_layout", "presets", "replay", "result_schema", "run", "run_schedule", "Schedule",
            "run_file", "topo", "topo_file", "topo_toml", "write_report"]
 
 
@@ -332,3 +332,4 @@ def replay(trace: str, system: str, **kw: Any) -> ReplayResult:
 
 from .api import BenchResult, CollectiveResult, Experiment, ReplayResult, Result, RunResult, System, write_report  # noqa: E402 - after the functions they wrap
 from .samples import CounterSamples  # noqa: E402
+from .schedule import Schedule, run_schedule  # noqa: E402

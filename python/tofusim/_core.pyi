@@ -40,6 +40,9 @@ def run_collective(spec: str, progress: object | None = None, keep_partial: bool
     """``spec``: JSON with op, algo, size_bytes, system, root, segment_bytes, tnis, descriptor, cache_injection, cmg,
     verify, seed, model, counter_cycles, steps (keep every step's finish cycle: the result's ``steps`` columns), ppn and
     placement or rank_map."""
+def run_given_schedule(spec: str, progress: object | None = None, keep_partial: bool = False, samples: dict[str, object] | None = None) -> str:
+    """``spec``: JSON with schedule (the schedule's JSON text), schedule_source, system, ppn, placement or rank_map, verify,
+    seed, model, max_minutes, counter_cycles and steps."""
 def mpi_bench(spec: str, progress: object | None = None, keep_partial: bool = False) -> str:
     """``spec``: JSON with benchmark, system, ppn, placement or rank_map, sizes, algo, model, seed and max_minutes."""
 def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, root: int = 0, shape: list[int] | None = None,

@@ -11,8 +11,8 @@ pub type Rank = u32;
 /// A collective operation. `count` (elements per rank) means: the vector
 /// length for barrier-free reductions and broadcasts, the block each rank
 /// contributes for allgather, and the block per destination for alltoall.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "op", rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Collective {
     Barrier,
     Bcast {

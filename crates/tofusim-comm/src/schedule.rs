@@ -26,7 +26,8 @@ pub struct InvalidSchedule(pub String);
 pub type StepId = u32;
 
 /// A contiguous range of a rank's buffer, in elements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Span {
     pub offset: u64,
     pub len: u64,
@@ -137,6 +138,13 @@ impl Serialize for Deps {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Deps {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let ids = Vec::<StepId>::deserialize(deserializer)?;
+        Ok(Deps::from_slice(&ids))
+    }
+}
+
 /// A span list as the schedule keeps it: inline when it fits.
 fn compact(spans: impl Into<Spans>) -> Spans {
     let mut s = spans.into();
@@ -150,7 +158,7 @@ pub fn total(spans: &[Span]) -> u64 {
 }
 
 /// What a receive does with the arriving elements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Combine {
     /// Overwrite the buffer.
@@ -160,8 +168,8 @@ pub enum Combine {
     Sum,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Action {
     /// Send the elements of `spans` (a gather list, one message) to `peer`
     /// through network interface `tni`. `pace` > 1 asks the interface to
@@ -219,19 +227,23 @@ impl Action {
 }
 
 /// The elements of `from`, in order, to `to` (same total).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LocalCopy {
     pub from: Spans,
     pub to: Spans,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Step {
     pub action: Action,
+    #[serde(default)]
     pub deps: Deps,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Program {
     pub steps: Vec<Step>,
 }
@@ -253,7 +265,71 @@ pub struct Schedule {
     pub programs: Vec<Program>,
 }
 
+/// A schedule as data: what [`Schedule`] serialises to (the JSON
+/// `tofusim.collective_schedule` returns), read back.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScheduleData {
+    collective: Collective,
+    /// Its name (a built-in's, or the author's).
+    #[serde(default)]
+    algorithm: Option<String>,
+    ranks: u32,
+    count: u64,
+    #[serde(default)]
+    buffer_elements: Option<u64>,
+    #[serde(default)]
+    fallback: Option<String>,
+    programs: Vec<Program>,
+}
+
+/// Most ranks and steps a schedule given as data may have (its steps are
+/// held in memory as any built schedule's).
+pub const MAX_GIVEN_RANKS: u32 = 1 << 20;
+pub const MAX_GIVEN_STEPS: u64 = 40_000_000;
+
+/// What [`Schedule::from_json`] calls a schedule given without a name.
+pub const GIVEN: &str = "given";
+
 impl Schedule {
+    /// A schedule given as data (`tofusim coll --schedule FILE`, a
+    /// `tofusim.Schedule` written in Python): the JSON a schedule
+    /// serialises to, its steps checked as any built schedule's
+    /// ([`Schedule::validate`]) and the collective's buffer. Returns it
+    /// with the name it gives itself.
+    pub fn from_json(text: &str) -> Result<(Schedule, String), crate::BuildError> {
+        let bad = |message: String| crate::BuildError { key: "schedule", message };
+        let d: ScheduleData = serde_json::from_str(text).map_err(|e| bad(format!("not a schedule: {e}")))?;
+        if !(1..=MAX_GIVEN_RANKS).contains(&d.ranks) {
+            return Err(bad(format!("ranks: expected 1 to {MAX_GIVEN_RANKS}, found {}", d.ranks)));
+        }
+        if d.programs.len() != d.ranks as usize {
+            return Err(bad(format!("{} programs for {} ranks: expected one per rank", d.programs.len(), d.ranks)));
+        }
+        let steps: u64 = d.programs.iter().map(|p| p.steps.len() as u64).sum();
+        if steps > MAX_GIVEN_STEPS {
+            return Err(bad(format!("{steps} steps: more than the {MAX_GIVEN_STEPS} a schedule may hold")));
+        }
+        if let Collective::Bcast { root } | Collective::Reduce { root } = d.collective {
+            if root >= d.ranks {
+                return Err(bad(format!("root {root}: expected a rank from 0 to {}", d.ranks - 1)));
+            }
+        }
+        let needed = d.collective.buffer_elements(d.ranks, d.count);
+        let buffer_elements = d.buffer_elements.unwrap_or(needed);
+        if buffer_elements < needed {
+            return Err(bad(format!("buffer_elements {buffer_elements}: the {} of {} ranks needs at least {needed}", d.collective.name(), d.ranks)));
+        }
+        if let Some((r, i)) = d.programs.iter().enumerate().find_map(|(r, p)| {
+            p.steps.iter().position(|st| matches!(st.action, Action::Send { pace: 0, .. })).map(|i| (r, i))
+        }) {
+            return Err(bad(format!("rank {r} step {i}: pace 0; expected 1 (full rate) or more")));
+        }
+        let s = Schedule { collective: d.collective, algorithm: GIVEN, ranks: d.ranks, count: d.count, buffer_elements, fallback: d.fallback, programs: d.programs };
+        s.validate().map_err(|e| bad(e.0))?;
+        Ok((s, d.algorithm.unwrap_or_else(|| GIVEN.to_string())))
+    }
+
     pub fn new(collective: Collective, algorithm: &'static str, ranks: u32, count: u64) -> Self {
         Self {
             collective,

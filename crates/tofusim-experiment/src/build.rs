@@ -363,6 +363,40 @@ pub fn resolve(system_name: &str) -> Result<(System, Routes)> {
     Ok((sys, routes))
 }
 
+/// Refuses `sys` before it is built when its network and `ranks_per_node`
+/// ranks on every node (their placement, a schedule's steps per rank at
+/// least) would take more than the memory available: a system named
+/// `bgl:1024x1024x1024` is refused here, not by the allocator. `what`
+/// names the request in the message.
+pub fn check_system_memory(sys: &System, ranks_per_node: u32, what: &str) -> Result<()> {
+    use tofusim_packet::budget::{available_bytes, estimate, gib};
+    let Some(limit) = available_bytes() else { return Ok(()) };
+    let size = network_size(&sys.network.topology, None);
+    // A dragonfly's router model needs its node space, which this check
+    // comes before: the torus model's router stands in (the same order of
+    // bytes per port and VC).
+    let model = CommModel::for_system(sys, None);
+    let network = estimate(size, &model.router, &tofusim_packet::RunParams::default(), model.packet_bytes, 0).total();
+    // Per rank: its node, its program and its state (a few hundred bytes).
+    let ranks = size.nodes.saturating_mul(ranks_per_node.max(1) as u64);
+    let need = network.saturating_add(ranks.saturating_mul(256));
+    if need > limit {
+        return Err(err(
+            "system",
+            format!("{what} on {}: {} nodes and {ranks} ranks need about {}, more than the memory available ({}); use a smaller system", sys.name, size.nodes, gib(need), gib(limit)),
+        ));
+    }
+    Ok(())
+}
+
+/// [`setup`] of a system whose memory is checked first
+/// ([`check_system_memory`]) for `ranks_per_node` ranks on every node.
+pub fn checked_setup(system_name: &str, ranks_per_node: u32, what: &str) -> Result<Setup> {
+    let (sys, routes) = resolve(system_name)?;
+    check_system_memory(&sys, ranks_per_node, what)?;
+    setup_of(sys, routes)
+}
+
 /// The communicator of every node of a resolved system ([`resolve`]), built.
 pub fn setup_of(sys: System, routes: Routes) -> Result<Setup> {
     communicator_of(build(WHERE, "system", sys, routes)?)

@@ -16,6 +16,7 @@ pub mod fault_events;
 pub mod flow_model;
 pub mod flow_run;
 pub mod generation;
+pub mod given_schedule;
 pub mod layout;
 pub mod link_errors;
 pub mod mpi_bench;

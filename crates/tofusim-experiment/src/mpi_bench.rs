@@ -36,7 +36,6 @@ use crate::comm_model::Modes;
 use crate::error::{ConfigError, Result};
 use crate::rank_placement::Ranks;
 
-const WHERE: &str = "<command line>";
 
 /// The IMB-MPI1 kernels modelled (the enum is the registry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,9 +269,7 @@ impl BenchRequest {
 
 /// The request's system, built once, its ranks placed.
 fn placed_setup(req: &BenchRequest) -> Result<Setup> {
-    let (sys, routes) = crate::build::resolve(&req.system)?;
-    let built = crate::build::build(WHERE, "system", sys, routes)?;
-    let mut s = req.ranks.place(crate::build::communicator_of(built)?)?;
+    let mut s = req.ranks.place(crate::build::checked_setup(&req.system, req.ranks.per_node, &format!("mpi-bench {}", req.benchmark.name()))?)?;
     s.max_minutes = req.max_minutes;
     Ok(s)
 }
@@ -352,6 +349,48 @@ fn program(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>) -
     p
 }
 
+/// Bytes a replayed message costs while its schedule runs: its send and
+/// receive steps with their spans and dependencies, its matching and
+/// execution state, the MPI layer's protocol steps (measured: about 150;
+/// a margin for the packets in flight).
+const BYTES_PER_MESSAGE: u64 = 400;
+
+/// The messages of kernel `b` at `bytes` over `ranks` ranks, estimated
+/// before its schedule is written (a rendezvous doubles them), and the
+/// memory they take, each held against its limit: an all-to-all of a
+/// million ranks is refused here, not by the allocator.
+fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>) -> Result<()> {
+    let p = ranks as u64;
+    let messages = match (b.operation(), algorithm) {
+        (Some(op), Some(a)) => crate::collective::messages_estimate(Some(op), a, bytes, None, p),
+        _ => match b {
+            Benchmark::PingPong | Benchmark::PingPing => 2,
+            Benchmark::Sendrecv => p,
+            _ => 2 * p,
+        }
+        .saturating_mul(3),
+    };
+    if messages > crate::collective::MAX_SCHEDULE_MESSAGES {
+        return Err(ConfigError::argument(
+            "ppn",
+            format!("{} of {bytes} bytes over {ranks} ranks: about {messages} messages, more than the {} a schedule may hold; fewer ranks (--ppn, --system)", b.name(), crate::collective::MAX_SCHEDULE_MESSAGES),
+        ));
+    }
+    // Bruck's messages gather every block whose index has the step's bit
+    // set: p/2 spans of 16 bytes each.
+    let spans_bytes = if algorithm == Some(Algorithm::Bruck) { 8 * p } else { 0 };
+    let need = messages.saturating_mul(BYTES_PER_MESSAGE + spans_bytes);
+    if let Some((limit, what)) = tofusim_packet::budget::limit(None) {
+        if need > limit {
+            return Err(ConfigError::argument(
+                "ppn",
+                format!("{} of {bytes} bytes over {ranks} ranks: about {messages} messages needing {}, more than {what} ({}); fewer ranks (--ppn, --system)", b.name(), tofusim_packet::budget::gib(need), tofusim_packet::budget::gib(limit)),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// One row: the kernel at `bytes`, replayed as an MPI program on the
 /// request's system and ranks (the MPI layer's protocols for the
 /// point-to-point calls, the algorithm's schedule for a collective).
@@ -375,6 +414,7 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
             Some(Algorithm::parse_named(op.name(), algorithm.name()).map_err(|e| ConfigError::argument(e.key, e.message))?.1)
         }
     };
+    check_size(b, ranks, bytes, algorithm)?;
     let spec = crate::replay::ReplaySpec {
         system: req.system.clone(),
         system_toml: None,

@@ -16,7 +16,7 @@ use serde::Serialize;
 use tofusim_comm::mpi::MpiConfig;
 use tofusim_comm::replay::{build, Phase, ReplayParams, ReplayProgram, Timeline};
 
-use crate::build::{setup, Setup};
+use crate::build::Setup;
 use crate::collective::{run_on, Model, RunSummary, ScheduleOptions};
 use crate::comm_model::Modes;
 use crate::error::{ConfigError, Result};
@@ -251,7 +251,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
     }
     let s = match &spec.system_toml {
         Some(text) => crate::build::setup_toml(&spec.system, text)?,
-        None => setup(&spec.system)?,
+        None => crate::build::checked_setup(&spec.system, spec.ranks.per_node, "a replay")?,
     };
     let mut s = place(s, program.ranks, spec.order.as_deref(), &spec.ranks)?;
     s.max_minutes = spec.max_minutes;

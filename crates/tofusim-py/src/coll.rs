@@ -57,3 +57,26 @@ pub fn mpi_bench(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep
     let r = r.map_err(config_err)?;
     Ok(serde_json::to_string(&r).expect("results serialise"))
 }
+
+/// Runs a collective given as data (spec as JSON: schedule — the
+/// schedule's JSON text —, schedule_source, system, ppn, placement or
+/// rank_map, verify, seed, model, max_minutes, counter_cycles, steps);
+/// returns the result as JSON (`tofusim_experiment::given_schedule`).
+#[pyfunction]
+#[pyo3(signature = (spec, progress=None, keep_partial=false, samples=None))]
+pub fn run_given_schedule(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool, samples: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<String> {
+    let g = tofusim_experiment::given_schedule::GivenRun::from_json(&spec).map_err(config_err)?;
+    let raised = std::sync::Mutex::new(None);
+    let r = py.detach(|| {
+        let mut report = reporter(&progress, &raised);
+        tofusim_experiment::given_schedule::run(&g, &mut report)
+    });
+    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
+    let mut r = r.map_err(config_err)?;
+    let json = serde_json::to_string(&r).expect("results serialise");
+    if let (Some(d), Some(run)) = (&samples, &mut r.run) {
+        put_counter_samples(py, d, &mut run.counter_samples)?;
+    }
+    Ok(json)
+}

@@ -19,7 +19,7 @@ mod run;
 mod samples;
 mod topo;
 mod trace;
-use coll::{collective_algorithms, mpi_bench, run_collective};
+use coll::{collective_algorithms, mpi_bench, run_collective, run_given_schedule};
 use run::run_experiment;
 use topo::{deadlock_check, network_layout, preset_names, presets_json, topo_name, topo_toml};
 use trace::{replay, trace_comm_list, trace_replay, trace_ranks, trace_summary};
@@ -123,6 +123,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collective_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective, m)?)?;
     m.add_function(wrap_pyfunction!(mpi_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(run_given_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(trace_summary, m)?)?;
     m.add_function(wrap_pyfunction!(trace_ranks, m)?)?;

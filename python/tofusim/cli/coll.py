@@ -132,6 +132,10 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
               help="trinary-tree and trinaryx3: three trees (JSON: lengths, and each tree's parent per rank, null at the root) instead of "
                    "the built ones; checked: spanning, nearest-neighbour arcs, one tree per link, at most three children per rank. "
                    "tools/trinary_trees_sat.py writes shallow ones.")
+@click.option("--schedule", "schedule_file", metavar="FILE", default=None,
+              help="Run a collective written as data instead of a built-in algorithm: the JSON a schedule serialises to "
+                   "(tofusim.Schedule in Python writes it; tofusim.collective_schedule gives a built-in's). The operation, ranks "
+                   "and size are the schedule's.")
 @click.option("--descriptor", metavar="direct|memory", default="direct", show_default=True, help="Tofu descriptor mode.")
 @click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
 @click.option("--cmg", metavar="near|far", default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
@@ -152,8 +156,8 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
-def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, cache_injection, cmg, ppn, placement, verify, seed, max_time, model, list_,
-         counter_period, jobs, out, as_json, report) -> None:
+def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file, descriptor, cache_injection, cmg, ppn, placement, verify, seed, max_time,
+         model, list_, counter_period, jobs, out, as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
@@ -164,10 +168,17 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
     if list_:
         _list(as_json)
         return
-    if op is None:
+    if schedule_file is not None:
+        given = {"--algo": algo, "--segment": segment, "--tnis": tnis, "--trees": trees_file, "--root": root or None}
+        clash = [k for k, v in given.items() if v is not None]
+        if clash:
+            raise click.UsageError(f"--schedule gives the algorithm, its TNIs and segments: drop {', '.join(clash)}")
+        if size != "8B":
+            raise click.UsageError("--schedule gives the size (its count of 8-byte elements): drop --size")
+    elif op is None:
         raise click.UsageError("missing OP (or --list)")
     algos = collective_algorithms()
-    if not algo and op in algos:
+    if schedule_file is None and not algo and op in algos:
         raise click.UsageError(f"missing --algo; {op} has: " + ", ".join(a["name"] for a in algos[op]))
     # Anything else (an unknown operation too) is checked where the API checks it.
     if not system:
@@ -179,7 +190,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
             raise click.UsageError(f"--algo {algo!r}: an empty algorithm name (expected names separated by commas, e.g. ring,recursive-doubling)")
         if len(set(names)) < len(names):
             raise click.UsageError(f"--algo {algo!r}: an algorithm named twice")
-    sweeping = bool(algo) and ("," in algo or ":" in size)
+    sweeping = schedule_file is None and bool(algo) and ("," in algo or ":" in size)
     if counter_period is None:
         # One packet run with --out samples by default (a report's heat maps move over the samples).
         counter_period = DEFAULT_COUNTER_PERIOD if out and model == "packet" and not sweeping else 0
@@ -201,7 +212,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
         from .files import read_text
 
         trees = read_text(trees_file, "trees file")
-    out = out_for(report, out, f"coll-{op}-{slug(system or 'default')}")
+    out = out_for(report, out, f"coll-{op or 'schedule'}-{slug(system or 'default')}")
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model, max_minutes=max_time,
@@ -211,10 +222,21 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, descriptor, ca
     progress = _LazyProgress()
     columns: dict = {}
     try:
-        r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
-                     cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
-                     counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
-                     trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time, ppn=ppn, placement=read_placement(placement))
+        if schedule_file is not None:
+            from ..schedule import run_schedule
+            from .files import read_text as _read
+
+            r = run_schedule(_read(schedule_file, "schedule"), system, ppn=ppn, placement=read_placement(placement), verify=verify, model=model,
+                             seed=seed, progress=progress, keep_partial=True, counter_cycles=counter_period, steps=bool(out) and model == "packet",
+                             max_minutes=max_time, source=schedule_file, samples=columns)
+            if op is not None and op != r["op"]:
+                raise click.UsageError(f"OP {op}: the schedule in {schedule_file} is a {r['op']}")
+            op, algo = r["op"], r["algo"]
+        else:
+            r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
+                         cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
+                         counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
+                         trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time, ppn=ppn, placement=read_placement(placement))
     finally:
         progress.close()
     if out:
