@@ -93,3 +93,15 @@ def test_coll_places_several_ranks_per_node(run, tmp_path):
     assert json.loads(p.out)["placement"] == "cyclic"
     bad = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--model", "flow-rounds")
     assert bad.code == 2 and "rounds form" in bad.err
+
+
+def test_k_mpi_latency_and_bandwidth_through_the_benchmark_path():
+    """[S:001]: MPI between nearest neighbours on K, 1.27 µs at 8 B (the
+    MPI layer's software cost is fitted to it: a check of the path, not a
+    validation) and 4.7 GB/s at 16 MB (not fitted). IMB's 1,000
+    repetitions average the first, memory-saving exchanges in."""
+    r = tofusim.mpi_bench("PingPong", "k:2x3x2", sizes=[8, 16 << 20])
+    small, big = r.rows
+    assert small.repetitions == 1000 and small.t_max_us == pytest.approx(1.27, abs=0.03)
+    assert big.mbytes_per_sec / 1e3 == pytest.approx(4.7, rel=0.03)
+    assert r.mpi_software.profile == "k-computer" and r.mpi_software.native

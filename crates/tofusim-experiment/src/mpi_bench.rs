@@ -20,9 +20,12 @@
 //!   (the same default replays use, named in each row) or the one given.
 //!
 //! t_min, t_max and t_avg are over the participating ranks: each rank's
-//! time is when its last step of the call finished. A repetition is one
-//! call: the simulation is deterministic, so one is enough (IMB repeats to
-//! average out noise a model does not have).
+//! time is its loop's time over the repetitions, as IMB averages. The
+//! point-to-point kernels run IMB's repetitions back to back (their MPI
+//! layer starts each peer in memory-saving mode and switches it to
+//! high-speed buffers after some exchanges, which IMB's average sees); a
+//! collective runs once (its schedule costs the same every call, and the
+//! model has no noise to average).
 
 use std::ops::ControlFlow;
 
@@ -162,7 +165,9 @@ pub struct BenchRequest {
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BenchRow {
     pub bytes: u64,
-    /// Calls simulated for the row (one: the model is deterministic).
+    /// Calls simulated back to back for the row: IMB's count for the
+    /// point-to-point kernels (1,000, fewer above 40 KB), one for a
+    /// collective ([`repetitions`]).
     pub repetitions: u32,
     /// Over the participating ranks: each rank's time for one call, µs.
     pub t_min_us: f64,
@@ -295,58 +300,91 @@ fn check(req: &BenchRequest, ranks: u32) -> Result<()> {
 
 /// The MPI program of kernel `b` over `ranks` ranks with messages (or a
 /// collective vector) of `bytes`: the calls IMB makes, in its order.
-fn program(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>) -> ReplayProgram {
+fn program(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>, reps: u32) -> ReplayProgram {
     let mut p = ReplayProgram { ranks, messages: Vec::new(), collectives: Vec::new(), programs: vec![Vec::new(); ranks as usize] };
     let message = |p: &mut ReplayProgram, src: u32, dst: u32| {
         p.messages.push(ReplayMessage { src, dst, bytes, mode: SendMode::Standard });
         (p.messages.len() - 1) as u32
     };
-    let blocking = |msg| (Op::Send { msg, request: None }, Op::Recv { msg, request: None });
-    match b {
-        // MPI_Send, then MPI_Recv of the reply.
-        Benchmark::PingPong => {
-            let (ping, pong) = (message(&mut p, 0, 1), message(&mut p, 1, 0));
-            p.programs[0] = vec![blocking(ping).0, blocking(pong).1];
-            p.programs[1] = vec![blocking(ping).1, blocking(pong).0];
-        }
-        // MPI_Isend, MPI_Recv, MPI_Wait on both ranks at once.
-        Benchmark::PingPing => {
-            let (a, b) = (message(&mut p, 0, 1), message(&mut p, 1, 0));
-            for (r, out, inn) in [(0, a, b), (1, b, a)] {
-                p.programs[r] = vec![Op::Send { msg: out, request: Some(1) }, Op::Recv { msg: inn, request: None }, Op::Wait(vec![1])];
+    // Each repetition's calls after the last one's, their requests numbered apart.
+    for rep in 0..reps as u64 {
+        let (q1, q2) = (2 * rep + 1, 2 * rep + 2);
+        match b {
+            // MPI_Send, then MPI_Recv of the reply.
+            Benchmark::PingPong => {
+                let (ping, pong) = (message(&mut p, 0, 1), message(&mut p, 1, 0));
+                p.programs[0].extend([Op::Send { msg: ping, request: None }, Op::Recv { msg: pong, request: None }]);
+                p.programs[1].extend([Op::Recv { msg: ping, request: None }, Op::Send { msg: pong, request: None }]);
             }
-        }
-        // MPI_Sendrecv: to the right, from the left, on a periodic chain.
-        Benchmark::Sendrecv => {
-            let right: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + 1) % ranks)).collect();
-            for r in 0..ranks {
-                let from_left = right[((r + ranks - 1) % ranks) as usize];
-                p.programs[r as usize] = vec![Op::Send { msg: right[r as usize], request: Some(1) }, Op::Recv { msg: from_left, request: Some(2) }, Op::Wait(vec![1, 2])];
+            // MPI_Isend, MPI_Recv, MPI_Wait on both ranks at once.
+            Benchmark::PingPing => {
+                let (a, b) = (message(&mut p, 0, 1), message(&mut p, 1, 0));
+                for (r, out, inn) in [(0, a, b), (1, b, a)] {
+                    p.programs[r].extend([Op::Send { msg: out, request: Some(q1) }, Op::Recv { msg: inn, request: None }, Op::Wait(vec![q1])]);
+                }
             }
-        }
-        // MPI_Isend to both neighbours, MPI_Recv from both, MPI_Waitall.
-        Benchmark::Exchange => {
-            let left: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + ranks - 1) % ranks)).collect();
-            let right: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + 1) % ranks)).collect();
-            for r in 0..ranks {
-                let (l, rt) = (((r + ranks - 1) % ranks) as usize, ((r + 1) % ranks) as usize);
-                p.programs[r as usize] = vec![
-                    Op::Send { msg: left[r as usize], request: Some(1) },
-                    Op::Send { msg: right[r as usize], request: Some(2) },
-                    Op::Recv { msg: right[l], request: None },
-                    Op::Recv { msg: left[rt], request: None },
-                    Op::Wait(vec![1, 2]),
-                ];
+            // MPI_Sendrecv: to the right, from the left, on a periodic chain.
+            Benchmark::Sendrecv => {
+                let right: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + 1) % ranks)).collect();
+                for r in 0..ranks {
+                    let from_left = right[((r + ranks - 1) % ranks) as usize];
+                    p.programs[r as usize].extend([Op::Send { msg: right[r as usize], request: Some(q1) }, Op::Recv { msg: from_left, request: Some(q2) }, Op::Wait(vec![q1, q2])]);
+                }
             }
-        }
-        Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => {
-            let op = b.operation().expect("a collective");
-            let algorithm = algorithm.expect("a collective's algorithm is settled before");
-            p.collectives.push(ReplayCollective { op: op.name().to_string(), algorithm: algorithm.name().to_string(), members: (0..ranks).collect(), root: 0, size_bytes: bytes });
-            p.programs = vec![vec![Op::Collective(0)]; ranks as usize];
+            // MPI_Isend to both neighbours, MPI_Recv from both, MPI_Waitall.
+            Benchmark::Exchange => {
+                let left: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + ranks - 1) % ranks)).collect();
+                let right: Vec<u32> = (0..ranks).map(|r| message(&mut p, r, (r + 1) % ranks)).collect();
+                for r in 0..ranks {
+                    let (l, rt) = (((r + ranks - 1) % ranks) as usize, ((r + 1) % ranks) as usize);
+                    p.programs[r as usize].extend([
+                        Op::Send { msg: left[r as usize], request: Some(q1) },
+                        Op::Send { msg: right[r as usize], request: Some(q2) },
+                        Op::Recv { msg: right[l], request: None },
+                        Op::Recv { msg: left[rt], request: None },
+                        Op::Wait(vec![q1, q2]),
+                    ]);
+                }
+            }
+            Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => {
+                let op = b.operation().expect("a collective");
+                let algorithm = algorithm.expect("a collective's algorithm is settled before");
+                let k = p.collectives.len() as u32;
+                p.collectives.push(ReplayCollective { op: op.name().to_string(), algorithm: algorithm.name().to_string(), members: (0..ranks).collect(), root: 0, size_bytes: bytes });
+                for prog in &mut p.programs {
+                    prog.push(Op::Collective(k));
+                }
+            }
         }
     }
     p
+}
+
+/// IMB's message volume per sample: a size runs at most 1,000 times and
+/// fewer above 40 KB, so that a sample moves about 40 MB (IMB-MPI1's
+/// `MSGSPERSAMPLE` and `OVERALL_VOL`).
+const IMB_MSGS_PER_SAMPLE: u64 = 1000;
+const IMB_OVERALL_VOL_BYTES: u64 = 40 << 20;
+
+/// Most messages a benchmark's repetitions may add up to in one run (a
+/// parallel kernel on many ranks runs fewer repetitions than IMB would).
+const MAX_REPEATED_MESSAGES: u64 = 2_000_000;
+
+/// Calls simulated for kernel `b` at `bytes` on `ranks` ranks: IMB's
+/// count for the point-to-point kernels (their MPI layer switches a peer
+/// to high-speed buffers after a number of exchanges, so the first calls
+/// are slower and IMB's average sees it), bounded by
+/// [`MAX_REPEATED_MESSAGES`]; one for a collective (its schedule's cost is
+/// the same every call: the model has no noise to average).
+pub fn repetitions(b: Benchmark, ranks: u32, bytes: u64) -> u32 {
+    let per_call = match b {
+        Benchmark::PingPong | Benchmark::PingPing => 2,
+        Benchmark::Sendrecv => ranks as u64,
+        Benchmark::Exchange => 2 * ranks as u64,
+        Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => return 1,
+    };
+    let imb = IMB_MSGS_PER_SAMPLE.min((IMB_OVERALL_VOL_BYTES / bytes.max(1)).max(1));
+    imb.min((MAX_REPEATED_MESSAGES / per_call).max(1)) as u32
 }
 
 /// Bytes a replayed message costs while its schedule runs: its send and
@@ -359,7 +397,7 @@ const BYTES_PER_MESSAGE: u64 = 400;
 /// before its schedule is written (a rendezvous doubles them), and the
 /// memory they take, each held against its limit: an all-to-all of a
 /// million ranks is refused here, not by the allocator.
-fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>) -> Result<()> {
+fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>, reps: u32) -> Result<()> {
     let p = ranks as u64;
     let messages = match (b.operation(), algorithm) {
         (Some(op), Some(a)) => crate::collective::messages_estimate(Some(op), a, bytes, None, p),
@@ -368,7 +406,8 @@ fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>
             Benchmark::Sendrecv => p,
             _ => 2 * p,
         }
-        .saturating_mul(3),
+        .saturating_mul(3)
+        .saturating_mul(reps as u64),
     };
     if messages > crate::collective::MAX_SCHEDULE_MESSAGES {
         return Err(ConfigError::argument(
@@ -414,7 +453,8 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
             Some(Algorithm::parse_named(op.name(), algorithm.name()).map_err(|e| ConfigError::argument(e.key, e.message))?.1)
         }
     };
-    check_size(b, ranks, bytes, algorithm)?;
+    let reps = repetitions(b, ranks, bytes);
+    check_size(b, ranks, bytes, algorithm, reps)?;
     let spec = crate::replay::ReplaySpec {
         system: req.system.clone(),
         system_toml: None,
@@ -427,11 +467,12 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
         counter_cycles: 0,
         max_minutes: req.max_minutes,
     };
-    let r = crate::replay::run(&program(b, ranks, bytes, algorithm), &spec, progress)?;
+    let r = crate::replay::run(&program(b, ranks, bytes, algorithm, reps), &spec, progress)?;
     if !r.complete && r.run.as_ref().is_some_and(|x| x.interrupted) {
         return Ok(None);
     }
-    let ends: Vec<f64> = r.per_rank.iter().map(|x| x.end_seconds).collect();
+    // Per rank, the mean time of a call (IMB's t: the loop's time over its repetitions).
+    let ends: Vec<f64> = r.per_rank.iter().map(|x| x.end_seconds / reps as f64).collect();
     let part: &[f64] = match b.kind() {
         Kind::SingleTransfer => &ends[..2],
         Kind::ParallelTransfer | Kind::Collective => &ends,
@@ -448,7 +489,7 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
     let mbytes_per_sec = (counted > 0).then(|| if t_max > 0.0 { (counted * bytes) as f64 / us(t_max) } else { 0.0 });
     let row = BenchRow {
         bytes,
-        repetitions: 1,
+        repetitions: reps,
         t_min_us: us(t_min),
         t_max_us: us(t_max),
         t_avg_us: us(t_avg),
