@@ -85,7 +85,16 @@ def test_coll_places_several_ranks_per_node(run, tmp_path):
     one = tofusim.collective("allreduce", "ring", 64 << 10, "bgl:2x2x2")
     two = tofusim.collective("allreduce", "ring", 64 << 10, "bgl:2x2x2", ppn=2, verify=True)
     assert (one.processes, two.processes, two.ranks_per_node, two.placement) == (8, 16, 2, "block")
-    assert two.verified and two.communicator_shape is None
+    # Node leaders: the ring runs among one rank per node, on the nodes' torus shape.
+    assert two.verified and two.node_leaders and two.communicator_shape == one.communicator_shape
+    flat = tofusim.collective("allreduce", "ring", 64 << 10, "bgl:2x2x2", ppn=2, verify=True, flat=True)
+    assert flat.verified and not flat.node_leaders and flat.communicator_shape is None
+    assert flat.run.packets_delivered > two.run.packets_delivered, "flat: every rank's blocks cross the network"
+    # Trinaryx3 needs the torus: with node leaders it runs with 4 ranks per node.
+    t3 = tofusim.collective("allreduce", "trinaryx3", 1 << 20, "k:2x3x2", ppn=4, verify=True)
+    assert t3.verified and t3.node_leaders and t3.fallback is None
+    rooted = run("coll", "bcast", "--algo", "binomial", "--size", "1KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--root", "1")
+    assert rooted.code == 2 and "first rank" in rooted.err
     mapped = tofusim.collective("bcast", "binomial", 4096, "bgl:2x2x2", ppn=2, placement=[0, 0, 5, 5, 7])
     assert (mapped.processes, mapped.placement) == (5, "map")
     p = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--placement", "cyclic", "--json")

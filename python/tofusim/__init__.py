@@ -207,12 +207,16 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
          counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None,
          trees: str | None = None, trees_source: str = "<trees>", max_minutes: "float | str | None" = None,
-         ppn: int = 1, placement: "str | list[int]" = "block") -> dict[str, Any]:
+         ppn: int = 1, placement: "str | list[int]" = "block", flat: bool = False) -> dict[str, Any]:
     """Runs one collective over every node of ``system``, ``ppn`` ranks per
     node placed ``block`` (consecutive ranks share a node), ``cyclic`` or
     by a list of node ids, one per rank. Ranks of one node share its TNIs
-    and talk through its memory; a communicator of several ranks per node
-    has no torus shape (the torus-aware algorithms need one per node).
+    and talk through its memory. With several ranks per node, barrier,
+    bcast, reduce and allreduce run in their node-leader form (the node's
+    ranks fan in to its first rank through memory, the algorithm runs
+    among one rank per node on the nodes' torus shape, the result fans
+    out), as the Tofu libraries run them; ``flat=True`` runs the algorithm
+    over every rank instead (no torus shape then).
 
     ``size_bytes``: the vector (bcast, reduce, allreduce), each rank's block
     (allgather) or each rank's block per destination (alltoall). ``model``:
@@ -247,7 +251,7 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
         "tnis": None if tnis is None else a.whole("tnis", tnis, 0, 255), "descriptor": a.text("descriptor", descriptor),
         "cache_injection": a.flag("cache_injection", cache_injection), "cmg": a.text("cmg", cmg), "verify": a.flag("verify", verify),
         "seed": a.whole("seed", seed), "model": a.text("model", model), "counter_cycles": a.whole("counter_cycles", counter_cycles),
-        "steps": a.flag("steps", steps),
+        "steps": a.flag("steps", steps), "flat": a.flag("flat", flat),
     }
     a.placement(spec, ppn, placement)
     if max_minutes is not None:
@@ -264,7 +268,7 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
 def mpi_bench(benchmark: str, system: str, *, ppn: int = 1, placement: "str | list[int]" = "block",
               sizes: "list[int] | None" = None, msglog: tuple[int, int] = (0, 22), algo: str | None = None,
               model: str = "packet", seed: int = 1, progress: Any = None, keep_partial: bool = False,
-              max_minutes: "float | str | None" = None) -> BenchResult:
+              max_minutes: "float | str | None" = None, flat: bool = False) -> BenchResult:
     """An Intel MPI Benchmarks (IMB-MPI1) kernel on ``system``: PingPong,
     PingPing, Sendrecv, Exchange, Allreduce, Reduce, Bcast, Allgather,
     Alltoall or Barrier, over every node's ``ppn`` ranks (placed as for
@@ -289,7 +293,7 @@ def mpi_bench(benchmark: str, system: str, *, ppn: int = 1, placement: "str | li
     spec: dict[str, Any] = {"benchmark": a.text("benchmark", benchmark), "system": a.text("system", system),
                             "sizes": [a.size(f"sizes[{i}]", s) for i, s in enumerate(sizes)] if sizes is not None
                             else [0] + [1 << k for k in range(lo, hi + 1)],
-                            "model": a.text("model", model), "seed": a.whole("seed", seed)}
+                            "model": a.text("model", model), "seed": a.whole("seed", seed), "flat": a.flag("flat", flat)}
     if algo is not None:
         spec["algo"] = a.text("algo", algo)
     a.placement(spec, ppn, placement)

@@ -123,6 +123,10 @@ pub struct ReplayParams {
     /// Network interfaces per node a collective algorithm may use.
     pub tnis: u8,
     pub segment_bytes: u64,
+    /// Each rank's node, when a collective whose members share nodes runs
+    /// in its node-leader form ([`crate::hierarchical`]); `None`: every
+    /// collective runs flat over its members.
+    pub node_of_rank: Option<Vec<u32>>,
 }
 
 /// What a rank's time goes to, call by call.
@@ -181,6 +185,33 @@ fn err(msg: impl Into<String>) -> crate::BuildError {
     crate::BuildError { key: "trace", message: msg.into() }
 }
 
+/// Collective `c`'s node-leader form ([`crate::hierarchical`]) over its
+/// members on `nodes`, when its operation has one and its root leads its
+/// node; `None`: it runs flat.
+fn node_leader_form(c: &ReplayCollective, nodes: &[u32], params: &ReplayParams) -> Result<Option<Schedule>, crate::BuildError> {
+    if crate::Operation::parse(&c.op).is_err() {
+        return Ok(None);
+    }
+    let (order, leader_of) = crate::hierarchical::leaders(nodes);
+    if leader_of.get(c.root as usize) != Some(&c.root) {
+        return Ok(None);
+    }
+    let root = order.iter().position(|&l| l == c.root).unwrap_or(0) as Rank;
+    let mut prm = Params::new(order.len() as u32, 0);
+    prm.tnis = params.tnis.max(1);
+    prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+    let inner = build_named(&c.op, &c.algorithm, root, c.size_bytes, prm).map_err(|e| err(format!("collective {} ({} on {} leaders): {}", c.op, c.algorithm, order.len(), e.message)))?;
+    if !crate::hierarchical::applies_to(inner.collective) {
+        return Ok(None);
+    }
+    let collective = match inner.collective {
+        crate::Collective::Bcast { .. } => crate::Collective::Bcast { root: c.root },
+        crate::Collective::Reduce { .. } => crate::Collective::Reduce { root: c.root },
+        other => other,
+    };
+    crate::hierarchical::node_leaders(collective, nodes, &inner).map(Some).map_err(|e| err(format!("collective {}: {}", c.op, e.message)))
+}
+
 /// Writes `p` out as one schedule (see the module docs).
 pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Timeline), crate::BuildError> {
     check(p)?;
@@ -203,11 +234,23 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
         }
     }
     // The collectives' schedules, built once per distinct shape.
-    let mut built: std::collections::HashMap<(String, String, u32, u64, Rank), std::sync::Arc<Schedule>> = Default::default();
+    // The key: the shape, and the members' nodes when they share some.
+    type Key = (String, String, u32, u64, Rank, Option<Vec<u32>>);
+    let mut built: std::collections::HashMap<Key, std::sync::Arc<Schedule>> = Default::default();
     let mut coll_schedules = Vec::with_capacity(p.collectives.len());
     for c in &p.collectives {
         let n = c.members.len() as u32;
-        let key = (c.op.clone(), c.algorithm.clone(), n, c.size_bytes, c.root);
+        let shared = params.node_of_rank.as_ref().and_then(|nodes| {
+            let v: Vec<u32> = c.members.iter().map(|&m| nodes.get(m as usize).copied().unwrap_or(m)).collect();
+            let distinct: std::collections::HashSet<u32> = v.iter().copied().collect();
+            (distinct.len() < v.len()).then_some(v)
+        });
+        let key = (c.op.clone(), c.algorithm.clone(), n, c.size_bytes, c.root, shared.clone());
+        if let (Some(nodes), false) = (&shared, built.contains_key(&key)) {
+            if let Some(s) = node_leader_form(c, nodes, params)? {
+                built.insert(key.clone(), std::sync::Arc::new(s));
+            }
+        }
         if !built.contains_key(&key) {
             let mut prm = Params::new(n, 0);
             prm.tnis = params.tnis.max(1);
@@ -434,7 +477,7 @@ mod tests {
     use crate::exec::data::{execute, Order};
 
     fn params() -> ReplayParams {
-        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536 }
+        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536, node_of_rank: None }
     }
 
     /// Two ranks: an Irecv posted before the matching send, a blocking

@@ -324,6 +324,10 @@ pub struct Setup {
     pub built: Built,
     pub node_of_rank: Vec<u32>,
     pub grid: Option<Grid>,
+    /// The torus shape of the communicator's nodes (a rank per node, in
+    /// its order): what a collective's node leaders see when ranks share
+    /// nodes (several ranks per node).
+    pub node_grid: Option<Grid>,
     /// The wall-time budget of a packet-engine run on this setup, by the
     /// run's own estimate (minutes; `None`: no limit). Default
     /// [`tofusim_packet::budget::DEFAULT_MAX_MINUTES`].
@@ -412,7 +416,7 @@ pub fn communicator_of(built: Built) -> Result<Setup> {
     } else {
         communicator(&built.nodes)
     };
-    Ok(Setup { built, node_of_rank, grid, max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
+    Ok(Setup { built, node_of_rank, grid, node_grid: grid, max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
 }
 
 /// The communicator of a system written as a TOML `[network]` table
@@ -426,7 +430,7 @@ pub fn setup_toml(file: &str, text: &str) -> Result<Setup> {
     } else {
         communicator(&built.nodes)
     };
-    Ok(Setup { built, node_of_rank, grid, max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
+    Ok(Setup { built, node_of_rank, grid, node_grid: grid, max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
 }
 
 /// A plain torus of `lengths` (every axis wraps) with the links and
@@ -462,7 +466,8 @@ pub fn torus_setup(lengths: &[u32], model_system: &str, node_of_rank: Vec<u32>) 
     let model = CommModel::for_system(&sys, None);
     let injection_links = sys.network.injection_per_node_Bps() / model.link_Bps;
     let built = Built { ports: t.ports().len(), nodes: t, dragonfly: None, fattree: None, model, injection_links, system: sys };
-    Ok(Setup { built, node_of_rank, grid: Grid::from_shape(lengths), max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
+    let grid = Grid::from_shape(lengths);
+    Ok(Setup { built, node_of_rank, grid, node_grid: grid, max_minutes: Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES) })
 }
 
 

@@ -60,6 +60,9 @@ pub struct CollectiveSpec {
     pub trees: Option<std::sync::Arc<TrinaryTrees>>,
     /// Ranks per node and their placement (`--ppn`, `--placement`).
     pub ranks: Ranks,
+    /// With ranks sharing nodes: run flat over every rank instead of in
+    /// the node-leader form ([`schedule_on`]).
+    pub flat: bool,
 }
 
 impl CollectiveSpec {
@@ -139,6 +142,7 @@ impl CollectiveSpec {
                 };
                 Ranks::new(get_u("ppn", 1)?, placement)?
             },
+            flat: v.get("flat").and_then(|x| x.as_bool()).unwrap_or(false),
             model: {
                 let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
                 Model::parse(m).ok_or_else(|| ConfigError::argument("--model", format!("unknown model `{m}`; expected one of: {}", Model::NAMES.join(", "))))?
@@ -277,6 +281,10 @@ pub struct CollectiveResult {
     /// and how they were placed: `block`, `cyclic` or `map`.
     pub ranks_per_node: u32,
     pub placement: &'static str,
+    /// Whether ranks sharing a node ran the collective in its node-leader
+    /// form (fan in through memory, the algorithm among one rank per node,
+    /// fan out) rather than flat over every rank.
+    pub node_leaders: bool,
     pub system: String,
     /// The communicator's torus shape the algorithms saw.
     pub communicator_shape: Option<[u32; 3]>,
@@ -431,6 +439,47 @@ pub fn schedule(
     build_sized(spec.op, spec.algorithm, spec.root, spec.size_bytes, algorithm_params(spec, ranks, grid, tnis)).map_err(|e| build_err(spec, e))
 }
 
+/// The schedule of `spec` over `s`'s ranks. When ranks share nodes, the
+/// barrier, bcast, reduce and allreduce run in their node-leader form
+/// (`tofusim_comm::hierarchical`: fan in through memory, the algorithm
+/// among one leader per node on the nodes' torus shape, fan out), as the
+/// Tofu libraries run them, unless `spec.flat`. Returns whether it did.
+pub fn schedule_on(spec: &CollectiveSpec, s: &Setup, tnis: u8) -> Result<(tofusim_comm::Schedule, bool)> {
+    use tofusim_comm::hierarchical;
+    let ranks = s.node_of_rank.len() as u32;
+    if !runs_on_node_leaders(spec, s) {
+        return Ok((schedule(spec, ranks, s.grid, tnis)?, false));
+    }
+    let (order, leader_of) = hierarchical::leaders(&s.node_of_rank);
+    if leader_of[spec.root as usize] != spec.root {
+        return Err(err(
+            "root",
+            format!("rank {} shares node {} with rank {}: a root must be its node's first rank (or run flat: --flat)", spec.root, s.node_of_rank[spec.root as usize], leader_of[spec.root as usize]),
+        ));
+    }
+    let inner_spec = CollectiveSpec { root: order.iter().position(|&l| l == spec.root).unwrap_or(0) as u32, ..spec.clone() };
+    let inner = schedule(&inner_spec, order.len() as u32, s.node_grid, tnis)?;
+    let sched = hierarchical::node_leaders(spec.op.collective(spec.root), &s.node_of_rank, &inner).map_err(|e| build_err(spec, e))?;
+    Ok((sched, true))
+}
+
+/// Whether `spec` runs in its node-leader form on `s` ([`schedule_on`]).
+fn runs_on_node_leaders(spec: &CollectiveSpec, s: &Setup) -> bool {
+    let leaders_apply = matches!(spec.op, Operation::Barrier | Operation::Bcast | Operation::Reduce | Operation::Allreduce);
+    let shared = tofusim_comm::hierarchical::leaders(&s.node_of_rank).0.len() < s.node_of_rank.len();
+    !spec.flat && shared && leaders_apply
+}
+
+/// The torus shape the algorithm of `spec` sees on `s`: the nodes' when
+/// it runs among node leaders, else the communicator's.
+pub fn algorithm_grid(spec: &CollectiveSpec, s: &Setup) -> Option<Grid> {
+    if runs_on_node_leaders(spec, s) {
+        s.node_grid
+    } else {
+        s.grid
+    }
+}
+
 /// What the algorithms are given of `spec` (the element count is set by
 /// the builder that needs it): the communicator, the TNIs (`spec`'s or the
 /// node's `tnis`), the segment and any given trees.
@@ -486,7 +535,7 @@ pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Setti
     let pipelined_tree = spec.algorithm.is_trinary_tree();
     let (segment_bytes, segment) = match spec.segment_bytes {
         Some(b) => (b, "given (--segment)".to_string()),
-        None => match (pipelined_tree, s.grid) {
+        None => match (pipelined_tree, algorithm_grid(spec, s)) {
             (true, Some(g)) if tofusim_comm::tree::trinary_unsupported(&g).is_none() => {
                 let phases = if spec.algorithm == Algorithm::Trinaryx3 { 2 } else { 1 };
                 let p = pipeline_segment(&s.built.model, &g, spec.root, phases, spec.size_bytes);
@@ -736,7 +785,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model));
     }
     check_estimate(spec, estimate)?;
-    let sched = schedule(spec, ranks, s.grid, s.built.model.tnis)?;
+    let (sched, node_leaders) = schedule_on(spec, &s, s.built.model.tnis)?;
     let counts = (sched.messages(), sched.bytes_sent(), sched.tnis_used());
     let time = match crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, &interrupt) {
         // Ctrl-C: what is known without the time — the schedule's size.
@@ -749,7 +798,9 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let _ = progress(1.0);
     let (verified, verify_error) = verification(spec, &sched, progress);
     let interrupted = verified.is_none() && verify_error.is_some();
-    Ok(result(spec, &settings, sched.collective, ranks, s.grid, time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted }), model))
+    let mut r = result(spec, &settings, sched.collective, ranks, algorithm_grid(spec, &s), time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted }), model);
+    r.node_leaders = node_leaders;
+    Ok(r)
 }
 
 /// Refuses a schedule too large to hold, naming the way out.
@@ -910,6 +961,7 @@ fn result(
         processes: ranks,
         ranks_per_node: spec.ranks.per_node,
         placement: spec.ranks.placement.name(),
+        node_leaders: false,
         system: spec.system.clone(),
         communicator_shape: grid.map(|g| g.lengths),
         time_seconds,
@@ -938,7 +990,8 @@ fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet:
     let (settled, settings) = settle(spec, &setup)?;
     let spec = &settled;
     check_estimate(spec, estimated_messages(spec, ranks as u64))?;
-    let sched = schedule(spec, ranks, setup.grid, tnis)?;
+    let (sched, node_leaders) = schedule_on(spec, &setup, tnis)?;
+    let shape = algorithm_grid(spec, &setup);
     let step_count: u64 = sched.programs.iter().map(|p| p.steps.len() as u64).sum();
     let keep_steps = spec.steps && step_count <= MAX_STEP_TIMES;
     let node_of_rank = if keep_steps { setup.node_of_rank.clone() } else { Vec::new() };
@@ -958,7 +1011,7 @@ fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet:
         &settings,
         s.collective,
         timed.ranks,
-        timed.grid,
+        shape,
         timed.time_seconds,
         s.fallback.clone(),
         (s.messages(), s.bytes_sent(), s.tnis_used()),
@@ -968,6 +1021,7 @@ fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet:
         Model::Packet,
     );
     r.steps = finish.map(|f| StepTimes::new(s, &node_of_rank, &f));
+    r.node_leaders = node_leaders;
     r.steps_omitted = (spec.steps && !keep_steps).then_some(step_count);
     Ok(r)
 }

@@ -170,6 +170,7 @@ fn result(
         processes: s.ranks,
         ranks_per_node: g.ranks.per_node,
         placement: g.ranks.placement.name(),
+        node_leaders: false,
         system: g.system.clone(),
         communicator_shape: None,
         time_seconds,

@@ -159,6 +159,9 @@ pub struct BenchRequest {
     pub seed: u64,
     /// Wall-time budget of each packet-engine run, minutes (`None`: none).
     pub max_minutes: Option<f64>,
+    /// Collectives over several ranks per node run flat over every rank
+    /// instead of in their node-leader form.
+    pub flat: bool,
 }
 
 /// One row of IMB's table.
@@ -260,6 +263,7 @@ impl BenchRequest {
             model,
             modes: Modes::default(),
             seed: whole("seed", 1)?,
+            flat: v.get("flat").and_then(|x| x.as_bool()).unwrap_or(false),
             max_minutes: match v.get("max_minutes") {
                 None | Some(serde_json::Value::Null) => Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES),
                 Some(serde_json::Value::String(x)) if x == "none" => None,
@@ -461,6 +465,7 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
         mpi: Default::default(),
         order: None,
         ranks: req.ranks.clone(),
+        node_leaders: !req.flat,
         model: req.model,
         compute_scale: 1.0,
         seed: req.seed,
@@ -579,6 +584,7 @@ mod tests {
             modes: Modes::default(),
             seed: 1,
             max_minutes: None,
+            flat: false,
         }
     }
 

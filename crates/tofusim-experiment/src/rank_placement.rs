@@ -99,6 +99,10 @@ impl Ranks {
         if !(self.per_node == 1 && matches!(self.placement, RankPlacement::Block | RankPlacement::Cyclic)) {
             setup.grid = None;
         }
+        if matches!(self.placement, RankPlacement::Map(_)) {
+            // Its nodes need not be the communicator's, in its order.
+            setup.node_grid = None;
+        }
         Ok(setup)
     }
 }

@@ -70,6 +70,10 @@ pub struct ReplaySpec {
     pub order: Option<Vec<u32>>,
     /// Ranks per node and their placement (`--ppn`, `--placement`).
     pub ranks: crate::rank_placement::Ranks,
+    /// Collectives whose members share nodes run in their node-leader form
+    /// (`tofusim_comm::hierarchical`, as the Tofu libraries run them);
+    /// false: flat over every member.
+    pub node_leaders: bool,
     /// Packet engine or flow model (events).
     pub model: Model,
     pub compute_scale: f64,
@@ -264,7 +268,13 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         s.built.model.reduce_Bps = bps;
     }
     let generation = s.built.system.generation;
-    let params = ReplayParams { mpi: spec.mpi.apply(MpiConfig::k_computer()), compute_scale: spec.compute_scale, tnis: s.built.model.tnis.max(1), segment_bytes: 64 << 10 };
+    let params = ReplayParams {
+        mpi: spec.mpi.apply(MpiConfig::k_computer()),
+        compute_scale: spec.compute_scale,
+        tnis: s.built.model.tnis.max(1),
+        segment_bytes: 64 << 10,
+        node_of_rank: spec.node_leaders.then(|| s.node_of_rank.clone()),
+    };
     let (schedule, timeline) = build(program, &params).map_err(|e| ConfigError::of(WHERE, e.key, e))?;
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());
     let steps: u64 = schedule.programs.iter().map(|p| p.steps.len() as u64).sum();

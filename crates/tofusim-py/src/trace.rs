@@ -44,7 +44,7 @@ fn replay_spec(
     let model = replay_model(model)?;
     let mpi = mpi_overrides(mpi)?;
     let ranks = Ranks::new(ppn, RankPlacement::parse(placement).map_err(config_err)?).map_err(config_err)?;
-    Ok(tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, ranks, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) })
+    Ok(tofusim_experiment::replay::ReplaySpec { system, system_toml, mpi, order, ranks, node_leaders: true, model, compute_scale, seed, counter_cycles, max_minutes: budget_minutes(max_minutes) })
 }
 
 /// Replays a matched MPI program (JSON, as `tofusim_experiment::traces::program_from_json` reads it)

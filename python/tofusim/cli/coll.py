@@ -140,6 +140,8 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 @click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
 @click.option("--cmg", metavar="near|far", default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
 @ppn_options
+@click.option("--flat", is_flag=True, help="With several ranks per node: run barrier, bcast, reduce and allreduce over every rank "
+                                         "instead of in their node-leader form (fan in through memory, one rank per node on the network, fan out).")
 @click.option("--verify", is_flag=True, help="Also run the schedule on real buffers and check the result.")
 @click.option("--seed", default=1, show_default=True)
 @max_time_option
@@ -156,8 +158,8 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
-def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file, descriptor, cache_injection, cmg, ppn, placement, verify, seed, max_time,
-         model, list_, counter_period, jobs, out, as_json, report) -> None:
+def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file, descriptor, cache_injection, cmg, ppn, placement, flat, verify, seed,
+         max_time, model, list_, counter_period, jobs, out, as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
     The algorithm is a schedule (per rank: sends, receives, reductions and
@@ -216,7 +218,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model, max_minutes=max_time,
-               ppn=ppn, placement=read_placement(placement)))
+               ppn=ppn, placement=read_placement(placement), flat=flat))
         return
     size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
@@ -236,7 +238,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
             r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                          cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
                          counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
-                         trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time, ppn=ppn, placement=read_placement(placement))
+                         trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time, ppn=ppn, placement=read_placement(placement),
+                         flat=flat)
     finally:
         progress.close()
     if out:
@@ -251,7 +254,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
         t.add_column("value")
         rows = [
             ("processes", f"{r['processes']:,}" + (f" (communicator {'x'.join(map(str, r['communicator_shape']))})" if r["communicator_shape"] else "")
-             + (f", {r['ranks_per_node']} per node ({r['placement']})" if r["ranks_per_node"] > 1 or r["placement"] != "block" else "")),
+             + (f", {r['ranks_per_node']} per node ({r['placement']}" + ("; node leaders on the network" if r["node_leaders"] else "; flat") + ")"
+                if r["ranks_per_node"] > 1 or r["placement"] != "block" else "")),
             ("size", f"{r['size_bytes']:,} bytes"),
             ("time", f"{r['time_seconds'] * 1e6:.3f} µs"),
             ("bandwidth", f"{r['bandwidth_Bps'] / 1e9:.3f} GB/s"),

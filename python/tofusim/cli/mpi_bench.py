@@ -87,6 +87,8 @@ def _plot(r: dict, compared: list | None, path) -> None:
 @click.argument("benchmark", metavar="|".join(BENCHMARKS))
 @click.option("--system", "system", required=True, help="System preset, optionally resized: k:4x6x4, fugaku:2x3x4, bgl:8x8x8, aries-720.")
 @ppn_options
+@click.option("--flat", is_flag=True, help="With several ranks per node: run barrier, bcast, reduce and allreduce over every rank "
+                                         "instead of in their node-leader form (fan in through memory, one rank per node on the network, fan out).")
 @click.option("--msglog", default="0:22", show_default=True, metavar="MIN:MAX",
               help="Message sizes as IMB steps them: 0, then 2^MIN ... 2^MAX bytes.")
 @click.option("--sizes", default=None, metavar="LIST", help="Message sizes instead, comma-separated; units accepted (8,1KiB,4MiB).")
@@ -100,7 +102,7 @@ def _plot(r: dict, compared: list | None, path) -> None:
               help="An IMB-MPI1 output file of a real run: its table of this benchmark printed beside ours with the ratio.")
 @click.option("--out", "out", default=None, help="Directory for result.json, imb.txt (IMB's text), imb.csv and imb.png (default mpi-bench-BENCHMARK-SYSTEM).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def mpi_bench(benchmark, system, ppn, placement, msglog, sizes, algo, model, seed, max_time, compare_file, out, as_json) -> None:
+def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, model, seed, max_time, compare_file, out, as_json) -> None:
     """Run an IMB-MPI1 kernel (PingPong, PingPing, Sendrecv, Exchange,
     Allreduce, Reduce, Bcast, Allgather, Alltoall, Barrier) on a simulated
     system and print it as IMB does: #bytes, #repetitions, t_min/t_max/t_avg
@@ -117,7 +119,7 @@ def mpi_bench(benchmark, system, ppn, placement, msglog, sizes, algo, model, see
     progress = _LazyProgress()
     try:
         r = run_bench(benchmark, system, ppn=ppn, placement=read_placement(placement), sizes=size_list, msglog=(lo, hi), algo=algo,
-                      model=model, seed=seed, progress=progress, keep_partial=True, max_minutes=max_time)
+                      model=model, seed=seed, progress=progress, keep_partial=True, max_minutes=max_time, flat=flat)
     finally:
         progress.close()
     compared = None
