@@ -114,3 +114,14 @@ def test_k_mpi_latency_and_bandwidth_through_the_benchmark_path():
     assert small.repetitions == 1000 and small.t_max_us == pytest.approx(1.27, abs=0.03)
     assert big.mbytes_per_sec / 1e3 == pytest.approx(4.7, rel=0.03)
     assert r.mpi_software.profile == "k-computer" and r.mpi_software.native
+
+
+@pytest.mark.parametrize("benchmark, algorithm", [("Reduce_scatter", "pairwise"), ("Gather", "binomial"), ("Scatterv", "binomial"),
+                                                  ("Scan", "recursive-doubling"), ("Alltoallv", "bruck"), ("Allgatherv", "recursive-doubling")])
+def test_the_other_imb_collectives_run(benchmark, algorithm):
+    r = tofusim.mpi_bench(benchmark, "bgl:2x2x2", sizes=[0, 64])
+    assert r.benchmark == benchmark and r.kind == "collective"
+    zero, small = r.rows
+    assert zero.t_max_us == 0 and small.algorithm == algorithm and small.t_max_us > 0 and small.complete
+    with pytest.raises(tofusim.ConfigError, match="algo"):
+        tofusim.mpi_bench(benchmark, "bgl:2x2x2", sizes=[64], algo="dissemination")

@@ -53,6 +53,33 @@ pub enum Benchmark {
     Allgather,
     Alltoall,
     Barrier,
+    ReduceScatter,
+    Gather,
+    Scatter,
+    Allgatherv,
+    Gatherv,
+    Scatterv,
+    Alltoallv,
+    Scan,
+    Exscan,
+}
+
+/// What a collective kernel runs: an operation of the algorithm library,
+/// or one the MPI layer times with its one schedule
+/// (`tofusim_comm::mpi_collectives`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CollOp {
+    Library(Operation),
+    Mpi(&'static str),
+}
+
+impl CollOp {
+    fn name(self) -> &'static str {
+        match self {
+            CollOp::Library(op) => op.name(),
+            CollOp::Mpi(name) => name,
+        }
+    }
 }
 
 /// How IMB reports a kernel.
@@ -67,7 +94,7 @@ pub enum Kind {
 }
 
 impl Benchmark {
-    pub const ALL: [Benchmark; 10] = [
+    pub const ALL: [Benchmark; 19] = [
         Benchmark::PingPong,
         Benchmark::PingPing,
         Benchmark::Sendrecv,
@@ -78,6 +105,15 @@ impl Benchmark {
         Benchmark::Allgather,
         Benchmark::Alltoall,
         Benchmark::Barrier,
+        Benchmark::ReduceScatter,
+        Benchmark::Gather,
+        Benchmark::Scatter,
+        Benchmark::Allgatherv,
+        Benchmark::Gatherv,
+        Benchmark::Scatterv,
+        Benchmark::Alltoallv,
+        Benchmark::Scan,
+        Benchmark::Exscan,
     ];
 
     /// The name IMB prints ("# Benchmarking PingPong").
@@ -93,6 +129,15 @@ impl Benchmark {
             Benchmark::Allgather => "Allgather",
             Benchmark::Alltoall => "Alltoall",
             Benchmark::Barrier => "Barrier",
+            Benchmark::ReduceScatter => "Reduce_scatter",
+            Benchmark::Gather => "Gather",
+            Benchmark::Scatter => "Scatter",
+            Benchmark::Allgatherv => "Allgatherv",
+            Benchmark::Gatherv => "Gatherv",
+            Benchmark::Scatterv => "Scatterv",
+            Benchmark::Alltoallv => "Alltoallv",
+            Benchmark::Scan => "Scan",
+            Benchmark::Exscan => "Exscan",
         }
     }
 
@@ -107,20 +152,36 @@ impl Benchmark {
         match self {
             Benchmark::PingPong | Benchmark::PingPing => Kind::SingleTransfer,
             Benchmark::Sendrecv | Benchmark::Exchange => Kind::ParallelTransfer,
-            Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => Kind::Collective,
+            _ => Kind::Collective,
         }
     }
 
-    /// The collective operation it times.
-    fn operation(self) -> Option<Operation> {
+    /// The collective operation it times. The v-variants run with equal
+    /// counts, as IMB runs them: their regular forms.
+    fn operation(self) -> Option<CollOp> {
+        use CollOp::{Library, Mpi};
         match self {
-            Benchmark::Allreduce => Some(Operation::Allreduce),
-            Benchmark::Reduce => Some(Operation::Reduce),
-            Benchmark::Bcast => Some(Operation::Bcast),
-            Benchmark::Allgather => Some(Operation::Allgather),
-            Benchmark::Alltoall => Some(Operation::Alltoall),
-            Benchmark::Barrier => Some(Operation::Barrier),
+            Benchmark::Allreduce => Some(Library(Operation::Allreduce)),
+            Benchmark::Reduce => Some(Library(Operation::Reduce)),
+            Benchmark::Bcast => Some(Library(Operation::Bcast)),
+            Benchmark::Allgather | Benchmark::Allgatherv => Some(Library(Operation::Allgather)),
+            Benchmark::Alltoall | Benchmark::Alltoallv => Some(Library(Operation::Alltoall)),
+            Benchmark::Barrier => Some(Library(Operation::Barrier)),
+            Benchmark::ReduceScatter => Some(Mpi("reduce_scatter")),
+            Benchmark::Gather | Benchmark::Gatherv => Some(Mpi("gather")),
+            Benchmark::Scatter | Benchmark::Scatterv => Some(Mpi("scatter")),
+            Benchmark::Scan => Some(Mpi("scan")),
+            Benchmark::Exscan => Some(Mpi("exscan")),
             Benchmark::PingPong | Benchmark::PingPing | Benchmark::Sendrecv | Benchmark::Exchange => None,
+        }
+    }
+
+    /// The size the operation is given for IMB's `#bytes`: Reduce_scatter's
+    /// is the whole vector, of which each rank gets its share.
+    fn operation_bytes(self, bytes: u64, ranks: u32) -> u64 {
+        match self {
+            Benchmark::ReduceScatter => bytes / ranks.max(1) as u64,
+            _ => bytes,
         }
     }
 
@@ -130,7 +191,7 @@ impl Benchmark {
             Benchmark::PingPong | Benchmark::PingPing => 1,
             Benchmark::Sendrecv => 2,
             Benchmark::Exchange => 4,
-            Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => 0,
+            _ => 0,
         }
     }
 }
@@ -350,11 +411,12 @@ fn program(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>, r
                     ]);
                 }
             }
-            Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => {
+            _ => {
                 let op = b.operation().expect("a collective");
                 let algorithm = algorithm.expect("a collective's algorithm is settled before");
                 let k = p.collectives.len() as u32;
-                p.collectives.push(ReplayCollective { op: op.name().to_string(), algorithm: algorithm.name().to_string(), members: (0..ranks).collect(), root: 0, size_bytes: bytes });
+                let size_bytes = b.operation_bytes(bytes, ranks);
+                p.collectives.push(ReplayCollective { op: op.name().to_string(), algorithm: algorithm.name().to_string(), members: (0..ranks).collect(), root: 0, size_bytes });
                 for prog in &mut p.programs {
                     prog.push(Op::Collective(k));
                 }
@@ -385,7 +447,7 @@ pub fn repetitions(b: Benchmark, ranks: u32, bytes: u64) -> u32 {
         Benchmark::PingPong | Benchmark::PingPing => 2,
         Benchmark::Sendrecv => ranks as u64,
         Benchmark::Exchange => 2 * ranks as u64,
-        Benchmark::Allreduce | Benchmark::Reduce | Benchmark::Bcast | Benchmark::Allgather | Benchmark::Alltoall | Benchmark::Barrier => return 1,
+        _ => return 1,
     };
     let imb = IMB_MSGS_PER_SAMPLE.min((IMB_OVERALL_VOL_BYTES / bytes.max(1)).max(1));
     imb.min((MAX_REPEATED_MESSAGES / per_call).max(1)) as u32
@@ -404,7 +466,8 @@ const BYTES_PER_MESSAGE: u64 = 400;
 fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>, reps: u32) -> Result<()> {
     let p = ranks as u64;
     let messages = match (b.operation(), algorithm) {
-        (Some(op), Some(a)) => crate::collective::messages_estimate(Some(op), a, bytes, None, p),
+        (Some(CollOp::Library(op)), Some(a)) => crate::collective::messages_estimate(Some(op), a, bytes, None, p),
+        (Some(CollOp::Mpi(_)), Some(a)) => crate::collective::messages_estimate(None, a, bytes, None, p),
         _ => match b {
             Benchmark::PingPong | Benchmark::PingPing => 2,
             Benchmark::Sendrecv => p,
@@ -442,19 +505,22 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
     let algorithm = match b.operation() {
         None => None,
         // A zero-count collective moves nothing: MPI libraries return at once.
-        Some(op) if bytes == 0 && op.moves_data() => {
+        Some(op) if bytes == 0 && op != CollOp::Library(Operation::Barrier) => {
             let row = BenchRow { bytes, repetitions: 1, t_min_us: 0.0, t_max_us: 0.0, t_avg_us: 0.0, mbytes_per_sec: None, algorithm: None, complete: true, packets_delivered: Some(0) };
             return Ok(Some((row, crate::replay::MpiSoftware { profile: "", native: true, note: String::new() })));
         }
         Some(op) => {
-            let algorithm = match req.algorithm {
-                Some(a) => a,
-                None => {
-                    let name = tofusim_trace::instances::default_algorithm(op.name(), ranks as usize, bytes).expect("every benchmarked operation has a default");
-                    Algorithm::named(name).expect("the defaults are algorithms")
+            let default = tofusim_trace::instances::default_algorithm(op.name(), ranks as usize, bytes).expect("every benchmarked operation has a default");
+            let default = Algorithm::named(default).expect("the defaults are algorithms");
+            let algorithm = req.algorithm.unwrap_or(default);
+            match op {
+                CollOp::Library(op) => Some(Algorithm::parse_named(op.name(), algorithm.name()).map_err(|e| ConfigError::argument(e.key, e.message))?.1),
+                // The MPI layer times these with one schedule each.
+                CollOp::Mpi(name) if algorithm != default => {
+                    return Err(ConfigError::argument("algo", format!("{} ({name}) runs one algorithm here, {}; got {}", b.name(), default.name(), algorithm.name())));
                 }
-            };
-            Some(Algorithm::parse_named(op.name(), algorithm.name()).map_err(|e| ConfigError::argument(e.key, e.message))?.1)
+                CollOp::Mpi(_) => Some(algorithm),
+            }
         }
     };
     let reps = repetitions(b, ranks, bytes);

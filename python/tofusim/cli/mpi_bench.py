@@ -19,7 +19,8 @@ from .ranks import ppn_options, read_placement
 from .report import slug
 from .run import _LazyProgress
 
-BENCHMARKS = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Bcast", "Allgather", "Alltoall", "Barrier"]
+BENCHMARKS = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Reduce_scatter", "Bcast", "Allgather", "Allgatherv",
+              "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Scan", "Exscan", "Barrier"]
 
 
 def _msglog(text: str) -> tuple[int, int]:
@@ -84,7 +85,7 @@ def _plot(r: dict, compared: list | None, path) -> None:
 
 
 @click.command("mpi-bench")
-@click.argument("benchmark", metavar="|".join(BENCHMARKS))
+@click.argument("benchmark", metavar="BENCHMARK")
 @click.option("--system", "system", required=True, help="System preset, optionally resized: k:4x6x4, fugaku:2x3x4, bgl:8x8x8, aries-720.")
 @ppn_options
 @click.option("--flat", is_flag=True, help="With several ranks per node: run barrier, bcast, reduce and allreduce over every rank "
@@ -104,7 +105,8 @@ def _plot(r: dict, compared: list | None, path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, model, seed, max_time, compare_file, out, as_json) -> None:
     """Run an IMB-MPI1 kernel (PingPong, PingPing, Sendrecv, Exchange,
-    Allreduce, Reduce, Bcast, Allgather, Alltoall, Barrier) on a simulated
+    Allreduce, Reduce, Reduce_scatter, Bcast, Allgather(v), Gather(v),
+    Scatter(v), Alltoall(v), Scan, Exscan, Barrier) on a simulated
     system and print it as IMB does: #bytes, #repetitions, t_min/t_max/t_avg
     in µs and Mbytes/sec (10^6 bytes per second).
 
