@@ -125,3 +125,26 @@ def test_the_other_imb_collectives_run(benchmark, algorithm):
     assert zero.t_max_us == 0 and small.algorithm == algorithm and small.t_max_us > 0 and small.complete
     with pytest.raises(tofusim.ConfigError, match="algo"):
         tofusim.mpi_bench(benchmark, "bgl:2x2x2", sizes=[64], algo="dissemination")
+
+
+def test_osu_latency_and_bandwidth():
+    """The OSU tests: warm-up iterations untimed, a window of 64 for the
+    bandwidths; on an Aries pair the bandwidth passes 9 GB/s one way and
+    15 GB/s both ways at large messages ([S:002]: > 9, > 15)."""
+    lat = tofusim.mpi_bench("osu_latency", "aries-2g", sizes=[8])
+    assert lat.rows[0].repetitions == 10_000 and 0.5 < lat.rows[0].t_max_us < 3
+    bw = tofusim.mpi_bench("osu_bw", "aries-2g", sizes=[128 << 10])
+    bibw = tofusim.mpi_bench("osu_bibw", "aries-2g", sizes=[128 << 10])
+    assert bw.rows[0].mbytes_per_sec > 9000 and bibw.rows[0].mbytes_per_sec > 15000
+
+
+def test_roots_with_node_leaders(run):
+    """A root that leads its node runs (its index among the leaders is what
+    the algorithm sees); one that does not is refused; allreduce has no root."""
+    ok = run("coll", "bcast", "--algo", "trinary-tree", "--size", "64KiB", "--system", "bgl:3x3x3", "--ppn", "2", "--root", "28", "--verify", "--json")
+    assert ok.code == 0, ok.err
+    assert ok.json()["verified"] is True and ok.json()["node_leaders"] is True
+    bad = run("coll", "bcast", "--algo", "trinary-tree", "--size", "64KiB", "--system", "bgl:3x3x3", "--ppn", "2", "--root", "29")
+    assert bad.code == 2 and "first rank" in bad.err
+    ar = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--root", "1", "--json")
+    assert ar.code == 0, ar.err

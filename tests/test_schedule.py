@@ -75,3 +75,13 @@ def test_a_built_in_schedule_round_trips_through_its_file_form(tmp_path, run):
     (tmp_path / "broken.json").write_text(json.dumps({"collective": {"op": "allreduce"}, "ranks": 2, "count": 4, "programs": []}))
     broken = run("coll", "--schedule", str(tmp_path / "broken.json"), "--system", "bgl:2x2x2")
     assert broken.code == 2 and "broken.json" in broken.err and "0 programs for 2 ranks" in broken.err
+
+
+def test_a_span_beyond_the_buffer_or_a_huge_vector_is_refused():
+    s = Schedule("allreduce", ranks=2, count=4)
+    s.send(0, 1, (2**64 - 1, 1))
+    s.recv(1, 0, (0, 1))
+    with pytest.raises(ConfigError, match="outside the buffer"):
+        s.run("bgl:2x1x1", verify=True)
+    with pytest.raises(ConfigError, match="count"):
+        Schedule("allreduce", ranks=2, count=2**41).run("bgl:2x1x1", verify=True)

@@ -287,6 +287,8 @@ struct ScheduleData {
 /// held in memory as any built schedule's).
 pub const MAX_GIVEN_RANKS: u32 = 1 << 20;
 pub const MAX_GIVEN_STEPS: u64 = 40_000_000;
+/// Most elements (of 8 bytes) in a given schedule's vector: 8 TiB.
+pub const MAX_GIVEN_ELEMENTS: u64 = 1 << 40;
 
 /// What [`Schedule::from_json`] calls a schedule given without a name.
 pub const GIVEN: &str = "given";
@@ -315,6 +317,13 @@ impl Schedule {
                 return Err(bad(format!("root {root}: expected a rank from 0 to {}", d.ranks - 1)));
             }
         }
+        if d.count > MAX_GIVEN_ELEMENTS {
+            return Err(bad(format!("count {}: more than the {MAX_GIVEN_ELEMENTS} elements a schedule's vector may have", d.count)));
+        }
+        if d.buffer_elements.is_some_and(|b| b > 4 * MAX_GIVEN_ELEMENTS) {
+            return Err(bad(format!("buffer_elements: more than the {} a rank's buffer may have", 4 * MAX_GIVEN_ELEMENTS)));
+        }
+        // Ranks ≤ 2^20 and count ≤ 2^40: the regions' size fits.
         let needed = d.collective.buffer_elements(d.ranks, d.count);
         let buffer_elements = d.buffer_elements.unwrap_or(needed);
         if buffer_elements < needed {
@@ -324,6 +333,19 @@ impl Schedule {
             p.steps.iter().position(|st| matches!(st.action, Action::Send { pace: 0, .. })).map(|i| (r, i))
         }) {
             return Err(bad(format!("rank {r} step {i}: pace 0; expected 1 (full rate) or more")));
+        }
+        // Every span inside the buffer, its end computed without wrapping.
+        for (r, p) in d.programs.iter().enumerate() {
+            for (i, st) in p.steps.iter().enumerate() {
+                let spans: Vec<&Span> = match &st.action {
+                    Action::Send { spans, .. } | Action::Recv { spans, .. } => spans.iter().collect(),
+                    Action::Copy(c) => c.from.iter().chain(c.to.iter()).collect(),
+                    Action::Work { .. } => Vec::new(),
+                };
+                if let Some(sp) = spans.iter().find(|sp| sp.offset.checked_add(sp.len).is_none_or(|end| end > buffer_elements)) {
+                    return Err(bad(format!("rank {r} step {i}: span at {} of {} elements lies outside the buffer of {buffer_elements}", sp.offset, sp.len)));
+                }
+            }
         }
         let s = Schedule { collective: d.collective, algorithm: GIVEN, ranks: d.ranks, count: d.count, buffer_elements, fallback: d.fallback, programs: d.programs };
         s.validate().map_err(|e| bad(e.0))?;

@@ -450,17 +450,31 @@ pub fn schedule_on(spec: &CollectiveSpec, s: &Setup, tnis: u8) -> Result<(tofusi
     if !runs_on_node_leaders(spec, s) {
         return Ok((schedule(spec, ranks, s.grid, tnis)?, false));
     }
-    let (order, leader_of) = hierarchical::leaders(&s.node_of_rank);
-    if leader_of[spec.root as usize] != spec.root {
-        return Err(err(
-            "root",
-            format!("rank {} shares node {} with rank {}: a root must be its node's first rank (or run flat: --flat)", spec.root, s.node_of_rank[spec.root as usize], leader_of[spec.root as usize]),
-        ));
-    }
-    let inner_spec = CollectiveSpec { root: order.iter().position(|&l| l == spec.root).unwrap_or(0) as u32, ..spec.clone() };
+    let (order, _) = hierarchical::leaders(&s.node_of_rank);
+    let inner_spec = CollectiveSpec { root: algorithm_root(spec, s)?, ..spec.clone() };
     let inner = schedule(&inner_spec, order.len() as u32, s.node_grid, tnis)?;
     let sched = hierarchical::node_leaders(spec.op.collective(spec.root), &s.node_of_rank, &inner).map_err(|e| build_err(spec, e))?;
     Ok((sched, true))
+}
+
+/// The root as the algorithm sees it: `spec.root`, or among node leaders
+/// its index among them, refused when the root does not lead its node
+/// (bcast and reduce; the other operations have no root).
+fn algorithm_root(spec: &CollectiveSpec, s: &Setup) -> Result<u32> {
+    if !runs_on_node_leaders(spec, s) || !matches!(spec.op, Operation::Bcast | Operation::Reduce) {
+        return Ok(if runs_on_node_leaders(spec, s) { 0 } else { spec.root });
+    }
+    let (order, leader_of) = tofusim_comm::hierarchical::leaders(&s.node_of_rank);
+    let Some(&leader) = leader_of.get(spec.root as usize) else {
+        return Err(err("root", format!("expected a rank from 0 to {}, found {}", s.node_of_rank.len().saturating_sub(1), spec.root)));
+    };
+    if leader != spec.root {
+        return Err(err(
+            "root",
+            format!("rank {} shares node {} with rank {leader}: a root must be its node's first rank (or run flat: --flat)", spec.root, s.node_of_rank[spec.root as usize]),
+        ));
+    }
+    Ok(order.iter().position(|&l| l == spec.root).unwrap_or(0) as u32)
 }
 
 /// Whether `spec` runs in its node-leader form on `s` ([`schedule_on`]).
@@ -538,7 +552,7 @@ pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Setti
         None => match (pipelined_tree, algorithm_grid(spec, s)) {
             (true, Some(g)) if tofusim_comm::tree::trinary_unsupported(&g).is_none() => {
                 let phases = if spec.algorithm == Algorithm::Trinaryx3 { 2 } else { 1 };
-                let p = pipeline_segment(&s.built.model, &g, spec.root, phases, spec.size_bytes);
+                let p = pipeline_segment(&s.built.model, &g, algorithm_root(spec, s)?, phases, spec.size_bytes);
                 (p.segment_bytes, format!("derived from the pipeline depth: a third of the vector over {} stages of {:.0} ns + {:.3} ns/B (not fitted)", p.stages, p.alpha_ns, p.ns_per_byte))
             }
             (true, Some(g)) => (DEFAULT_SEGMENT_BYTES, format!("default {} KiB: no pipeline depth to derive it from ({})", DEFAULT_SEGMENT_BYTES >> 10, tofusim_comm::tree::trinary_unsupported(&g).unwrap_or_default())),
@@ -758,13 +772,13 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let estimate = estimated_messages(spec, ranks as u64);
     let has_rounds = tofusim_comm::rounds::has_rounds(spec.op, spec.algorithm);
     let model = match spec.model {
-        Model::Flow if has_rounds && estimate > 2_000_000 => Model::FlowRounds,
+        Model::Flow if has_rounds && estimate > 2_000_000 && spec.ranks.is_one_per_node() => Model::FlowRounds,
         Model::Flow => Model::FlowEvents,
         m => m,
     };
     let tnis = spec.tnis.unwrap_or(s.built.model.tnis).max(1);
     if model == Model::FlowRounds {
-        if spec.ranks != Ranks::default() {
+        if !spec.ranks.is_one_per_node() {
             return Err(err("ppn", "the rounds form places a rank per node in the communicator's order: several ranks per node or a placement need the packet or flow-events model"));
         }
         if spec.verify {

@@ -103,6 +103,18 @@ pub fn run(g: &GivenRun, progress: tofusim_packet::Progress) -> Result<Collectiv
     }
     setup.node_of_rank.truncate(s.ranks as usize);
     setup.max_minutes = g.max_minutes;
+    // Checking the data holds every rank's buffer (and its expected result).
+    let verify_bytes = (s.ranks as u64).saturating_mul(s.buffer_elements).saturating_mul(3 * tofusim_comm::ELEMENT_BYTES);
+    if g.verify {
+        if let Some((limit, what)) = tofusim_packet::budget::limit(None) {
+            if verify_bytes > limit {
+                return Err(ConfigError::argument(
+                    "verify",
+                    format!("checking the data holds every rank's buffer, about {}, more than {what} ({}); verify a smaller schedule", tofusim_packet::budget::gib(verify_bytes), tofusim_packet::budget::gib(limit)),
+                ));
+            }
+        }
+    }
     let tnis_used = s.tnis_used();
     let settings = Settings {
         segment_bytes: 0,

@@ -62,6 +62,10 @@ pub enum Benchmark {
     Alltoallv,
     Scan,
     Exscan,
+    /// The OSU micro-benchmarks' point-to-point tests.
+    OsuLatency,
+    OsuBw,
+    OsuBibw,
 }
 
 /// What a collective kernel runs: an operation of the algorithm library,
@@ -94,7 +98,7 @@ pub enum Kind {
 }
 
 impl Benchmark {
-    pub const ALL: [Benchmark; 19] = [
+    pub const ALL: [Benchmark; 22] = [
         Benchmark::PingPong,
         Benchmark::PingPing,
         Benchmark::Sendrecv,
@@ -114,6 +118,9 @@ impl Benchmark {
         Benchmark::Alltoallv,
         Benchmark::Scan,
         Benchmark::Exscan,
+        Benchmark::OsuLatency,
+        Benchmark::OsuBw,
+        Benchmark::OsuBibw,
     ];
 
     /// The name IMB prints ("# Benchmarking PingPong").
@@ -138,6 +145,9 @@ impl Benchmark {
             Benchmark::Alltoallv => "Alltoallv",
             Benchmark::Scan => "Scan",
             Benchmark::Exscan => "Exscan",
+            Benchmark::OsuLatency => "osu_latency",
+            Benchmark::OsuBw => "osu_bw",
+            Benchmark::OsuBibw => "osu_bibw",
         }
     }
 
@@ -150,7 +160,7 @@ impl Benchmark {
 
     pub fn kind(self) -> Kind {
         match self {
-            Benchmark::PingPong | Benchmark::PingPing => Kind::SingleTransfer,
+            Benchmark::PingPong | Benchmark::PingPing | Benchmark::OsuLatency | Benchmark::OsuBw | Benchmark::OsuBibw => Kind::SingleTransfer,
             Benchmark::Sendrecv | Benchmark::Exchange => Kind::ParallelTransfer,
             _ => Kind::Collective,
         }
@@ -173,6 +183,7 @@ impl Benchmark {
             Benchmark::Scan => Some(Mpi("scan")),
             Benchmark::Exscan => Some(Mpi("exscan")),
             Benchmark::PingPong | Benchmark::PingPing | Benchmark::Sendrecv | Benchmark::Exchange => None,
+            Benchmark::OsuLatency | Benchmark::OsuBw | Benchmark::OsuBibw => None,
         }
     }
 
@@ -191,6 +202,10 @@ impl Benchmark {
             Benchmark::PingPong | Benchmark::PingPing => 1,
             Benchmark::Sendrecv => 2,
             Benchmark::Exchange => 4,
+            Benchmark::OsuLatency => 1,
+            // A window of messages per iteration (both ways for bibw).
+            Benchmark::OsuBw => OSU_WINDOW,
+            Benchmark::OsuBibw => 2 * OSU_WINDOW,
             _ => 0,
         }
     }
@@ -411,6 +426,42 @@ fn program(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>, r
                     ]);
                 }
             }
+            // A blocking round trip per iteration, as PingPong.
+            Benchmark::OsuLatency => {
+                let (ping, pong) = (message(&mut p, 0, 1), message(&mut p, 1, 0));
+                p.programs[0].extend([Op::Send { msg: ping, request: None }, Op::Recv { msg: pong, request: None }]);
+                p.programs[1].extend([Op::Recv { msg: ping, request: None }, Op::Send { msg: pong, request: None }]);
+            }
+            // A window of MPI_Isend (bw: then a 4-byte reply) or of
+            // MPI_Isend and MPI_Irecv both ways (bibw), then MPI_Waitall.
+            Benchmark::OsuBw | Benchmark::OsuBibw => {
+                let both = b == Benchmark::OsuBibw;
+                let base = 1000 * rep + 1;
+                let mut waits = [Vec::new(), Vec::new()];
+                for w in 0..OSU_WINDOW {
+                    let m = message(&mut p, 0, 1);
+                    p.programs[1].push(Op::Recv { msg: m, request: Some(base + 2 * w) });
+                    waits[1].push(base + 2 * w);
+                    p.programs[0].push(Op::Send { msg: m, request: Some(base + 2 * w) });
+                    waits[0].push(base + 2 * w);
+                    if both {
+                        let back = message(&mut p, 1, 0);
+                        p.programs[0].push(Op::Recv { msg: back, request: Some(base + 2 * w + 1) });
+                        waits[0].push(base + 2 * w + 1);
+                        p.programs[1].push(Op::Send { msg: back, request: Some(base + 2 * w + 1) });
+                        waits[1].push(base + 2 * w + 1);
+                    }
+                }
+                let [w0, w1] = waits;
+                p.programs[0].push(Op::Wait(w0));
+                p.programs[1].push(Op::Wait(w1));
+                if !both {
+                    p.messages.push(ReplayMessage { src: 1, dst: 0, bytes: 4, mode: SendMode::Standard });
+                    let ack = (p.messages.len() - 1) as u32;
+                    p.programs[1].push(Op::Send { msg: ack, request: None });
+                    p.programs[0].push(Op::Recv { msg: ack, request: None });
+                }
+            }
             _ => {
                 let op = b.operation().expect("a collective");
                 let algorithm = algorithm.expect("a collective's algorithm is settled before");
@@ -424,6 +475,21 @@ fn program(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>, r
         }
     }
     p
+}
+
+/// The OSU bandwidth tests' window: messages in flight per iteration.
+const OSU_WINDOW: u64 = 64;
+
+/// The OSU tests' iterations and warm-up iterations (not timed) at
+/// `bytes`: their defaults (osu_latency 10,000 and 100, 1,000 and 10
+/// above 8 KiB; osu_bw and osu_bibw 100 and 10, 20 and 2 above 8 KiB).
+fn osu_loop(b: Benchmark, bytes: u64) -> Option<(u32, u32)> {
+    let large = bytes > 8192;
+    match b {
+        Benchmark::OsuLatency => Some(if large { (1000, 10) } else { (10_000, 100) }),
+        Benchmark::OsuBw | Benchmark::OsuBibw => Some(if large { (20, 2) } else { (100, 10) }),
+        _ => None,
+    }
 }
 
 /// IMB's message volume per sample: a size runs at most 1,000 times and
@@ -443,6 +509,9 @@ const MAX_REPEATED_MESSAGES: u64 = 2_000_000;
 /// [`MAX_REPEATED_MESSAGES`]; one for a collective (its schedule's cost is
 /// the same every call: the model has no noise to average).
 pub fn repetitions(b: Benchmark, ranks: u32, bytes: u64) -> u32 {
+    if let Some((iterations, _)) = osu_loop(b, bytes) {
+        return iterations;
+    }
     let per_call = match b {
         Benchmark::PingPong | Benchmark::PingPing => 2,
         Benchmark::Sendrecv => ranks as u64,
@@ -469,7 +538,8 @@ fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>
         (Some(CollOp::Library(op)), Some(a)) => crate::collective::messages_estimate(Some(op), a, bytes, None, p),
         (Some(CollOp::Mpi(_)), Some(a)) => crate::collective::messages_estimate(None, a, bytes, None, p),
         _ => match b {
-            Benchmark::PingPong | Benchmark::PingPing => 2,
+            Benchmark::PingPong | Benchmark::PingPing | Benchmark::OsuLatency => 2,
+            Benchmark::OsuBw | Benchmark::OsuBibw => 2 * OSU_WINDOW + 1,
             Benchmark::Sendrecv => p,
             _ => 2 * p,
         }
@@ -500,7 +570,7 @@ fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>
 /// One row: the kernel at `bytes`, replayed as an MPI program on the
 /// request's system and ranks (the MPI layer's protocols for the
 /// point-to-point calls, the algorithm's schedule for a collective).
-fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Progress) -> Result<Option<(BenchRow, crate::replay::MpiSoftware)>> {
+fn row(req: &BenchRequest, ranks: u32, leaders: u32, bytes: u64, progress: tofusim_packet::Progress) -> Result<Option<(BenchRow, crate::replay::MpiSoftware)>> {
     let b = req.benchmark;
     let algorithm = match b.operation() {
         None => None,
@@ -510,7 +580,13 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
             return Ok(Some((row, crate::replay::MpiSoftware { profile: "", native: true, note: String::new() })));
         }
         Some(op) => {
-            let default = tofusim_trace::instances::default_algorithm(op.name(), ranks as usize, bytes).expect("every benchmarked operation has a default");
+            // Among node leaders the algorithm runs on one rank per node:
+            // the library picks it for that many.
+            let on_leaders = !req.flat
+                && leaders < ranks
+                && matches!(op, CollOp::Library(Operation::Barrier | Operation::Bcast | Operation::Reduce | Operation::Allreduce));
+            let pick_for = if on_leaders { leaders } else { ranks };
+            let default = tofusim_trace::instances::default_algorithm(op.name(), pick_for as usize, bytes).expect("every benchmarked operation has a default");
             let default = Algorithm::named(default).expect("the defaults are algorithms");
             let algorithm = req.algorithm.unwrap_or(default);
             match op {
@@ -538,12 +614,24 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
         counter_cycles: 0,
         max_minutes: req.max_minutes,
     };
-    let r = crate::replay::run(&program(b, ranks, bytes, algorithm, reps), &spec, progress)?;
+    // The OSU tests time their loop after untimed warm-up iterations: the
+    // warm-up alone is replayed too and its time taken off.
+    let warmup = osu_loop(b, bytes).map_or(0, |(_, w)| w);
+    let r = crate::replay::run(&program(b, ranks, bytes, algorithm, warmup + reps), &spec, progress)?;
     if !r.complete && r.run.as_ref().is_some_and(|x| x.interrupted) {
         return Ok(None);
     }
+    let warm: Vec<f64> = if warmup > 0 {
+        let w = crate::replay::run(&program(b, ranks, bytes, algorithm, warmup), &spec, progress)?;
+        if !w.complete {
+            return Ok(None);
+        }
+        w.per_rank.iter().map(|x| x.end_seconds).collect()
+    } else {
+        vec![0.0; r.per_rank.len()]
+    };
     // Per rank, the mean time of a call (IMB's t: the loop's time over its repetitions).
-    let ends: Vec<f64> = r.per_rank.iter().map(|x| x.end_seconds / reps as f64).collect();
+    let ends: Vec<f64> = r.per_rank.iter().zip(&warm).map(|(x, w)| (x.end_seconds - w) / reps as f64).collect();
     let part: &[f64] = match b.kind() {
         Kind::SingleTransfer => &ends[..2],
         Kind::ParallelTransfer | Kind::Collective => &ends,
@@ -551,8 +639,8 @@ fn row(req: &BenchRequest, ranks: u32, bytes: u64, progress: tofusim_packet::Pro
     let us = |s: f64| s * 1e6;
     let (mut t_min, mut t_max) = (part.iter().copied().fold(f64::INFINITY, f64::min), part.iter().copied().fold(0.0, f64::max));
     let mut t_avg = part.iter().sum::<f64>() / part.len() as f64;
-    if b == Benchmark::PingPong {
-        // Half the round trip, as IMB reports it.
+    if matches!(b, Benchmark::PingPong | Benchmark::OsuLatency) {
+        // Half the round trip, as IMB and OSU report it.
         let t = ends[0] / 2.0;
         (t_min, t_max, t_avg) = (t, t, t);
     }
@@ -578,6 +666,7 @@ pub fn run(req: &BenchRequest, progress: tofusim_packet::Progress) -> Result<Ben
     let wall = std::time::Instant::now();
     let setup = placed_setup(req)?;
     let ranks = setup.node_of_rank.len() as u32;
+    let leaders = tofusim_comm::hierarchical::leaders(&setup.node_of_rank).0.len() as u32;
     check(req, ranks)?;
     let barrier = req.benchmark == Benchmark::Barrier;
     let sizes: &[u64] = if barrier { &[0] } else { &req.sizes };
@@ -591,7 +680,7 @@ pub fn run(req: &BenchRequest, progress: tofusim_packet::Progress) -> Result<Ben
         }
         // Each run reports its own progress within the row's share.
         let mut inner = |f: f64| progress((i as f64 + f) / sizes.len() as f64);
-        match row(req, ranks, bytes, &mut inner)? {
+        match row(req, ranks, leaders, bytes, &mut inner)? {
             Some((r, software)) => {
                 if !software.profile.is_empty() {
                     mpi_software = Some(software);

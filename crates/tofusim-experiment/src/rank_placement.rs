@@ -65,6 +65,12 @@ impl Ranks {
         Ok(Ranks { per_node: per_node as u32, placement })
     }
 
+    /// A rank per node in the communicator's order (block or cyclic with
+    /// one per node): what the rounds form and torus shapes assume.
+    pub fn is_one_per_node(&self) -> bool {
+        self.per_node == 1 && !matches!(self.placement, RankPlacement::Map(_))
+    }
+
     /// `setup` (a rank per node) with its ranks placed: `per_node` on
     /// every node of the communicator, or as the map says. A communicator
     /// of several ranks per node has no torus shape (the torus-aware

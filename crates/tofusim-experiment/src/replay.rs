@@ -150,7 +150,7 @@ pub struct MpiSoftware {
 fn place(mut s: Setup, ranks: u32, order: Option<&[u32]>, placed: &crate::rank_placement::Ranks) -> Result<Setup> {
     use crate::rank_placement::RankPlacement;
     let order = match (order, &placed.placement) {
-        (Some(_), RankPlacement::Map(_)) => return Err(err("order", "a rank order and a placement map both place the ranks: give one")),
+        (Some(_), RankPlacement::Map(_) | RankPlacement::Cyclic) => return Err(err("order", "a rank order and a placement both place the ranks: give one")),
         (Some(o), _) => Some(o),
         (None, RankPlacement::Map(m)) => Some(m.as_slice()),
         (None, RankPlacement::Block | RankPlacement::Cyclic) => None,

@@ -171,10 +171,10 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
         _list(as_json)
         return
     if schedule_file is not None:
-        given = {"--algo": algo, "--segment": segment, "--tnis": tnis, "--trees": trees_file, "--root": root or None}
+        given = {"--algo": algo, "--segment": segment, "--tnis": tnis, "--trees": trees_file, "--root": root or None, "--flat": flat or None}
         clash = [k for k, v in given.items() if v is not None]
         if clash:
-            raise click.UsageError(f"--schedule gives the algorithm, its TNIs and segments: drop {', '.join(clash)}")
+            raise click.UsageError(f"--schedule gives the algorithm, its TNIs, segments and root, and runs as written: drop {', '.join(clash)}")
         if size != "8B":
             raise click.UsageError("--schedule gives the size (its count of 8-byte elements): drop --size")
     elif op is None:

@@ -20,7 +20,8 @@ from .report import slug
 from .run import _LazyProgress
 
 BENCHMARKS = ["PingPong", "PingPing", "Sendrecv", "Exchange", "Allreduce", "Reduce", "Reduce_scatter", "Bcast", "Allgather", "Allgatherv",
-              "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Scan", "Exscan", "Barrier"]
+              "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Scan", "Exscan", "Barrier",
+              "osu_latency", "osu_bw", "osu_bibw"]
 
 
 def _msglog(text: str) -> tuple[int, int]:
@@ -106,8 +107,8 @@ def _plot(r: dict, compared: list | None, path) -> None:
 def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, model, seed, max_time, compare_file, out, as_json) -> None:
     """Run an IMB-MPI1 kernel (PingPong, PingPing, Sendrecv, Exchange,
     Allreduce, Reduce, Reduce_scatter, Bcast, Allgather(v), Gather(v),
-    Scatter(v), Alltoall(v), Scan, Exscan, Barrier) on a simulated
-    system and print it as IMB does: #bytes, #repetitions, t_min/t_max/t_avg
+    Scatter(v), Alltoall(v), Scan, Exscan, Barrier; and the OSU tests
+    osu_latency, osu_bw, osu_bibw) on a simulated system and print it as IMB does: #bytes, #repetitions, t_min/t_max/t_avg
     in µs and Mbytes/sec (10^6 bytes per second).
 
     Every node runs --ppn ranks; PingPong and PingPing use ranks 0 and 1
