@@ -70,24 +70,9 @@ impl CollectiveSpec {
     /// arguments, each checked for its type there): every key checked here
     /// once, absent keys taking the command's defaults.
     pub fn from_json(spec: &str) -> Result<CollectiveSpec> {
-        let v: serde_json::Value = serde_json::from_str(spec)
-            .map_err(|e| ConfigError::named(format!("bad spec: {e}")))?;
-        // A key given as anything but a whole number ≥ 0 is refused (a `-1`
-        // root must not become the default).
-        let get_u = |k: &str, d: u64| -> Result<u64> {
-            match v.get(k) {
-                None | Some(serde_json::Value::Null) => Ok(d),
-                Some(x) => x.as_u64().ok_or_else(|| {
-                    ConfigError::argument(k, format!("expected a whole number of at least 0, found {x}"))
-                }),
-            }
-        };
-        let get_s = |k: &str| {
-            v.get(k)
-                .and_then(|x| x.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
+        let v = crate::request_json::Fields::parse(spec)?;
+        let get_u = |k: &str, d: u64| v.whole(k, d);
+        let get_s = |k: &str| v.text(k);
         let modes = Modes::parse(&get_s("descriptor"), v.get("cache_injection").and_then(|x| x.as_bool()).unwrap_or(true), &get_s("cmg"))?;
         let (op, algorithm) = Algorithm::parse_named(&get_s("op"), &get_s("algo")).map_err(|e| err(e.key, e.message))?;
         Ok(CollectiveSpec {
@@ -105,19 +90,11 @@ impl CollectiveSpec {
                 t => Some(u8::try_from(t).map_err(|_| ConfigError::argument("tnis", format!("expected 1 to the node's TNIs, found {t}")))?),
             },
             modes,
-            verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
-            // Minutes, or "none" for no limit; absent: the default hour.
-            max_minutes: match v.get("max_minutes") {
-                None | Some(serde_json::Value::Null) => Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES),
-                Some(serde_json::Value::String(x)) if x == "none" => None,
-                Some(x) => match x.as_f64() {
-                    Some(m) if m >= 0.0 => Some(m),
-                    _ => return Err(ConfigError::argument("max-time", format!("expected minutes of at least 0 or none, found {x}"))),
-                },
-            },
+            verify: v.flag("verify"),
+            max_minutes: v.max_minutes()?,
             seed: get_u("seed", 1)?,
             counter_cycles: get_u("counter_cycles", 0)?,
-            steps: v.get("steps").and_then(|x| x.as_bool()).unwrap_or(false),
+            steps: v.flag("steps"),
             trees: match v.get("trees") {
                 None | Some(serde_json::Value::Null) => None,
                 Some(serde_json::Value::String(text)) => {
@@ -129,20 +106,8 @@ impl CollectiveSpec {
                     return Err(ConfigError::argument("trees", format!("expected the trees file's JSON text, found {kind}")));
                 }
             },
-            ranks: {
-                let placement = match v.get("rank_map") {
-                    None | Some(serde_json::Value::Null) => RankPlacement::parse(&get_s("placement"))?,
-                    Some(serde_json::Value::Array(a)) => RankPlacement::Map(
-                        a.iter()
-                            .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
-                            .collect::<Option<Vec<u32>>>()
-                            .ok_or_else(|| ConfigError::argument("placement", "expected a node id (a whole number) per rank"))?,
-                    ),
-                    Some(_) => return Err(ConfigError::argument("placement", "expected a list of node ids, one per rank")),
-                };
-                Ranks::new(get_u("ppn", 1)?, placement)?
-            },
-            flat: v.get("flat").and_then(|x| x.as_bool()).unwrap_or(false),
+            ranks: v.ranks()?,
+            flat: v.flag("flat"),
             model: {
                 let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
                 Model::parse(m).ok_or_else(|| ConfigError::argument("--model", format!("unknown model `{m}`; expected one of: {}", Model::NAMES.join(", "))))?

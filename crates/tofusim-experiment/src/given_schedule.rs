@@ -11,7 +11,7 @@ use tofusim_comm::Schedule;
 use crate::collective::{run_on, CollectiveResult, Model, RunSummary, ScheduleOptions, Settings, StepTimes, FlowSummary, MAX_STEP_TIMES};
 use crate::comm_model::Modes;
 use crate::error::{ConfigError, Result};
-use crate::rank_placement::{RankPlacement, Ranks};
+use crate::rank_placement::Ranks;
 
 
 /// A schedule given as data, and how to run it.
@@ -39,27 +39,10 @@ impl GivenRun {
     /// schedule's JSON text, then system, ppn, placement or rank_map,
     /// verify, seed, model, max_minutes, counter_cycles, steps).
     pub fn from_json(spec: &str) -> Result<GivenRun> {
-        let v: serde_json::Value = serde_json::from_str(spec).map_err(|e| ConfigError::named(format!("bad spec: {e}")))?;
-        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or_default().to_string();
-        let whole = |k: &str, d: u64| -> Result<u64> {
-            match v.get(k) {
-                None | Some(serde_json::Value::Null) => Ok(d),
-                Some(x) => x.as_u64().ok_or_else(|| ConfigError::argument(k, format!("expected a whole number of at least 0, found {x}"))),
-            }
-        };
+        let v = crate::request_json::Fields::parse(spec)?;
         let source = v.get("schedule_source").and_then(|x| x.as_str()).unwrap_or("<schedule>").to_string();
-        let (schedule, name) = Schedule::from_json(&text("schedule")).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
-        let placement = match v.get("rank_map") {
-            None | Some(serde_json::Value::Null) => RankPlacement::parse(&text("placement"))?,
-            Some(serde_json::Value::Array(a)) => RankPlacement::Map(
-                a.iter()
-                    .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
-                    .collect::<Option<Vec<u32>>>()
-                    .ok_or_else(|| ConfigError::argument("placement", "expected a node id (a whole number) per rank"))?,
-            ),
-            Some(_) => return Err(ConfigError::argument("placement", "expected a list of node ids, one per rank")),
-        };
-        let model = match text("model").as_str() {
+        let (schedule, name) = Schedule::from_json(&v.text("schedule")).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
+        let model = match v.text("model").as_str() {
             "" | "packet" => Model::Packet,
             "flow" | "flow-events" => Model::FlowEvents,
             m => return Err(ConfigError::argument("--model", format!("`{m}`: a given schedule runs on packet or flow (its steps, event by event; it has no rounds form)"))),
@@ -67,22 +50,15 @@ impl GivenRun {
         Ok(GivenRun {
             schedule: Arc::new(schedule),
             name,
-            system: text("system"),
-            ranks: Ranks::new(whole("ppn", 1)?, placement)?,
+            system: v.text("system"),
+            ranks: v.ranks()?,
             modes: Modes::default(),
-            verify: v.get("verify").and_then(|x| x.as_bool()).unwrap_or(false),
-            seed: whole("seed", 1)?,
+            verify: v.flag("verify"),
+            seed: v.whole("seed", 1)?,
             model,
-            max_minutes: match v.get("max_minutes") {
-                None | Some(serde_json::Value::Null) => Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES),
-                Some(serde_json::Value::String(x)) if x == "none" => None,
-                Some(x) => match x.as_f64() {
-                    Some(m) if m >= 0.0 => Some(m),
-                    _ => return Err(ConfigError::argument("max-time", format!("expected minutes of at least 0 or none, found {x}"))),
-                },
-            },
-            counter_cycles: whole("counter_cycles", 0)?,
-            steps: v.get("steps").and_then(|x| x.as_bool()).unwrap_or(false),
+            max_minutes: v.max_minutes()?,
+            counter_cycles: v.whole("counter_cycles", 0)?,
+            steps: v.flag("steps"),
         })
     }
 }

@@ -25,6 +25,7 @@ pub mod placement;
 pub mod presets;
 pub mod rank_placement;
 pub mod replay;
+pub mod request_json;
 pub mod result_schema;
 pub mod route_check;
 pub mod run_request;

@@ -293,14 +293,8 @@ impl BenchRequest {
     /// checked there): every key checked here once, absent keys taking the
     /// command's defaults (IMB's sizes, a rank per node, the packet engine).
     pub fn from_json(spec: &str) -> Result<BenchRequest> {
-        let v: serde_json::Value = serde_json::from_str(spec).map_err(|e| ConfigError::named(format!("bad spec: {e}")))?;
-        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or_default().to_string();
-        let whole = |k: &str, d: u64| -> Result<u64> {
-            match v.get(k) {
-                None | Some(serde_json::Value::Null) => Ok(d),
-                Some(x) => x.as_u64().ok_or_else(|| ConfigError::argument(k, format!("expected a whole number of at least 0, found {x}"))),
-            }
-        };
+        let v = crate::request_json::Fields::parse(spec)?;
+        let text = |k: &str| v.text(k);
         let benchmark = Benchmark::parse(&text("benchmark"))?;
         let sizes = match v.get("sizes") {
             None | Some(serde_json::Value::Null) => imb_sizes(0, 22),
@@ -310,16 +304,6 @@ impl BenchRequest {
                 .collect::<Option<Vec<u64>>>()
                 .ok_or_else(|| ConfigError::argument("sizes", "expected message sizes in bytes (whole numbers)"))?,
             Some(_) => return Err(ConfigError::argument("sizes", "expected a list of message sizes in bytes")),
-        };
-        let placement = match v.get("rank_map") {
-            None | Some(serde_json::Value::Null) => crate::rank_placement::RankPlacement::parse(&text("placement"))?,
-            Some(serde_json::Value::Array(a)) => crate::rank_placement::RankPlacement::Map(
-                a.iter()
-                    .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()))
-                    .collect::<Option<Vec<u32>>>()
-                    .ok_or_else(|| ConfigError::argument("placement", "expected a node id (a whole number) per rank"))?,
-            ),
-            Some(_) => return Err(ConfigError::argument("placement", "expected a list of node ids, one per rank")),
         };
         let algorithm = match text("algo").as_str() {
             "" => None,
@@ -333,31 +317,18 @@ impl BenchRequest {
         Ok(BenchRequest {
             benchmark,
             system: text("system"),
-            ranks: Ranks::new(whole("ppn", 1)?, placement)?,
+            ranks: v.ranks()?,
             sizes,
             algorithm,
             model,
             modes: Modes::default(),
-            seed: whole("seed", 1)?,
-            flat: v.get("flat").and_then(|x| x.as_bool()).unwrap_or(false),
-            max_minutes: match v.get("max_minutes") {
-                None | Some(serde_json::Value::Null) => Some(tofusim_packet::budget::DEFAULT_MAX_MINUTES),
-                Some(serde_json::Value::String(x)) if x == "none" => None,
-                Some(x) => match x.as_f64() {
-                    Some(m) if m >= 0.0 => Some(m),
-                    _ => return Err(ConfigError::argument("max-time", format!("expected minutes of at least 0 or none, found {x}"))),
-                },
-            },
+            seed: v.whole("seed", 1)?,
+            flat: v.flag("flat"),
+            max_minutes: v.max_minutes()?,
         })
     }
 }
 
-/// The request's system, built once, its ranks placed.
-fn placed_setup(req: &BenchRequest) -> Result<Setup> {
-    let mut s = req.ranks.place(crate::build::checked_setup(&req.system, req.ranks.per_node, &format!("mpi-bench {}", req.benchmark.name()))?)?;
-    s.max_minutes = req.max_minutes;
-    Ok(s)
-}
 
 fn check(req: &BenchRequest, ranks: u32) -> Result<()> {
     if req.sizes.is_empty() {
@@ -570,7 +541,7 @@ fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>
 /// One row: the kernel at `bytes`, replayed as an MPI program on the
 /// request's system and ranks (the MPI layer's protocols for the
 /// point-to-point calls, the algorithm's schedule for a collective).
-fn row(req: &BenchRequest, ranks: u32, leaders: u32, bytes: u64, progress: tofusim_packet::Progress) -> Result<Option<(BenchRow, crate::replay::MpiSoftware)>> {
+fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64, progress: tofusim_packet::Progress) -> Result<Option<(BenchRow, crate::replay::MpiSoftware)>> {
     let b = req.benchmark;
     let algorithm = match b.operation() {
         None => None,
@@ -617,12 +588,13 @@ fn row(req: &BenchRequest, ranks: u32, leaders: u32, bytes: u64, progress: tofus
     // The OSU tests time their loop after untimed warm-up iterations: the
     // warm-up alone is replayed too and its time taken off.
     let warmup = osu_loop(b, bytes).map_or(0, |(_, w)| w);
-    let r = crate::replay::run(&program(b, ranks, bytes, algorithm, warmup + reps), &spec, progress)?;
+    let replay = |p: ReplayProgram, progress: tofusim_packet::Progress| crate::replay::run_on_system(&p, &spec, system.clone(), progress, std::time::Instant::now());
+    let r = replay(program(b, ranks, bytes, algorithm, warmup + reps), progress)?;
     if !r.complete && r.run.as_ref().is_some_and(|x| x.interrupted) {
         return Ok(None);
     }
     let warm: Vec<f64> = if warmup > 0 {
-        let w = crate::replay::run(&program(b, ranks, bytes, algorithm, warmup), &spec, progress)?;
+        let w = replay(program(b, ranks, bytes, algorithm, warmup), progress)?;
         if !w.complete {
             return Ok(None);
         }
@@ -664,9 +636,11 @@ fn row(req: &BenchRequest, ranks: u32, leaders: u32, bytes: u64, progress: tofus
 /// between sizes and inside a run (Ctrl-C); the rows done are kept.
 pub fn run(req: &BenchRequest, progress: tofusim_packet::Progress) -> Result<BenchResult> {
     let wall = std::time::Instant::now();
-    let setup = placed_setup(req)?;
-    let ranks = setup.node_of_rank.len() as u32;
-    let leaders = tofusim_comm::hierarchical::leaders(&setup.node_of_rank).0.len() as u32;
+    // The system built once (every size's replay places its ranks on a copy).
+    let system = crate::build::checked_setup(&req.system, req.ranks.per_node, &format!("mpi-bench {}", req.benchmark.name()))?;
+    let placed = req.ranks.place(system.clone())?;
+    let ranks = placed.node_of_rank.len() as u32;
+    let leaders = tofusim_comm::hierarchical::leaders(&placed.node_of_rank).0.len() as u32;
     check(req, ranks)?;
     let barrier = req.benchmark == Benchmark::Barrier;
     let sizes: &[u64] = if barrier { &[0] } else { &req.sizes };
@@ -680,7 +654,7 @@ pub fn run(req: &BenchRequest, progress: tofusim_packet::Progress) -> Result<Ben
         }
         // Each run reports its own progress within the row's share.
         let mut inner = |f: f64| progress((i as f64 + f) / sizes.len() as f64);
-        match row(req, ranks, leaders, bytes, &mut inner)? {
+        match row(req, &system, ranks, leaders, bytes, &mut inner)? {
             Some((r, software)) => {
                 if !software.profile.is_empty() {
                     mpi_software = Some(software);

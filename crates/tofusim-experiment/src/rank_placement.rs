@@ -113,21 +113,6 @@ impl Ranks {
     }
 }
 
-/// A map file: the node id of each rank, one per line (rank 0 first);
-/// blank lines and `#` comments are skipped.
-pub fn parse_map(file: &str, text: &str) -> Result<Vec<u32>> {
-    let mut map = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let node = line.parse::<u32>().map_err(|_| ConfigError::new(file, &format!("line {}", i + 1), format!("expected a node id (a whole number), found `{line}`")))?;
-        map.push(node);
-    }
-    Ok(map)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,15 +135,13 @@ mod tests {
     #[test]
     fn a_map_is_checked_against_the_system_and_the_ranks_per_node() {
         let setup = || crate::build::setup("bgl:2x2x2").unwrap();
-        let map = parse_map("m.txt", "# rank -> node\n3\n3\n\n5\n").unwrap();
-        assert_eq!(map, vec![3, 3, 5]);
+        let map = vec![3, 3, 5];
         let placed = Ranks::new(2, RankPlacement::Map(map.clone())).unwrap().place(setup()).unwrap();
         assert_eq!(placed.node_of_rank, map);
         let e = Ranks::new(1, RankPlacement::Map(map)).unwrap().place(setup()).err().unwrap().to_string();
         assert!(e.contains("node 3 holds more than 1 ranks"), "{e}");
         let e = Ranks::new(1, RankPlacement::Map(vec![0, 8])).unwrap().place(setup()).err().unwrap().to_string();
         assert!(e.contains("beyond the 8 nodes"), "{e}");
-        assert!(parse_map("m.txt", "1\nx\n").err().unwrap().to_string().contains("line 2"));
         assert!(Ranks::new(0, RankPlacement::Block).is_err());
     }
 }

@@ -257,6 +257,13 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
         Some(text) => crate::build::setup_toml(&spec.system, text)?,
         None => crate::build::checked_setup(&spec.system, spec.ranks.per_node, "a replay")?,
     };
+    run_on_system(program, spec, s, progress, wall)
+}
+
+/// [`run`] on the system `s` already built for `spec` (a rank per node in
+/// the communicator's order, not yet placed): callers that replay many
+/// programs on one system build it once.
+pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progress: tofusim_packet::Progress, wall: std::time::Instant) -> Result<ReplayResult> {
     let mut s = place(s, program.ranks, spec.order.as_deref(), &spec.ranks)?;
     s.max_minutes = spec.max_minutes;
     if let Some(bps) = spec.mpi.shared_memory_Bps {

@@ -23,10 +23,23 @@ fn collective_spec(spec: &str) -> PyResult<tofusim_experiment::collective::Colle
 #[pyo3(signature = (spec, progress=None, keep_partial=false, samples=None))]
 pub fn run_collective(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool, samples: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<String> {
     let spec = collective_spec(&spec)?;
+    collective_run(py, progress, keep_partial, samples, |report| tofusim_experiment::collective::run(&spec, report))
+}
+
+/// Runs a collective front door `run` without the GIL (Ctrl-C and
+/// progress through `progress`), then hands its counter samples to
+/// `samples` and returns its JSON.
+fn collective_run(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    keep_partial: bool,
+    samples: Option<Bound<'_, pyo3::types::PyDict>>,
+    run: impl FnOnce(&mut dyn FnMut(f64) -> std::ops::ControlFlow<()>) -> tofusim_experiment::error::Result<tofusim_experiment::collective::CollectiveResult> + Send,
+) -> PyResult<String> {
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
-        tofusim_experiment::collective::run(&spec, &mut report)
+        run(&mut report)
     });
     let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
@@ -66,17 +79,5 @@ pub fn mpi_bench(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep
 #[pyo3(signature = (spec, progress=None, keep_partial=false, samples=None))]
 pub fn run_given_schedule(py: Python<'_>, spec: String, progress: Option<Py<PyAny>>, keep_partial: bool, samples: Option<Bound<'_, pyo3::types::PyDict>>) -> PyResult<String> {
     let g = tofusim_experiment::given_schedule::GivenRun::from_json(&spec).map_err(config_err)?;
-    let raised = std::sync::Mutex::new(None);
-    let r = py.detach(|| {
-        let mut report = reporter(&progress, &raised);
-        tofusim_experiment::given_schedule::run(&g, &mut report)
-    });
-    let stopped = r.as_ref().is_ok_and(|r| r.run.as_ref().is_some_and(|x| x.interrupted) || r.flow.as_ref().is_some_and(|f| f.interrupted));
-    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;
-    let mut r = r.map_err(config_err)?;
-    let json = serde_json::to_string(&r).expect("results serialise");
-    if let (Some(d), Some(run)) = (&samples, &mut r.run) {
-        put_counter_samples(py, d, &mut run.counter_samples)?;
-    }
-    Ok(json)
+    collective_run(py, progress, keep_partial, samples, |report| tofusim_experiment::given_schedule::run(&g, report))
 }

@@ -7,8 +7,6 @@ from typing import Any, Callable
 
 import click
 
-from .. import ConfigError
-
 
 def ppn_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--placement", default="block", show_default=True, metavar="block|cyclic|FILE",
@@ -21,17 +19,9 @@ def ppn_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def read_placement(placement: str) -> "str | list[int]":
-    """``block``/``cyclic``, or the node ids of a map file."""
+    """``block``/``cyclic``, or the node ids of a map file (an order file's form)."""
     if placement in ("block", "cyclic"):
         return placement
-    from .files import read_text
+    from .rmatt import read_order
 
-    nodes = []
-    for n, line in enumerate(read_text(placement, "placement map").splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if not line.isdigit():
-            raise ConfigError(f"{placement}: line {n}: expected a node id (a whole number), found {line!r:.40}")
-        nodes.append(int(line))
-    return nodes
+    return read_order(placement)
