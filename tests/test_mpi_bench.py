@@ -113,7 +113,25 @@ def test_k_mpi_latency_and_bandwidth_through_the_benchmark_path():
     small, big = r.rows
     assert small.repetitions == 1000 and small.t_max_us == pytest.approx(1.27, abs=0.03)
     assert big.mbytes_per_sec / 1e3 == pytest.approx(4.7, rel=0.03)
-    assert r.mpi_software.profile == "k-computer" and r.mpi_software.native
+    assert r.mpi_software.profile == "fujitsu-mpi-k" and r.mpi_software.native
+
+
+@pytest.mark.parametrize("system, profile, low, high", [
+    # Fitted (the Aries host costs hold Cray MPICH's software, fitted to
+    # 1.2 µs [S:002]): a check that the software is not counted twice, as
+    # it was with K's layer on top (1.57 µs).
+    ("aries-2g", "cray-mpich", 1.15, 1.27),
+    # BG/L: host costs set from an assumed ~3 µs MPI latency ([MEM]).
+    ("bgl:2x2x2", "bgl-mpi", 2.8, 3.6),
+    # Fugaku: K's software ([MEM]) on the TofuD put (0.49 µs): a prediction.
+    ("fugaku:1x1x1", "fujitsu-mpi-fugaku", 0.49 + 0.3, 0.49 + 0.45),
+])
+def test_each_generation_runs_its_own_mpi_software(system, profile, low, high):
+    """Issue 38, item 3: the MPI layer's profile is the system generation's
+    and the output names it; an override says so."""
+    r = tofusim.mpi_bench("PingPong", system, sizes=[8])
+    assert r.mpi_software.profile == profile and r.mpi_software.native
+    assert low < r.rows[0].t_max_us < high
 
 
 @pytest.mark.parametrize("benchmark, algorithm", [("Reduce_scatter", "pairwise"), ("Gather", "binomial"), ("Scatterv", "binomial"),

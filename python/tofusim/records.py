@@ -418,11 +418,12 @@ class LinkLoad(Record):
 
 
 class MpiSoftware(Record):
-    """The MPI software a replay models (``MpiConfig::k_computer`` for now: per-generation MPI software is not modelled yet)."""
+    """The MPI software a replay models: the system generation's (``crate::generation::Generation::mpi_software``), with any overrides."""
 
-    native = Key(bool, "False when the system's hardware generation is not the profile's: its host costs are then K's MPI layer on that system's hardware.")
+    eager_limit_bytes = Key(int, "Eager messages up to this size; rendezvous above, bytes.")
+    native = Key(bool, "False when the profile is not a particular machine's MPI (the generic MPI of a fat-tree or generic dragonfly), or when values were overridden.")
     note = Key(str)
-    profile = Key(str)
+    profile = Key(str, "``fujitsu-mpi-k``, ``fujitsu-mpi-fx100``, ``fujitsu-mpi-fugaku``, ``cray-mpich``, ``bgl-mpi``, ``generic-mpi``.")
 
 
 class BenchRow(Record):

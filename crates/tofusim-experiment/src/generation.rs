@@ -93,6 +93,23 @@ impl Generation {
         }
     }
 
+    /// The MPI software the generation's machines run
+    /// ([`tofusim_comm::mpi::MpiConfig`]'s profiles, each value with its
+    /// source): Fujitsu MPI on the Tofu generations, Cray MPICH on Aries,
+    /// BG/L's MPI on the BG/L router's tori; a generic MPI on fat-trees and
+    /// generic dragonflies, which name no machine.
+    pub fn mpi_software(self) -> tofusim_comm::mpi::MpiConfig {
+        use tofusim_comm::mpi::MpiConfig;
+        match self {
+            Self::Tofu1 => MpiConfig::k_computer(),
+            Self::Tofu2 => MpiConfig::fujitsu_mpi("fujitsu-mpi-fx100", "fx100"),
+            Self::Tofud => MpiConfig::fujitsu_mpi("fujitsu-mpi-fugaku", "fugaku"),
+            Self::Bgl => MpiConfig::blue_gene_l(),
+            Self::Aries => MpiConfig::cray_mpich(),
+            Self::GenericDragonfly | Self::FatTree => MpiConfig::generic(),
+        }
+    }
+
     /// Whether the generation's hardware can be built as `topology`; `Err`
     /// says which topology it needs.
     pub fn check(self, topology: &Topology) -> Result<(), WrongTopology> {
@@ -130,5 +147,21 @@ mod tests {
             assert_eq!(Generation::parse(g.name()), Some(g));
         }
         assert_eq!(Generation::parse("tofu3"), None);
+    }
+
+    #[test]
+    fn every_generation_has_its_mpi_software() {
+        use tofusim_comm::mpi::BufferMode;
+        let names: Vec<_> = Generation::ALL.iter().map(|g| g.mpi_software().profile).collect();
+        assert_eq!(names, ["bgl-mpi", "fujitsu-mpi-k", "fujitsu-mpi-fx100", "fujitsu-mpi-fugaku", "cray-mpich", "generic-mpi", "generic-mpi"]);
+        for g in Generation::ALL {
+            let m = g.mpi_software();
+            assert!(!m.sources.is_empty(), "{} names no sources", m.profile);
+            // The Tofu generations' host costs are the put's, so the MPI
+            // software comes on top; the others' already hold it.
+            let on_top = matches!(g, Generation::Tofu1 | Generation::Tofu2 | Generation::Tofud);
+            assert_eq!(m.software_ns(8, BufferMode::HighSpeed) > 0, on_top, "{}", m.profile);
+        }
+        assert_eq!(Generation::Aries.mpi_software().eager_limit_bytes, 8192);
     }
 }

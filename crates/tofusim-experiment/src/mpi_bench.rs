@@ -548,7 +548,7 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
         // A zero-count collective moves nothing: MPI libraries return at once.
         Some(op) if bytes == 0 && op != CollOp::Library(Operation::Barrier) => {
             let row = BenchRow { bytes, repetitions: 1, t_min_us: 0.0, t_max_us: 0.0, t_avg_us: 0.0, mbytes_per_sec: None, algorithm: None, complete: true, packets_delivered: Some(0) };
-            return Ok(Some((row, crate::replay::MpiSoftware { profile: "", native: true, note: String::new() })));
+            return Ok(Some((row, crate::replay::MpiSoftware { profile: "", native: true, eager_limit_bytes: 0, note: String::new() })));
         }
         Some(op) => {
             // Among node leaders the algorithm runs on one rank per node:

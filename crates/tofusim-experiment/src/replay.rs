@@ -5,9 +5,8 @@
 //! engine or the flow model over the system's nodes: rank `i` on the
 //! `i`-th node of the system's communicator order (the one `tofusim coll`
 //! uses: Tofu's virtual torus, a torus's node order), or where an order
-//! file puts it. The MPI layer's parameters are the K computer's
-//! ([`MpiConfig::k_computer`]) on every system — the software costs of
-//! another machine's MPI are not in the presets.
+//! file puts it. The MPI layer's parameters are the system generation's
+//! MPI software ([`crate::generation::Generation::mpi_software`]).
 
 // Rates carry their unit in the name (`shared_memory_Bps`), as the JSON keys do.
 #![allow(non_snake_case)]
@@ -40,11 +39,20 @@ pub struct MpiOverrides {
     pub saving_extra_ns: Option<u32>,
     /// Ranks sharing one machine's memory (a model of the machine a trace
     /// was recorded on): no NIC overheads beside the MPI layer's software,
-    /// and copies and reductions at this rate, bytes per second.
+    /// and copies and reductions at this rate, bytes per second. The
+    /// host costs that hold the software of the BG/L, Aries and generic
+    /// profiles are cleared with the NIC's, so the layer's software is then
+    /// the K computer's unless overridden.
     pub shared_memory_Bps: Option<f64>,
 }
 
 impl MpiOverrides {
+    /// Whether any value is overridden.
+    pub fn is_set(&self) -> bool {
+        let Self { eager_limit_bytes, llp_limit_bytes, llp_ns, stack_ns, rendezvous_ns, saving_extra_ns, shared_memory_Bps } = self;
+        eager_limit_bytes.is_some() || llp_limit_bytes.is_some() || llp_ns.is_some() || stack_ns.is_some() || rendezvous_ns.is_some() || saving_extra_ns.is_some() || shared_memory_Bps.is_some()
+    }
+
     pub fn apply(&self, mut c: MpiConfig) -> MpiConfig {
         c.eager_limit_bytes = self.eager_limit_bytes.unwrap_or(c.eager_limit_bytes);
         c.llp_limit_bytes = self.llp_limit_bytes.unwrap_or(c.llp_limit_bytes);
@@ -134,14 +142,19 @@ pub struct ReplayResult {
     pub peak_memory_bytes: u64,
 }
 
-/// The MPI software a replay models ([`MpiConfig::k_computer`] for now:
-/// per-generation MPI software is not modelled yet).
+/// The MPI software a replay models: the system generation's
+/// ([`crate::generation::Generation::mpi_software`]), with any overrides.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct MpiSoftware {
+    /// `fujitsu-mpi-k`, `fujitsu-mpi-fx100`, `fujitsu-mpi-fugaku`,
+    /// `cray-mpich`, `bgl-mpi`, `generic-mpi`.
     pub profile: &'static str,
-    /// False when the system's hardware generation is not the profile's:
-    /// its host costs are then K's MPI layer on that system's hardware.
+    /// False when the profile is not a particular machine's MPI (the
+    /// generic MPI of a fat-tree or generic dragonfly), or when values were
+    /// overridden.
     pub native: bool,
+    /// Eager messages up to this size; rendezvous above, bytes.
+    pub eager_limit_bytes: u64,
     pub note: String,
 }
 
@@ -188,6 +201,30 @@ fn place(mut s: Setup, ranks: u32, order: Option<&[u32]>, placed: &crate::rank_p
         }
     }
     Ok(s)
+}
+
+/// What the result says about the MPI software `mpi` (the generation's,
+/// after `spec`'s overrides).
+fn mpi_software_of(mpi: &MpiConfig, generation: crate::generation::Generation, spec: &ReplaySpec) -> MpiSoftware {
+    use crate::generation::Generation as G;
+    let overridden = spec.mpi.is_set();
+    let generic = matches!(generation, G::GenericDragonfly | G::FatTree);
+    let what = match mpi.profile {
+        "fujitsu-mpi-k" => "the K computer's Fujitsu MPI (eager and low-latency limits, memory-saving and high-speed modes; its software cost fitted to the 1.27 us MPI latency [S:001])",
+        "fujitsu-mpi-fx100" => "Fujitsu MPI on FX100, with K's software costs and limits ([MEM]: no public FX100 per-message figure)",
+        "fujitsu-mpi-fugaku" => "Fujitsu MPI on Fugaku, with K's software costs and limits ([MEM]: no public per-message figure was used; Fugaku's MPI figures are a blind check)",
+        "cray-mpich" => "Cray MPICH: software inside the Aries host costs fitted to the 1.2 us MPI latency [S:002]; eager up to 8 KiB",
+        "bgl-mpi" => "BG/L's MPI: software inside the host costs set from its ~3 us MPI latency [MEM]; eager up to 1,000 B [MEM]",
+        _ => "a generic MPI: software inside the host costs (~1 us MPI latency, [MEM]); eager up to 12 KiB [MEM]",
+    };
+    let mut note = format!("{what}; sources per value in docs/model.md");
+    if spec.mpi.shared_memory_Bps.is_some() {
+        note = format!("K's MPI layer over shared memory (the recording machine's model; host costs cleared); {note}");
+    }
+    if overridden {
+        note.push_str("; values overridden by --mpi");
+    }
+    MpiSoftware { profile: mpi.profile, native: !generic && !overridden, eager_limit_bytes: mpi.eager_limit_bytes, note }
 }
 
 fn ranks_of(timeline: &Timeline, finish: impl Fn(usize, u32) -> f64, node_of_rank: &[u32]) -> Vec<RankTimes> {
@@ -275,8 +312,11 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
         s.built.model.reduce_Bps = bps;
     }
     let generation = s.built.system.generation;
+    let base = if spec.mpi.shared_memory_Bps.is_some() { MpiConfig::k_computer() } else { generation.mpi_software() };
+    let mpi = spec.mpi.apply(base);
+    let mpi_software = mpi_software_of(&mpi, generation, spec);
     let params = ReplayParams {
-        mpi: spec.mpi.apply(MpiConfig::k_computer()),
+        mpi,
         compute_scale: spec.compute_scale,
         tnis: s.built.model.tnis.max(1),
         segment_bytes: 64 << 10,
@@ -327,24 +367,6 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
             (finish.iter().copied().fold(0.0, f64::max), per_rank, None, "flow", links)
         }
         Model::FlowRounds => return Err(err("model", "a replay has no lockstep rounds form; use flow or packet")),
-    };
-    // The MPI software modelled is the K computer's (Tofu1); every other
-    // generation runs it in place of its own, and says so.
-    let native = {
-        use crate::generation::Generation as G;
-        match generation {
-            G::Tofu1 => true,
-            G::Tofu2 | G::Tofud | G::Bgl | G::Aries | G::GenericDragonfly | G::FatTree => false,
-        }
-    };
-    let mpi_software = MpiSoftware {
-        profile: "k-computer",
-        native,
-        note: if native {
-            "the K computer's MPI (eager and low-latency limits, memory modes; its software cost from the 1.27 us MPI latency [S:001])".into()
-        } else {
-            format!("the K computer's MPI layer on {} hardware: its protocol limits and the software cost fitted on K ([S:001]) stand in for {}'s own MPI, which is not modelled", generation.name(), spec.system)
-        },
     };
     Ok(ReplayResult {
         complete: run.as_ref().is_none_or(|r| !r.interrupted),

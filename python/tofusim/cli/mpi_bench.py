@@ -143,7 +143,7 @@ def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, mode
                    f"{r.wall_seconds:.1f} s wall")
         sw = r.get("mpi_software")
         if sw:
-            click.echo(f"# MPI software modelled: {sw['profile']}" + ("" if sw["native"] else f" ({sw['note']})"))
+            click.echo(f"# MPI software modelled: {sw['profile']} ({sw['note']})")
         if compared is not None:
             t = Table("#bytes", "t simulated (µs)", "t measured (µs)", "simulated / measured", "MB/s simulated", "MB/s measured",
                       title=f"{r.benchmark}: tofusim against {compare_file} ({block.processes} processes)")

@@ -119,8 +119,9 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
     if r["algorithms"]:
         con.print("collectives: " + ", ".join(f"{op} {a}" for op, a in sorted(r["algorithms"].items())))
     mpi = r.get("mpi_software") or {}
-    if mpi and not mpi.get("native"):
-        con.print(f"[yellow]MPI software: {mpi['note']}[/]")
+    if mpi:
+        colour = "dim" if mpi.get("native") else "yellow"
+        con.print(f"[{colour}]MPI software: {mpi['profile']}: {mpi['note']}[/]")
     t = Table("rank", "node", "end s", "compute s", "point-to-point s", "collective s", "waiting s", title="Per rank (simulated)")
     rows = r["per_rank"]
     shown = rows if len(rows) <= 32 else rows[:16] + rows[-16:]
