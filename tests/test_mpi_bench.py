@@ -37,8 +37,12 @@ def test_allreduce_with_four_ranks_per_node_on_fugaku(run, tmp_path):
     nodes = tofusim.topo("fugaku:2x3x4")["nodes"]
     assert (r["processes"], r["ranks_per_node"]) == (4 * nodes, 4)
     assert [x["bytes"] for x in r["rows"]] == [0, 8, 16]
+    # Fujitsu MPI's rules (the Tofu default): one element on the barrier
+    # interface, two by recursive doubling among the node leaders.
+    assert r["library"] == "fjmpi"
+    assert [x["algorithm"] for x in r["rows"][1:]] == ["barrier-interface", "recursive-doubling"]
     for x in r["rows"][1:]:
-        assert x["algorithm"] == "recursive-doubling" and 0 < x["t_min_us"] <= x["t_avg_us"] <= x["t_max_us"]
+        assert x["rule"].startswith("fjmpi: ") and 0 < x["t_min_us"] <= x["t_avg_us"] <= x["t_max_us"]
     text = (tmp_path / "ar" / "imb.txt").read_text()
     assert "t_min[usec]" in text and "# #processes = " + str(4 * nodes) in text
 

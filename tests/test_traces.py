@@ -281,7 +281,12 @@ def test_a_trace_from_another_writer_replays(tmp_path):
     p = tofusim("replay", str(out), "--system", "k:2x3x2", "--model", "flow", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
-    assert r["algorithms"] == {"allreduce": "recursive-doubling"}
+    # K runs Fujitsu MPI's rules: a one-element allreduce on the barrier interface.
+    assert r["library"] == "fjmpi" and r["algorithms"] == {"allreduce": "barrier-interface"}
+    [calls] = r["collective_calls"]
+    assert (calls["op"], calls["ranks"], calls["calls"]) == ("allreduce", 12, 1) and "barrier interface" in calls["rule"]
+    p = tofusim("replay", str(out), "--system", "k:2x3x2", "--model", "flow", "--library", "mpich", "--json")
+    assert json.loads(p.stdout)["algorithms"] == {"allreduce": "recursive-doubling"}
     assert all(x["compute_seconds"] == pytest.approx(5 * 200e-6, rel=0.01) for x in r["per_rank"])
     # Without the calibration a tofusim trace has, there is no recorded machine.
     p = tofusim("replay", str(out), "--system", "recorded")

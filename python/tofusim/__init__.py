@@ -268,14 +268,17 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
 def mpi_bench(benchmark: str, system: str, *, ppn: int = 1, placement: "str | list[int]" = "block",
               sizes: "list[int] | None" = None, msglog: tuple[int, int] = (0, 22), algo: str | None = None,
               model: str = "packet", seed: int = 1, progress: Any = None, keep_partial: bool = False,
-              max_minutes: "float | str | None" = None, flat: bool = False) -> BenchResult:
+              max_minutes: "float | str | None" = None, flat: bool = False,
+              library: str | None = None) -> BenchResult:
     """An Intel MPI Benchmarks (IMB-MPI1) kernel on ``system``: PingPong,
     PingPing, Sendrecv, Exchange, Allreduce, Reduce, Bcast, Allgather,
     Alltoall or Barrier, over every node's ``ppn`` ranks (placed as for
     :func:`coll`), at IMB's message sizes (0 and 2^min … 2^max bytes,
     ``msglog``) or the ``sizes`` given. The collectives run the algorithm
-    an MPI library would pick for each size (named in each row) unless
-    ``algo`` names one. ``model``: ``packet`` or ``flow``. The result's
+    the MPI library picks for each size (``library``: ``fjmpi``,
+    ``openmpi`` or ``mpich``; default the system's — Fujitsu MPI on Tofu,
+    MPICH on Aries and BG/L, Open MPI on fat-trees), named in each row
+    with the rule that chose it, unless ``algo`` names one. ``model``: ``packet`` or ``flow``. The result's
     ``rows`` are IMB's table: bytes, repetitions, t_min_us, t_max_us,
     t_avg_us, mbytes_per_sec (10^6 bytes per second) — :meth:`BenchResult.imb_text`
     prints it as IMB does.
@@ -296,6 +299,8 @@ def mpi_bench(benchmark: str, system: str, *, ppn: int = 1, placement: "str | li
                             "model": a.text("model", model), "seed": a.whole("seed", seed), "flat": a.flag("flat", flat)}
     if algo is not None:
         spec["algo"] = a.text("algo", algo)
+    if library is not None:
+        spec["library"] = a.text("library", library)
     a.placement(spec, ppn, placement)
     if max_minutes is not None:
         m = a.minutes("max_minutes", max_minutes)

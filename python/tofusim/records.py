@@ -435,6 +435,8 @@ class BenchRow(Record):
     mbytes_per_sec = Maybe(float, "IMB's bandwidth (10⁶ bytes per second) for the point-to-point kernels: the bytes of the messages a rank sends per call over t_max (PingPong: over t). ``None`` for the collectives.")
     packets_delivered = Maybe(int, "Packets that crossed the network (packet engine; messages between ranks of one node move none).")
     repetitions = Key(int, "Calls simulated back to back for the row: IMB's count for the point-to-point kernels (1,000, fewer above 40 KB), one for a collective (``repetitions``).")
+    rule = Maybe(str, "Why it ran: the library's rule, or ``given (--algo)``.")
+    stands_in_for = Maybe(str, "The library's own algorithm, where tofusim runs a stand-in for it.")
     t_avg_us = Key(float)
     t_max_us = Key(float)
     t_min_us = Key(float, "Over the participating ranks: each rank's time for one call, µs.")
@@ -520,6 +522,7 @@ class BenchFields(Record):
     benchmark = Key(str, "The benchmark as IMB names it (``PingPong``, ``Allreduce``, …).")
     interrupted = Key(bool, "Stopped by Ctrl-C before every size ran (the rows are those done).")
     kind = Key(str, "``single-transfer``, ``parallel-transfer`` or ``collective``: which columns IMB prints.")
+    library = Key(str, "The MPI library whose rules chose the collective algorithms.")
     model = Key(str)
     mpi_software = Maybe(MpiSoftware, "Whose MPI software the point-to-point calls model (their protocol limits and costs), and whether it is the system's own.")
     placement = Key(str)
@@ -534,11 +537,13 @@ class BenchFields(Record):
 class ReplayFields(Record):
     """The keys of ``tofusim.replay``'s result."""
 
-    algorithms = Key(_dict, "The collective algorithm used per operation.")
+    algorithms = Key(_dict, "The collective algorithm used per operation (its first call's).")
     bytes_sent = Key(int)
     cancelled_receives = Key(int, "Receives cancelled before a message matched them.")
+    collective_calls = Key(_list, "Per operation, communicator size and call size: the calls and the algorithm they ran with, and the rule that chose it.")
     complete = Key(bool, "False when Ctrl-C stopped the replay before the trace ended.")
     compute_scale = Key(float)
+    library = Key(str, "The MPI library whose rules chose the collectives' algorithms (``--library``, or the system's: ``fjmpi`` on Tofu, ``mpich`` on Aries and BG/L, ``openmpi`` on fat-trees).")
     messages = Key(int)
     model = Key(str)
     mpi_software = Key(MpiSoftware, "Whose MPI software the replay's point-to-point layer models (its protocol limits and costs) and whether that is the system's own.")

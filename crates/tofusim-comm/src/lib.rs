@@ -19,6 +19,7 @@ pub mod algorithms;
 pub mod barrier_hw;
 pub mod collective;
 pub mod hierarchical;
+pub mod library;
 pub mod exec;
 pub mod mpi;
 pub mod mpi_collectives;

@@ -127,6 +127,8 @@ pub struct ReplayParams {
     /// in its node-leader form ([`crate::hierarchical`]); `None`: every
     /// collective runs flat over its members.
     pub node_of_rank: Option<Vec<u32>>,
+    /// The system's barrier interface (the `barrier-interface` algorithm).
+    pub gates: Option<crate::algorithms::barrier_interface::GateTiming>,
 }
 
 /// What a rank's time goes to, call by call.
@@ -198,6 +200,7 @@ fn node_leader_form(c: &ReplayCollective, nodes: &[u32], params: &ReplayParams) 
     }
     let root = order.iter().position(|&l| l == c.root).unwrap_or(0) as Rank;
     let mut prm = Params::new(order.len() as u32, 0);
+    prm.gates = params.gates;
     prm.tnis = params.tnis.max(1);
     prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
     let inner = build_named(&c.op, &c.algorithm, root, c.size_bytes, prm).map_err(|e| err(format!("collective {} ({} on {} leaders): {}", c.op, c.algorithm, order.len(), e.message)))?;
@@ -253,6 +256,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
         }
         if !built.contains_key(&key) {
             let mut prm = Params::new(n, 0);
+            prm.gates = params.gates;
             prm.tnis = params.tnis.max(1);
             prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
             let what = || format!("collective {} ({} on {n} ranks)", c.op, c.algorithm);
@@ -477,7 +481,7 @@ mod tests {
     use crate::exec::data::{execute, Order};
 
     fn params() -> ReplayParams {
-        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536, node_of_rank: None }
+        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536, node_of_rank: None, gates: None }
     }
 
     /// Two ranks: an Irecv posted before the matching send, a blocking

@@ -10,6 +10,7 @@
 #![allow(non_snake_case)]
 
 use serde::Serialize;
+use tofusim_comm::algorithms::barrier_interface::GateTiming;
 use tofusim_comm::algorithms::{build_sized, Params};
 use tofusim_comm::{Algorithm, Operation};
 use tofusim_comm::tree::{Grid, TrinaryTrees};
@@ -227,7 +228,7 @@ pub fn messages_estimate(
         Ring if op == Some(Operation::Allreduce) => all_pairs.saturating_mul(2),
         Ring | ScatterAllgather | QuadRings => all_pairs.saturating_add(plog),
         Chain | TrinaryTree | Trinaryx3 => p.saturating_mul(6).saturating_mul(segs),
-        Dissemination | RecursiveDoubling | Tree | Binomial | Rabenseifner | Bruck => plog.saturating_mul(2).saturating_add(p.saturating_mul(2)),
+        Dissemination | RecursiveDoubling | Tree | Binomial | Rabenseifner | Bruck | BarrierInterface => plog.saturating_mul(2).saturating_add(p.saturating_mul(2)),
     }
 }
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
@@ -400,8 +401,9 @@ pub fn schedule(
     ranks: u32,
     grid: Option<Grid>,
     tnis: u8,
+    gates: Option<GateTiming>,
 ) -> Result<tofusim_comm::Schedule> {
-    build_sized(spec.op, spec.algorithm, spec.root, spec.size_bytes, algorithm_params(spec, ranks, grid, tnis)).map_err(|e| build_err(spec, e))
+    build_sized(spec.op, spec.algorithm, spec.root, spec.size_bytes, algorithm_params(spec, ranks, grid, tnis, gates)).map_err(|e| build_err(spec, e))
 }
 
 /// The schedule of `spec` over `s`'s ranks. When ranks share nodes, the
@@ -413,13 +415,18 @@ pub fn schedule_on(spec: &CollectiveSpec, s: &Setup, tnis: u8) -> Result<(tofusi
     use tofusim_comm::hierarchical;
     let ranks = s.node_of_rank.len() as u32;
     if !runs_on_node_leaders(spec, s) {
-        return Ok((schedule(spec, ranks, s.grid, tnis)?, false));
+        return Ok((schedule(spec, ranks, s.grid, tnis, gates_of(s))?, false));
     }
     let (order, _) = hierarchical::leaders(&s.node_of_rank);
     let inner_spec = CollectiveSpec { root: algorithm_root(spec, s)?, ..spec.clone() };
-    let inner = schedule(&inner_spec, order.len() as u32, s.node_grid, tnis)?;
+    let inner = schedule(&inner_spec, order.len() as u32, s.node_grid, tnis, gates_of(s))?;
     let sched = hierarchical::node_leaders(spec.op.collective(spec.root), &s.node_of_rank, &inner).map_err(|e| build_err(spec, e))?;
     Ok((sched, true))
+}
+
+/// The barrier interface of `s`'s generation, if it has one.
+fn gates_of(s: &Setup) -> Option<GateTiming> {
+    s.built.system.generation.gate_timing()
 }
 
 /// The root as the algorithm sees it: `spec.root`, or among node leaders
@@ -462,8 +469,9 @@ pub fn algorithm_grid(spec: &CollectiveSpec, s: &Setup) -> Option<Grid> {
 /// What the algorithms are given of `spec` (the element count is set by
 /// the builder that needs it): the communicator, the TNIs (`spec`'s or the
 /// node's `tnis`), the segment and any given trees.
-fn algorithm_params(spec: &CollectiveSpec, ranks: u32, grid: Option<Grid>, tnis: u8) -> Params {
+fn algorithm_params(spec: &CollectiveSpec, ranks: u32, grid: Option<Grid>, tnis: u8, gates: Option<GateTiming>) -> Params {
     let mut params = Params::new(ranks, 0);
+    params.gates = gates;
     params.grid = grid;
     params.tnis = spec.tnis.unwrap_or(tnis).max(1);
     params.segment_elements = spec.segment_bytes.unwrap_or(DEFAULT_SEGMENT_BYTES).div_ceil(ELEMENT_BYTES).max(1);
@@ -494,6 +502,7 @@ fn defined_tnis(algo: Algorithm) -> Option<(u8, &'static str)> {
     match algo {
         Trinaryx3 | TrinaryTree => Some((3, "three trees, one TNI each (Trinaryx3 uses 3 TNIs: Shida et al., Fujitsu Sci. Tech. J. 48(3), 2012)")),
         QuadRings => Some((4, "four parts, each moved by its own TNI (reconstruction of the three-phase quad rings)")),
+        BarrierInterface => Some((1, "the barrier gates of one TNI: one barrier channel per rank (Tofu barrier interface)")),
         Dissemination | RecursiveDoubling | Tree | Binomial | Chain | ScatterAllgather | Ring | Rabenseifner | Bruck | Pairwise | OverlaidSymmetric => None,
     }
 }
@@ -749,7 +758,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         if spec.verify {
             return Err(err("verify", "the rounds form moves no data: --verify needs the packet or flow-events model"));
         }
-        let mut params = algorithm_params(spec, ranks, s.grid, tnis);
+        let mut params = algorithm_params(spec, ranks, s.grid, tnis, gates_of(&s));
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
         let rounds = tofusim_comm::rounds::build(spec.op, spec.algorithm, &params).map_err(|e| build_err(spec, e))?;
         let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };

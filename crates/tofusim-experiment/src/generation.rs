@@ -110,6 +110,25 @@ impl Generation {
         }
     }
 
+    /// The MPI library whose collective rules the generation's machines run
+    /// by default: Fujitsu MPI on Tofu, MPICH on Aries (Cray MPICH) and on
+    /// the BG/L router's tori (BG/L's MPI is MPICH2 based), Open MPI on
+    /// fat-trees and generic dragonflies.
+    pub fn mpi_library(self) -> tofusim_comm::library::Library {
+        use tofusim_comm::library::Library;
+        match self {
+            Self::Tofu1 | Self::Tofu2 | Self::Tofud => Library::Fjmpi,
+            Self::Aries | Self::Bgl => Library::Mpich,
+            Self::GenericDragonfly | Self::FatTree => Library::Openmpi,
+        }
+    }
+
+    /// The barrier interface's logic delays, for the `barrier-interface`
+    /// algorithm.
+    pub fn gate_timing(self) -> Option<tofusim_comm::algorithms::barrier_interface::GateTiming> {
+        self.barrier_hardware().map(|h| tofusim_comm::algorithms::barrier_interface::GateTiming { bch_ns: h.bch_ns.round() as u32, bg_ns: h.bg_ns.round() as u32 })
+    }
+
     /// Whether the generation's hardware can be built as `topology`; `Err`
     /// says which topology it needs.
     pub fn check(self, topology: &Topology) -> Result<(), WrongTopology> {

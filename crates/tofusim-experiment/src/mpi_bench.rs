@@ -227,8 +227,11 @@ pub struct BenchRequest {
     pub ranks: Ranks,
     /// Message sizes, bytes, in order (IMB's: [`imb_sizes`]).
     pub sizes: Vec<u64>,
-    /// The collective algorithm (`None`: the MPI-library-like default per size).
+    /// The collective algorithm (`None`: the MPI library's choice per size).
     pub algorithm: Option<Algorithm>,
+    /// Whose collective rules choose the algorithm (`None`: the system
+    /// generation's library).
+    pub library: Option<tofusim_comm::library::Library>,
     /// Packet engine, or the flow model event by event.
     pub model: Model,
     pub modes: Modes,
@@ -258,6 +261,10 @@ pub struct BenchRow {
     pub mbytes_per_sec: Option<f64>,
     /// The algorithm the collective ran with (`None`: point-to-point).
     pub algorithm: Option<String>,
+    /// The library's own algorithm, where tofusim runs a stand-in for it.
+    pub stands_in_for: Option<String>,
+    /// Why it ran: the library's rule, or `given (--algo)`.
+    pub rule: Option<String>,
     /// Every step ran (false after a deadlock or Ctrl-C).
     pub complete: bool,
     /// Packets that crossed the network (packet engine; messages between
@@ -279,6 +286,8 @@ pub struct BenchResult {
     pub ranks_per_node: u32,
     pub placement: &'static str,
     pub model: Model,
+    /// The MPI library whose rules chose the collective algorithms.
+    pub library: tofusim_comm::library::Library,
     /// Whose MPI software the point-to-point calls model (their protocol
     /// limits and costs), and whether it is the system's own.
     pub mpi_software: Option<crate::replay::MpiSoftware>,
@@ -309,6 +318,10 @@ impl BenchRequest {
             "" => None,
             name => Some(Algorithm::named(name).ok_or_else(|| ConfigError::argument("algo", format!("unknown algorithm `{name}`; `tofusim coll --list` lists them")))?),
         };
+        let library = match text("library").as_str() {
+            "" => None,
+            name => Some(crate::traces::parse_library(name)?),
+        };
         let model = match text("model").as_str() {
             "" | "packet" => Model::Packet,
             "flow" => Model::FlowEvents,
@@ -320,6 +333,7 @@ impl BenchRequest {
             ranks: v.ranks()?,
             sizes,
             algorithm,
+            library,
             model,
             modes: Modes::default(),
             seed: v.whole("seed", 1)?,
@@ -543,11 +557,13 @@ fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>
 /// point-to-point calls, the algorithm's schedule for a collective).
 fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64, progress: tofusim_packet::Progress) -> Result<Option<(BenchRow, crate::replay::MpiSoftware)>> {
     let b = req.benchmark;
+    // (The library's own algorithm where a stand-in runs, the rule.)
+    let mut why: Option<(Option<String>, String)> = None;
     let algorithm = match b.operation() {
         None => None,
         // A zero-count collective moves nothing: MPI libraries return at once.
         Some(op) if bytes == 0 && op != CollOp::Library(Operation::Barrier) => {
-            let row = BenchRow { bytes, repetitions: 1, t_min_us: 0.0, t_max_us: 0.0, t_avg_us: 0.0, mbytes_per_sec: None, algorithm: None, complete: true, packets_delivered: Some(0) };
+            let row = BenchRow { bytes, repetitions: 1, t_min_us: 0.0, t_max_us: 0.0, t_avg_us: 0.0, mbytes_per_sec: None, algorithm: None, stands_in_for: None, rule: None, complete: true, packets_delivered: Some(0) };
             return Ok(Some((row, crate::replay::MpiSoftware { profile: "", native: true, eager_limit_bytes: 0, note: String::new() })));
         }
         Some(op) => {
@@ -557,9 +573,19 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
                 && leaders < ranks
                 && matches!(op, CollOp::Library(Operation::Barrier | Operation::Bcast | Operation::Reduce | Operation::Allreduce));
             let pick_for = if on_leaders { leaders } else { ranks };
-            let default = tofusim_trace::instances::default_algorithm(op.name(), pick_for as usize, bytes).expect("every benchmarked operation has a default");
-            let default = Algorithm::named(default).expect("the defaults are algorithms");
+            // A replay's communicator has no torus shape (its leaders are
+            // placed after the program is written): the library's rules
+            // off a torus.
+            let generation = system.built.system.generation;
+            let library = req.library.unwrap_or_else(|| generation.mpi_library());
+            let comm = tofusim_comm::library::Communicator { ranks: pick_for, torus: false, barrier_interface: generation.barrier_hardware().is_some() };
+            let choice = library.choose(op.name(), bytes, comm).expect("every benchmarked operation has a rule in every library");
+            let default = Algorithm::named(choice.algorithm).expect("the libraries choose algorithms");
             let algorithm = req.algorithm.unwrap_or(default);
+            why = Some(match req.algorithm {
+                Some(_) => (None, "given (--algo)".to_string()),
+                None => (choice.stands_in_for.map(str::to_string), format!("{library}: {}", choice.rule)),
+            });
             match op {
                 CollOp::Library(op) => Some(Algorithm::parse_named(op.name(), algorithm.name()).map_err(|e| ConfigError::argument(e.key, e.message))?.1),
                 // The MPI layer times these with one schedule each.
@@ -626,6 +652,8 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
         t_avg_us: us(t_avg),
         mbytes_per_sec,
         algorithm: algorithm.map(|a| a.name().to_string()),
+        stands_in_for: why.as_ref().and_then(|w| w.0.clone()),
+        rule: why.map(|w| w.1),
         complete: r.complete,
         packets_delivered: r.run.as_ref().map(|x| x.packets_delivered),
     };
@@ -686,6 +714,7 @@ pub fn run(req: &BenchRequest, progress: tofusim_packet::Progress) -> Result<Ben
         ranks_per_node: req.ranks.per_node,
         placement: req.ranks.placement.name(),
         model: req.model,
+        library: req.library.unwrap_or_else(|| system.built.system.generation.mpi_library()),
         mpi_software,
         rows,
         interrupted,
@@ -709,6 +738,7 @@ mod tests {
             ranks: Ranks::new(ppn, crate::rank_placement::RankPlacement::Block).unwrap(),
             sizes,
             algorithm: None,
+            library: None,
             model: Model::Packet,
             modes: Modes::default(),
             seed: 1,

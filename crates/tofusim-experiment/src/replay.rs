@@ -321,6 +321,7 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
         tnis: s.built.model.tnis.max(1),
         segment_bytes: 64 << 10,
         node_of_rank: spec.node_leaders.then(|| s.node_of_rank.clone()),
+        gates: generation.gate_timing(),
     };
     let (schedule, timeline) = build(program, &params).map_err(|e| ConfigError::of(WHERE, e.key, e))?;
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());

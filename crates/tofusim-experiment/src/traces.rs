@@ -48,6 +48,7 @@ pub struct TraceReplay {
     /// What the conversion to a replay program noticed, and the algorithm
     /// each collective operation ran with.
     pub notes: Notes,
+    pub library: tofusim_comm::library::Library,
     pub result: ReplayResult,
 }
 
@@ -62,8 +63,15 @@ pub struct TraceReplayReport<'a> {
     /// The time the program took when it was recorded (0 when the trace
     /// has none), seconds.
     pub measured_seconds: f64,
-    /// The collective algorithm used per operation.
+    /// The collective algorithm used per operation (its first call's).
     pub algorithms: &'a BTreeMap<String, String>,
+    /// The MPI library whose rules chose the collectives' algorithms
+    /// (`--library`, or the system's: `fjmpi` on Tofu, `mpich` on Aries and
+    /// BG/L, `openmpi` on fat-trees).
+    pub library: tofusim_comm::library::Library,
+    /// Per operation, communicator size and call size: the calls and the
+    /// algorithm they ran with, and the rule that chose it.
+    pub collective_calls: &'a [tofusim_trace::program::CollectiveCalls],
     /// Receives posted but never completed in the trace (not replayed).
     pub uncompleted_receives: u64,
     /// Receives cancelled before a message matched them.
@@ -84,6 +92,8 @@ impl TraceReplay {
             trace: &self.trace,
             measured_seconds: self.measured_ns as f64 * 1e-9,
             algorithms: &n.algorithms,
+            library: self.library,
+            collective_calls: &n.collective_calls,
             uncompleted_receives: n.uncompleted_receives,
             cancelled_receives: n.cancelled_receives,
             trivial_collectives: n.trivial_collectives,
@@ -98,12 +108,31 @@ impl TraceReplay {
 }
 
 /// Replays the trace at `path` under `spec`; `algorithms` maps an
-/// operation to the algorithm to use instead of the default.
-pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, report: &mut dyn FnMut(f64) -> ControlFlow<()>) -> Result<TraceReplay> {
+/// operation to the algorithm to use instead of the MPI library's choice;
+/// `library` names the library (default: the system generation's).
+pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>, report: &mut dyn FnMut(f64) -> ControlFlow<()>) -> Result<TraceReplay> {
+    let system = match &spec.system_toml {
+        Some(text) => crate::system::from_toml(&spec.system, text)?,
+        None => crate::build::resolve(&spec.system)?.0,
+    };
+    let library = match library {
+        None => system.generation.mpi_library(),
+        Some(name) => parse_library(name)?,
+    };
     let t = tofusim_trace::read(path)?;
-    let (program, notes) = tofusim_trace::program::build(&t, algorithms)?;
+    let chosen = tofusim_trace::program::Algorithms { library, given: algorithms.clone(), barrier_interface: system.generation.barrier_hardware().is_some() };
+    let (program, notes) = tofusim_trace::program::build(&t, &chosen)?;
     let result = crate::replay::run(&program, spec, report)?;
-    Ok(TraceReplay { trace: t.path.clone(), measured_ns: t.measured_ns(), notes, result })
+    Ok(TraceReplay { trace: t.path.clone(), measured_ns: t.measured_ns(), notes, library, result })
+}
+
+/// The MPI library called `name`, or the refusal listing them (key `library`).
+pub fn parse_library(name: &str) -> Result<tofusim_comm::library::Library> {
+    use tofusim_comm::library::Library;
+    Library::parse(name).ok_or_else(|| {
+        let all: Vec<&str> = Library::ALL.iter().map(|l| l.name()).collect();
+        ConfigError::new("<command line>", "library", format!("unknown MPI library `{name}`; expected one of: {}", all.join(", ")))
+    })
 }
 
 /// A replay program given as JSON (what the reader builds; the recorded

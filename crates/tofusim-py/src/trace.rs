@@ -110,7 +110,7 @@ pub fn trace_comm_list(py: Python<'_>, path: String, collectives: bool) -> PyRes
 /// maps an operation to the algorithm to use instead of the default. The
 /// result adds the trace's measured time and what the conversion noticed.
 #[pyfunction]
-#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0, samples=None, max_minutes=None, ppn=1, placement="block"))]
+#[pyo3(signature = (path, system, model="packet", order=None, compute_scale=1.0, seed=1, progress=None, keep_partial=false, system_toml=None, mpi=None, algorithms=None, counter_cycles=0, samples=None, max_minutes=None, ppn=1, placement="block", library=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn trace_replay(
     py: Python<'_>,
@@ -130,13 +130,14 @@ pub fn trace_replay(
     max_minutes: Option<f64>,
     ppn: u64,
     placement: &str,
+    library: Option<String>,
 ) -> PyResult<String> {
     let spec = replay_spec(system, model, order, compute_scale, seed, system_toml, mpi, counter_cycles, max_minutes, ppn, placement)?;
     let algorithms = algorithms.unwrap_or_default();
     let raised = std::sync::Mutex::new(None);
     let r = py.detach(|| {
         let mut report = reporter(&progress, &raised);
-        tofusim_experiment::traces::replay(&path, &spec, &algorithms, &mut report)
+        tofusim_experiment::traces::replay(&path, &spec, &algorithms, library.as_deref(), &mut report)
     });
     let stopped = r.as_ref().is_ok_and(|r| r.result.run.as_ref().is_some_and(|x| x.interrupted));
     after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), keep_partial, stopped)?;

@@ -13,10 +13,8 @@
 //! each rank's mean block (the per-rank counts are not in the standard
 //! records).
 //!
-//! Default algorithms follow the choices MPI libraries make by size (Open
-//! MPI's tuned component and MPICH take the same shape of rule):
-//! latency-bound algorithms for small messages, bandwidth-bound ones for
-//! large.
+//! The algorithm each instance runs with is an MPI library's choice
+//! ([`tofusim_comm::library`]).
 
 use crate::TraceError;
 use std::collections::BTreeMap;
@@ -53,28 +51,6 @@ pub struct Instance {
     pub size_bytes: u64,
     /// Per member (same order): the index of its call in its call list.
     pub call_index: Vec<u32>,
-}
-
-/// The algorithm an MPI library would pick for `op` on `ranks` ranks and a
-/// `size_bytes` message.
-pub fn default_algorithm(op: &str, ranks: usize, size_bytes: u64) -> Option<&'static str> {
-    let small = size_bytes <= 8 << 10;
-    Some(match op {
-        "barrier" => "dissemination",
-        "bcast" if small || ranks < 8 => "binomial",
-        "bcast" => "scatter-allgather",
-        "reduce" => "binomial",
-        "allreduce" if small => "recursive-doubling",
-        "allreduce" => "rabenseifner",
-        "allgather" if small => "recursive-doubling",
-        "allgather" => "ring",
-        "alltoall" if size_bytes <= 256 => "bruck",
-        "alltoall" => "pairwise",
-        "scan" | "exscan" => "recursive-doubling",
-        "gather" | "scatter" => "binomial",
-        "reduce_scatter" => "pairwise",
-        _ => return None,
-    })
 }
 
 /// (sent, received) of each member, root index.

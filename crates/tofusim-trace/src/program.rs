@@ -15,7 +15,8 @@ use serde::Serialize;
 use tofusim_comm::replay::{Op, ReplayCollective, ReplayMessage, ReplayProgram, SendMode};
 
 use crate::calls::{kind, Kind, POLLS};
-use crate::instances::{default_algorithm, instances, MODELLED};
+use crate::instances::{instances, MODELLED};
+use tofusim_comm::library::{Communicator, Library};
 use crate::trace::{Record, Trace};
 
 /// Request numbers the conversion makes for itself (a sendrecv's two
@@ -43,8 +44,43 @@ pub struct Notes {
     pub trivial_collectives: u64,
     /// Messages a rank sent itself: a copy in its own memory, not replayed.
     pub self_messages: u64,
-    /// The algorithm used for each operation.
+    /// The algorithm used for each operation (its first call's).
     pub algorithms: BTreeMap<String, String>,
+    /// Each operation, communicator size and call size: how many calls,
+    /// and the algorithm they ran with and why.
+    pub collective_calls: Vec<CollectiveCalls>,
+}
+
+/// Calls of one operation, communicator size and size, and their algorithm.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CollectiveCalls {
+    pub op: String,
+    pub ranks: u32,
+    pub size_bytes: u64,
+    pub calls: u64,
+    pub algorithm: String,
+    /// The library's own algorithm, where tofusim runs a stand-in for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stands_in_for: Option<String>,
+    /// The library's rule that chose it, or `given (--coll)`.
+    pub rule: String,
+}
+
+/// Where a program's collectives get their algorithms: the ones given per
+/// operation (`--coll OP=ALGO`), else the MPI library's choice.
+#[derive(Clone, Debug)]
+pub struct Algorithms {
+    pub library: Library,
+    pub given: BTreeMap<String, String>,
+    /// The system has a barrier interface (Fujitsu MPI offloads to it).
+    pub barrier_interface: bool,
+}
+
+impl Algorithms {
+    /// Open MPI's rules, nothing given.
+    pub fn openmpi() -> Self {
+        Self { library: Library::Openmpi, given: BTreeMap::new(), barrier_interface: false }
+    }
 }
 
 /// One receive in posting order: where its op is, and (source, comm,
@@ -54,14 +90,19 @@ struct Posting {
     key: Option<(u32, u32, u32)>,
 }
 
-/// The replay program of `t`; `algorithms` maps an operation to the
-/// algorithm to use instead of the default (`allreduce` → `ring`).
-pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(ReplayProgram, Notes), TraceError> {
-    if let Some(op) = algorithms.keys().find(|op| !MODELLED.contains(&op.as_str())) {
+/// The replay program of `t`, its collectives' algorithms from
+/// `algorithms`. A replay's communicators are not torus-shaped for the
+/// library's rules (ranks are placed on nodes after the program is built),
+/// so Fujitsu MPI's torus algorithms are not chosen here.
+pub fn build(t: &Trace, algorithms: &Algorithms) -> Result<(ReplayProgram, Notes), TraceError> {
+    let given = &algorithms.given;
+    if let Some(op) = given.keys().find(|op| !MODELLED.contains(&op.as_str())) {
         return Err(TraceError::Algorithm(format!("--coll {op}=...: not an operation tofusim replays; expected one of {}", MODELLED.join(", "))));
     }
     let mut notes = Notes::default();
     let mut coll_of: HashMap<(u32, u32), u32> = HashMap::new();
+    // (op, ranks, size) -> its entry in `notes.collective_calls`.
+    let mut call_kinds: HashMap<(String, u32, u64), usize> = HashMap::new();
     let mut collectives: Vec<ReplayCollective> = Vec::new();
     for inst in instances(t)? {
         let (op, size) = match inst.op.as_str() {
@@ -85,11 +126,23 @@ pub fn build(t: &Trace, algorithms: &BTreeMap<String, String>) -> Result<(Replay
             notes.trivial_collectives += 1;
             continue;
         }
-        let algorithm = match algorithms.get(&op) {
-            Some(a) => a.clone(),
-            None => default_algorithm(&op, inst.members.len(), size).expect("every modelled operation has a default").to_string(),
+        let ranks = inst.members.len() as u32;
+        let (algorithm, stands_in_for, rule) = match given.get(&op) {
+            Some(a) => (a.clone(), None, "given (--coll)".to_string()),
+            None => {
+                let comm = Communicator { ranks, torus: false, barrier_interface: algorithms.barrier_interface };
+                let c = algorithms.library.choose(&op, size, comm).expect("every modelled operation has a rule in every library");
+                (c.algorithm.to_string(), c.stands_in_for.map(str::to_string), format!("{}: {}", algorithms.library, c.rule))
+            }
         };
         notes.algorithms.entry(op.clone()).or_insert_with(|| algorithm.clone());
+        match call_kinds.entry((op.clone(), ranks, size)) {
+            std::collections::hash_map::Entry::Occupied(e) => notes.collective_calls[*e.get()].calls += 1,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(notes.collective_calls.len());
+                notes.collective_calls.push(CollectiveCalls { op: op.clone(), ranks, size_bytes: size, calls: 1, algorithm: algorithm.clone(), stands_in_for, rule });
+            }
+        }
         let k = collectives.len() as u32;
         for (&m, &call) in inst.members.iter().zip(&inst.call_index) {
             coll_of.insert((m, call), k);
@@ -311,7 +364,7 @@ mod tests {
                 ("MPI_Finalize", 200, 210, vec![]),
             ],
         ]);
-        let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
+        let (p, notes) = build(&t, &Algorithms::openmpi()).unwrap();
         assert_eq!(p.messages.len(), 2);
         let recv_msgs: Vec<u32> = p.programs[1].iter().filter_map(|op| if let Op::Recv { msg, .. } = op { Some(*msg) } else { None }).collect();
         assert_eq!(recv_msgs, vec![1, 0], "the Irecv (tag 2) gets the second send");
@@ -332,7 +385,7 @@ mod tests {
                 ("MPI_Waitall", 20, 70, vec![recv(0, 0, 8, Some(1)), Record::Cancelled(2)]),
             ],
         ]);
-        let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
+        let (p, notes) = build(&t, &Algorithms::openmpi()).unwrap();
         // Rank 0: compute 10, isend, compute 29 (the failed test's 10 ns
         // included), wait.
         assert_eq!(p.programs[0], vec![Op::Compute(10), Op::Send { msg: 0, request: Some(3) }, Op::Compute(29), Op::Wait(vec![3])]);
@@ -344,9 +397,9 @@ mod tests {
     #[test]
     fn refused_calls_and_unmatched_messages_name_the_rank() {
         let t = trace(vec![vec![("MPI_Init", 0, 1, vec![]), ("MPI_Ibarrier", 2, 3, vec![])], vec![("MPI_Init", 0, 1, vec![])]]);
-        assert!(matches!(build(&t, &BTreeMap::new()).unwrap_err(), TraceError::Content(m) if m.contains("rank 0: MPI_Ibarrier is not replayed")));
+        assert!(matches!(build(&t, &Algorithms::openmpi()).unwrap_err(), TraceError::Content(m) if m.contains("rank 0: MPI_Ibarrier is not replayed")));
         let t = trace(vec![vec![("MPI_Send", 2, 3, vec![send(1, 0, 8, None)])], vec![("MPI_Init", 0, 1, vec![])]]);
-        assert!(matches!(build(&t, &BTreeMap::new()).unwrap_err(), TraceError::Content(m) if m.contains("never received")));
+        assert!(matches!(build(&t, &Algorithms::openmpi()).unwrap_err(), TraceError::Content(m) if m.contains("never received")));
     }
 
     #[test]
@@ -359,12 +412,18 @@ mod tests {
             vec![("MPI_Bcast", 0, 1, vec![coll(0, 1000)])],
             vec![("MPI_Bcast", 0, 1, vec![coll(0, 1000)])],
         ]);
-        let (p, notes) = build(&t, &BTreeMap::new()).unwrap();
+        let (p, notes) = build(&t, &Algorithms::openmpi()).unwrap();
         assert_eq!(p.collectives.len(), 1);
         assert_eq!((p.collectives[0].op.as_str(), p.collectives[0].size_bytes, p.collectives[0].root), ("bcast", 1000, 0));
         assert_eq!(notes.algorithms["bcast"], "binomial");
+        // Open MPI's rule for 1,000 B: a split binary tree, run as binomial.
+        let c = &notes.collective_calls[0];
+        assert_eq!((c.ranks, c.size_bytes, c.calls, c.stands_in_for.as_deref()), (3, 1000, 1, None));
+        assert!(c.rule.starts_with("openmpi: size < 2,048 B"), "{}", c.rule);
         let mut chosen = BTreeMap::new();
         chosen.insert("bcast".to_string(), "chain".to_string());
-        assert_eq!(build(&t, &chosen).unwrap().0.collectives[0].algorithm, "chain");
+        let (p, notes) = build(&t, &Algorithms { given: chosen, ..Algorithms::openmpi() }).unwrap();
+        assert_eq!(p.collectives[0].algorithm, "chain");
+        assert_eq!(notes.collective_calls[0].rule, "given (--coll)");
     }
 }

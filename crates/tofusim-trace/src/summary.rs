@@ -10,7 +10,7 @@ use tofusim_comm::schedule::{total, Action};
 use tofusim_comm::ELEMENT_BYTES;
 
 use crate::calls::{kind, Kind};
-use crate::instances::{default_algorithm, instances, MODELLED};
+use crate::instances::{instances, MODELLED};
 use crate::trace::{collective_name, Record, Trace};
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -145,7 +145,7 @@ type Sends = Vec<(u32, u32, u64)>;
 
 /// The communication list of `t`: the point-to-point messages, and with
 /// `collectives` each collective instance's messages under the algorithm
-/// an MPI library would pick.
+/// Open MPI would pick ([`tofusim_comm::library`]; no system is known here).
 pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, TraceError> {
     let mut flows: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     let mut p2p = 0u64;
@@ -181,7 +181,9 @@ pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, TraceError> {
             let root = inst.root.unwrap_or(0);
             let key = (inst.op.clone(), n, inst.size_bytes, root);
             if !cache.contains_key(&key) {
-                let algo = default_algorithm(&inst.op, n as usize, inst.size_bytes).expect("modelled");
+                // No system here: Open MPI's rules, off a torus.
+                let comm = tofusim_comm::library::Communicator { ranks: n, torus: false, barrier_interface: false };
+                let algo = tofusim_comm::library::Library::Openmpi.choose(&inst.op, inst.size_bytes, comm).expect("modelled").algorithm;
                 let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == inst.op) {
                     tofusim_comm::mpi_collectives::build(&inst.op, algo, n, root, inst.size_bytes).map_err(|e| TraceError::Algorithm(e.message))?
                 } else {

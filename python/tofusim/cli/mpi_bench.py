@@ -95,7 +95,9 @@ def _plot(r: dict, compared: list | None, path) -> None:
               help="Message sizes as IMB steps them: 0, then 2^MIN ... 2^MAX bytes.")
 @click.option("--sizes", default=None, metavar="LIST", help="Message sizes instead, comma-separated; units accepted (8,1KiB,4MiB).")
 @click.option("--algo", default=None,
-              help="Collectives: the algorithm for every size [default: the one an MPI library would pick for the size, named in each row].")
+              help="Collectives: the algorithm for every size [default: the MPI library's choice for the size, named in each row].")
+@click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]),
+              help="Whose collective rules choose the algorithm per size [default: the system's: fjmpi on Tofu, mpich on Aries and BG/L, openmpi on fat-trees].")
 @click.option("--model", metavar="packet|flow", default="packet", show_default=True,
               help="packet: every packet on the packet engine; flow: the flow model on the schedule's messages.")
 @click.option("--seed", default=1, show_default=True)
@@ -104,7 +106,7 @@ def _plot(r: dict, compared: list | None, path) -> None:
               help="An IMB-MPI1 output file of a real run: its table of this benchmark printed beside ours with the ratio.")
 @click.option("--out", "out", default=None, help="Directory for result.json, imb.txt (IMB's text), imb.csv and imb.png (default mpi-bench-BENCHMARK-SYSTEM).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, model, seed, max_time, compare_file, out, as_json) -> None:
+def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, library, model, seed, max_time, compare_file, out, as_json) -> None:
     """Run an IMB-MPI1 kernel (PingPong, PingPing, Sendrecv, Exchange,
     Allreduce, Reduce, Reduce_scatter, Bcast, Allgather(v), Gather(v),
     Scatter(v), Alltoall(v), Scan, Exscan, Barrier; and the OSU tests
@@ -121,7 +123,7 @@ def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, mode
     blocks = imb.read(compare_file) if compare_file else None
     progress = _LazyProgress()
     try:
-        r = run_bench(benchmark, system, ppn=ppn, placement=read_placement(placement), sizes=size_list, msglog=(lo, hi), algo=algo,
+        r = run_bench(benchmark, system, ppn=ppn, placement=read_placement(placement), sizes=size_list, msglog=(lo, hi), algo=algo, library=library,
                       model=model, seed=seed, progress=progress, keep_partial=True, max_minutes=max_time, flat=flat)
     finally:
         progress.close()
@@ -136,9 +138,12 @@ def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, mode
         click.echo(json.dumps(r))
     else:
         click.echo(r.imb_text(), nl=False)
-        algos = sorted({x.algorithm for x in r.rows if x.algorithm})
-        if algos:
-            click.echo("# algorithm per size: " + ", ".join(f"{x.bytes}: {x.algorithm}" for x in r.rows if x.algorithm))
+        chosen = [x for x in r.rows if x.algorithm]
+        if chosen:
+            click.echo(f"# algorithm per size ({r.library}'s rules unless given):")
+            for x in chosen:
+                instead = f", standing in for {x.stands_in_for}" if x.stands_in_for else ""
+                click.echo(f"#   {x.bytes:>10} B: {x.algorithm}{instead} ({x.rule})")
         click.echo(f"# tofusim: {r.system}, {r.ranks} ranks ({r.ranks_per_node} per node, {r.placement}), {r.model} model, "
                    f"{r.wall_seconds:.1f} s wall")
         sw = r.get("mpi_software")

@@ -38,6 +38,9 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--map", "map_", metavar="virtual:SHAPE", help="Place the ranks as a virtual torus SHAPE on a Tofu system (tofusim map virtual), e.g. virtual:4x6x4.")
 @click.option("--model", type=click.Choice(["packet", "flow"]), default="packet", show_default=True)
 @click.option("--coll", "coll", multiple=True, metavar="OP=ALGO", help="Algorithm for a collective operation (repeatable), e.g. allreduce=ring.")
+@click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]),
+              help="Whose collective rules choose each call's algorithm by size and communicator [default: the system's: "
+                   "fjmpi on Tofu, mpich on Aries and BG/L, openmpi on fat-trees]; --coll overrides an operation.")
 @click.option("--compute-scale", type=click.FloatRange(0.0, 1e9), default=1.0, show_default=True, help="Multiply every compute burst (0.5: a core twice as fast).")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--ppn", type=int, default=1, show_default=True, metavar="N",
@@ -54,7 +57,7 @@ def _algorithms(pairs: tuple[str, ...]) -> dict[str, str]:
                                    "with --system recorded the fitted machine's system.toml.")
 @report_option
 def replay(trace: str, system: str, order_file: str | None, map_: str | None, model: str, coll: tuple[str, ...],
-           compute_scale: float, seed: int, ppn: int, placement: str, max_time: float | str | None, counter_period: int, as_json: bool,
+           library: str | None, compute_scale: float, seed: int, ppn: int, placement: str, max_time: float | str | None, counter_period: int, as_json: bool,
            out: str | None, report: bool) -> None:
     """Replay an OTF2 trace of an MPI program on a simulated system (docs/traces.md)."""
     out = out_for(report, out, f"replay-{slug(Path(trace).stem)}")
@@ -83,7 +86,7 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
             raise click.UsageError("--counter-period samples the packet engine's counters: use --model packet")
         r = run_replay(trace, system, model=model, order=order, compute_scale=compute_scale,
                        algorithms=_algorithms(coll), seed=seed, progress=progress, counter_cycles=counter_period,
-                       samples=columns, max_minutes=max_time, ppn=ppn, placement=placement)
+                       samples=columns, max_minutes=max_time, ppn=ppn, placement=placement, library=library)
     finally:
         progress.close()
     if out:
@@ -116,8 +119,16 @@ def replay(trace: str, system: str, order_file: str | None, map_: str | None, mo
     con.print(f"[bold]{r['trace']}[/] on {r['system']} ({r['model']} model, {r['ranks']} ranks): "
               f"predicted [bold]{r['time_seconds']:.6f} s[/]; the trace measured {r['measured_seconds']:.6f} s "
               f"on its own machine ({ratio:.2f}x)")
-    if r["algorithms"]:
-        con.print("collectives: " + ", ".join(f"{op} {a}" for op, a in sorted(r["algorithms"].items())))
+    calls = r.get("collective_calls") or []
+    if calls:
+        t = Table("operation", "ranks", "size", "calls", "algorithm", "why", title=f"Collectives ({r['library']}'s rules unless given)")
+        shown = calls if len(calls) <= 24 else calls[:24]
+        for c in shown:
+            algo = c["algorithm"] + (f" (for {c['stands_in_for']})" if c.get("stands_in_for") else "")
+            t.add_row(c["op"], str(c["ranks"]), f"{c['size_bytes']:,} B", f"{c['calls']:,}", algo, c["rule"])
+        con.print(t)
+        if len(calls) > len(shown):
+            con.print(f"[dim]… and {len(calls) - len(shown)} more (result.json's collective_calls)[/]")
     mpi = r.get("mpi_software") or {}
     if mpi:
         colour = "dim" if mpi.get("native") else "yellow"

@@ -70,7 +70,8 @@ def _refuse_unrecorded_threads(trace: str) -> None:
 def replay(trace: str, system: str, *, model: str = "packet", order: list[int] | None = None,
            compute_scale: float = 1.0, algorithms: dict[str, str] | None = None, seed: int = 1,
            progress: Any = None, counter_cycles: int = 0, samples: dict[str, Any] | None = None,
-           max_minutes: "float | str | None" = None, ppn: int = 1, placement: str = "block") -> dict[str, Any]:
+           max_minutes: "float | str | None" = None, ppn: int = 1, placement: str = "block",
+           library: str | None = None) -> dict[str, Any]:
     """Replays ``trace`` (an OTF2 archive's directory or anchor file) on ``system``.
 
     The ranks go ``ppn`` to a node, placed ``block`` or ``cyclic`` over the
@@ -82,6 +83,11 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     machine the trace was recorded on (:mod:`tofusim.trace.machine`),
     described in the result's ``machine`` (its system file as
     ``system_toml``).
+
+    Each collective call runs the algorithm ``library``'s rules choose for
+    its operation, size and communicator (``fjmpi``, ``openmpi``, ``mpich``;
+    default the system's), unless ``algorithms`` names one for the
+    operation; ``collective_calls`` lists them with the rule.
 
     Returns the result: predicted ``time_seconds``, per-rank compute,
     point-to-point, collective and waiting seconds, and beside them the
@@ -124,7 +130,8 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
     try:
         r = json.loads(_core.trace_replay(trace, system, model, order, compute_scale, seed, progress, True,
                                           system_toml, mpi, dict(algorithms or {}), counter_cycles, samples, max_minutes,
-                                          a.whole("ppn", ppn, 1, 2**32 - 1), a.text("placement", placement)))
+                                          a.whole("ppn", ppn, 1, 2**32 - 1), a.text("placement", placement),
+                                          None if library is None else a.text("library", library)))
     except ConfigError as e:
         raise a.relabel(e) from None
     if machine is not None:

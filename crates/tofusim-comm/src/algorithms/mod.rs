@@ -13,6 +13,7 @@
 mod allgather;
 mod alltoall;
 mod barrier;
+pub mod barrier_interface;
 pub(crate) mod bcast;
 mod doubling;
 mod reduce;
@@ -55,6 +56,9 @@ pub struct Params {
     /// construction (checked by [`crate::tree::TrinaryTrees::from_parents`];
     /// [`build`] refuses them for other algorithms, shapes or roots).
     pub trees: Option<std::sync::Arc<crate::tree::TrinaryTrees>>,
+    /// The system's barrier interface, if it has one (`barrier-interface`
+    /// needs it).
+    pub gates: Option<barrier_interface::GateTiming>,
 }
 
 impl Params {
@@ -68,6 +72,7 @@ impl Params {
             segment_elements: 8192,
             tnis: 4,
             trees: None,
+            gates: None,
         }
     }
 }
@@ -99,10 +104,11 @@ pub enum Algorithm {
     QuadRings,
     Pairwise,
     OverlaidSymmetric,
+    BarrierInterface,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 14] = [
+    pub const ALL: [Algorithm; 15] = [
         Self::Dissemination,
         Self::RecursiveDoubling,
         Self::Tree,
@@ -117,6 +123,7 @@ impl Algorithm {
         Self::QuadRings,
         Self::Pairwise,
         Self::OverlaidSymmetric,
+        Self::BarrierInterface,
     ];
 
     /// The algorithm called `name`, of whichever operation.
@@ -146,6 +153,7 @@ impl Algorithm {
             Self::QuadRings => "quad-rings",
             Self::Pairwise => "pairwise",
             Self::OverlaidSymmetric => "overlaid-symmetric",
+            Self::BarrierInterface => "barrier-interface",
         }
     }
 
@@ -162,10 +170,10 @@ impl Algorithm {
     pub fn of(op: Operation) -> &'static [Algorithm] {
         use Algorithm::*;
         match op {
-            Operation::Barrier => &[Dissemination, RecursiveDoubling, Tree],
+            Operation::Barrier => &[Dissemination, RecursiveDoubling, Tree, BarrierInterface],
             Operation::Bcast => &[Binomial, Chain, ScatterAllgather, TrinaryTree],
             Operation::Reduce => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, TrinaryTree],
-            Operation::Allreduce => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, Trinaryx3],
+            Operation::Allreduce => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, Trinaryx3, BarrierInterface],
             Operation::Allgather => &[Ring, RecursiveDoubling, Bruck, QuadRings],
             Operation::Alltoall => &[Pairwise, Bruck, OverlaidSymmetric],
         }
@@ -214,6 +222,7 @@ impl Algorithm {
             Self::QuadRings => "4 parts in 4 directions, ring allgather along X, Y, Z in turn, 4 TNIs [torus; RECON]",
             Self::Pairwise => "p-1 exchanges with r+k / r-k",
             Self::OverlaidSymmetric => "phases of symmetric torus shifts over several TNIs, paced at 1/hops [torus; RECON]",
+            Self::BarrierInterface => "offloaded to the TNIs' barrier gates: dissemination (barrier) or recursive doubling (one element), no host [Tofu]",
         }
     }
 }
@@ -261,6 +270,13 @@ pub fn build(
         if !Algorithm::of(op).contains(&algorithm) {
             return Err(Algorithm::parse(op, algorithm.name()).unwrap_err());
         }
+    }
+    if algorithm == Algorithm::BarrierInterface {
+        let timing = barrier_interface::check(params, params.count)?;
+        let inner = if collective == Collective::Barrier { Algorithm::Dissemination } else { Algorithm::RecursiveDoubling };
+        let mut s = barrier_interface::offload(build(collective, inner, params)?, timing);
+        s.algorithm = algorithm.name();
+        return Ok(s);
     }
     let takes_trees = algorithm.is_trinary_tree();
     check_given_trees(params, takes_trees, algorithm.name(), collective.root())?;

@@ -31,6 +31,12 @@ fn run(op: Operation, algo: Algorithm, p: u32, count: u64, grid: Option<Grid>) {
     let mut params = Params::new(p, count);
     params.grid = grid;
     params.segment_elements = 3;
+    params.gates = Some(barrier_interface::GateTiming { bch_ns: 480, bg_ns: 130 });
+    if algo == Algorithm::BarrierInterface && count > 1 {
+        // The gates reduce one element.
+        assert_eq!(build(collective(op, p), algo, &params).unwrap_err().key, "algo");
+        return;
+    }
     let s = build(collective(op, p), algo, &params).unwrap();
     for order in [Order::Fifo, Order::Lifo] {
         if let Err(e) = execute(&s, order) {
@@ -47,6 +53,29 @@ fn count_for(op: Operation) -> &'static [u64] {
         Operation::Barrier => &[0],
         Operation::Allgather | Operation::Alltoall => &[1, 5],
         Operation::Bcast | Operation::Reduce | Operation::Allreduce => &[1, 7, 64],
+    }
+}
+
+#[test]
+fn the_barrier_interface_needs_gates_and_offloads_every_message() {
+    let mut params = Params::new(12, 1);
+    assert_eq!(build(Collective::Barrier, Algorithm::BarrierInterface, &params).unwrap_err().key, "algo");
+    params.gates = Some(barrier_interface::GateTiming { bch_ns: 480, bg_ns: 130 });
+    let s = build(Collective::Allreduce, Algorithm::BarrierInterface, &params).unwrap();
+    assert_eq!(s.algorithm, "barrier-interface");
+    for p in &s.programs {
+        // One BCH write first; a gate after every arriving signal.
+        assert!(matches!(p.steps[0].action, crate::schedule::Action::Work { ns: 480 }));
+        for (i, st) in p.steps.iter().enumerate() {
+            match &st.action {
+                crate::schedule::Action::Send { offload, tni, .. } => assert!(*offload && *tni == 0),
+                crate::schedule::Action::Recv { offload, .. } => {
+                    assert!(*offload);
+                    assert!(matches!(p.steps[i + 1].action, crate::schedule::Action::Work { ns: 130 }));
+                }
+                _ => {}
+            }
+        }
     }
 }
 
