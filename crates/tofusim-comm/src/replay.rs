@@ -129,6 +129,47 @@ pub struct ReplayParams {
     pub node_of_rank: Option<Vec<u32>>,
     /// The system's barrier interface (the `barrier-interface` algorithm).
     pub gates: Option<crate::algorithms::barrier_interface::GateTiming>,
+    /// The torus shapes of a collective over every rank in rank order.
+    pub world: WorldGrids,
+    /// What a trinary-tree algorithm's segment is derived from (its
+    /// pipeline depth); `None`: `segment_bytes`.
+    pub pipeline: Option<crate::tree::PipelineCosts>,
+}
+
+/// The torus shape a collective over all the program's ranks, in rank
+/// order, sees: run flat over them, or among their node leaders. `None`
+/// where the placement gives none (several ranks per node run flat, a rank
+/// order or map); other communicators have none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorldGrids {
+    pub flat: Option<crate::tree::Grid>,
+    pub leaders: Option<crate::tree::Grid>,
+}
+
+/// `prm` set for `algorithm` on communicator shape `grid` rooted at `root`:
+/// the TNIs and segment its definition gives (the trinary trees 3 TNIs and
+/// a segment from their pipeline depth, quad rings 4, the barrier
+/// interface 1), the replay's otherwise.
+fn settle(prm: &mut Params, algorithm: &str, grid: Option<crate::tree::Grid>, root: Rank, size_bytes: u64, params: &ReplayParams) {
+    let node_tnis = params.tnis.max(1);
+    let algo = crate::Algorithm::named(algorithm);
+    // The system's shape is the communicator's only when it fills it.
+    let grid = grid.filter(|g| g.ranks() == prm.ranks);
+    prm.grid = grid;
+    prm.gates = params.gates;
+    prm.tnis = algo.and_then(crate::Algorithm::defined_tnis).map_or(node_tnis, |t| t.min(node_tnis));
+    let segment_bytes = match (algo, grid, params.pipeline) {
+        (Some(a), Some(g), Some(c)) if a.is_trinary_tree() && crate::tree::trinary_unsupported(&g).is_none() => {
+            c.trinary_segment_bytes(&g, root, if a == crate::Algorithm::Trinaryx3 { 2 } else { 1 }, size_bytes)
+        }
+        _ => params.segment_bytes,
+    };
+    prm.segment_elements = segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+}
+
+/// Whether `c` is over every rank of `p`, in rank order.
+fn is_world(c: &ReplayCollective, ranks: u32) -> bool {
+    c.members.len() as u32 == ranks && c.members.iter().enumerate().all(|(i, &m)| m == i as u32)
 }
 
 /// What a rank's time goes to, call by call.
@@ -190,7 +231,7 @@ fn err(msg: impl Into<String>) -> crate::BuildError {
 /// Collective `c`'s node-leader form ([`crate::hierarchical`]) over its
 /// members on `nodes`, when its operation has one and its root leads its
 /// node; `None`: it runs flat.
-fn node_leader_form(c: &ReplayCollective, nodes: &[u32], params: &ReplayParams) -> Result<Option<Schedule>, crate::BuildError> {
+fn node_leader_form(c: &ReplayCollective, nodes: &[u32], params: &ReplayParams, world: bool) -> Result<Option<Schedule>, crate::BuildError> {
     if crate::Operation::parse(&c.op).is_err() {
         return Ok(None);
     }
@@ -200,9 +241,7 @@ fn node_leader_form(c: &ReplayCollective, nodes: &[u32], params: &ReplayParams) 
     }
     let root = order.iter().position(|&l| l == c.root).unwrap_or(0) as Rank;
     let mut prm = Params::new(order.len() as u32, 0);
-    prm.gates = params.gates;
-    prm.tnis = params.tnis.max(1);
-    prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+    settle(&mut prm, &c.algorithm, if world { params.world.leaders } else { None }, root, c.size_bytes, params);
     let inner = build_named(&c.op, &c.algorithm, root, c.size_bytes, prm).map_err(|e| err(format!("collective {} ({} on {} leaders): {}", c.op, c.algorithm, order.len(), e.message)))?;
     if !crate::hierarchical::applies_to(inner.collective) {
         return Ok(None);
@@ -238,7 +277,7 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
     }
     // The collectives' schedules, built once per distinct shape.
     // The key: the shape, and the members' nodes when they share some.
-    type Key = (String, String, u32, u64, Rank, Option<Vec<u32>>);
+    type Key = (String, String, u32, u64, Rank, Option<Vec<u32>>, bool);
     let mut built: std::collections::HashMap<Key, std::sync::Arc<Schedule>> = Default::default();
     let mut coll_schedules = Vec::with_capacity(p.collectives.len());
     for c in &p.collectives {
@@ -248,17 +287,16 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
             let distinct: std::collections::HashSet<u32> = v.iter().copied().collect();
             (distinct.len() < v.len()).then_some(v)
         });
-        let key = (c.op.clone(), c.algorithm.clone(), n, c.size_bytes, c.root, shared.clone());
+        let world = is_world(c, ranks);
+        let key = (c.op.clone(), c.algorithm.clone(), n, c.size_bytes, c.root, shared.clone(), world);
         if let (Some(nodes), false) = (&shared, built.contains_key(&key)) {
-            if let Some(s) = node_leader_form(c, nodes, params)? {
+            if let Some(s) = node_leader_form(c, nodes, params, world)? {
                 built.insert(key.clone(), std::sync::Arc::new(s));
             }
         }
         if !built.contains_key(&key) {
             let mut prm = Params::new(n, 0);
-            prm.gates = params.gates;
-            prm.tnis = params.tnis.max(1);
-            prm.segment_elements = params.segment_bytes.div_ceil(ELEMENT_BYTES).max(1);
+            settle(&mut prm, &c.algorithm, if world && shared.is_none() { params.world.flat } else { None }, c.root, c.size_bytes, params);
             let what = || format!("collective {} ({} on {n} ranks)", c.op, c.algorithm);
             let s = if crate::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == c.op) {
                 crate::mpi_collectives::build(&c.op, &c.algorithm, n, c.root, c.size_bytes).map_err(|e| err(format!("{}: {e}", what())))?
@@ -481,7 +519,7 @@ mod tests {
     use crate::exec::data::{execute, Order};
 
     fn params() -> ReplayParams {
-        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536, node_of_rank: None, gates: None }
+        ReplayParams { mpi: MpiConfig::k_computer(), compute_scale: 1.0, tnis: 1, segment_bytes: 65536, node_of_rank: None, gates: None, world: WorldGrids::default(), pipeline: None }
     }
 
     /// Two ranks: an Irecv posted before the matching send, a blocking

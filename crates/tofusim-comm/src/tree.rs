@@ -270,6 +270,24 @@ pub fn trinary_stages(grid: &Grid, root: Rank, phases: u32) -> u32 {
             .unwrap_or(0)
 }
 
+/// The per-stage costs a pipelined tree's segment is derived from (see
+/// [`pipeline_segment_bytes`]): α and β of one put, and a packet's payload.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PipelineCosts {
+    pub alpha_ns: f64,
+    pub ns_per_byte: f64,
+    pub packet_payload_bytes: u64,
+}
+
+impl PipelineCosts {
+    /// The segment of a trinary-tree algorithm of `phases` phases
+    /// (Trinaryx3: 2) rooted at `root` on `grid`, moving `size_bytes` in
+    /// three parts.
+    pub fn trinary_segment_bytes(&self, grid: &Grid, root: Rank, phases: u32, size_bytes: u64) -> u64 {
+        pipeline_segment_bytes(size_bytes.div_ceil(3), trinary_stages(grid, root, phases), self.alpha_ns, self.ns_per_byte, self.packet_payload_bytes)
+    }
+}
+
 /// The segment of a pipelined tree (the α-β model of Thakur, Rabenseifner and Gropp 2005): `part_bytes`
 /// cut into n = S/s segments crosses `stages` stages of α + β·s each, so
 /// T(s) = (S/s + H − 1)(α + β·s), least at s* = √(S·α / ((H − 1)·β)).

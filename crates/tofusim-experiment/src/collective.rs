@@ -499,12 +499,13 @@ pub struct Settings {
 /// round-robin over them).
 fn defined_tnis(algo: Algorithm) -> Option<(u8, &'static str)> {
     use Algorithm::*;
-    match algo {
-        Trinaryx3 | TrinaryTree => Some((3, "three trees, one TNI each (Trinaryx3 uses 3 TNIs: Shida et al., Fujitsu Sci. Tech. J. 48(3), 2012)")),
-        QuadRings => Some((4, "four parts, each moved by its own TNI (reconstruction of the three-phase quad rings)")),
-        BarrierInterface => Some((1, "the barrier gates of one TNI: one barrier channel per rank (Tofu barrier interface)")),
-        Dissemination | RecursiveDoubling | Tree | Binomial | Chain | ScatterAllgather | Ring | Rabenseifner | Bruck | Pairwise | OverlaidSymmetric => None,
-    }
+    let why = match algo {
+        Trinaryx3 | TrinaryTree => "three trees, one TNI each (Trinaryx3 uses 3 TNIs: Shida et al., Fujitsu Sci. Tech. J. 48(3), 2012)",
+        QuadRings => "four parts, each moved by its own TNI (reconstruction of the three-phase quad rings)",
+        BarrierInterface => "the barrier gates of one TNI: one barrier channel per rank (Tofu barrier interface)",
+        _ => return None,
+    };
+    algo.defined_tnis().map(|t| (t, why))
 }
 
 /// `spec` with its segment and TNIs settled on setup `s`, and what was
@@ -1047,23 +1048,23 @@ pub fn trinaryx3_segment(system_name: &str, size_bytes: u64) -> Result<PipelineS
 /// The segment of a trinary-tree algorithm of `phases` phases (Trinaryx3:
 /// 2, up then down) rooted at `root` on communicator `g`.
 fn pipeline_segment(model: &crate::comm_model::CommModel, g: &Grid, root: u32, phases: u32, size_bytes: u64) -> PipelineSegment {
+    let c = pipeline_costs(model);
+    let stages = tofusim_comm::tree::trinary_stages(g, root, phases);
+    let segment_bytes = c.trinary_segment_bytes(g, root, phases, size_bytes);
+    PipelineSegment { segment_bytes, stages, alpha_ns: c.alpha_ns, ns_per_byte: c.ns_per_byte, part_bytes: size_bytes.div_ceil(3) }
+}
+
+/// One put's costs on `model`, what a pipelined tree's segment is derived
+/// from: α the two sides' host costs and a hop, β the wire time per
+/// payload byte.
+pub fn pipeline_costs(model: &crate::comm_model::CommModel) -> tofusim_comm::tree::PipelineCosts {
     let modes = Modes::default();
     let alpha_ns = model.side_ns(crate::comm_model::Side::Send, &modes)
         + model.side_ns(crate::comm_model::Side::Receive, &modes)
         + model.router.hop_latency_cycles as f64 * model.cycle_ns();
     let payload = (model.packet_bytes - model.header_bytes) as f64;
     let wire = (model.packet_bytes + model.router.overhead_bytes) as f64;
-    let ns_per_byte = wire / payload * model.cycle_ns();
-    let stages = tofusim_comm::tree::trinary_stages(g, root, phases);
-    let part_bytes = size_bytes.div_ceil(3);
-    let segment_bytes = tofusim_comm::tree::pipeline_segment_bytes(
-        part_bytes,
-        stages,
-        alpha_ns,
-        ns_per_byte,
-        (model.packet_bytes - model.header_bytes) as u64,
-    );
-    PipelineSegment { segment_bytes, stages, alpha_ns, ns_per_byte, part_bytes }
+    tofusim_comm::tree::PipelineCosts { alpha_ns, ns_per_byte: wire / payload * model.cycle_ns(), packet_payload_bytes: (model.packet_bytes - model.header_bytes) as u64 }
 }
 
 /// The hardware barrier across every node of `system_name` (one BCH per

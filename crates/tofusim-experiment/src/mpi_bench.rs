@@ -573,12 +573,14 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
                 && leaders < ranks
                 && matches!(op, CollOp::Library(Operation::Barrier | Operation::Bcast | Operation::Reduce | Operation::Allreduce));
             let pick_for = if on_leaders { leaders } else { ranks };
-            // A replay's communicator has no torus shape (its leaders are
-            // placed after the program is written): the library's rules
-            // off a torus.
+            // The benchmark's communicator is every rank in rank order: a
+            // torus where the placement keeps the system's shape.
             let generation = system.built.system.generation;
             let library = req.library.unwrap_or_else(|| generation.mpi_library());
-            let comm = tofusim_comm::library::Communicator { ranks: pick_for, torus: false, barrier_interface: generation.barrier_hardware().is_some() };
+            let grids = crate::replay::world_grids(&(system.grid, system.node_grid), &req.ranks, false);
+            let grid = if on_leaders { grids.leaders } else { grids.flat };
+            let torus = grid.is_some_and(|g| g.ranks() == pick_for);
+            let comm = tofusim_comm::library::Communicator { ranks: pick_for, torus, barrier_interface: generation.barrier_hardware().is_some() };
             let choice = library.choose(op.name(), bytes, comm).expect("every benchmarked operation has a rule in every library");
             let default = Algorithm::named(choice.algorithm).expect("the libraries choose algorithms");
             let algorithm = req.algorithm.unwrap_or(default);

@@ -203,6 +203,19 @@ fn place(mut s: Setup, ranks: u32, order: Option<&[u32]>, placed: &crate::rank_p
     Ok(s)
 }
 
+/// The torus shapes a collective over every rank in rank order sees, from
+/// the unplaced system's `(grid, node_grid)` (a rank per node in the
+/// communicator's order): flat only with one rank per node placed by block
+/// or cyclic, among node leaders unless a map or an order places the ranks.
+pub fn world_grids(unplaced: &(Option<tofusim_comm::tree::Grid>, Option<tofusim_comm::tree::Grid>), ranks: &crate::rank_placement::Ranks, order_given: bool) -> tofusim_comm::replay::WorldGrids {
+    use crate::rank_placement::RankPlacement;
+    let mapped = order_given || matches!(ranks.placement, RankPlacement::Map(_));
+    tofusim_comm::replay::WorldGrids {
+        flat: if ranks.per_node == 1 && !mapped { unplaced.0 } else { None },
+        leaders: if mapped { None } else { unplaced.1 },
+    }
+}
+
 /// What the result says about the MPI software `mpi` (the generation's,
 /// after `spec`'s overrides).
 fn mpi_software_of(mpi: &MpiConfig, generation: crate::generation::Generation, spec: &ReplaySpec) -> MpiSoftware {
@@ -301,6 +314,7 @@ pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet:
 /// the communicator's order, not yet placed): callers that replay many
 /// programs on one system build it once.
 pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progress: tofusim_packet::Progress, wall: std::time::Instant) -> Result<ReplayResult> {
+    let unplaced_grids = (s.grid, s.node_grid);
     let mut s = place(s, program.ranks, spec.order.as_deref(), &spec.ranks)?;
     s.max_minutes = spec.max_minutes;
     if let Some(bps) = spec.mpi.shared_memory_Bps {
@@ -322,6 +336,8 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
         segment_bytes: 64 << 10,
         node_of_rank: spec.node_leaders.then(|| s.node_of_rank.clone()),
         gates: generation.gate_timing(),
+        world: world_grids(&unplaced_grids, &spec.ranks, spec.order.is_some()),
+        pipeline: Some(crate::collective::pipeline_costs(&s.built.model)),
     };
     let (schedule, timeline) = build(program, &params).map_err(|e| ConfigError::of(WHERE, e.key, e))?;
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());

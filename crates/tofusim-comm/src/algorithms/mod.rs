@@ -131,6 +131,18 @@ impl Algorithm {
         Self::ALL.into_iter().find(|a| a.name() == name)
     }
 
+    /// The TNIs the algorithm is defined on (`None`: every TNI of the node,
+    /// messages spread round-robin): the trinary trees one each (3), quad
+    /// rings one per part (4), the barrier interface one channel (1).
+    pub fn defined_tnis(self) -> Option<u8> {
+        match self {
+            Self::Trinaryx3 | Self::TrinaryTree => Some(3),
+            Self::QuadRings => Some(4),
+            Self::BarrierInterface => Some(1),
+            _ => None,
+        }
+    }
+
     /// Whether it is a pipelined trinary-tree algorithm (a segment derived
     /// from its pipeline depth, three TNIs, trees it may be given).
     pub fn is_trinary_tree(self) -> bool {
