@@ -123,7 +123,7 @@ def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: 
 @click.argument("path", metavar="TRACE")
 @click.option("--out", "out", help="Write the list to this file (default: stdout).")
 @click.option("--collectives", type=click.Choice(["default", "none"]), default="default", show_default=True,
-              help="default: add each collective's messages under the algorithm an MPI library would pick; none: point-to-point only.")
+              help="default: add each collective's messages under the algorithm Open MPI's rules pick (tofusim_comm::library); none: point-to-point only.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary (needs --out).")
 def from_trace(path: str, out: str | None, collectives: str, as_json: bool) -> None:
     """The communication list of an OTF2 trace (SRC DST BYTES per rank pair), for tofusim rmatt."""
@@ -135,7 +135,7 @@ def from_trace(path: str, out: str | None, collectives: str, as_json: bool) -> N
     flows = {(a, b): n for a, b, n in c["flows"]}
     p2p, expanded = c["point_to_point_bytes"], c["collective_bytes"]
     text = (f"# ranks {c['ranks']}\n# from the trace {c['trace']}: point-to-point bytes"
-            + (" and each collective's messages under the default algorithm" if collectives == "default" else "") + "\n"
+            + (" and each collective's messages under Open MPI's algorithm" if collectives == "default" else "") + "\n"
             + "".join(f"{a} {b} {n}\n" for (a, b), n in sorted(flows.items())))
     if not out:
         click.echo(text, nl=False)
