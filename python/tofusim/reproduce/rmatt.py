@@ -44,9 +44,10 @@ def placed(torus: str, order: list[int], per_node: int) -> tuple[str, list[int]]
 
 def with_ranks_per_node(torus: str, procs: int, cls: str, orders: dict[str, list[int]], compute: dict[str, Any]) -> dict[str, Any]:
     """The benchmark with :data:`RANKS_PER_NODE` processes per node: the
-    network carries only messages between nodes (those inside a node turn
-    around in its NIC), the node's memory bandwidth is shared, so each
-    process computes ``RANKS_PER_NODE`` times longer (CG is memory-bound)."""
+    network carries only messages between nodes (those inside a node go
+    through its memory: send overhead, one copy, receive overhead), the
+    node's memory bandwidth is shared, so each process computes
+    ``RANKS_PER_NODE`` times longer (CG is memory-bound)."""
     rows = {}
     for name, order in orders.items():
         nodes, node_of_rank = placed(torus, order, RANKS_PER_NODE)
@@ -115,8 +116,8 @@ def rmatt_cg(scale: str) -> dict[str, Any]:
         pn = ev["ranks_per_node"]["orders"]
         xy, best8 = pn["x-y (default)"], pn["RMATT hop-bytes"]
         gap = ("RMATT's gain is larger in the model than on the machine: the model's RMATT is a reconstruction (hop-bytes "
-               "annealing on the process torus), and messages inside a node turn around in its NIC rather than through "
-               "shared memory (docs/validation.md, C3/C4)")
+               "annealing on the process torus, which knows nothing of nodes); messages inside a node go through memory at "
+               "the node's copy rate (docs/validation.md, C3/C4)")
         tag = f"{label}, {RANKS_PER_NODE} ranks per node ({xy['nodes']} nodes)"
         rows.append(metric(f"{tag}, x-y: benchmark time with computation", "s", xy["total_seconds"], pub_xy, 0.10,
                            known_difference=None if abs(xy["total_seconds"] / pub_xy - 1) <= 0.10 else gap))
