@@ -15,13 +15,14 @@ def test_list_names_every_operation(run):
     r = run("coll", "--list", "--json")
     assert r.code == 0
     algos = r.json()
-    assert set(algos) == {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"}
+    assert set(algos) == {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter", "reduce_scatter"}
     assert "trinaryx3" in [a["name"] for a in algos["allreduce"]]
     assert all(a["needs_torus"] for a in algos["allgather"] if a["name"] == "quad-rings")
 
 
 @pytest.mark.parametrize("op,algo", [("allreduce", "trinaryx3"), ("allgather", "quad-rings"), ("alltoall", "overlaid-symmetric"),
-                                     ("bcast", "scatter-allgather"), ("reduce", "rabenseifner"), ("barrier", "dissemination")])
+                                     ("bcast", "scatter-allgather"), ("reduce", "rabenseifner"), ("barrier", "dissemination"),
+                                     ("gather", "binomial"), ("scatter", "binomial"), ("reduce_scatter", "pairwise"), ("reduce_scatter", "ring")])
 def test_collective_runs_and_verifies_on_a_torus(run, op, algo):
     r = run("coll", op, "--algo", algo, "--size", "4KiB", "--system", "bgl:3x3x3", "--verify", "--json")
     assert r.code == 0, r.err
@@ -30,6 +31,23 @@ def test_collective_runs_and_verifies_on_a_torus(run, op, algo):
         assert key in j
     assert j["processes"] == 27 and j["verified"] is True and j["fallback"] is None
     assert j["time_seconds"] > 0 and not j["run"]["deadlock"] and j["run"]["invariant_error"] is None
+
+
+def test_without_algo_the_systems_mpi_library_chooses(run):
+    """Issue 38, item 4: no --algo, the system's library decides by
+    operation, size and communicator, and says by which rule."""
+    big = run("coll", "allreduce", "--size", "16MiB", "--system", "k:2x1x2", "--json").json()
+    assert big["algo"] == "trinaryx3" and big["settings"]["algorithm"].startswith("fjmpi's rule: long message on a torus")
+    small = run("coll", "allreduce", "--size", "8B", "--system", "k:2x1x2", "--json").json()
+    assert small["algo"] == "barrier-interface"
+    mpich = run("coll", "allreduce", "--size", "16MiB", "--system", "k:2x1x2", "--library", "mpich", "--json").json()
+    assert mpich["algo"] == "rabenseifner" and mpich["settings"]["algorithm"].startswith("mpich's rule")
+    named = run("coll", "allreduce", "--algo", "ring", "--size", "8B", "--system", "bgl:2x2x2", "--json").json()
+    assert named["settings"]["algorithm"] == "given (--algo)"
+    both = run("coll", "allreduce", "--algo", "ring", "--library", "mpich", "--system", "bgl:2x2x2")
+    assert both.code == 2 and "--library" in both.err
+    gather = run("coll", "gather", "--size", "64KiB", "--system", "bgl:2x2x2", "--root", "5", "--library", "openmpi", "--verify", "--json").json()
+    assert gather["algo"] == "binomial" and "linear-sync" in gather["settings"]["algorithm"] and gather["verified"] is True
 
 
 def test_tofu_communicator_is_the_virtual_torus(run):
@@ -51,7 +69,6 @@ def test_trinaryx3_beats_ring_on_large_vectors(run):
     (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--size", "12 parsecs"], "--size"),
     (["allreduce", "--algo", "ring", "--system", "nosuch"], "system"),
     (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--root", "99"], "root"),
-    (["allreduce", "--system", "k:1x1x1"], "--algo"),
     # Issue 18: values that were silently accepted.
     (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--tnis", "6"], "tnis: expected 1 to 4"),
     (["allreduce", "--algo", "ring", "--system", "k:1x1x1", "--tnis", "99"], "tnis: expected 1 to 4"),

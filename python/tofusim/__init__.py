@@ -202,12 +202,13 @@ def collective_algorithms() -> dict[str, list[dict[str, Any]]]:
     return json.loads(_core.collective_algorithms())
 
 
-def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, segment_bytes: int | None = None,
+def coll(op: str, algo: "str | None", size_bytes: int, system: str, *, root: int = 0, segment_bytes: int | None = None,
          tnis: int | None = None, descriptor: str = "direct", cache_injection: bool = True, cmg: str = "near",
          verify: bool = False, seed: int = 1, progress: Any = None, model: str = "packet", keep_partial: bool = False,
          counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None,
          trees: str | None = None, trees_source: str = "<trees>", max_minutes: "float | str | None" = None,
-         ppn: int = 1, placement: "str | list[int]" = "block", flat: bool = False) -> dict[str, Any]:
+         ppn: int = 1, placement: "str | list[int]" = "block", flat: bool = False,
+         library: str | None = None) -> dict[str, Any]:
     """Runs one collective over every node of ``system``, ``ppn`` ranks per
     node placed ``block`` (consecutive ranks share a node), ``cyclic`` or
     by a list of node ids, one per rank. Ranks of one node share its TNIs
@@ -242,10 +243,18 @@ def coll(op: str, algo: str, size_bytes: int, system: str, *, root: int = 0, seg
     the result's ``settings`` says what was used and why.
     ``max_minutes``: the packet engine's time budget, as for :func:`run`
     (default an hour by the run's own estimate; ``"none"`` lifts it).
+    ``algo=None`` lets the MPI library's rules choose (``library``:
+    ``fjmpi``, ``openmpi`` or ``mpich``; default the system's), as a real
+    library would for this operation, size and communicator;
+    ``settings.algorithm`` says which rule chose it.
     """
     a = arguments
+    if algo is None:
+        algo = ""
+    elif library is not None:
+        raise a.refuse("library", "None when algo names the algorithm (a library's rules choose one only when none is named)", library)
     spec = {
-        "op": a.text("op", op), "algo": a.text("algo", algo), "size_bytes": a.size("size_bytes", size_bytes), "system": a.text("system", system),
+        "op": a.text("op", op), "algo": a.text("algo", algo), "library": "" if library is None else a.text("library", library), "size_bytes": a.size("size_bytes", size_bytes), "system": a.text("system", system),
         "root": a.whole("root", root, 0, 2**32 - 1),
         "segment_bytes": None if segment_bytes is None else a.size("segment_bytes", segment_bytes),
         "tnis": None if tnis is None else a.whole("tnis", tnis, 0, 255), "descriptor": a.text("descriptor", descriptor),

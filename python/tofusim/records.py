@@ -370,6 +370,7 @@ class FlowRun(Record):
 class CollectiveSettings(Record):
     """The segment and TNIs a collective ran with, each with where it came from: given on the command line, or the algorithm's own definition."""
 
+    algorithm = Key(str, "Why this algorithm: ``given (--algo)``, or the MPI library's rule that chose it when none was named.")
     segment = Key(str)
     segment_bytes = Key(int)
     tnis = Key(int)

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Sequence
 
 from . import ConfigError, _core, arguments
 
-_OPERATIONS = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "transfers")
+_OPERATIONS = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter", "reduce_scatter", "transfers")
 
 SpanLike = "tuple[int, int] | Sequence[tuple[int, int]]"
 
@@ -61,7 +61,7 @@ class Schedule:
         self.ranks = a.whole("ranks", ranks, 1, 2**20)
         self.count = a.whole("count", count)
         self.collective: dict[str, Any] = {"op": op}
-        if op in ("bcast", "reduce"):
+        if op in ("bcast", "reduce", "gather", "scatter"):
             self.collective["root"] = a.whole("root", root, 0, self.ranks - 1)
         self.name = a.text("name", name)
         self.buffer_elements = None if buffer_elements is None else a.whole("buffer_elements", buffer_elements)

@@ -10,7 +10,9 @@ pub type Rank = u32;
 
 /// A collective operation. `count` (elements per rank) means: the vector
 /// length for barrier-free reductions and broadcasts, the block each rank
-/// contributes for allgather, and the block per destination for alltoall.
+/// contributes for allgather and gather, the block per destination for
+/// alltoall and scatter, and each rank's block of the result for
+/// reduce-scatter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Collective {
@@ -27,6 +29,21 @@ pub enum Collective {
     /// Buffer: send blocks `0..p` (block `j` goes to rank `j`), then
     /// receive blocks `p..2p` (block `p + j` comes from rank `j`).
     Alltoall,
+    /// Buffer: `p` blocks of `count`; block `r` is rank `r`'s
+    /// contribution, and the root ends with every block.
+    Gather {
+        root: Rank,
+    },
+    /// Buffer: `p` blocks of `count`; the root holds block `j` for rank
+    /// `j`, and rank `r` ends with block `r` in its place.
+    Scatter {
+        root: Rank,
+    },
+    /// Buffer: `p` blocks of `count`, every rank's vector; rank `r` ends
+    /// with the sum of every rank's block `r`, in block `r`'s place
+    /// (MPI_Reduce_scatter_block).
+    #[serde(rename = "reduce_scatter")]
+    ReduceScatter,
     /// Point-to-point transfers with no collective result (put and
     /// bandwidth benchmarks): the buffer is whatever the transfers need.
     Transfers,
@@ -45,10 +62,13 @@ pub enum Operation {
     Allreduce,
     Allgather,
     Alltoall,
+    Gather,
+    Scatter,
+    ReduceScatter,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 6] = [Self::Barrier, Self::Bcast, Self::Reduce, Self::Allreduce, Self::Allgather, Self::Alltoall];
+    pub const ALL: [Operation; 9] = [Self::Barrier, Self::Bcast, Self::Reduce, Self::Allreduce, Self::Allgather, Self::Alltoall, Self::Gather, Self::Scatter, Self::ReduceScatter];
 
     pub fn name(self) -> &'static str {
         OPERATIONS[self as usize]
@@ -71,7 +91,15 @@ impl Operation {
             Self::Allreduce => Collective::Allreduce,
             Self::Allgather => Collective::Allgather,
             Self::Alltoall => Collective::Alltoall,
+            Self::Gather => Collective::Gather { root },
+            Self::Scatter => Collective::Scatter { root },
+            Self::ReduceScatter => Collective::ReduceScatter,
         }
+    }
+
+    /// Whether the operation has a root.
+    pub fn has_root(self) -> bool {
+        matches!(self, Self::Bcast | Self::Reduce | Self::Gather | Self::Scatter)
     }
 
     /// Whether the operation moves data (a barrier moves none).
@@ -82,7 +110,7 @@ impl Operation {
     /// Whether the size is each rank's block of a gathered or exchanged
     /// whole (allgather, alltoall) rather than the vector.
     pub fn size_is_per_block(self) -> bool {
-        matches!(self, Self::Allgather | Self::Alltoall)
+        matches!(self, Self::Allgather | Self::Alltoall | Self::Gather | Self::Scatter | Self::ReduceScatter)
     }
 }
 
@@ -93,7 +121,7 @@ impl std::fmt::Display for Operation {
 }
 
 /// The operations' names, in the order of [`Operation::ALL`].
-pub const OPERATIONS: [&str; 6] = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"];
+pub const OPERATIONS: [&str; 9] = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter", "reduce_scatter"];
 
 /// Marks elements that carry no data yet, so a missing write shows.
 pub const POISON: u64 = 0xDEAD_BEEF_DEAD_BEEF;
@@ -123,6 +151,9 @@ impl Collective {
             Self::Allreduce => Operation::Allreduce,
             Self::Allgather => Operation::Allgather,
             Self::Alltoall => Operation::Alltoall,
+            Self::Gather { .. } => Operation::Gather,
+            Self::Scatter { .. } => Operation::Scatter,
+            Self::ReduceScatter => Operation::ReduceScatter,
             Self::Transfers => return None,
         })
     }
@@ -135,13 +166,16 @@ impl Collective {
             Self::Allreduce => "allreduce",
             Self::Allgather => "allgather",
             Self::Alltoall => "alltoall",
+            Self::Gather { .. } => "gather",
+            Self::Scatter { .. } => "scatter",
+            Self::ReduceScatter => "reduce_scatter",
             Self::Transfers => "transfers",
         }
     }
 
     pub fn root(&self) -> Rank {
         match self {
-            Self::Bcast { root } | Self::Reduce { root } => *root,
+            Self::Bcast { root } | Self::Reduce { root } | Self::Gather { root } | Self::Scatter { root } => *root,
             _ => 0,
         }
     }
@@ -151,7 +185,7 @@ impl Collective {
         match self {
             Self::Barrier => 0,
             Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce | Self::Transfers => count,
-            Self::Allgather => ranks as u64 * count,
+            Self::Allgather | Self::Gather { .. } | Self::Scatter { .. } | Self::ReduceScatter => ranks as u64 * count,
             Self::Alltoall => 2 * ranks as u64 * count,
         }
     }
@@ -163,7 +197,7 @@ impl Collective {
         match self {
             Self::Barrier | Self::Transfers => 0,
             Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce => count,
-            Self::Allgather | Self::Alltoall => ranks as u64 * count,
+            Self::Allgather | Self::Alltoall | Self::Gather { .. } | Self::Scatter { .. } | Self::ReduceScatter => ranks as u64 * count,
         }
     }
 
@@ -186,8 +220,15 @@ impl Collective {
             Self::Reduce { .. } | Self::Allreduce => {
                 (0..n).for_each(|i| buf[i] = value(r, 0, i as u64))
             }
-            Self::Allgather => (0..n).for_each(|i| buf[r as usize * n + i] = value(r, 0, i as u64)),
-            Self::Alltoall => {
+            Self::Allgather | Self::Gather { .. } => (0..n).for_each(|i| buf[r as usize * n + i] = value(r, 0, i as u64)),
+            Self::Scatter { root } => {
+                if r == *root {
+                    for j in 0..ranks as usize {
+                        (0..n).for_each(|i| buf[j * n + i] = value(r, j as Rank, i as u64));
+                    }
+                }
+            }
+            Self::Alltoall | Self::ReduceScatter => {
                 for j in 0..ranks as usize {
                     (0..n).for_each(|i| buf[j * n + i] = value(r, j as Rank, i as u64));
                 }
@@ -205,9 +246,9 @@ impl Collective {
     pub fn expected_len(&self, r: Rank, ranks: u32, count: u64) -> u64 {
         match self {
             Self::Barrier | Self::Transfers => 0,
-            Self::Reduce { root } if r != *root => 0,
-            Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce => count,
-            Self::Allgather | Self::Alltoall => ranks as u64 * count,
+            Self::Reduce { root } | Self::Gather { root } if r != *root => 0,
+            Self::Bcast { .. } | Self::Reduce { .. } | Self::Allreduce | Self::Scatter { .. } | Self::ReduceScatter => count,
+            Self::Allgather | Self::Alltoall | Self::Gather { .. } => ranks as u64 * count,
         }
     }
 
@@ -219,15 +260,18 @@ impl Collective {
             Self::Barrier | Self::Transfers => 0,
             Self::Bcast { root } => value(*root, 0, k),
             Self::Reduce { .. } | Self::Allreduce => (0..ranks).fold(0u64, |a, s| a.wrapping_add(value(s, 0, k))),
-            Self::Allgather => value((k / n) as Rank, 0, k % n),
+            Self::Allgather | Self::Gather { .. } => value((k / n) as Rank, 0, k % n),
             Self::Alltoall => value((k / n) as Rank, r, k % n),
+            Self::Scatter { root } => value(*root, r, k),
+            Self::ReduceScatter => (0..ranks).fold(0u64, |a, s| a.wrapping_add(value(s, r, k))),
         }
     }
 
-    /// Where [`Self::expected`] lies in the buffer.
-    pub fn result_offset(&self, ranks: u32, count: u64) -> u64 {
+    /// Where rank `r`'s [`Self::expected`] lies in the buffer.
+    pub fn result_offset(&self, r: Rank, ranks: u32, count: u64) -> u64 {
         match self {
             Self::Alltoall => ranks as u64 * count,
+            Self::Scatter { .. } | Self::ReduceScatter => r as u64 * count,
             _ => 0,
         }
     }
@@ -237,8 +281,8 @@ impl Collective {
     /// the root must have heard from all).
     pub fn must_hear_from_all(&self, r: Rank) -> bool {
         match self {
-            Self::Bcast { .. } | Self::Transfers => false,
-            Self::Reduce { root } => r == *root,
+            Self::Bcast { .. } | Self::Scatter { .. } | Self::Transfers => false,
+            Self::Reduce { root } | Self::Gather { root } => r == *root,
             _ => true,
         }
     }
@@ -255,6 +299,6 @@ mod operation_tests {
             assert_eq!(Operation::parse(o.name()), Ok(o));
             assert_eq!(o.collective(0).operation(), Some(o));
         }
-        assert_eq!(Operation::parse("gather").unwrap_err().key, "op");
+        assert_eq!(Operation::parse("gatherv").unwrap_err().key, "op");
     }
 }

@@ -16,7 +16,7 @@ use crate::{BuildError, Collective};
 pub fn applies_to(c: Collective) -> bool {
     match c {
         Collective::Barrier | Collective::Bcast { .. } | Collective::Reduce { .. } | Collective::Allreduce => true,
-        Collective::Allgather | Collective::Alltoall | Collective::Transfers => false,
+        Collective::Allgather | Collective::Alltoall | Collective::Gather { .. } | Collective::Scatter { .. } | Collective::ReduceScatter | Collective::Transfers => false,
     }
 }
 

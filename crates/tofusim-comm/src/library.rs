@@ -102,19 +102,15 @@ impl std::fmt::Display for Library {
     }
 }
 
-/// The MPI layer's one schedule of the operations outside the algorithm
-/// library, with what the library would run instead.
-fn mpi_layer(op: &str, theirs: Option<&'static str>) -> Option<Choice> {
-    let (algorithm, rule) = match op {
-        "gather" | "scatter" => ("binomial", "the MPI layer's binomial tree"),
-        "reduce_scatter" => ("pairwise", "the MPI layer's pairwise exchange"),
-        "scan" | "exscan" => ("recursive-doubling", "the MPI layer's recursive doubling"),
-        _ => return None,
-    };
-    Some(match theirs {
-        Some(t) if t != algorithm => stand_in(algorithm, t, rule),
-        _ => pick(algorithm, rule),
-    })
+/// The MPI layer's one schedule of scan and exscan (outside the
+/// algorithm library), with what the library would run instead.
+fn mpi_layer(theirs: &'static str) -> Choice {
+    let (algorithm, rule) = ("recursive-doubling", "the MPI layer's recursive doubling");
+    if theirs == algorithm {
+        pick(algorithm, rule)
+    } else {
+        stand_in(algorithm, theirs, rule)
+    }
 }
 
 fn openmpi(op: &str, n: u64, p: u32) -> Option<Choice> {
@@ -139,9 +135,14 @@ fn openmpi(op: &str, n: u64, p: u32) -> Option<Choice> {
         "alltoall" if n < 200 && p > 12 => pick("bruck", "size < 200 B, p > 12"),
         "alltoall" if n < 3000 => stand_in("pairwise", "basic-linear (every send posted at once)", "size < 3,000 B"),
         "alltoall" => pick("pairwise", "size >= 3,000 B"),
-        "gather" | "scatter" => return mpi_layer(op, Some(if n > 6000 { "linear-sync" } else { "binomial" })),
-        "reduce_scatter" => return mpi_layer(op, Some(if n * (p as u64) <= 12 << 10 { "recursive-halving" } else { "ring" })),
-        "scan" | "exscan" => return mpi_layer(op, Some("linear")),
+        "gather" if n > 6000 => stand_in("binomial", "linear-sync (segmented)", "block > 6,000 B"),
+        "gather" => pick("binomial", "block <= 6,000 B"),
+        "scatter" => pick("binomial", "always (binomial)"),
+        "reduce_scatter" if n * (p as u64) <= 12 << 10 || (n * (p as u64) <= 256 << 10 && pow2) => {
+            stand_in("pairwise", "recursive-halving", "total <= 12 KiB (256 KiB for a power of two)")
+        }
+        "reduce_scatter" => pick("ring", "total above 12 KiB (256 KiB for a power of two)"),
+        "scan" | "exscan" => mpi_layer("linear"),
         _ => return None,
     })
 }
@@ -163,9 +164,10 @@ fn mpich(op: &str, n: u64, p: u32) -> Option<Choice> {
         "alltoall" if n <= 256 && p >= 8 => pick("bruck", "size <= 256 B, p >= 8"),
         "alltoall" if n <= 32_768 => stand_in("pairwise", "scattered isend/irecv", "size <= 32,768 B"),
         "alltoall" => pick("pairwise", "size > 32,768 B"),
-        "gather" | "scatter" => return mpi_layer(op, Some("binomial")),
-        "reduce_scatter" => return mpi_layer(op, Some(if n * (p as u64) < 524_288 { "recursive-halving" } else { "pairwise" })),
-        "scan" | "exscan" => return mpi_layer(op, Some("recursive-doubling")),
+        "gather" | "scatter" => pick("binomial", "always (binomial)"),
+        "reduce_scatter" if n * (p as u64) < 524_288 => stand_in("pairwise", "recursive-halving", "total < 524,288 B"),
+        "reduce_scatter" => pick("pairwise", "total >= 524,288 B"),
+        "scan" | "exscan" => mpi_layer("recursive-doubling"),
         _ => return None,
     })
 }

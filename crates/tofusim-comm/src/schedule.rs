@@ -312,7 +312,7 @@ impl Schedule {
         if steps > MAX_GIVEN_STEPS {
             return Err(bad(format!("{steps} steps: more than the {MAX_GIVEN_STEPS} a schedule may hold")));
         }
-        if let Collective::Bcast { root } | Collective::Reduce { root } = d.collective {
+        if let Collective::Bcast { root } | Collective::Reduce { root } | Collective::Gather { root } | Collective::Scatter { root } = d.collective {
             if root >= d.ranks {
                 return Err(bad(format!("root {root}: expected a rank from 0 to {}", d.ranks - 1)));
             }

@@ -64,6 +64,10 @@ pub struct CollectiveSpec {
     /// With ranks sharing nodes: run flat over every rank instead of in
     /// the node-leader form ([`schedule_on`]).
     pub flat: bool,
+    /// `Some`: no algorithm was named, the MPI library's rules choose it
+    /// once the system is known ([`settle`]; `Some(None)`: the system's
+    /// library). `algorithm` holds the operation's first until then.
+    pub library: Option<Option<tofusim_comm::library::Library>>,
 }
 
 impl CollectiveSpec {
@@ -75,8 +79,28 @@ impl CollectiveSpec {
         let get_u = |k: &str, d: u64| v.whole(k, d);
         let get_s = |k: &str| v.text(k);
         let modes = Modes::parse(&get_s("descriptor"), v.get("cache_injection").and_then(|x| x.as_bool()).unwrap_or(true), &get_s("cmg"))?;
-        let (op, algorithm) = Algorithm::parse_named(&get_s("op"), &get_s("algo")).map_err(|e| err(e.key, e.message))?;
+        let named_library = match get_s("library").as_str() {
+            "" => None,
+            name => Some(crate::generation::parse_library(name)?),
+        };
+        let (op, algorithm, library) = match get_s("algo").as_str() {
+            "" => {
+                let op = Operation::parse(&get_s("op")).map_err(|e| err(e.key, e.message))?;
+                (op, Algorithm::of(op)[0], Some(named_library))
+            }
+            algo => {
+                if named_library.is_some() {
+                    return Err(err("library", "a library's rules choose the algorithm; --algo names one: give one of them"));
+                }
+                let (op, a) = Algorithm::parse_named(&get_s("op"), algo).map_err(|e| err(e.key, e.message))?;
+                (op, a, None)
+            }
+        };
+        if library.is_some() && v.get("trees").is_some_and(|t| !t.is_null()) {
+            return Err(err("trees", "trees fit a trinary-tree algorithm: name it (--algo trinaryx3 or trinary-tree)"));
+        }
         Ok(CollectiveSpec {
+            library,
             op,
             algorithm,
             size_bytes: get_u("size_bytes", 8)?,
@@ -488,6 +512,9 @@ pub const DEFAULT_SEGMENT_BYTES: u64 = 64 << 10;
 /// from: given on the command line, or the algorithm's own definition.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Settings {
+    /// Why this algorithm: `given (--algo)`, or the MPI library's rule
+    /// that chose it when none was named.
+    pub algorithm: String,
     pub segment_bytes: u64,
     pub segment: String,
     pub tnis: u8,
@@ -514,6 +541,8 @@ fn defined_tnis(algo: Algorithm) -> Option<(u8, &'static str)> {
 /// derived from their pipeline depth ([`pipeline_segment`]), quad rings on
 /// 4, the others on every TNI of a node and 64 KiB segments.
 pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Settings)> {
+    let (chosen, algorithm_reason) = choose_algorithm(spec, s);
+    let spec = &CollectiveSpec { algorithm: chosen, library: None, ..spec.clone() };
     let node_tnis = s.built.model.tnis.max(1);
     let (tnis, tnis_reason) = match (spec.tnis, defined_tnis(spec.algorithm)) {
         (Some(t), _) => (t, "given (--tnis)".to_string()),
@@ -544,7 +573,27 @@ pub fn settle(spec: &CollectiveSpec, s: &Setup) -> Result<(CollectiveSpec, Setti
     let mut settled = spec.clone();
     settled.tnis = Some(tnis);
     settled.segment_bytes = Some(segment_bytes);
-    Ok((settled, Settings { segment_bytes, segment, tnis, tnis_reason }))
+    Ok((settled, Settings { segment_bytes, segment, tnis, tnis_reason, algorithm: algorithm_reason }))
+}
+
+/// The algorithm `spec` runs on `s` and why: the one named, or the MPI
+/// library's choice for the operation, size and communicator (the one the
+/// algorithm runs on: the node leaders where it runs in their form).
+fn choose_algorithm(spec: &CollectiveSpec, s: &Setup) -> (Algorithm, String) {
+    let Some(library) = spec.library else {
+        return (spec.algorithm, "given (--algo)".into());
+    };
+    let generation = s.built.system.generation;
+    let library = library.unwrap_or_else(|| generation.mpi_library());
+    let ranks = if runs_on_node_leaders(spec, s) { tofusim_comm::hierarchical::leaders(&s.node_of_rank).0.len() as u32 } else { s.node_of_rank.len() as u32 };
+    let comm = tofusim_comm::library::Communicator { ranks, torus: algorithm_grid(spec, s).is_some(), barrier_interface: generation.barrier_hardware().is_some() };
+    match library.choose(spec.op.name(), spec.size_bytes, comm).and_then(|c| Algorithm::named(c.algorithm).map(|a| (a, c))) {
+        Some((a, c)) => {
+            let instead = c.stands_in_for.map_or(String::new(), |t| format!("; standing in for {t}"));
+            (a, format!("{library}'s rule: {}{instead}", c.rule))
+        }
+        None => (spec.algorithm, format!("{library} has no rule for {}: its first algorithm", spec.op)),
+    }
 }
 
 /// A schedule run on the packet engine.
@@ -1154,13 +1203,18 @@ mod request_tests {
             (r#"{"model": "fluid"}"#, "--model"),
             (r#"{"max_minutes": -5}"#, "max-time"),
             (r#"{"trees": {"lengths": [1, 1, 1]}}"#, "trees"),
-            (r#"{"op": "gather"}"#, "op"),
+            (r#"{"op": "gatherv"}"#, "op"),
             (r#"{"op": "bcast", "algo": "trinaryx3"}"#, "algo"),
+            (r#"{"op": "bcast", "algo": "binomial", "library": "fjmpi"}"#, "library"),
+            (r#"{"op": "bcast", "library": "intelmpi"}"#, "library"),
         ] {
             let json = json.replacen('{', r#"{"op": "allreduce", "algo": "ring", "#, usize::from(!json.contains("\"op\"")));
             let json = if json.ends_with(", }") { json.replace(", }", "}") } else { json };
             assert_eq!(CollectiveSpec::from_json(&json).err().map(|e| e.key), Some(key.to_string()), "{json}");
         }
+        // No algorithm named: the library's rules choose it once the system is known.
+        let s = CollectiveSpec::from_json(r#"{"op": "gather", "system": "k"}"#).unwrap();
+        assert_eq!((s.op, s.library), (Operation::Gather, Some(None)));
         // The operation and algorithm are parsed once, into the registries.
         let s = CollectiveSpec::from_json(r#"{"op": "bcast", "algo": "trinary-tree", "system": "k"}"#).unwrap();
         assert_eq!((s.op, s.algorithm), (Operation::Bcast, Algorithm::TrinaryTree));

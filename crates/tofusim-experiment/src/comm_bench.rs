@@ -249,7 +249,7 @@ pub fn collective_schedule(req: ScheduleRequest<'_>) -> Result<Schedule> {
 /// after: (initial, result offset, expected).
 pub fn collective_buffers(op: &str, root: u32, ranks: u32, count: u64, buffer_elements: u64, rank: u32) -> Result<(Vec<u64>, u64, Vec<u64>)> {
     let coll = tofusim_comm::Collective::parse(op, root).ok_or_else(|| ConfigError::argument("op", format!("unknown operation {op}")))?;
-    Ok((coll.initial(rank, ranks, count, buffer_elements), coll.result_offset(ranks, count), coll.expected(rank, ranks, count)))
+    Ok((coll.initial(rank, ranks, count, buffer_elements), coll.result_offset(rank, ranks, count), coll.expected(rank, ranks, count)))
 }
 
 #[cfg(test)]

@@ -156,6 +156,15 @@ impl Generation {
     }
 }
 
+/// The MPI library called `name`, or the refusal listing them (key `library`).
+pub fn parse_library(name: &str) -> crate::error::Result<tofusim_comm::library::Library> {
+    use tofusim_comm::library::Library;
+    Library::parse(name).ok_or_else(|| {
+        let all: Vec<&str> = Library::ALL.iter().map(|l| l.name()).collect();
+        crate::error::ConfigError::new("<command line>", "library", format!("unknown MPI library `{name}`; expected one of: {}", all.join(", ")))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -93,6 +93,7 @@ pub fn run(g: &GivenRun, progress: tofusim_packet::Progress) -> Result<Collectiv
     }
     let tnis_used = s.tnis_used();
     let settings = Settings {
+        algorithm: "given (--schedule)".into(),
         segment_bytes: 0,
         segment: "given by the schedule (its messages' sizes)".into(),
         tnis: tnis_used,

@@ -177,9 +177,9 @@ impl Benchmark {
             Benchmark::Allgather | Benchmark::Allgatherv => Some(Library(Operation::Allgather)),
             Benchmark::Alltoall | Benchmark::Alltoallv => Some(Library(Operation::Alltoall)),
             Benchmark::Barrier => Some(Library(Operation::Barrier)),
-            Benchmark::ReduceScatter => Some(Mpi("reduce_scatter")),
-            Benchmark::Gather | Benchmark::Gatherv => Some(Mpi("gather")),
-            Benchmark::Scatter | Benchmark::Scatterv => Some(Mpi("scatter")),
+            Benchmark::ReduceScatter => Some(Library(Operation::ReduceScatter)),
+            Benchmark::Gather | Benchmark::Gatherv => Some(Library(Operation::Gather)),
+            Benchmark::Scatter | Benchmark::Scatterv => Some(Library(Operation::Scatter)),
             Benchmark::Scan => Some(Mpi("scan")),
             Benchmark::Exscan => Some(Mpi("exscan")),
             Benchmark::PingPong | Benchmark::PingPing | Benchmark::Sendrecv | Benchmark::Exchange => None,
@@ -320,7 +320,7 @@ impl BenchRequest {
         };
         let library = match text("library").as_str() {
             "" => None,
-            name => Some(crate::traces::parse_library(name)?),
+            name => Some(crate::generation::parse_library(name)?),
         };
         let model = match text("model").as_str() {
             "" | "packet" => Model::Packet,

@@ -117,7 +117,7 @@ pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, Strin
     };
     let library = match library {
         None => system.generation.mpi_library(),
-        Some(name) => parse_library(name)?,
+        Some(name) => crate::generation::parse_library(name)?,
     };
     let t = tofusim_trace::read(path)?;
     let chosen = tofusim_trace::program::Algorithms { library, given: algorithms.clone(), barrier_interface: system.generation.barrier_hardware().is_some() };
@@ -126,14 +126,6 @@ pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, Strin
     Ok(TraceReplay { trace: t.path.clone(), measured_ns: t.measured_ns(), notes, library, result })
 }
 
-/// The MPI library called `name`, or the refusal listing them (key `library`).
-pub fn parse_library(name: &str) -> Result<tofusim_comm::library::Library> {
-    use tofusim_comm::library::Library;
-    Library::parse(name).ok_or_else(|| {
-        let all: Vec<&str> = Library::ALL.iter().map(|l| l.name()).collect();
-        ConfigError::new("<command line>", "library", format!("unknown MPI library `{name}`; expected one of: {}", all.join(", ")))
-    })
-}
 
 /// A replay program given as JSON (what the reader builds; the recorded
 /// machine's ping-pongs are written this way).

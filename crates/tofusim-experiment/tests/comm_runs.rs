@@ -131,6 +131,7 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
         trees: None,
         ranks: Default::default(),
         flat: false,
+        library: None,
     };
     let go = |steps| run(&spec(steps), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     assert!(go(false).steps.is_none());

@@ -19,7 +19,7 @@ from .ranks import ppn_options, read_placement
 from .report import out_for, report_option, slug, write_into
 from .run import _LazyProgress
 
-OPERATIONS = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
+OPERATIONS = ["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter", "reduce_scatter"]
 
 
 def _list(as_json: bool) -> None:
@@ -118,10 +118,12 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 
 @click.command()
 @click.argument("op", required=False, metavar="[" + "|".join(OPERATIONS) + "]")
-@click.option("--algo", help="Algorithm (see --list).")
+@click.option("--algo", help="Algorithm (see --list) [default: the one the MPI library's rules choose for the operation, size and communicator].")
+@click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]),
+              help="Without --algo: whose rules choose the algorithm [default: the system's: fjmpi on Tofu, mpich on Aries and BG/L, openmpi on fat-trees].")
 @click.option("--size", "size", default="8B", show_default=True, help="Vector size (bcast, reduce, allreduce), per-rank block (allgather) or per-pair block (alltoall); units accepted, e.g. 64KiB.")
 @click.option("--system", "system", help="System preset, optionally resized: k:4x4x4, fugaku:2x2x2, bgl-midplane; a dragonfly with its routing: aries-720/minimal (default adaptive-prefer-minimal).")
-@click.option("--root", default=0, show_default=True, help="Root rank of bcast and reduce.")
+@click.option("--root", default=0, show_default=True, help="Root rank of bcast, reduce, gather and scatter.")
 @click.option("--segment", "segment", default=None,
               help="Pipelining segment of the chain and tree algorithms [default: the algorithm's: trinary-tree and trinaryx3 derive it "
                    "from their pipeline depth, others 64 KiB].")
@@ -158,7 +160,7 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
-def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file, descriptor, cache_injection, cmg, ppn, placement, flat, verify, seed,
+def coll(op, algo, library, size, system, root, segment, tnis, trees_file, schedule_file, descriptor, cache_injection, cmg, ppn, placement, flat, verify, seed,
          max_time, model, list_, counter_period, jobs, out, as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
@@ -171,7 +173,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
         _list(as_json)
         return
     if schedule_file is not None:
-        given = {"--algo": algo, "--segment": segment, "--tnis": tnis, "--trees": trees_file, "--root": root or None, "--flat": flat or None}
+        given = {"--algo": algo, "--library": library, "--segment": segment, "--tnis": tnis, "--trees": trees_file, "--root": root or None, "--flat": flat or None}
         clash = [k for k, v in given.items() if v is not None]
         if clash:
             raise click.UsageError(f"--schedule gives the algorithm, its TNIs, segments and root, and runs as written: drop {', '.join(clash)}")
@@ -179,9 +181,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
             raise click.UsageError("--schedule gives the size (its count of 8-byte elements): drop --size")
     elif op is None:
         raise click.UsageError("missing OP (or --list)")
-    algos = collective_algorithms()
-    if schedule_file is None and not algo and op in algos:
-        raise click.UsageError(f"missing --algo; {op} has: " + ", ".join(a["name"] for a in algos[op]))
+    if algo and library:
+        raise click.UsageError("--library lets a library's rules choose the algorithm; --algo names one: give one of them")
     # Anything else (an unknown operation too) is checked where the API checks it.
     if not system:
         raise click.UsageError("missing --system (e.g. k:4x4x4)")
@@ -192,6 +193,8 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
             raise click.UsageError(f"--algo {algo!r}: an empty algorithm name (expected names separated by commas, e.g. ring,recursive-doubling)")
         if len(set(names)) < len(names):
             raise click.UsageError(f"--algo {algo!r}: an algorithm named twice")
+    if ":" in size and not algo and schedule_file is None:
+        raise click.UsageError("--size A:B sweeps named algorithms: give --algo (the library's choice per size is what tofusim mpi-bench prints)")
     sweeping = schedule_file is None and bool(algo) and ("," in algo or ":" in size)
     if counter_period is None:
         # One packet run with --out samples by default (a report's heat maps move over the samples).
@@ -235,7 +238,7 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
                 raise click.UsageError(f"OP {op}: the schedule in {schedule_file} is a {r['op']}")
             op, algo = r["op"], r["algo"]
         else:
-            r = run_coll(op, algo, size_bytes, system, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
+            r = run_coll(op, algo or None, size_bytes, system, library=library, root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                          cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
                          counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
                          trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time, ppn=ppn, placement=read_placement(placement),
@@ -249,13 +252,14 @@ def coll(op, algo, size, system, root, segment, tnis, trees_file, schedule_file,
     if as_json:
         click.echo(json.dumps(r))
     else:
-        t = Table(title=f"{op} / {algo} on {system}", show_header=False)
+        t = Table(title=f"{op} / {r['algo']} on {system}", show_header=False)
         t.add_column("metric", style="bold")
         t.add_column("value")
         rows = [
             ("processes", f"{r['processes']:,}" + (f" (communicator {'x'.join(map(str, r['communicator_shape']))})" if r["communicator_shape"] else "")
              + (f", {r['ranks_per_node']} per node ({r['placement']}" + ("; node leaders on the network" if r["node_leaders"] else "; flat") + ")"
                 if r["ranks_per_node"] > 1 or r["placement"] != "block" else "")),
+            ("algorithm", f"{r['algo']} ({r['settings']['algorithm']})"),
             ("size", f"{r['size_bytes']:,} bytes"),
             ("time", f"{r['time_seconds'] * 1e6:.3f} µs"),
             ("bandwidth", f"{r['bandwidth_Bps'] / 1e9:.3f} GB/s"),

@@ -14,6 +14,7 @@ mod allgather;
 mod alltoall;
 mod barrier;
 pub mod barrier_interface;
+mod blocks;
 pub(crate) mod bcast;
 mod doubling;
 mod reduce;
@@ -188,6 +189,8 @@ impl Algorithm {
             Operation::Allreduce => &[Binomial, Ring, RecursiveDoubling, Rabenseifner, Trinaryx3, BarrierInterface],
             Operation::Allgather => &[Ring, RecursiveDoubling, Bruck, QuadRings],
             Operation::Alltoall => &[Pairwise, Bruck, OverlaidSymmetric],
+            Operation::Gather | Operation::Scatter => &[Binomial],
+            Operation::ReduceScatter => &[Pairwise, Ring],
         }
     }
 
@@ -223,7 +226,7 @@ impl Algorithm {
             Self::Dissemination => "ceil(log2 p) rounds, rank r signals r+2^k",
             Self::RecursiveDoubling => "log2 p exchanges with r xor 2^k; extra ranks folded in and out",
             Self::Tree => "binomial gather to rank 0, then binomial broadcast",
-            Self::Binomial => "binomial tree over ranks relative to the root (allreduce: reduce to 0, then bcast)",
+            Self::Binomial => "binomial tree over ranks relative to the root (allreduce: reduce to 0, then bcast; gather, scatter: the subtree's blocks per message)",
             Self::Chain => "pipelined chain in segments",
             Self::ScatterAllgather => "binomial scatter, then ring allgather (van de Geijn)",
             Self::TrinaryTree => "three edge-disjoint trinary trees, pipelined, copies spread over the TNIs [torus; RECON]",
@@ -232,7 +235,7 @@ impl Algorithm {
             Self::Trinaryx3 => "reduce up and broadcast down three edge-disjoint trinary trees, one TNI each up, copies spread over the TNIs [torus; RECON]",
             Self::Bruck => "ceil(log2 p) rounds on rotated blocks",
             Self::QuadRings => "4 parts in 4 directions, ring allgather along X, Y, Z in turn, 4 TNIs [torus; RECON]",
-            Self::Pairwise => "p-1 exchanges with r+k / r-k",
+            Self::Pairwise => "p-1 exchanges with r+k / r-k (reduce_scatter: block r+k out, block r summed in)",
             Self::OverlaidSymmetric => "phases of symmetric torus shifts over several TNIs, paced at 1/hops [torus; RECON]",
             Self::BarrierInterface => "offloaded to the TNIs' barrier gates: dissemination (barrier) or recursive doubling (one element), no host [Tofu]",
         }
@@ -300,6 +303,9 @@ pub fn build(
         Collective::Allreduce => reduce::build_allreduce(&mut s, algorithm, params),
         Collective::Allgather => allgather::build(&mut s, algorithm, params),
         Collective::Alltoall => alltoall::build(&mut s, algorithm, params),
+        Collective::Gather { root } => blocks::gather(&mut s, root, params),
+        Collective::Scatter { root } => blocks::scatter(&mut s, root, params),
+        Collective::ReduceScatter => blocks::reduce_scatter(&mut s, algorithm, params),
         Collective::Transfers => unreachable!("transfers have no algorithms (see `transfers`)"),
     }
     s.shrink_to_fit();

@@ -51,7 +51,7 @@ fn run(op: Operation, algo: Algorithm, p: u32, count: u64, grid: Option<Grid>) {
 fn count_for(op: Operation) -> &'static [u64] {
     match op {
         Operation::Barrier => &[0],
-        Operation::Allgather | Operation::Alltoall => &[1, 5],
+        Operation::Allgather | Operation::Alltoall | Operation::Gather | Operation::Scatter | Operation::ReduceScatter => &[1, 5],
         Operation::Bcast | Operation::Reduce | Operation::Allreduce => &[1, 7, 64],
     }
 }

@@ -343,7 +343,6 @@ fn check(
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<(), DataError> {
     let coll = s.collective;
-    let base = coll.result_offset(s.ranks, s.count);
     // The result every rank must hold, where it is the same for all (an
     // allreduce's sum costs ranks x elements: once, not once per rank),
     // computed in stretches with `stop` asked between them.
@@ -376,6 +375,7 @@ fn check(
                 &own
             }
         };
+        let base = coll.result_offset(r, s.ranks, s.count);
         for (k, &want) in expected.iter().enumerate() {
             let element = base + k as u64;
             let found = buf[element as usize];
@@ -395,7 +395,7 @@ fn check(
         let root = coll.root() as usize;
         for from in 0..s.ranks as usize {
             let needed =
-                must_all || (matches!(coll, crate::Collective::Bcast { .. }) && from == root);
+                must_all || (matches!(coll, crate::Collective::Bcast { .. } | crate::Collective::Scatter { .. }) && from == root);
             if needed && heard[r as usize][from / 64] & (1 << (from % 64)) == 0 {
                 return Err(DataError::Unheard {
                     rank: r,
