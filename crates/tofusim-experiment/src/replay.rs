@@ -297,17 +297,23 @@ fn flow_link_loads(
 /// Replays `program` on `spec.system`.
 pub fn run(program: &ReplayProgram, spec: &ReplaySpec, progress: tofusim_packet::Progress) -> Result<ReplayResult> {
     let wall = std::time::Instant::now();
+    let s = system_for(spec)?;
+    run_on_system(program, spec, s, progress, wall)
+}
+
+/// The system of `spec` built (a rank per node in the communicator's
+/// order, not yet placed), after `spec`'s checks.
+pub fn system_for(spec: &ReplaySpec) -> Result<Setup> {
     if spec.counter_cycles > 0 && spec.model != Model::Packet {
         return Err(err("counter-period", "samples the packet engine's counters: use the packet model"));
     }
     if !(spec.compute_scale.is_finite() && spec.compute_scale >= 0.0) {
         return Err(err("compute-scale", format!("expected a finite factor >= 0, got {}", spec.compute_scale)));
     }
-    let s = match &spec.system_toml {
-        Some(text) => crate::build::setup_toml(&spec.system, text)?,
-        None => crate::build::checked_setup(&spec.system, spec.ranks.per_node, "a replay")?,
-    };
-    run_on_system(program, spec, s, progress, wall)
+    match &spec.system_toml {
+        Some(text) => crate::build::setup_toml(&spec.system, text),
+        None => crate::build::checked_setup(&spec.system, spec.ranks.per_node, "a replay"),
+    }
 }
 
 /// [`run`] on the system `s` already built for `spec` (a rank per node in

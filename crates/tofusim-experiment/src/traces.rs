@@ -111,18 +111,26 @@ impl TraceReplay {
 /// operation to the algorithm to use instead of the MPI library's choice;
 /// `library` names the library (default: the system generation's).
 pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>, report: &mut dyn FnMut(f64) -> ControlFlow<()>) -> Result<TraceReplay> {
-    let system = match &spec.system_toml {
-        Some(text) => crate::system::from_toml(&spec.system, text)?,
-        None => crate::build::resolve(&spec.system)?.0,
-    };
+    let wall = std::time::Instant::now();
+    let t = tofusim_trace::read(path)?;
+    let system = crate::replay::system_for(spec)?;
+    let generation = system.built.system.generation;
     let library = match library {
-        None => system.generation.mpi_library(),
+        None => generation.mpi_library(),
         Some(name) => crate::generation::parse_library(name)?,
     };
-    let t = tofusim_trace::read(path)?;
-    let chosen = tofusim_trace::program::Algorithms { library, given: algorithms.clone(), barrier_interface: system.generation.barrier_hardware().is_some() };
+    // The world communicator's torus shape, where the placement keeps the
+    // system's and the job fills it (what the library's rules look at).
+    let grids = crate::replay::world_grids(&(system.grid, system.node_grid), &spec.ranks, spec.order.is_some());
+    let ppn = spec.ranks.per_node.max(1) as u64;
+    let world = tofusim_trace::program::WorldShape {
+        flat_torus: grids.flat.is_some_and(|g| g.ranks() == t.ranks),
+        leaders_torus: spec.node_leaders && grids.leaders.is_some_and(|g| g.ranks() as u64 * ppn == t.ranks as u64),
+        shared_nodes: ppn > 1,
+    };
+    let chosen = tofusim_trace::program::Algorithms { library, given: algorithms.clone(), barrier_interface: generation.barrier_hardware().is_some(), world };
     let (program, notes) = tofusim_trace::program::build(&t, &chosen)?;
-    let result = crate::replay::run(&program, spec, report)?;
+    let result = crate::replay::run_on_system(&program, spec, system, report, wall)?;
     Ok(TraceReplay { trace: t.path.clone(), measured_ns: t.measured_ns(), notes, library, result })
 }
 

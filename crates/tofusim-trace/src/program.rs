@@ -74,12 +74,37 @@ pub struct Algorithms {
     pub given: BTreeMap<String, String>,
     /// The system has a barrier interface (Fujitsu MPI offloads to it).
     pub barrier_interface: bool,
+    /// Whether the world communicator (every rank, in rank order) is
+    /// torus-shaped as placed.
+    pub world: WorldShape,
+}
+
+/// The world communicator's shape as placed: a torus flat (a rank per
+/// node), a torus among its node leaders, ranks sharing nodes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorldShape {
+    pub flat_torus: bool,
+    pub leaders_torus: bool,
+    pub shared_nodes: bool,
+}
+
+impl WorldShape {
+    /// Whether `op` over the world runs on a torus: among the node leaders
+    /// where it runs in their form (ranks sharing nodes), flat otherwise.
+    fn torus_for(&self, op: &str) -> bool {
+        let leaders = self.shared_nodes && matches!(op, "barrier" | "bcast" | "reduce" | "allreduce");
+        if leaders {
+            self.leaders_torus
+        } else {
+            self.flat_torus && !self.shared_nodes
+        }
+    }
 }
 
 impl Algorithms {
-    /// Open MPI's rules, nothing given.
+    /// Open MPI's rules, nothing given, no torus.
     pub fn openmpi() -> Self {
-        Self { library: Library::Openmpi, given: BTreeMap::new(), barrier_interface: false }
+        Self { library: Library::Openmpi, given: BTreeMap::new(), barrier_interface: false, world: WorldShape::default() }
     }
 }
 
@@ -91,9 +116,8 @@ struct Posting {
 }
 
 /// The replay program of `t`, its collectives' algorithms from
-/// `algorithms`. A replay's communicators are not torus-shaped for the
-/// library's rules (ranks are placed on nodes after the program is built),
-/// so Fujitsu MPI's torus algorithms are not chosen here.
+/// `algorithms`. Only the world communicator (every rank in rank order)
+/// can be torus-shaped for the library's rules (`algorithms.world`).
 pub fn build(t: &Trace, algorithms: &Algorithms) -> Result<(ReplayProgram, Notes), TraceError> {
     let given = &algorithms.given;
     if let Some(op) = given.keys().find(|op| !MODELLED.contains(&op.as_str())) {
@@ -130,7 +154,8 @@ pub fn build(t: &Trace, algorithms: &Algorithms) -> Result<(ReplayProgram, Notes
         let (algorithm, stands_in_for, rule) = match given.get(&op) {
             Some(a) => (a.clone(), None, "given (--coll)".to_string()),
             None => {
-                let comm = Communicator { ranks, torus: false, barrier_interface: algorithms.barrier_interface };
+                let world = ranks == t.ranks && inst.members.iter().enumerate().all(|(i, &m)| m == i as u32);
+                let comm = Communicator { ranks, torus: world && algorithms.world.torus_for(&op), barrier_interface: algorithms.barrier_interface };
                 let c = algorithms.library.choose(&op, size, comm).expect("every modelled operation has a rule in every library");
                 (c.algorithm.to_string(), c.stands_in_for.map(str::to_string), format!("{}: {}", algorithms.library, c.rule))
             }
@@ -422,6 +447,16 @@ mod tests {
         assert!(c.rule.starts_with("openmpi: size < 2,048 B"), "{}", c.rule);
         let mut chosen = BTreeMap::new();
         chosen.insert("bcast".to_string(), "chain".to_string());
+        // Fujitsu MPI's rules on a world communicator placed as a torus:
+        // a long bcast takes the triple trinary tree; off a torus, Open MPI's rule.
+        let long = trace(vec![
+            vec![("MPI_Bcast", 0, 1, vec![coll(0, 1 << 20)])],
+            vec![("MPI_Bcast", 0, 1, vec![coll(0, 1 << 20)])],
+            vec![("MPI_Bcast", 0, 1, vec![coll(0, 1 << 20)])],
+        ]);
+        let fj = |flat_torus| Algorithms { library: Library::Fjmpi, world: WorldShape { flat_torus, ..WorldShape::default() }, ..Algorithms::openmpi() };
+        assert_eq!(build(&long, &fj(true)).unwrap().0.collectives[0].algorithm, "trinary-tree");
+        assert_eq!(build(&long, &fj(false)).unwrap().0.collectives[0].algorithm, "chain");
         let (p, notes) = build(&t, &Algorithms { given: chosen, ..Algorithms::openmpi() }).unwrap();
         assert_eq!(p.collectives[0].algorithm, "chain");
         assert_eq!(notes.collective_calls[0].rule, "given (--coll)");
