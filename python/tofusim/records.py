@@ -424,7 +424,7 @@ class MpiSoftware(Record):
     eager_limit_bytes = Key(int, "Eager messages up to this size; rendezvous above, bytes.")
     native = Key(bool, "False when the profile is not a particular machine's MPI (the generic MPI of a fat-tree or generic dragonfly), or when values were overridden.")
     note = Key(str)
-    profile = Key(str, "``fujitsu-mpi-k``, ``fujitsu-mpi-fx100``, ``fujitsu-mpi-fugaku``, ``cray-mpich``, ``bgl-mpi``, ``generic-mpi``.")
+    profile = Key(str, "``fujitsu-mpi-k``, ``fujitsu-mpi-fx100``, ``fujitsu-mpi-fugaku``, ``cray-mpich``, ``bgl-mpi``, ``generic-mpi``, or ``recording-machine``.")
 
 
 class BenchRow(Record):

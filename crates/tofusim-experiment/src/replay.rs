@@ -147,7 +147,7 @@ pub struct ReplayResult {
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct MpiSoftware {
     /// `fujitsu-mpi-k`, `fujitsu-mpi-fx100`, `fujitsu-mpi-fugaku`,
-    /// `cray-mpich`, `bgl-mpi`, `generic-mpi`.
+    /// `cray-mpich`, `bgl-mpi`, `generic-mpi`, or `recording-machine`.
     pub profile: &'static str,
     /// False when the profile is not a particular machine's MPI (the
     /// generic MPI of a fat-tree or generic dragonfly), or when values were
@@ -232,7 +232,7 @@ fn mpi_software_of(mpi: &MpiConfig, generation: crate::generation::Generation, s
     };
     let mut note = format!("{what}; sources per value in docs/model.md");
     if spec.mpi.shared_memory_Bps.is_some() {
-        note = format!("K's MPI layer over shared memory (the recording machine's model; host costs cleared); {note}");
+        note = "the recording machine's MPI: K's layer with the software cost fitted to the calibration's ping-pong, over shared memory (host costs cleared)".into();
     }
     if overridden {
         note.push_str("; values overridden by --mpi");
@@ -332,7 +332,9 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
         s.built.model.reduce_Bps = bps;
     }
     let generation = s.built.system.generation;
-    let base = if spec.mpi.shared_memory_Bps.is_some() { MpiConfig::k_computer() } else { generation.mpi_software() };
+    // The recording machine's model (shared memory): K's layer as the base
+    // of the values fitted to its calibration.
+    let base = if spec.mpi.shared_memory_Bps.is_some() { MpiConfig { profile: "recording-machine", ..MpiConfig::k_computer() } } else { generation.mpi_software() };
     let mpi = spec.mpi.apply(base);
     let mpi_software = mpi_software_of(&mpi, generation, spec);
     let params = ReplayParams {

@@ -127,6 +127,8 @@ def replay(trace: str, system: str, *, model: str = "packet", order: list[int] |
 
         machine = recorded_machine(trace_dir(trace), _core.trace_ranks(trace))
         system_toml, mpi = machine["system_toml"], json.dumps(machine["mpi"])
+        # The recordings run Open MPI (make install's): its rules choose.
+        library = "openmpi" if library is None else library
     try:
         r = json.loads(_core.trace_replay(trace, system, model, order, compute_scale, seed, progress, True,
                                           system_toml, mpi, dict(algorithms or {}), counter_cycles, samples, max_minutes,
