@@ -36,6 +36,9 @@ pub struct Communicator {
     pub ranks: u32,
     /// The communicator is shaped as a torus (the Tofu algorithms' need).
     pub torus: bool,
+    /// The torus carries the three edge-disjoint trinary trees (every axis
+    /// at least 3 long): Trinaryx3 and the trinary-tree bcast and reduce.
+    pub trinary_trees: bool,
     /// The system has a barrier interface (Tofu's barrier gates).
     pub barrier_interface: bool,
 }
@@ -113,6 +116,11 @@ fn mpi_layer(theirs: &'static str) -> Choice {
     }
 }
 
+/// The largest power of two not above `p` (p >= 1).
+fn prev_pow2(p: u32) -> u64 {
+    1u64 << (31 - p.max(1).leading_zeros())
+}
+
 fn openmpi(op: &str, n: u64, p: u32) -> Option<Choice> {
     let pow2 = p.is_power_of_two();
     Some(match op {
@@ -127,7 +135,8 @@ fn openmpi(op: &str, n: u64, p: u32) -> Option<Choice> {
         "allreduce" if n < 10_000 => pick("recursive-doubling", "size < 10,000 B"),
         "allreduce" if n / crate::ELEMENT_BYTES > p as u64 => pick("ring", "size >= 10,000 B and more elements than ranks (segmented ring above p x 1 MiB)"),
         "allreduce" => stand_in("binomial", "nonoverlapping (reduce, then bcast)", "size >= 10,000 B, fewer elements than ranks"),
-        "allgather" if p == 2 || (n * p as u64) < 50_000 && pow2 => pick("recursive-doubling", "total < 50,000 B, p a power of two"),
+        "allgather" if p == 2 => pick("recursive-doubling", "two processes (an exchange)"),
+        "allgather" if (n * p as u64) < 50_000 && pow2 => pick("recursive-doubling", "total < 50,000 B, p a power of two"),
         "allgather" if n * (p as u64) < 50_000 => pick("bruck", "total < 50,000 B"),
         "allgather" if p % 2 == 1 => pick("ring", "total >= 50,000 B, p odd"),
         "allgather" => stand_in("ring", "neighbor-exchange", "total >= 50,000 B, p even"),
@@ -136,12 +145,14 @@ fn openmpi(op: &str, n: u64, p: u32) -> Option<Choice> {
         "alltoall" if n < 3000 => stand_in("pairwise", "basic-linear (every send posted at once)", "size < 3,000 B"),
         "alltoall" => pick("pairwise", "size >= 3,000 B"),
         "gather" if n > 6000 => stand_in("binomial", "linear-sync (segmented)", "block > 6,000 B"),
-        "gather" => pick("binomial", "block <= 6,000 B"),
-        "scatter" => pick("binomial", "always (binomial)"),
-        "reduce_scatter" if n * (p as u64) <= 12 << 10 || (n * (p as u64) <= 256 << 10 && pow2) => {
-            stand_in("pairwise", "recursive-halving", "total <= 12 KiB (256 KiB for a power of two)")
+        "gather" if p > 60 || (p > 10 && n < 1024) => pick("binomial", "block <= 6,000 B, p > 60 (or p > 10 and block < 1,024 B)"),
+        "gather" => stand_in("binomial", "basic-linear", "block <= 6,000 B on few processes"),
+        "scatter" if p > 10 && n < 300 => pick("binomial", "p > 10, block < 300 B"),
+        "scatter" => stand_in("binomial", "basic-linear", "p <= 10 or block >= 300 B"),
+        "reduce_scatter" if n * (p as u64) <= 12 << 10 || (n * (p as u64) <= 256 << 10 && pow2) || p as f64 >= 0.0012 * (n * p as u64) as f64 + 8.0 => {
+            stand_in("pairwise", "recursive-halving", "total <= 12 KiB (256 KiB for a power of two), or p >= 0.0012 x total + 8")
         }
-        "reduce_scatter" => pick("ring", "total above 12 KiB (256 KiB for a power of two)"),
+        "reduce_scatter" => pick("ring", "larger totals"),
         "scan" | "exscan" => mpi_layer("linear"),
         _ => return None,
     })
@@ -154,9 +165,9 @@ fn mpich(op: &str, n: u64, p: u32) -> Option<Choice> {
         "bcast" if n < 12_288 || p < 8 => pick("binomial", "size < 12,288 B or p < 8"),
         "bcast" if n < 524_288 && pow2 => stand_in("scatter-allgather", "scatter + recursive-doubling allgather", "size < 524,288 B, p a power of two"),
         "bcast" => pick("scatter-allgather", "size >= 524,288 B or p not a power of two (scatter + ring allgather)"),
-        "reduce" if n <= 2048 => pick("binomial", "size <= 2,048 B"),
+        "reduce" if n <= 2048 || n / crate::ELEMENT_BYTES < prev_pow2(p) => pick("binomial", "size <= 2,048 B, or fewer elements than the power of two below p"),
         "reduce" => pick("rabenseifner", "size > 2,048 B (reduce-scatter + gather)"),
-        "allreduce" if n <= 2048 => pick("recursive-doubling", "size <= 2,048 B"),
+        "allreduce" if n <= 2048 || n / crate::ELEMENT_BYTES < prev_pow2(p) => pick("recursive-doubling", "size <= 2,048 B, or fewer elements than the power of two below p"),
         "allreduce" => pick("rabenseifner", "size > 2,048 B (reduce-scatter + allgather)"),
         "allgather" if pow2 && n * (p as u64) < 524_288 => pick("recursive-doubling", "total < 524,288 B, p a power of two"),
         "allgather" if n * (p as u64) < 81_920 => pick("bruck", "total < 81,920 B"),
@@ -179,9 +190,9 @@ fn fjmpi(op: &str, n: u64, c: Communicator) -> Option<Choice> {
         "allreduce" if c.barrier_interface && n <= BARRIER_INTERFACE_MAX_BYTES => {
             pick("barrier-interface", "one element: the barrier interface reduces it [S:001]")
         }
-        "allreduce" if c.torus && long => pick("trinaryx3", "long message on a torus-shaped communicator [S:001]"),
-        "bcast" if c.torus && long => pick("trinary-tree", "long message on a torus-shaped communicator [S:003]"),
-        "reduce" if c.torus && long => pick("trinary-tree", "long message on a torus-shaped communicator [S:003]"),
+        "allreduce" if c.trinary_trees && long => pick("trinaryx3", "long message on a torus-shaped communicator [S:001]"),
+        "bcast" if c.trinary_trees && long => pick("trinary-tree", "long message on a torus-shaped communicator [S:003]"),
+        "reduce" if c.trinary_trees && long => pick("trinary-tree", "long message on a torus-shaped communicator [S:003]"),
         "allgather" if c.torus && long => pick("quad-rings", "long message on a torus-shaped communicator [S:003]"),
         "alltoall" if c.torus && long => pick("overlaid-symmetric", "long message on a torus-shaped communicator [S:003]"),
         // Fujitsu MPI is Open MPI based: its tuned rules otherwise.
@@ -204,7 +215,7 @@ mod tests {
                 for p in [2u32, 3, 8, 12, 13, 64, 288] {
                     for n in [0u64, 8, 100, 2048, 4096, 10_000, 65_536, 1 << 20, 16 << 20] {
                         for (torus, bi) in [(false, false), (true, true)] {
-                            let c = lib.choose(op, n, Communicator { ranks: p, torus, barrier_interface: bi }).unwrap_or_else(|| panic!("{lib} has no rule for {op}"));
+                            let c = lib.choose(op, n, Communicator { ranks: p, torus, trinary_trees: torus, barrier_interface: bi }).unwrap_or_else(|| panic!("{lib} has no rule for {op}"));
                             if c.algorithm == "barrier-interface" {
                                 assert!(bi && lib == Library::Fjmpi);
                                 continue;
@@ -222,7 +233,7 @@ mod tests {
 
     #[test]
     fn published_switch_points() {
-        let c = |ranks| Communicator { ranks, torus: false, barrier_interface: false };
+        let c = |ranks| Communicator { ranks, torus: false, trinary_trees: false, barrier_interface: false };
         // Open MPI: recursive doubling below 10,000 B, ring above.
         assert_eq!(Library::Openmpi.choose("allreduce", 9_999, c(64)).unwrap().algorithm, "recursive-doubling");
         assert_eq!(Library::Openmpi.choose("allreduce", 10_000, c(64)).unwrap().algorithm, "ring");
@@ -233,7 +244,15 @@ mod tests {
         assert_eq!(Library::Openmpi.choose("alltoall", 1000, c(64)).unwrap().stands_in_for, Some("basic-linear (every send posted at once)"));
         // Fujitsu MPI: the Tofu algorithms for long messages on a torus,
         // Open MPI's rules off it; the barrier interface where there is one.
-        let tofu = Communicator { ranks: 96, torus: true, barrier_interface: true };
+        let tofu = Communicator { ranks: 96, torus: true, trinary_trees: true, barrier_interface: true };
+        // Open MPI's scatter: binomial on many ranks and small blocks, else linear.
+        assert_eq!(Library::Openmpi.choose("scatter", 64, c(16)).unwrap().stands_in_for, None);
+        assert_eq!(Library::Openmpi.choose("scatter", 64, c(4)).unwrap().stands_in_for, Some("basic-linear"));
+        // Its reduce_scatter halves recursively while p >= 0.0012 x total + 8.
+        assert_eq!(Library::Openmpi.choose("reduce_scatter", 200_000 / 288, c(288)).unwrap().stands_in_for, Some("recursive-halving"));
+        assert_eq!(Library::Openmpi.choose("reduce_scatter", 1 << 20, c(288)).unwrap().algorithm, "ring");
+        // MPICH falls back when the vector has fewer elements than the power of two.
+        assert_eq!(Library::Mpich.choose("allreduce", 4096, c(1024)).unwrap().algorithm, "recursive-doubling");
         assert_eq!(Library::Fjmpi.choose("allreduce", 16 << 20, tofu).unwrap().algorithm, "trinaryx3");
         assert_eq!(Library::Fjmpi.choose("allreduce", 8, tofu).unwrap().algorithm, "barrier-interface");
         assert_eq!(Library::Fjmpi.choose("barrier", 0, tofu).unwrap().algorithm, "barrier-interface");

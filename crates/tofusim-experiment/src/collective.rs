@@ -586,7 +586,9 @@ fn choose_algorithm(spec: &CollectiveSpec, s: &Setup) -> (Algorithm, String) {
     let generation = s.built.system.generation;
     let library = library.unwrap_or_else(|| generation.mpi_library());
     let ranks = if runs_on_node_leaders(spec, s) { tofusim_comm::hierarchical::leaders(&s.node_of_rank).0.len() as u32 } else { s.node_of_rank.len() as u32 };
-    let comm = tofusim_comm::library::Communicator { ranks, torus: algorithm_grid(spec, s).is_some(), barrier_interface: generation.barrier_hardware().is_some() };
+    let grid = algorithm_grid(spec, s);
+    let trinary_trees = grid.is_some_and(|g| tofusim_comm::tree::trinary_unsupported(&g).is_none());
+    let comm = tofusim_comm::library::Communicator { ranks, torus: grid.is_some(), trinary_trees, barrier_interface: generation.barrier_hardware().is_some() };
     match library.choose(spec.op.name(), spec.size_bytes, comm).and_then(|c| Algorithm::named(c.algorithm).map(|a| (a, c))) {
         Some((a, c)) => {
             let instead = c.stands_in_for.map_or(String::new(), |t| format!("; standing in for {t}"));
@@ -774,14 +776,23 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     // built and before its communicator (a rank per node) is.
     let (sys, routes) = crate::build::resolve(&spec.system)?;
     let dragonfly = matches!(sys.network.topology, tofusim_topology::Topology::Dragonfly(_));
-    if !dragonfly {
+    // Without --algo the schedule's size is known once the library has
+    // chosen, on the placed system: only the system is checked before.
+    let chosen_later = spec.library.is_some();
+    if chosen_later {
+        crate::build::check_system_memory(&sys, spec.ranks.per_node, "a collective")?;
+    } else if !dragonfly {
         check_memory(spec, &sys, &crate::comm_model::CommModel::for_system(&sys, None))?;
     }
     let built = crate::build::build(WHERE, "system", sys, routes)?;
-    if dragonfly {
+    if dragonfly && !chosen_later {
         check_memory(spec, &built.system, &built.model)?;
     }
     let s = spec.ranks.place(crate::build::communicator_of(built)?)?;
+    if chosen_later {
+        let chosen = CollectiveSpec { algorithm: choose_algorithm(spec, &s).0, library: None, ..spec.clone() };
+        check_memory(&chosen, &s.built.system, &s.built.model)?;
+    }
     if spec.model == Model::Packet {
         return run_packet(spec, s, progress);
     }

@@ -579,9 +579,11 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
             let library = req.library.unwrap_or_else(|| generation.mpi_library());
             let grids = crate::replay::world_grids(&(system.grid, system.node_grid), &req.ranks, false);
             let grid = if on_leaders { grids.leaders } else { grids.flat };
-            let torus = grid.is_some_and(|g| g.ranks() == pick_for);
-            let comm = tofusim_comm::library::Communicator { ranks: pick_for, torus, barrier_interface: generation.barrier_hardware().is_some() };
-            let choice = library.choose(op.name(), bytes, comm).expect("every benchmarked operation has a rule in every library");
+            let grid = grid.filter(|g| g.ranks() == pick_for);
+            let trinary_trees = grid.is_some_and(|g| tofusim_comm::tree::trinary_unsupported(&g).is_none());
+            let comm = tofusim_comm::library::Communicator { ranks: pick_for, torus: grid.is_some(), trinary_trees, barrier_interface: generation.barrier_hardware().is_some() };
+            // The operation's own size (Reduce_scatter: each rank's block).
+            let choice = library.choose(op.name(), b.operation_bytes(bytes, ranks), comm).expect("every benchmarked operation has a rule in every library");
             let default = Algorithm::named(choice.algorithm).expect("the libraries choose algorithms");
             let algorithm = req.algorithm.unwrap_or(default);
             why = Some(match req.algorithm {

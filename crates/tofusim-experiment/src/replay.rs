@@ -335,6 +335,13 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
     // The recording machine's model (shared memory): K's layer as the base
     // of the values fitted to its calibration.
     let base = if spec.mpi.shared_memory_Bps.is_some() { MpiConfig { profile: "recording-machine", ..MpiConfig::k_computer() } } else { generation.mpi_software() };
+    // An override of a part the profile does not have would change nothing.
+    if spec.mpi.saving_extra_ns.is_some() && base.switch_after_exchanges == 0 {
+        return Err(err("mpi", format!("saving_extra_ns: the {} profile has no memory-saving mode (its buffers are high-speed from the first message)", base.profile)));
+    }
+    if spec.mpi.llp_ns.is_some() && base.llp_limit_bytes == 0 && spec.mpi.llp_limit_bytes.is_none_or(|b| b == 0) {
+        return Err(err("mpi", format!("llp_ns: the {} profile has no low-latency path; give llp_limit_bytes too", base.profile)));
+    }
     let mpi = spec.mpi.apply(base);
     let mpi_software = mpi_software_of(&mpi, generation, spec);
     let params = ReplayParams {

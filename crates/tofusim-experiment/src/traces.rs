@@ -122,11 +122,18 @@ pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, Strin
     // The world communicator's torus shape, where the placement keeps the
     // system's and the job fills it (what the library's rules look at).
     let grids = crate::replay::world_grids(&(system.grid, system.node_grid), &spec.ranks, spec.order.is_some());
-    let ppn = spec.ranks.per_node.max(1) as u64;
+    let ppn = spec.ranks.per_node.max(1);
+    let cyclic = matches!(spec.ranks.placement, crate::rank_placement::RankPlacement::Cyclic);
+    let system_nodes = system.node_of_rank.len() as u32;
+    let nodes = if cyclic { t.ranks.min(system_nodes) } else { t.ranks.div_ceil(ppn) };
+    let trees = |g: &tofusim_comm::tree::Grid| tofusim_comm::tree::trinary_unsupported(g).is_none();
     let world = tofusim_trace::program::WorldShape {
-        flat_torus: grids.flat.is_some_and(|g| g.ranks() == t.ranks),
-        leaders_torus: spec.node_leaders && grids.leaders.is_some_and(|g| g.ranks() as u64 * ppn == t.ranks as u64),
-        shared_nodes: ppn > 1,
+        flat: grids.flat.filter(|g| g.ranks() == t.ranks).map(|g| trees(&g)),
+        leaders: grids.leaders.filter(|g| g.ranks() == nodes).map(|g| trees(&g)),
+        per_node: ppn,
+        cyclic,
+        leader_form: spec.node_leaders,
+        nodes,
     };
     let chosen = tofusim_trace::program::Algorithms { library, given: algorithms.clone(), barrier_interface: generation.barrier_hardware().is_some(), world };
     let (program, notes) = tofusim_trace::program::build(&t, &chosen)?;

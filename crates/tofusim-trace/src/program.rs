@@ -79,24 +79,45 @@ pub struct Algorithms {
     pub world: WorldShape,
 }
 
-/// The world communicator's shape as placed: a torus flat (a rank per
-/// node), a torus among its node leaders, ranks sharing nodes.
-#[derive(Clone, Copy, Debug, Default)]
+/// The world communicator as placed: its torus shape flat (a rank per
+/// node) or among its node leaders (`Some(carries the trinary trees)`),
+/// and how its ranks share nodes.
+#[derive(Clone, Copy, Debug)]
 pub struct WorldShape {
-    pub flat_torus: bool,
-    pub leaders_torus: bool,
-    pub shared_nodes: bool,
+    pub flat: Option<bool>,
+    pub leaders: Option<bool>,
+    /// Ranks per node (1: none share), placed cyclic rather than by block.
+    pub per_node: u32,
+    pub cyclic: bool,
+    /// Collectives over shared nodes run in their node-leader form.
+    pub leader_form: bool,
+    /// Nodes the ranks occupy (the node leaders).
+    pub nodes: u32,
+}
+
+impl Default for WorldShape {
+    fn default() -> Self {
+        Self { flat: None, leaders: None, per_node: 1, cyclic: false, leader_form: true, nodes: 0 }
+    }
 }
 
 impl WorldShape {
-    /// Whether `op` over the world runs on a torus: among the node leaders
-    /// where it runs in their form (ranks sharing nodes), flat otherwise.
-    fn torus_for(&self, op: &str) -> bool {
-        let leaders = self.shared_nodes && matches!(op, "barrier" | "bcast" | "reduce" | "allreduce");
-        if leaders {
-            self.leaders_torus
+    /// What the library's rules see of `op` over the world rooted at
+    /// `root` (of `ranks`): the ranks the algorithm runs on, whether they
+    /// form a torus, and whether it carries the trinary trees. Among the
+    /// node leaders where the call runs in their form (a root must lead
+    /// its node), flat otherwise.
+    fn view(&self, op: &str, root: u32, ranks: u32) -> (u32, bool, bool) {
+        let shared = self.per_node > 1;
+        if !shared {
+            return (ranks, self.flat.is_some(), self.flat == Some(true));
+        }
+        let leader_op = self.leader_form && matches!(op, "barrier" | "bcast" | "reduce" | "allreduce");
+        let root_leads = !matches!(op, "bcast" | "reduce") || if self.cyclic { root < self.nodes } else { root % self.per_node == 0 };
+        if leader_op && root_leads {
+            (self.nodes, self.leaders.is_some(), self.leaders == Some(true))
         } else {
-            self.flat_torus && !self.shared_nodes
+            (ranks, false, false)
         }
     }
 }
@@ -155,7 +176,8 @@ pub fn build(t: &Trace, algorithms: &Algorithms) -> Result<(ReplayProgram, Notes
             Some(a) => (a.clone(), None, "given (--coll)".to_string()),
             None => {
                 let world = ranks == t.ranks && inst.members.iter().enumerate().all(|(i, &m)| m == i as u32);
-                let comm = Communicator { ranks, torus: world && algorithms.world.torus_for(&op), barrier_interface: algorithms.barrier_interface };
+                let (on, torus, trinary_trees) = if world { algorithms.world.view(&op, inst.root.unwrap_or(0), ranks) } else { (ranks, false, false) };
+                let comm = Communicator { ranks: on, torus, trinary_trees, barrier_interface: algorithms.barrier_interface };
                 let c = algorithms.library.choose(&op, size, comm).expect("every modelled operation has a rule in every library");
                 (c.algorithm.to_string(), c.stands_in_for.map(str::to_string), format!("{}: {}", algorithms.library, c.rule))
             }
@@ -454,9 +476,15 @@ mod tests {
             vec![("MPI_Bcast", 0, 1, vec![coll(0, 1 << 20)])],
             vec![("MPI_Bcast", 0, 1, vec![coll(0, 1 << 20)])],
         ]);
-        let fj = |flat_torus| Algorithms { library: Library::Fjmpi, world: WorldShape { flat_torus, ..WorldShape::default() }, ..Algorithms::openmpi() };
+        let fj = |trees: bool| Algorithms { library: Library::Fjmpi, world: WorldShape { flat: trees.then_some(true), ..WorldShape::default() }, ..Algorithms::openmpi() };
         assert_eq!(build(&long, &fj(true)).unwrap().0.collectives[0].algorithm, "trinary-tree");
         assert_eq!(build(&long, &fj(false)).unwrap().0.collectives[0].algorithm, "chain");
+        // Two ranks per node (block) on a torus of leaders: rank 0 leads its
+        // node, rank 1 does not, so a bcast from it runs flat, off the torus.
+        let shared = WorldShape { leaders: Some(true), per_node: 2, nodes: 2, ..WorldShape::default() };
+        assert_eq!(shared.view("bcast", 0, 3), (2, true, true));
+        assert_eq!(shared.view("bcast", 1, 3), (3, false, false));
+        assert_eq!(shared.view("allgather", 0, 3), (3, false, false));
         let (p, notes) = build(&t, &Algorithms { given: chosen, ..Algorithms::openmpi() }).unwrap();
         assert_eq!(p.collectives[0].algorithm, "chain");
         assert_eq!(notes.collective_calls[0].rule, "given (--coll)");

@@ -182,7 +182,7 @@ pub fn comm_list(t: &Trace, collectives: bool) -> Result<CommList, TraceError> {
             let key = (inst.op.clone(), n, inst.size_bytes, root);
             if !cache.contains_key(&key) {
                 // No system here: Open MPI's rules, off a torus.
-                let comm = tofusim_comm::library::Communicator { ranks: n, torus: false, barrier_interface: false };
+                let comm = tofusim_comm::library::Communicator { ranks: n, torus: false, trinary_trees: false, barrier_interface: false };
                 let algo = tofusim_comm::library::Library::Openmpi.choose(&inst.op, inst.size_bytes, comm).expect("modelled").algorithm;
                 let s = if tofusim_comm::mpi_collectives::OPERATIONS.iter().any(|(o, _)| *o == inst.op) {
                     tofusim_comm::mpi_collectives::build(&inst.op, algo, n, root, inst.size_bytes).map_err(|e| TraceError::Algorithm(e.message))?

@@ -20,7 +20,16 @@ use crate::schedule::{Combine, Rank, Schedule, Span, StepId};
 /// The blocks of relative ranks `from..to` (of `p`, root `root`), each
 /// `n` elements, in their own places.
 fn blocks(from: u32, to: u32, p: u32, root: Rank, n: u64) -> Vec<Span> {
-    (from..to).map(|v| Span::new(((v + root) % p) as u64 * n, n)).collect()
+    // Consecutive blocks merge: one span, or two where the range wraps.
+    let mut out: Vec<Span> = Vec::with_capacity(2);
+    for v in from..to {
+        let at = ((v + root) % p) as u64 * n;
+        match out.last_mut() {
+            Some(last) if last.end() == at => last.len += n,
+            _ => out.push(Span::new(at, n)),
+        }
+    }
+    out
 }
 
 pub(crate) fn gather(s: &mut Schedule, root: Rank, params: &Params) {
@@ -73,13 +82,13 @@ pub(crate) fn reduce_scatter(s: &mut Schedule, algorithm: Algorithm, params: &Pa
     match algorithm {
         Algorithm::Pairwise => {
             for r in 0..p {
+                // Step by step, as the all-to-all's pairwise exchange.
                 let mut last: Vec<StepId> = Vec::new();
                 for k in 1..p {
                     let to = (r + k) % p;
                     let from = (r + p - k) % p;
-                    s.send(r, to, block(to), 0, &[]);
-                    // Sums into block r one after another.
-                    last = vec![s.recv(r, from, block(r), Combine::Sum, &last)];
+                    let snd = s.send(r, to, block(to), 0, &last);
+                    last = vec![snd, s.recv(r, from, block(r), Combine::Sum, &last)];
                 }
             }
         }
