@@ -43,6 +43,15 @@ pub struct Communicator {
     pub barrier_interface: bool,
 }
 
+impl Communicator {
+    /// `ranks` on torus `grid` (`None`: not a torus); the trinary trees
+    /// where the torus carries them.
+    pub fn on_grid(ranks: u32, grid: Option<&crate::tree::Grid>, barrier_interface: bool) -> Self {
+        let trinary_trees = grid.is_some_and(|g| crate::tree::trinary_unsupported(g).is_none());
+        Self { ranks, torus: grid.is_some(), trinary_trees, barrier_interface }
+    }
+}
+
 /// The algorithm chosen for one call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Choice {

@@ -33,6 +33,8 @@ pub enum BufferMode {
 pub struct MpiConfig {
     /// The MPI software this models (`fujitsu-mpi-k`, `cray-mpich`, …).
     pub profile: &'static str,
+    /// One line on what it is and where its values come from (outputs).
+    pub summary: &'static str,
     pub eager_limit_bytes: u64,
     pub llp_limit_bytes: u64,
     /// Software per message on each side on the low-latency path, ns.
@@ -64,6 +66,7 @@ impl MpiConfig {
     pub fn k_computer() -> Self {
         Self {
             profile: "fujitsu-mpi-k",
+            summary: "the K computer's Fujitsu MPI (eager and low-latency limits, memory-saving and high-speed modes; its software cost fitted to the 1.27 us MPI latency [S:001])",
             eager_limit_bytes: 32 << 10,
             llp_limit_bytes: 1 << 10,
             llp_ns: 180,
@@ -91,19 +94,35 @@ impl MpiConfig {
     /// Fugaku's published MPI figures are kept for a blind comparison, so
     /// nothing here is fitted to them: every value is K's, labelled
     /// `[MEM]`. The generation's own put costs (the host model) differ.
-    pub fn fujitsu_mpi(profile: &'static str, machine: &'static str) -> Self {
+    fn fujitsu_mpi(profile: &'static str, summary: &'static str, software_source: &'static str) -> Self {
         let k = Self::k_computer();
         Self {
             profile,
+            summary,
             sources: vec![
-                ("llp_ns, stack_ns, rendezvous_ns, saving_extra_ns", match machine {
-                    "fugaku" => "[MEM] K's Fujitsu MPI software costs (the library is Open MPI based on K and Fugaku alike; the A64FX core runs at 2.0-2.2 GHz against SPARC64 VIIIfx's 2.0 GHz). No public per-message cost was used: Fugaku's MPI figures are held back as a blind check",
-                    _ => "[MEM] K's Fujitsu MPI software costs (the same Open MPI based library; SPARC64 XIfx at 2.2 GHz against VIIIfx's 2.0 GHz); no public FX100 per-message figure",
-                }),
+                ("llp_ns, stack_ns, rendezvous_ns, saving_extra_ns", software_source),
                 ("eager_limit_bytes, llp_limit_bytes, buffer sizes and mode switching", "[MEM] K's settings (their defaults are not public on any generation)"),
             ],
             ..k
         }
+    }
+
+    /// Fujitsu MPI on FX100 (Tofu2).
+    pub fn fx100() -> Self {
+        Self::fujitsu_mpi(
+            "fujitsu-mpi-fx100",
+            "Fujitsu MPI on FX100, with K's software costs and limits ([MEM]: no public FX100 per-message figure)",
+            "[MEM] K's Fujitsu MPI software costs (the same Open MPI based library; SPARC64 XIfx at 2.2 GHz against VIIIfx's 2.0 GHz); no public FX100 per-message figure",
+        )
+    }
+
+    /// Fujitsu MPI on Fugaku (TofuD).
+    pub fn fugaku() -> Self {
+        Self::fujitsu_mpi(
+            "fujitsu-mpi-fugaku",
+            "Fujitsu MPI on Fugaku, with K's software costs and limits ([MEM]: no public per-message figure was used; Fugaku's MPI figures are a blind check)",
+            "[MEM] K's Fujitsu MPI software costs (the library is Open MPI based on K and Fugaku alike; the A64FX core runs at 2.0-2.2 GHz against SPARC64 VIIIfx's 2.0 GHz). No public per-message cost was used: Fugaku's MPI figures are held back as a blind check",
+        )
     }
 
     /// An MPI whose per-message software is already inside the system's
@@ -113,9 +132,10 @@ impl MpiConfig {
     /// up to `eager_limit_bytes`, rendezvous above with its control
     /// messages) and no memory-saving mode (buffers are high-speed from the
     /// first message).
-    fn in_host_costs(profile: &'static str, eager_limit_bytes: u64, sources: Vec<(&'static str, &'static str)>) -> Self {
+    fn in_host_costs(profile: &'static str, summary: &'static str, eager_limit_bytes: u64, sources: Vec<(&'static str, &'static str)>) -> Self {
         Self {
             profile,
+            summary,
             eager_limit_bytes,
             llp_limit_bytes: 0,
             llp_ns: 0,
@@ -136,6 +156,7 @@ impl MpiConfig {
     pub fn cray_mpich() -> Self {
         Self::in_host_costs(
             "cray-mpich",
+            "Cray MPICH: software inside the Aries host costs fitted to the 1.2 us MPI latency [S:002]; eager up to 8 KiB",
             8192,
             vec![
                 ("software per message", "[FIT] inside the Aries host costs, which are fitted to the 1.2 us same-Aries MPI latency [S:002] (that figure is therefore not an independent check)"),
@@ -150,6 +171,7 @@ impl MpiConfig {
     pub fn blue_gene_l() -> Self {
         Self::in_host_costs(
             "bgl-mpi",
+            "BG/L's MPI: software inside the host costs set from its ~3 us MPI latency [MEM]; eager up to 1,000 B [MEM]",
             1000,
             vec![
                 ("software per message", "[MEM] inside the BG/L host costs, which are set from an MPI latency of about 3 us (docs/model.md)"),
@@ -164,6 +186,7 @@ impl MpiConfig {
     pub fn generic() -> Self {
         Self::in_host_costs(
             "generic-mpi",
+            "a generic MPI: software inside the host costs (~1 us MPI latency, [MEM]); eager up to 12 KiB [MEM]",
             12 << 10,
             vec![
                 ("software per message", "[MEM] inside the host costs, which are set from an MPI latency of about 1 us (EDR InfiniBand class; docs/model.md)"),

@@ -79,10 +79,7 @@ impl CollectiveSpec {
         let get_u = |k: &str, d: u64| v.whole(k, d);
         let get_s = |k: &str| v.text(k);
         let modes = Modes::parse(&get_s("descriptor"), v.get("cache_injection").and_then(|x| x.as_bool()).unwrap_or(true), &get_s("cmg"))?;
-        let named_library = match get_s("library").as_str() {
-            "" => None,
-            name => Some(crate::generation::parse_library(name)?),
-        };
+        let named_library = v.library()?;
         let (op, algorithm, library) = match get_s("algo").as_str() {
             "" => {
                 let op = Operation::parse(&get_s("op")).map_err(|e| err(e.key, e.message))?;
@@ -586,9 +583,7 @@ fn choose_algorithm(spec: &CollectiveSpec, s: &Setup) -> (Algorithm, String) {
     let generation = s.built.system.generation;
     let library = library.unwrap_or_else(|| generation.mpi_library());
     let ranks = if runs_on_node_leaders(spec, s) { tofusim_comm::hierarchical::leaders(&s.node_of_rank).0.len() as u32 } else { s.node_of_rank.len() as u32 };
-    let grid = algorithm_grid(spec, s);
-    let trinary_trees = grid.is_some_and(|g| tofusim_comm::tree::trinary_unsupported(&g).is_none());
-    let comm = tofusim_comm::library::Communicator { ranks, torus: grid.is_some(), trinary_trees, barrier_interface: generation.barrier_hardware().is_some() };
+    let comm = tofusim_comm::library::Communicator::on_grid(ranks, algorithm_grid(spec, s).as_ref(), generation.barrier_hardware().is_some());
     match library.choose(spec.op.name(), spec.size_bytes, comm).and_then(|c| Algorithm::named(c.algorithm).map(|a| (a, c))) {
         Some((a, c)) => {
             let instead = c.stands_in_for.map_or(String::new(), |t| format!("; standing in for {t}"));

@@ -102,8 +102,8 @@ impl Generation {
         use tofusim_comm::mpi::MpiConfig;
         match self {
             Self::Tofu1 => MpiConfig::k_computer(),
-            Self::Tofu2 => MpiConfig::fujitsu_mpi("fujitsu-mpi-fx100", "fx100"),
-            Self::Tofud => MpiConfig::fujitsu_mpi("fujitsu-mpi-fugaku", "fugaku"),
+            Self::Tofu2 => MpiConfig::fx100(),
+            Self::Tofud => MpiConfig::fugaku(),
             Self::Bgl => MpiConfig::blue_gene_l(),
             Self::Aries => MpiConfig::cray_mpich(),
             Self::GenericDragonfly | Self::FatTree => MpiConfig::generic(),

@@ -318,10 +318,7 @@ impl BenchRequest {
             "" => None,
             name => Some(Algorithm::named(name).ok_or_else(|| ConfigError::argument("algo", format!("unknown algorithm `{name}`; `tofusim coll --list` lists them")))?),
         };
-        let library = match text("library").as_str() {
-            "" => None,
-            name => Some(crate::generation::parse_library(name)?),
-        };
+        let library = v.library()?;
         let model = match text("model").as_str() {
             "" | "packet" => Model::Packet,
             "flow" => Model::FlowEvents,
@@ -577,11 +574,10 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
             // torus where the placement keeps the system's shape.
             let generation = system.built.system.generation;
             let library = req.library.unwrap_or_else(|| generation.mpi_library());
-            let grids = crate::replay::world_grids(&(system.grid, system.node_grid), &req.ranks, false);
+            let grids = crate::replay::world_grids(system, &req.ranks, false);
             let grid = if on_leaders { grids.leaders } else { grids.flat };
             let grid = grid.filter(|g| g.ranks() == pick_for);
-            let trinary_trees = grid.is_some_and(|g| tofusim_comm::tree::trinary_unsupported(&g).is_none());
-            let comm = tofusim_comm::library::Communicator { ranks: pick_for, torus: grid.is_some(), trinary_trees, barrier_interface: generation.barrier_hardware().is_some() };
+            let comm = tofusim_comm::library::Communicator::on_grid(pick_for, grid.as_ref(), generation.barrier_hardware().is_some());
             // The operation's own size (Reduce_scatter: each rank's block).
             let choice = library.choose(op.name(), b.operation_bytes(bytes, ranks), comm).expect("every benchmarked operation has a rule in every library");
             let default = Algorithm::named(choice.algorithm).expect("the libraries choose algorithms");

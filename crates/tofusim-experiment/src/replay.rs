@@ -204,15 +204,15 @@ fn place(mut s: Setup, ranks: u32, order: Option<&[u32]>, placed: &crate::rank_p
 }
 
 /// The torus shapes a collective over every rank in rank order sees, from
-/// the unplaced system's `(grid, node_grid)` (a rank per node in the
-/// communicator's order): flat only with one rank per node placed by block
-/// or cyclic, among node leaders unless a map or an order places the ranks.
-pub fn world_grids(unplaced: &(Option<tofusim_comm::tree::Grid>, Option<tofusim_comm::tree::Grid>), ranks: &crate::rank_placement::Ranks, order_given: bool) -> tofusim_comm::replay::WorldGrids {
+/// the unplaced system (a rank per node in the communicator's order):
+/// flat only with one rank per node placed by block or cyclic, among node
+/// leaders unless a map or an order places the ranks.
+pub fn world_grids(unplaced: &Setup, ranks: &crate::rank_placement::Ranks, order_given: bool) -> tofusim_comm::replay::WorldGrids {
     use crate::rank_placement::RankPlacement;
     let mapped = order_given || matches!(ranks.placement, RankPlacement::Map(_));
     tofusim_comm::replay::WorldGrids {
-        flat: if ranks.per_node == 1 && !mapped { unplaced.0 } else { None },
-        leaders: if mapped { None } else { unplaced.1 },
+        flat: if ranks.per_node == 1 && !mapped { unplaced.grid } else { None },
+        leaders: if mapped { None } else { unplaced.node_grid },
     }
 }
 
@@ -222,15 +222,7 @@ fn mpi_software_of(mpi: &MpiConfig, generation: crate::generation::Generation, s
     use crate::generation::Generation as G;
     let overridden = spec.mpi.is_set();
     let generic = matches!(generation, G::GenericDragonfly | G::FatTree);
-    let what = match mpi.profile {
-        "fujitsu-mpi-k" => "the K computer's Fujitsu MPI (eager and low-latency limits, memory-saving and high-speed modes; its software cost fitted to the 1.27 us MPI latency [S:001])",
-        "fujitsu-mpi-fx100" => "Fujitsu MPI on FX100, with K's software costs and limits ([MEM]: no public FX100 per-message figure)",
-        "fujitsu-mpi-fugaku" => "Fujitsu MPI on Fugaku, with K's software costs and limits ([MEM]: no public per-message figure was used; Fugaku's MPI figures are a blind check)",
-        "cray-mpich" => "Cray MPICH: software inside the Aries host costs fitted to the 1.2 us MPI latency [S:002]; eager up to 8 KiB",
-        "bgl-mpi" => "BG/L's MPI: software inside the host costs set from its ~3 us MPI latency [MEM]; eager up to 1,000 B [MEM]",
-        _ => "a generic MPI: software inside the host costs (~1 us MPI latency, [MEM]); eager up to 12 KiB [MEM]",
-    };
-    let mut note = format!("{what}; sources per value in docs/model.md");
+    let mut note = format!("{}; sources per value in docs/model.md", mpi.summary);
     if spec.mpi.shared_memory_Bps.is_some() {
         note = "the recording machine's MPI: K's layer with the software cost fitted to the calibration's ping-pong, over shared memory (host costs cleared)".into();
     }
@@ -320,7 +312,7 @@ pub fn system_for(spec: &ReplaySpec) -> Result<Setup> {
 /// the communicator's order, not yet placed): callers that replay many
 /// programs on one system build it once.
 pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progress: tofusim_packet::Progress, wall: std::time::Instant) -> Result<ReplayResult> {
-    let unplaced_grids = (s.grid, s.node_grid);
+    let world = world_grids(&s, &spec.ranks, spec.order.is_some());
     let mut s = place(s, program.ranks, spec.order.as_deref(), &spec.ranks)?;
     s.max_minutes = spec.max_minutes;
     if let Some(bps) = spec.mpi.shared_memory_Bps {
@@ -351,7 +343,7 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
         segment_bytes: 64 << 10,
         node_of_rank: spec.node_leaders.then(|| s.node_of_rank.clone()),
         gates: generation.gate_timing(),
-        world: world_grids(&unplaced_grids, &spec.ranks, spec.order.is_some()),
+        world,
         pipeline: Some(crate::collective::pipeline_costs(&s.built.model)),
     };
     let (schedule, timeline) = build(program, &params).map_err(|e| ConfigError::of(WHERE, e.key, e))?;

@@ -26,6 +26,14 @@ impl Fields {
     }
 
     /// A flag (false when absent).
+    /// The MPI library `library` names (`None`: absent or empty).
+    pub fn library(&self) -> Result<Option<tofusim_comm::library::Library>> {
+        match self.text("library").as_str() {
+            "" => Ok(None),
+            name => crate::generation::parse_library(name).map(Some),
+        }
+    }
+
     pub fn flag(&self, key: &str) -> bool {
         self.0.get(key).and_then(|x| x.as_bool()).unwrap_or(false)
     }

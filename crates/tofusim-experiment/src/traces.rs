@@ -121,7 +121,7 @@ pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, Strin
     };
     // The world communicator's torus shape, where the placement keeps the
     // system's and the job fills it (what the library's rules look at).
-    let grids = crate::replay::world_grids(&(system.grid, system.node_grid), &spec.ranks, spec.order.is_some());
+    let grids = crate::replay::world_grids(&system, &spec.ranks, spec.order.is_some());
     let ppn = spec.ranks.per_node.max(1);
     let cyclic = matches!(spec.ranks.placement, crate::rank_placement::RankPlacement::Cyclic);
     let system_nodes = system.node_of_rank.len() as u32;
