@@ -87,6 +87,36 @@ def test_cg_pattern_rmatt_and_simulated_time(run, tmp_path):
     assert t_rmatt < t_default
 
 
+def test_rmatt_and_pattern_time_with_several_ranks_per_node(run, tmp_path):
+    """Issue 38: RMATT fills each node with up to --ppn ranks; pattern time
+    places them so, and messages between ranks of one node stay off the
+    network."""
+    pat, order, zero = tmp_path / "cg.txt", tmp_path / "order.txt", tmp_path / "zero.txt"
+    assert run("pattern", "cg", "--procs", "64", "--class", "A", "--out", str(pat)).code == 0
+    # 64 ranks do not fit 16 nodes one per node, but do four per node.
+    r = run("rmatt", "--torus", "4x4", "--pattern", str(pat), "--json")
+    assert r.code == 2 and "16 nodes" in r.err
+    r = run("rmatt", "--torus", "4x4", "--pattern", str(pat), "--ppn", "4", "--out", str(order), "--json")
+    assert r.code == 0, r.err
+    j = r.json()
+    assert j["ranks_per_node"] == 4 and j["optimized_cost"] < j["default_cost"]
+    nodes = [int(line) for line in order.read_text().splitlines() if not line.startswith("#")]
+    assert len(nodes) == 64 and max(nodes.count(n) for n in set(nodes)) == 4
+    time = ["pattern", "time", "--torus", "4x4", "--procs", "64", "--class", "A", "--ppn", "4", "--json"]
+    block = run(*time).json()
+    assert block["ranks_per_node"] == 4 and block["order"] == "block, 4 per node"
+    annealed = run(*time, "--placement", str(order)).json()
+    assert annealed["time_seconds"] < block["time_seconds"]
+    # A fifth rank on a node is refused, naming the placement.
+    r = run("pattern", "time", "--torus", "4x4", "--procs", "64", "--class", "A", "--ppn", "3")
+    assert r.code == 2 and "3 ranks per node" in r.err
+    # Every rank on one node: nothing crosses the network.
+    zero.write_text("0\n" * 64)
+    r = run("pattern", "time", "--torus", "2", "--procs", "64", "--class", "A", "--ppn", "64", "--placement", str(zero), "--json")
+    assert r.code == 0, r.err
+    assert r.json()["run"]["packets_delivered"] == 0 and r.json()["time_seconds"] > 0
+
+
 def test_bad_rmatt_input_exits_2(run, tmp_path):
     pat = tmp_path / "p.txt"
     pat.write_text("0 1 100\n1 2\n")

@@ -92,19 +92,24 @@ def baseline_order(torus: str, pattern: str, kind: str, seed: int = 1, source: s
 
 
 def rmatt(torus: str, pattern: str, objective: str = "hop-bytes", seed: int = 1, iterations: int | None = None,
-          start: list[int] | None = None, source: str = "pattern") -> dict[str, Any]:
+          start: list[int] | None = None, source: str = "pattern", ranks_per_node: int = 1) -> dict[str, Any]:
     """RMATT: simulated annealing of the rank order of the communication
     list ``pattern`` (its text) on ``torus`` (``tofusim rmatt``).
     ``objective``: ``hop-bytes`` or ``max-link-load``; ``iterations``:
     proposed swaps (default 2,000 per rank for hop-bytes, 500 for
-    max-link-load); ``start``: the order to start from (default x-y).
+    max-link-load); ``start``: the order to start from (rank → node;
+    default x-y, ``ranks_per_node`` consecutive ranks per node);
+    ``ranks_per_node``: ranks a node of ``torus`` holds (one per core:
+    flows between ranks of one node cost nothing).
     Returns objective, default_cost (of the start), optimized_cost,
     iterations, requested_iterations, accepted, seconds, complete (False
-    when Ctrl-C stopped it: the best order so far) and order."""
+    when Ctrl-C stopped it: the best order so far), ranks_per_node and
+    order (rank → node)."""
     iterations = None if iterations is None else _a.whole("iterations", iterations, -2**63, 2**63 - 1)
     start = None if start is None else _a.ranks("start", start)
     return json.loads(_a.core_call(_core.rmatt, _a.text("torus", torus), _a.text("pattern", pattern), _a.text("objective", objective),
-                            _a.whole("seed", seed), iterations, start, _a.text("source", source)))
+                            _a.whole("seed", seed), iterations, start, _a.text("source", source),
+                            _a.whole("ranks_per_node", ranks_per_node, 0, 2**32 - 1)))
 
 
 def cg_iteration_time(torus: str, procs: int, class_: str, order: list[int], system: str = "k", ranks_per_node: int = 1) -> dict[str, Any]:
@@ -112,7 +117,8 @@ def cg_iteration_time(torus: str, procs: int, class_: str, order: list[int], sys
     (``tofusim pattern time``): ``procs`` processes on the job's virtual
     ``torus`` with the links and host model of ``system``, placed by
     ``order`` (rank i on node ``order[i]``); with ``ranks_per_node`` > 1
-    several ranks share a node (their messages to each other turn around
-    in its NIC). Returns time_seconds and the run."""
+    up to that many ranks share a node (their messages to each other go
+    through its memory, not the network). Returns time_seconds and the
+    run."""
     return json.loads(_a.core_call(_core.cg_iteration_time, _a.text("torus", torus), _a.whole("procs", procs, -2**63, 2**63 - 1), _a.text("class_", class_),
                             _a.ranks("order", order), _a.text("system", system), _a.whole("ranks_per_node", ranks_per_node, 0, 2**32 - 1)))

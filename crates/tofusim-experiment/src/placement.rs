@@ -124,8 +124,12 @@ pub struct RmattRequest<'a> {
     pub seed: u64,
     /// Proposed swaps; `None`: the objective's default per rank.
     pub iterations: Option<i64>,
-    /// The order to start from; `None`: x-y.
+    /// The order to start from (rank → node); `None`: x-y, in blocks of
+    /// `per_node` consecutive ranks.
     pub start: Option<Vec<u32>>,
+    /// Ranks a node holds (`--ppn`: one per core); flows between ranks of
+    /// one node cost nothing.
+    pub per_node: u32,
 }
 
 /// RMATT: objective, default_cost (of the start), optimized_cost,
@@ -136,10 +140,12 @@ pub fn rmatt(req: RmattRequest<'_>, stop: &mut dyn FnMut() -> bool) -> Result<Va
     let t = torus_shape(req.torus)?;
     let c = comm_list(req.pattern, req.source)?;
     let obj = Objective::parse(req.objective).ok_or_else(|| ConfigError::argument("--objective", format!("expected hop-bytes or max-link-load, got {:?}", req.objective)))?;
-    if c.ranks > t.nodes() {
-        return Err(ConfigError::argument("--torus", format!("the pattern has {} ranks, more than the {} nodes of {}", c.ranks, t.nodes(), req.torus)));
+    let per_node = check_per_node(req.per_node)?;
+    if c.ranks as u64 > t.nodes() as u64 * per_node as u64 {
+        let room = if per_node == 1 { String::new() } else { format!(" × {per_node} ranks per node") };
+        return Err(ConfigError::argument("--torus", format!("the pattern has {} ranks, more than the {} nodes{room} of {}", c.ranks, t.nodes(), req.torus)));
     }
-    let start = req.start.unwrap_or_else(|| (0..c.ranks).collect());
+    let start = req.start.unwrap_or_else(|| (0..c.ranks).map(|r| r / per_node).collect());
     let mut params = AnnealParams::default_for(obj, c.ranks, req.seed);
     if let Some(i) = req.iterations {
         if !(1..=MAX_ITERATIONS).contains(&i) {
@@ -148,11 +154,13 @@ pub fn rmatt(req: RmattRequest<'_>, stop: &mut dyn FnMut() -> bool) -> Result<Va
         params.iterations = i as u64;
     }
     let t0 = std::time::Instant::now();
-    let a = anneal_until(&t, &c, obj, &start, params, stop).map_err(|m| ConfigError::argument("start order", m))?;
+    let slots = tofusim_mapping::rmatt::Slots { shape: &t, per_node };
+    let a = anneal_until(slots, &c, obj, &start, params, stop).map_err(|m| ConfigError::argument("start order", m))?;
     Ok(json!({
         "objective": obj.name(),
         "torus": t.lengths,
         "ranks": c.ranks,
+        "ranks_per_node": per_node,
         "default_cost": a.start_cost,
         "optimized_cost": a.cost,
         "iterations": a.iterations,
@@ -165,11 +173,21 @@ pub fn rmatt(req: RmattRequest<'_>, stop: &mut dyn FnMut() -> bool) -> Result<Va
     }))
 }
 
+/// Most ranks per node a placement takes (`--ppn`): Fugaku's 48 cores
+/// and then some.
+pub const MAX_RANKS_PER_NODE: u32 = 1024;
+
+fn check_per_node(per_node: u32) -> Result<u32> {
+    if !(1..=MAX_RANKS_PER_NODE).contains(&per_node) {
+        return Err(ConfigError::argument("--ppn", format!("expected 1 to {MAX_RANKS_PER_NODE} ranks per node, found {per_node}")));
+    }
+    Ok(per_node)
+}
+
 /// One NAS CG iteration's communication on the packet engine: `torus` (the
-/// job's virtual torus, with the links and host model of `system`), ranks
-/// placed by `order` (one per node), or with `ranks_per_node` > 1 `order`
-/// gives each rank its node of `torus` (several share a node: their
-/// messages to each other turn around in its NIC).
+/// job's virtual torus, with the links and host model of `system`), rank
+/// i on node `order[i]`, at most `ranks_per_node` on a node (several
+/// share a node: their messages to each other go through its memory).
 pub fn cg_iteration_time(
     torus: &str,
     procs: i64,
@@ -182,21 +200,8 @@ pub fn cg_iteration_time(
     let t = torus_shape(torus)?;
     let layout = cg_layout(procs, class)?;
     let procs = procs as u32;
-    if ranks_per_node <= 1 {
-        tofusim_mapping::placement::check_order(&t, procs, &order).map_err(|m| ConfigError::argument("order", m))?;
-    } else {
-        let nodes: u32 = t.lengths.iter().product();
-        let mut held = vec![0u32; nodes as usize];
-        for &n in &order {
-            match held.get_mut(n as usize) {
-                Some(h) if *h < ranks_per_node => *h += 1,
-                _ => return Err(ConfigError::argument("order", format!("expected {procs} nodes of the {nodes} of {torus}, at most {ranks_per_node} ranks on each"))),
-            }
-        }
-        if order.len() != procs as usize {
-            return Err(ConfigError::argument("order", format!("expected a node for each of the {procs} ranks, got {}", order.len())));
-        }
-    }
+    let per_node = check_per_node(ranks_per_node)?;
+    tofusim_mapping::placement::check_placement(&t, procs, &order, per_node).map_err(|m| ConfigError::argument("order", m))?;
     let setup = collective::torus_setup(&t.lengths, system, order)?;
     collective::run_on(setup, layout.iteration_schedule(), &collective::ScheduleOptions::default(), report, |_| ()).map(|(t, ())| t)
 }
@@ -317,7 +322,7 @@ mod tests {
         assert_eq!(cg_comm_list(0, "B").unwrap_err().key, "--procs");
         assert_eq!(cg_comm_list(4, "BB").unwrap_err().key, "--class");
         assert_eq!(Baseline::parse("best").unwrap_err().key, "kind");
-        let req = RmattRequest { torus: "2x2", pattern: "0 1 8\n", source: "p", objective: "hop-bytes", seed: 1, iterations: Some(0), start: None };
+        let req = RmattRequest { torus: "2x2", pattern: "0 1 8\n", source: "p", objective: "hop-bytes", seed: 1, iterations: Some(0), start: None, per_node: 1 };
         assert_eq!(rmatt(req, &mut || false).unwrap_err().key, "--iterations");
         assert_eq!(alloc_stream("bgl:4x4x4", 10, 0.5, 1, &mut || false).unwrap_err().key, "--system");
         let m = VirtualMap { system: "k:1x1x1", shape: "12", region: Some("0,0:1x1x1"), faults: None, faults_source: "f", with_order: false };
@@ -328,7 +333,7 @@ mod tests {
     fn an_annealing_stopped_at_once_keeps_its_start() {
         let pattern = cg_comm_list(16, "S").unwrap();
         // Asked every few thousand swaps: a run longer than that stops at the first.
-        let req = RmattRequest { torus: "4x4", pattern: &pattern, source: "cg", objective: "hop-bytes", seed: 1, iterations: Some(10_000_000), start: None };
+        let req = RmattRequest { torus: "4x4", pattern: &pattern, source: "cg", objective: "hop-bytes", seed: 1, iterations: Some(10_000_000), start: None, per_node: 1 };
         let r = rmatt(req, &mut || true).unwrap();
         assert_eq!(r["complete"], false);
         assert_eq!(r["order"].as_array().unwrap().len(), 16);

@@ -21,6 +21,10 @@ pub enum MappingError {
     RankBeyond { rank: usize, node: u32 },
     #[error("rank {rank} shares node {node} with another rank")]
     RankShares { rank: usize, node: u32 },
+    #[error("{ranks} ranks do not fit a torus of {nodes} nodes with {per_node} ranks per node")]
+    RanksExceedSlots { ranks: u32, nodes: u32, per_node: u32 },
+    #[error("rank {rank} is placed on node {node}, which already holds {per_node} ranks (the most per node)")]
+    NodeFull { rank: usize, node: u32, per_node: u32 },
 
     // The NAS CG layout.
     #[error("class must be one of S, W, A, B, C, D, E, got {0:?}")]

@@ -133,20 +133,33 @@ pub fn max_link_load(shape: &TorusShape, comm: &CommList, order: &[u32]) -> u64 
 
 /// Checks that `order` places every rank of `comm` on a distinct node.
 pub fn check_order(shape: &TorusShape, ranks: u32, order: &[u32]) -> Result<(), MappingError> {
+    check_placement(shape, ranks, order, 1)
+}
+
+/// Checks that `order` places every rank on a node of `shape`, at most
+/// `per_node` on each (several ranks per node: one per core).
+pub fn check_placement(shape: &TorusShape, ranks: u32, order: &[u32], per_node: u32) -> Result<(), MappingError> {
+    let per_node = per_node.max(1);
     if order.len() != ranks as usize {
         return Err(MappingError::OrderLength { entries: order.len(), ranks });
     }
-    if ranks > shape.nodes() {
-        return Err(MappingError::RanksExceedTorus { ranks, nodes: shape.nodes() });
+    if ranks as u64 > shape.nodes() as u64 * per_node as u64 {
+        return Err(if per_node == 1 {
+            MappingError::RanksExceedTorus { ranks, nodes: shape.nodes() }
+        } else {
+            MappingError::RanksExceedSlots { ranks, nodes: shape.nodes(), per_node }
+        });
     }
-    let mut seen = vec![false; shape.nodes() as usize];
+    let mut held = vec![0u32; shape.nodes() as usize];
     for (r, &n) in order.iter().enumerate() {
         if n >= shape.nodes() {
             return Err(MappingError::RankBeyond { rank: r, node: n });
         }
-        if std::mem::replace(&mut seen[n as usize], true) {
-            return Err(MappingError::RankShares { rank: r, node: n });
+        let h = &mut held[n as usize];
+        if *h == per_node {
+            return Err(if per_node == 1 { MappingError::RankShares { rank: r, node: n } } else { MappingError::NodeFull { rank: r, node: n, per_node } });
         }
+        *h += 1;
     }
     Ok(())
 }

@@ -13,6 +13,11 @@
 //!   stand-in for the maximum (which most swaps leave unchanged), and
 //!   reported as the true maximum.
 //!
+//! Several ranks per node (one per core): the search moves ranks between
+//! *slots*, `per_node` of them on each node ([`Slots`]); a swap of two
+//! ranks on one node changes nothing, and flows between ranks of one node
+//! cost no hops and load no link.
+//!
 //! Also here: the baselines of the evaluation — a random order and a
 //! greedy placement.
 
@@ -44,6 +49,51 @@ impl Objective {
             Self::HopBytes => "hop-bytes",
             Self::MaxLinkLoad => "max-link-load",
         }
+    }
+}
+
+/// Where ranks go: the nodes of a torus, each holding up to `per_node`
+/// ranks. Slot `s` is on node `s / per_node`.
+#[derive(Clone, Copy, Debug)]
+pub struct Slots<'a> {
+    pub shape: &'a TorusShape,
+    pub per_node: u32,
+}
+
+impl<'a> Slots<'a> {
+    /// One rank per node.
+    pub fn one_per_node(shape: &'a TorusShape) -> Self {
+        Self { shape, per_node: 1 }
+    }
+
+    fn count(&self) -> u32 {
+        self.shape.nodes() * self.per_node
+    }
+
+    fn node(&self, slot: u32) -> u32 {
+        slot / self.per_node
+    }
+
+    fn hops(&self, a: u32, b: u32) -> u32 {
+        self.shape.hops(self.node(a), self.node(b))
+    }
+
+    /// Slots of ranks placed by `order` (rank → node): each node's slots
+    /// filled in rank order.
+    fn of_nodes(&self, order: &[u32]) -> Vec<u32> {
+        let mut held = vec![0u32; self.shape.nodes() as usize];
+        order
+            .iter()
+            .map(|&n| {
+                let k = held[n as usize];
+                held[n as usize] += 1;
+                n * self.per_node + k
+            })
+            .collect()
+    }
+
+    fn nodes_of(&self, slots: &[u32]) -> Vec<u32> {
+        slots.iter().map(|&s| self.node(s)).collect()
     }
 }
 
@@ -90,7 +140,7 @@ pub struct Anneal {
 
 /// The flows of each rank, both directions, for incremental costs.
 struct Incidence {
-    /// The job's ranks; slots beyond are empty nodes.
+    /// The job's ranks; those beyond stand for empty slots.
     real: u32,
     /// Per rank: (peer, bytes both ways) for hop-bytes.
     peers: Vec<Vec<(u32, u64)>>,
@@ -100,7 +150,7 @@ struct Incidence {
 
 impl Incidence {
     /// `slots` ≥ ranks: positions beyond the job's ranks stand for empty
-    /// nodes (ranks without flows), so a swap can move a rank there.
+    /// slots (ranks without flows), so a swap can move a rank there.
     fn new(comm: &CommList, slots: u32) -> Self {
         let n = slots.max(comm.ranks) as usize;
         let mut both: BTreeMap<(u32, u32), u64> = BTreeMap::new();
@@ -139,13 +189,13 @@ fn exchange(order: &mut [u32], rank_at: &mut [u32], a: u32, b: u32) {
 }
 
 struct HopBytesCost<'a> {
-    shape: &'a TorusShape,
+    slots: Slots<'a>,
     inc: &'a Incidence,
     total: i128,
 }
 
 impl HopBytesCost<'_> {
-    /// Change of hop-bytes if rank `a` moved from its node to `to`, with
+    /// Change of hop-bytes if rank `a` moved from its slot to `to`, with
     /// rank `skip` left out (the swap partner, whose distance to `a` does
     /// not change).
     fn moved(&self, order: &[u32], a: u32, to: u32, skip: u32) -> i128 {
@@ -155,7 +205,7 @@ impl HopBytesCost<'_> {
             .filter(|&&(p, _)| p != skip)
             .map(|&(p, w)| {
                 let np = order[p as usize];
-                w as i128 * (self.shape.hops(to, np) as i128 - self.shape.hops(from, np) as i128)
+                w as i128 * (self.slots.hops(to, np) as i128 - self.slots.hops(from, np) as i128)
             })
             .sum()
     }
@@ -180,7 +230,7 @@ impl Cost for HopBytesCost<'_> {
 /// the maximum closely but also rewards cooling the other hot links — the
 /// maximum itself is flat under most swaps.
 struct LinkLoadCost<'a> {
-    shape: &'a TorusShape,
+    slots: Slots<'a>,
     comm: &'a CommList,
     inc: &'a Incidence,
     loads: Vec<u64>,
@@ -195,12 +245,12 @@ struct LinkLoadCost<'a> {
 const NORM_POWER: i32 = 8;
 
 impl<'a> LinkLoadCost<'a> {
-    fn new(shape: &'a TorusShape, comm: &'a CommList, inc: &'a Incidence, order: &[u32]) -> Self {
-        let loads = crate::placement::link_loads(shape, comm, order);
+    fn new(slots: Slots<'a>, comm: &'a CommList, inc: &'a Incidence, order: &[u32]) -> Self {
+        let loads = crate::placement::link_loads(slots.shape, comm, &slots.nodes_of(order));
         let scale = loads.iter().copied().max().unwrap_or(0).max(1) as f64;
         let sum_p = loads.iter().map(|&l| (l as f64 / scale).powi(NORM_POWER)).sum();
         Self {
-            shape,
+            slots,
             comm,
             inc,
             loads,
@@ -216,8 +266,8 @@ impl<'a> LinkLoadCost<'a> {
         let f = self.comm.flows[i as usize];
         let mut path = std::mem::take(&mut self.path);
         path.clear();
-        self.shape
-            .route(order[f.src as usize], order[f.dst as usize], &mut path);
+        let (a, b) = (self.slots.node(order[f.src as usize]), self.slots.node(order[f.dst as usize]));
+        self.slots.shape.route(a, b, &mut path);
         for &l in &path {
             let old = self.loads[l as usize];
             let new = if add { old + f.bytes } else { old - f.bytes };
@@ -266,9 +316,9 @@ fn report(objective: Objective, shape: &TorusShape, comm: &CommList, order: &[u3
     }
 }
 
-/// Anneals from `start` (rank → node; the default x-y order is the
-/// identity). The costs reported are hop-bytes or the maximum link load
-/// in bytes.
+/// Anneals from `start` (rank → node, one rank per node; the default x-y
+/// order is the identity). The costs reported are hop-bytes or the
+/// maximum link load in bytes.
 pub fn anneal(
     shape: &TorusShape,
     comm: &CommList,
@@ -276,33 +326,36 @@ pub fn anneal(
     start: &[u32],
     params: AnnealParams,
 ) -> Result<Anneal, crate::MappingError> {
-    anneal_until(shape, comm, objective, start, params, &mut || false)
+    anneal_until(Slots::one_per_node(shape), comm, objective, start, params, &mut || false)
 }
 
 /// Proposed swaps between two calls of `stop` (a few milliseconds).
 const STOP_EVERY: u64 = 1 << 16;
 
-/// [`anneal`], asking `stop` every [`STOP_EVERY`] proposals (Ctrl-C): when
-/// it says true the search ends with the best order so far, marked
-/// incomplete. Same seed, same proposals: a stopped search's order is the
-/// one a search of that many iterations' prefix had found.
+/// [`anneal`] on `slots` (several ranks per node: `start` may put up to
+/// `slots.per_node` ranks on a node, and so does the result), asking
+/// `stop` every [`STOP_EVERY`] proposals (Ctrl-C): when it says true the
+/// search ends with the best order so far, marked incomplete. Same seed,
+/// same proposals: a stopped search's order is the one a search of that
+/// many iterations' prefix had found.
 pub fn anneal_until(
-    shape: &TorusShape,
+    slots: Slots<'_>,
     comm: &CommList,
     objective: Objective,
     start: &[u32],
     params: AnnealParams,
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<Anneal, crate::MappingError> {
-    crate::placement::check_order(shape, comm.ranks, start)?;
-    let inc = Incidence::new(comm, shape.nodes());
-    // Empty nodes get placeholder ranks beyond the job's.
-    let mut order = start.to_vec();
-    let mut rank_at = vec![u32::MAX; shape.nodes() as usize];
+    let shape = slots.shape;
+    crate::placement::check_placement(shape, comm.ranks, start, slots.per_node)?;
+    let inc = Incidence::new(comm, slots.count());
+    // Empty slots get placeholder ranks beyond the job's.
+    let mut order = slots.of_nodes(start);
+    let mut rank_at = vec![u32::MAX; slots.count() as usize];
     for (r, &n) in order.iter().enumerate() {
         rank_at[n as usize] = r as u32;
     }
-    for n in 0..shape.nodes() {
+    for n in 0..slots.count() {
         if rank_at[n as usize] == u32::MAX {
             rank_at[n as usize] = order.len() as u32;
             order.push(n);
@@ -312,19 +365,19 @@ pub fn anneal_until(
     let (best, iterations, accepted) = match objective {
         Objective::HopBytes => {
             let mut c = HopBytesCost {
-                shape,
+                slots,
                 inc: &inc,
-                total: crate::placement::hop_bytes(shape, comm, &order) as i128,
+                total: crate::placement::hop_bytes(shape, comm, &slots.nodes_of(&order)) as i128,
             };
-            search(&mut c, shape, &inc, &mut order, &mut rank_at, params, stop)
+            search(&mut c, slots, &inc, &mut order, &mut rank_at, params, stop)
         }
         Objective::MaxLinkLoad => {
-            let mut c = LinkLoadCost::new(shape, comm, &inc, &order);
-            search(&mut c, shape, &inc, &mut order, &mut rank_at, params, stop)
+            let mut c = LinkLoadCost::new(slots, comm, &inc, &order);
+            search(&mut c, slots, &inc, &mut order, &mut rank_at, params, stop)
         }
     };
     let complete = iterations == params.iterations || comm.ranks < 2;
-    let best = best[..comm.ranks as usize].to_vec();
+    let best = slots.nodes_of(&best[..comm.ranks as usize]);
     let cost = report(objective, shape, comm, &best);
     // The search keeps the best order by its own measure; for the maximum
     // link load that includes a tie-break, so check the reported cost too.
@@ -344,33 +397,37 @@ pub fn anneal_until(
 }
 
 /// One proposal: rank `a` at random; its partner is a random rank, or
-/// (half the time) the rank next to one of `a`'s communication peers —
-/// the moves that can shorten a flow.
+/// (half the time) a rank on the node next to one of `a`'s communication
+/// peers — the moves that can shorten a flow.
 fn propose(
     rng: &mut Pcg64,
-    shape: &TorusShape,
+    slots: Slots<'_>,
     inc: &Incidence,
     order: &[u32],
     rank_at: &[u32],
     ranks: u32,
 ) -> Option<(u32, u32)> {
-    // `a` is a real rank; its partner may be an empty node's placeholder.
+    // `a` is a real rank; its partner may be an empty slot's placeholder.
     let a = rng.random_range(0..ranks);
     let peers = &inc.peers[a as usize];
-    let node = if !peers.is_empty() && rng.random::<bool>() {
+    let slot = if !peers.is_empty() && rng.random::<bool>() {
         let (p, _) = peers[rng.random_range(0..peers.len())];
-        let axis = rng.random_range(0..shape.lengths.len());
-        shape.step(order[p as usize], axis, rng.random::<bool>())
+        let axis = rng.random_range(0..slots.shape.lengths.len());
+        let node = slots.shape.step(slots.node(order[p as usize]), axis, rng.random::<bool>());
+        // One rank per node draws nothing more: the same stream as before
+        // slots existed.
+        let k = if slots.per_node > 1 { rng.random_range(0..slots.per_node) } else { 0 };
+        node * slots.per_node + k
     } else {
-        rng.random_range(0..shape.nodes())
+        rng.random_range(0..slots.count())
     };
-    let b = rank_at[node as usize];
+    let b = rank_at[slot as usize];
     (b != a).then_some((a, b))
 }
 
 fn search(
     cost: &mut impl Cost,
-    shape: &TorusShape,
+    slots: Slots<'_>,
     inc: &Incidence,
     order: &mut [u32],
     rank_at: &mut [u32],
@@ -390,7 +447,7 @@ fn search(
     // early on a typical worsening move is accepted with probability 1/e.
     let mut uphill = (0.0, 0u32);
     for _ in 0..200 {
-        if let Some((a, b)) = propose(&mut rng, shape, inc, order, rank_at, ranks) {
+        if let Some((a, b)) = propose(&mut rng, slots, inc, order, rank_at, ranks) {
             let after = cost.swap(order, rank_at, a, b);
             if after > current {
                 uphill = (uphill.0 + after - current, uphill.1 + 1);
@@ -405,7 +462,7 @@ fn search(
         if k % STOP_EVERY == STOP_EVERY - 1 && stop() {
             return (best, k, accepted);
         }
-        let Some((a, b)) = propose(&mut rng, shape, inc, order, rank_at, ranks) else {
+        let Some((a, b)) = propose(&mut rng, slots, inc, order, rank_at, ranks) else {
             continue;
         };
         let t = t0 * (cooling * k as f64).exp();
@@ -524,6 +581,38 @@ mod tests {
             };
             assert_eq!(measured as f64, a.cost);
         }
+    }
+
+    #[test]
+    fn several_ranks_per_node_fill_nodes_and_flows_inside_a_node_are_free() {
+        // 64 ranks of a ring, 4 per node on a 4x4 torus, scrambled.
+        let t = TorusShape::parse("4x4").unwrap();
+        let comm = ring(64);
+        let slots = Slots { shape: &t, per_node: 4 };
+        let start: Vec<u32> = random_order(64, 9).into_iter().map(|r| r / 4).collect();
+        crate::placement::check_placement(&t, 64, &start, 4).unwrap();
+        for objective in [Objective::HopBytes, Objective::MaxLinkLoad] {
+            let p = AnnealParams::default_for(objective, 64, 3);
+            let a = anneal_until(slots, &comm, objective, &start, p, &mut || false).unwrap();
+            crate::placement::check_placement(&t, 64, &a.order, 4).unwrap();
+            assert!(a.cost < 0.6 * a.start_cost, "{objective:?}: {} -> {}", a.start_cost, a.cost);
+            let measured = match objective {
+                Objective::HopBytes => hop_bytes(&t, &comm, &a.order),
+                Objective::MaxLinkLoad => max_link_load(&t, &comm, &a.order),
+            };
+            assert_eq!(measured as f64, a.cost);
+        }
+        // Blocks of 4 consecutive ranks along a ring of 16 nodes: only the
+        // 16 flows between blocks cross a link, one hop each.
+        let t16 = TorusShape::parse("16").unwrap();
+        let block: Vec<u32> = (0..64).map(|r| r / 4).collect();
+        let a = anneal_until(Slots { shape: &t16, per_node: 4 }, &comm, Objective::HopBytes, &block, AnnealParams::default_for(Objective::HopBytes, 64, 1), &mut || false).unwrap();
+        assert_eq!(a.start_cost, 16.0 * 1000.0);
+        assert_eq!(a.cost, a.start_cost);
+        // A fifth rank on a node is refused.
+        let mut over = block.clone();
+        over[4] = 0;
+        assert!(matches!(crate::placement::check_placement(&t16, 64, &over, 4), Err(crate::MappingError::NodeFull { node: 0, .. })));
     }
 
     #[test]

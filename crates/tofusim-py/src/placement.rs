@@ -46,7 +46,7 @@ pub fn baseline_order(py: Python<'_>, torus: &str, pattern: &str, kind: &str, se
 /// objective, default_cost (of `start`, the x-y order by default),
 /// optimized_cost, iterations, accepted, complete, seconds and order.
 #[pyfunction]
-#[pyo3(signature = (torus, pattern, objective="hop-bytes", seed=1, iterations=None, start=None, source="pattern"))]
+#[pyo3(signature = (torus, pattern, objective="hop-bytes", seed=1, iterations=None, start=None, source="pattern", ranks_per_node=1))]
 #[allow(clippy::too_many_arguments)]
 pub fn rmatt(
     py: Python<'_>,
@@ -57,8 +57,9 @@ pub fn rmatt(
     iterations: Option<i64>,
     start: Option<Vec<u32>>,
     source: &str,
+    ranks_per_node: u32,
 ) -> PyResult<String> {
-    let req = RmattRequest { torus, pattern, source, objective, seed, iterations, start };
+    let req = RmattRequest { torus, pattern, source, objective, seed, iterations, start, per_node: ranks_per_node };
     // Ctrl-C: the search ends with its best order so far.
     let r = py.detach(|| placement::rmatt(req, &mut interrupted));
     Ok(r.map_err(config_err)?.to_string())

@@ -7,6 +7,9 @@ from typing import Any, Callable
 
 import click
 
+from .. import ConfigError
+from .files import read_text
+
 
 def ppn_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--placement", default="block", show_default=True, metavar="block|cyclic|FILE",
@@ -22,6 +25,20 @@ def read_placement(placement: str) -> "str | list[int]":
     """``block``/``cyclic``, or the node ids of a map file (an order file's form)."""
     if placement in ("block", "cyclic"):
         return placement
-    from .rmatt import read_order
-
     return read_order(placement)
+
+
+def read_order(path: str) -> list[int]:
+    """An order file: line i (comments and blank lines aside) is rank i's node."""
+    order = []
+    for n, line in enumerate(read_text(path, "order file").splitlines(), 1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        try:
+            order.append(int(body))
+        except ValueError:
+            raise ConfigError(f"{path}, line {n}: expected one node number per line, got {body!r}") from None
+        if order[-1] < 0:
+            raise ConfigError(f"{path}, line {n}: node numbers are non-negative, got {body!r}")
+    return order

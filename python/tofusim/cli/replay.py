@@ -14,7 +14,7 @@ from .outcome import Interrupted
 from .. import ConfigError
 from ..mapping import map_virtual
 from ..trace import replay as run_replay
-from .rmatt import read_order
+from .ranks import read_order
 from ..samples import DEFAULT_COUNTER_PERIOD, CounterSamples
 from .budget import max_time_option
 from .report import out_for, report_option, slug, write_into

@@ -13,22 +13,7 @@ from rich.table import Table
 from .outcome import Interrupted
 from .. import ConfigError, mapping
 from .files import read_text, write_text
-
-
-def read_order(path: str) -> list[int]:
-    """An order file: line i (comments and blank lines aside) is rank i's node."""
-    order = []
-    for n, line in enumerate(read_text(path, "order file").splitlines(), 1):
-        body = line.split("#", 1)[0].strip()
-        if not body:
-            continue
-        try:
-            order.append(int(body))
-        except ValueError:
-            raise ConfigError(f"{path}, line {n}: expected one node number per line, got {body!r}") from None
-        if order[-1] < 0:
-            raise ConfigError(f"{path}, line {n}: node numbers are non-negative, got {body!r}")
-    return order
+from .ranks import ppn_options, read_order, read_placement
 
 
 def write_order(path: str, torus: str, order: list[int], note: str) -> None:
@@ -61,23 +46,55 @@ def cg(procs: int, class_: str, out: str | None, as_json: bool) -> None:
     click.echo(json.dumps(summary) if as_json else f"wrote {out}: {summary['flows']} flows, {summary['total_bytes']:.3e} bytes")
 
 
+def torus_nodes(torus: str) -> int:
+    """The nodes of a torus written ``32x32`` (checked again by the core)."""
+    try:
+        lengths = [int(v) for v in torus.split("x")]
+    except ValueError:
+        raise click.BadParameter(f"expected axis lengths like 32x32, got {torus!r}", param_hint="--torus") from None
+    n = 1
+    for v in lengths:
+        n *= max(v, 0)
+    return n
+
+
+def placed_order(placement: str, procs: int, nodes: int, ppn: int) -> list[int]:
+    """Each rank's node: ``block`` (``ppn`` consecutive ranks per node, the
+    x-y order with one), ``cyclic`` (round robin over the torus' nodes) or
+    an order file's (``tofusim rmatt --out``)."""
+    given = read_placement(placement)
+    if given == "block":
+        return [r // max(ppn, 1) for r in range(procs)]
+    if given == "cyclic":
+        return [r % max(nodes, 1) for r in range(procs)]
+    return list(given)
+
+
 @pattern.command("time")
-@click.option("--torus", required=True, help="The job's virtual torus, e.g. 32x32.")
+@click.option("--torus", required=True, help="The job's virtual torus of nodes, e.g. 32x32.")
 @click.option("--procs", type=int, required=True, help="NAS CG processes.")
 @click.option("--class", "class_", default="B", show_default=True, metavar="S|W|A|B|C|D|E")
-@click.option("--order", "order_file", help="Rank order file (from tofusim rmatt --out); default: x-y order.")
+@ppn_options
+@click.option("--order", "order_file", help="An order FILE: the same as --placement FILE.")
 @click.option("--system", default="k", show_default=True, help="Preset whose links and host model the torus gets.")
 @click.option("--json", "as_json", is_flag=True)
-def time_(torus: str, procs: int, class_: str, order_file: str | None, system: str, as_json: bool) -> None:
-    """Communication time of one NAS CG iteration on the packet engine, ranks placed by an order."""
-    order = read_order(order_file) if order_file else list(range(procs))
-    r = mapping.cg_iteration_time(torus, procs, class_, order, system)
-    out = {"torus": torus, "procs": procs, "class": class_.upper(), "order": order_file or "x-y",
+def time_(torus: str, procs: int, class_: str, ppn: int, placement: str, order_file: str | None, system: str, as_json: bool) -> None:
+    """Communication time of one NAS CG iteration on the packet engine, ranks placed on the torus' nodes."""
+    if order_file:
+        if placement != "block":
+            raise click.UsageError("--order FILE and --placement name the same thing: give one")
+        placement = order_file
+    if procs < 1:
+        raise click.BadParameter(f"expected at least 1 process, found {procs}", param_hint="--procs")
+    order = placed_order(placement, procs, torus_nodes(torus), ppn)
+    r = mapping.cg_iteration_time(torus, procs, class_, order, system, ppn)
+    label = {"block": "x-y" if ppn == 1 else f"block, {ppn} per node", "cyclic": "cyclic"}.get(placement, placement)
+    out = {"torus": torus, "procs": procs, "class": class_.upper(), "ranks_per_node": ppn, "order": label,
            "time_seconds": r["time_seconds"], "run": r["run"]}
     if as_json:
         click.echo(json.dumps(out))
     else:
-        click.echo(f"one CG iteration's communication on {torus} ({out['order']}): {r['time_seconds'] * 1e6:.1f} µs "
+        click.echo(f"one CG iteration's communication on {torus} ({label}): {r['time_seconds'] * 1e6:.1f} µs "
                    f"(simulated in {r['run']['wall_seconds']:.1f} s)")
 
 
@@ -88,25 +105,30 @@ def time_(torus: str, procs: int, class_: str, order_file: str | None, system: s
 @click.option("--seed", default=1, show_default=True, type=click.IntRange(0, 2**64 - 1), help="Seed of the annealer (same seed, same order).")
 @click.option("--iterations", type=int, help="Proposed swaps (default: 2,000 per rank for hop-bytes, 500 for max-link-load).")
 @click.option("--start", "start_file", help="Start from this order file instead of the x-y order.")
+@click.option("--ppn", type=int, default=1, show_default=True, metavar="N",
+              help="Ranks a node of the torus holds (one per core): flows between ranks of one node cost nothing; "
+                   "the x-y start puts N consecutive ranks on each node.")
 @click.option("--out", "out", help="Write the optimised rank order here.")
 @click.option("--json", "as_json", is_flag=True)
 def rmatt(torus: str, pattern_file: str, objective: str, seed: int, iterations: int | None, start_file: str | None,
-          out: str | None, as_json: bool) -> None:
+          ppn: int, out: str | None, as_json: bool) -> None:
     """RMATT: simulated annealing of the rank order of a communication list on a torus."""
     text = read_text(pattern_file, "communication list")
     start = read_order(start_file) if start_file else None
-    r = mapping.rmatt(torus, text, objective, seed, iterations, start, pattern_file)
+    r = mapping.rmatt(torus, text, objective, seed, iterations, start, pattern_file, ranks_per_node=ppn)
     order = r.pop("order")
     stopped = "" if r["complete"] else f", interrupted after {r['iterations']:,} of {r['requested_iterations']:,} iterations (the best so far)"
     if out:
-        write_order(out, torus, order, f"RMATT {objective}, seed {seed}{stopped}")
+        per = "" if ppn == 1 else f", {ppn} ranks per node"
+        write_order(out, torus, order, f"RMATT {objective}, seed {seed}{per}{stopped}")
         r["out"] = out
     if as_json:
         click.echo(json.dumps(r))
         if stopped:
             raise Interrupted(f"rmatt{stopped}")
         return
-    t = Table(title=f"RMATT on {torus}: {r['ranks']} ranks, {objective}")
+    per = "" if ppn == 1 else f", {ppn} per node"
+    t = Table(title=f"RMATT on {torus}: {r['ranks']} ranks{per}, {objective}")
     for c in ("start (x-y order)" if not start_file else "start", "optimised", "change", "iterations", "seconds"):
         t.add_column(c)
     change = (r["optimized_cost"] / r["default_cost"] - 1) if r["default_cost"] else 0.0
