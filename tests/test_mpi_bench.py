@@ -187,3 +187,27 @@ def test_trinaryx3_through_the_benchmark_path():
     # Off a torus (a rank map), the same library falls back on Open MPI's rule.
     ring = tofusim.mpi_bench("Allreduce", "k:2x1x2", sizes=[16 << 20], placement=list(range(48))[::-1])
     assert ring.rows[0].algorithm == "ring"
+
+
+def test_sub_communicators_in_coll(run):
+    """Issue 38: collectives over sub-communicators side by side (--comm)."""
+    rows = run("coll", "allreduce", "--algo", "ring", "--size", "64KiB", "--system", "bgl:4x4x2", "--comm", "x", "--verify", "--json")
+    assert rows.code == 0, rows.err
+    j = json.loads(rows.out)
+    assert j["communicators"] == {"comm": "x", "count": 8, "ranks_each": 4}
+    assert (j["processes"], j["verified"], j["communicator_shape"]) == (32, True, [4, 1, 1])
+    # Two ranks per node: each node's two y lines (its ranks 2i and 2i+1)
+    # share its links, so all the y lines at once take about twice as long
+    # as one alone.
+    args = ["allreduce", "ring", 1 << 20, "bgl:4x4x2"]
+    every = tofusim.collective(*args, ppn=2, comm="y", verify=True)
+    one_line = ",".join(str(8 * y) for y in range(4))
+    alone = tofusim.collective(*args, ppn=2, comm=f"ranks:{one_line}")
+    assert every.communicators.count == 16 and alone.communicators.count == 1 and every.verified
+    assert 1.6 < every.time_seconds / alone.time_seconds < 2.4, (every.time_seconds, alone.time_seconds)
+    # The library chooses per communicator; refusals name --comm.
+    chosen = tofusim.collective("barrier", None, 8, "k:2x3x2", comm="blocks:6")
+    assert chosen.communicators.count == 24 and chosen.settings.algorithm.startswith("fjmpi")
+    for comm, needle in [("blocks:5", "divisor"), ("w", "expected world"), ("ranks:0", "nothing to communicate")]:
+        r = run("coll", "allreduce", "--size", "8", "--system", "bgl:4x4x2", "--comm", comm)
+        assert r.code == 2 and "comm" in r.err and needle in r.err, (comm, r.err)

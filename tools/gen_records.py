@@ -75,6 +75,7 @@ SPECS = [
     Spec("FlowRun", [("FlowSummary", "")], "How the flow model timed a collective (``c.flow``)."),
     Spec("CollectiveSettings", [("Settings", "")]),
     Spec("GivenTrees", [("GivenTrees", "")]),
+    Spec("SubCommunicators", [("SubCommunicators", "")]),
     Spec("StepTimes", [("StepTimes", "")]),
     Spec("RankTimes", [("RankTimes", "")]),
     Spec("LinkLoad", [("LinkLoad", "")]),

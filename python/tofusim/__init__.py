@@ -208,7 +208,7 @@ def coll(op: str, algo: "str | None", size_bytes: int, system: str, *, root: int
          counter_cycles: int = 0, steps: bool = False, samples: dict[str, Any] | None = None,
          trees: str | None = None, trees_source: str = "<trees>", max_minutes: "float | str | None" = None,
          ppn: int = 1, placement: "str | list[int]" = "block", flat: bool = False,
-         library: str | None = None) -> dict[str, Any]:
+         library: str | None = None, comm: str = "world") -> dict[str, Any]:
     """Runs one collective over every node of ``system``, ``ppn`` ranks per
     node placed ``block`` (consecutive ranks share a node), ``cyclic`` or
     by a list of node ids, one per rank. Ranks of one node share its TNIs
@@ -247,6 +247,14 @@ def coll(op: str, algo: "str | None", size_bytes: int, system: str, *, root: int
     ``fjmpi``, ``openmpi`` or ``mpich``; default the system's), as a real
     library would for this operation, size and communicator;
     ``settings.algorithm`` says which rule chose it.
+    ``comm``: the communicators that run it at once — ``world`` (every
+    rank), the axes each keeps of the ranks' grid (``x``: every line along
+    x, ``yz``: every y-z plane; ``MPI_Cart_sub``), ``blocks:N``
+    (consecutive blocks of N ranks; ``MPI_Comm_split``) or
+    ``ranks:0-7,16`` (one communicator, the other ranks idle). Each runs
+    the collective over its own members; they share the network. The
+    result's ``communicators`` says how many ran; size, bandwidth and
+    settings are one communicator's.
     """
     a = arguments
     if algo is None:
@@ -260,7 +268,7 @@ def coll(op: str, algo: "str | None", size_bytes: int, system: str, *, root: int
         "tnis": None if tnis is None else a.whole("tnis", tnis, 0, 255), "descriptor": a.text("descriptor", descriptor),
         "cache_injection": a.flag("cache_injection", cache_injection), "cmg": a.text("cmg", cmg), "verify": a.flag("verify", verify),
         "seed": a.whole("seed", seed), "model": a.text("model", model), "counter_cycles": a.whole("counter_cycles", counter_cycles),
-        "steps": a.flag("steps", steps), "flat": a.flag("flat", flat),
+        "steps": a.flag("steps", steps), "flat": a.flag("flat", flat), "comm": a.text("comm", comm),
     }
     a.placement(spec, ppn, placement)
     if max_minutes is not None:

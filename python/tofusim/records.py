@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .record import Key, Maybe, Record, _dict, _list, _value, list_of
 
-__all__ = ["BenchFields", "BenchRow", "Binding", "BlockedVc", "BusyResource", "CollectiveFields", "CollectiveSettings", "CriticalPath", "Deadlock", "FaultEvent", "Faults", "FlowRun", "GivenTrees", "InvariantError", "JsqStats", "Latency", "Limits", "LinkErrors", "LinkLoad", "MpiSoftware", "PacketRun", "PartitionLoad", "Partitions", "PortRecord", "RankTime", "RankTimes", "ReplayFields", "ResourceClass", "Rounds", "RouterSetup", "RunFields", "RunSetup", "Sample", "SamplingInfo", "Segment", "Setup", "SimInfo", "StepTimes", "Key", "Maybe", "Record"]
+__all__ = ["BenchFields", "BenchRow", "Binding", "BlockedVc", "BusyResource", "CollectiveFields", "CollectiveSettings", "CriticalPath", "Deadlock", "FaultEvent", "Faults", "FlowRun", "GivenTrees", "InvariantError", "JsqStats", "Latency", "Limits", "LinkErrors", "LinkLoad", "MpiSoftware", "PacketRun", "PartitionLoad", "Partitions", "PortRecord", "RankTime", "RankTimes", "ReplayFields", "ResourceClass", "Rounds", "RouterSetup", "RunFields", "RunSetup", "Sample", "SamplingInfo", "Segment", "Setup", "SimInfo", "StepTimes", "SubCommunicators", "Key", "Maybe", "Record"]
 
 
 class Latency(Record):
@@ -384,6 +384,14 @@ class GivenTrees(Record):
     source = Key(str)
 
 
+class SubCommunicators(Record):
+    """The sub-communicators of a run (``tofusim coll --comm``)."""
+
+    comm = Key(str, "As ``--comm`` spells it (``x``, ``blocks:16``, ``ranks:0-7``).")
+    count = Key(int, "How many ran at once.")
+    ranks_each = Key(int, "Ranks in each (the largest).")
+
+
 class StepTimes(Record):
     """Every step of a schedule run on the packet engine and the cycle it finished, as columns (one entry per step, ranks in order, each rank's steps in program order): the progress of the schedule over the network that ``tofusim report`` animates."""
 
@@ -495,6 +503,7 @@ class CollectiveFields(Record):
     bandwidth_Bps = Key(float, "Size over time (for allgather and alltoall: all the bytes a rank receives, p × size, over time).")  # noqa: N815 - the unit is in the name
     bytes_sent = Key(int)
     communicator_shape = Maybe(_list, "The communicator's torus shape the algorithms saw.")
+    communicators = Maybe(SubCommunicators, "Sub-communicators that ran side by side (``--comm``); absent for the world. ``processes`` then counts every rank of the system, and the size, bandwidth, shape and settings are one communicator's.")
     complete = Key(bool, "Every step of the collective ran (false after a deadlock, an invariant violation or Ctrl-C: the time is then not the collective's).")
     fallback = Maybe(str)
     flow = Maybe(FlowRun, "Flow-model statistics of the run (flow models only).")

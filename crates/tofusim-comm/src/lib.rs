@@ -26,6 +26,7 @@ pub mod mpi_collectives;
 pub mod replay;
 pub mod rounds;
 pub mod schedule;
+pub mod subcommunicators;
 pub mod tree;
 
 pub use algorithms::{Algorithm, BuildError, Params};

@@ -22,6 +22,7 @@ use tofusim_packet::{Engine, RunParams, RunResult};
 
 
 use crate::comm_model::Modes;
+use crate::communicators::{as_group, Communicators};
 use crate::rank_placement::{RankPlacement, Ranks};
 pub use crate::build::{setup, torus_setup, Setup};
 use crate::error::{ConfigError, Result};
@@ -68,6 +69,9 @@ pub struct CollectiveSpec {
     /// once the system is known ([`settle`]; `Some(None)`: the system's
     /// library). `algorithm` holds the operation's first until then.
     pub library: Option<Option<tofusim_comm::library::Library>>,
+    /// The communicators that run it (`--comm`): the world, or
+    /// sub-communicators side by side.
+    pub comm: Communicators,
 }
 
 impl CollectiveSpec {
@@ -130,6 +134,7 @@ impl CollectiveSpec {
             },
             ranks: v.ranks()?,
             flat: v.flag("flat"),
+            comm: Communicators::parse(&get_s("comm"))?,
             model: {
                 let m = v.get("model").and_then(|x| x.as_str()).unwrap_or("packet");
                 Model::parse(m).ok_or_else(|| ConfigError::argument("--model", format!("unknown model `{m}`; expected one of: {}", Model::NAMES.join(", "))))?
@@ -304,6 +309,22 @@ pub struct CollectiveResult {
     /// The trees given instead of the built ones ([`CollectiveSpec::trees`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trees: Option<GivenTrees>,
+    /// Sub-communicators that ran side by side (`--comm`); absent for the
+    /// world. `processes` then counts every rank of the system, and the
+    /// size, bandwidth, shape and settings are one communicator's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub communicators: Option<SubCommunicators>,
+}
+
+/// The sub-communicators of a run (`tofusim coll --comm`).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct SubCommunicators {
+    /// As `--comm` spells it (`x`, `blocks:16`, `ranks:0-7`).
+    pub comm: String,
+    /// How many ran at once.
+    pub count: u32,
+    /// Ranks in each (the largest).
+    pub ranks_each: u32,
 }
 
 /// Which given trees a run used: their file and each tree's depth in arcs.
@@ -792,20 +813,29 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         return run_packet(spec, s, progress);
     }
     let wall = std::time::Instant::now();
-    // Ctrl-C between max-min solves: the progress callback says stop.
-    let mut ask = || progress(0.0).is_break();
-    let interrupt = tofusim_flow::Interrupt::new(&mut ask);
     let ranks = s.node_of_rank.len() as u32;
+    if !spec.comm.is_world() {
+        if spec.model == Model::FlowRounds {
+            return Err(err("comm", "the rounds form runs one communicator over every node: sub-communicators need the packet or flow-events model"));
+        }
+        return run_flow_events(spec, s, progress, wall);
+    }
     check_spec(spec, ranks, s.built.model.tnis)?;
     let (settled, settings) = settle(spec, &s)?;
-    let spec = &settled;
-    let estimate = estimated_messages(spec, ranks as u64);
-    let has_rounds = tofusim_comm::rounds::has_rounds(spec.op, spec.algorithm);
-    let model = match spec.model {
-        Model::Flow if has_rounds && estimate > 2_000_000 && spec.ranks.is_one_per_node() => Model::FlowRounds,
+    let estimate = estimated_messages(&settled, ranks as u64);
+    let has_rounds = tofusim_comm::rounds::has_rounds(settled.op, settled.algorithm);
+    let model = match settled.model {
+        Model::Flow if has_rounds && estimate > 2_000_000 && settled.ranks.is_one_per_node() => Model::FlowRounds,
         Model::Flow => Model::FlowEvents,
         m => m,
     };
+    if model == Model::FlowEvents {
+        return run_flow_events(&CollectiveSpec { model, ..spec.clone() }, s, progress, wall);
+    }
+    let spec = &settled;
+    // Ctrl-C between max-min solves: the progress callback says stop.
+    let mut ask = || progress(0.0).is_break();
+    let interrupt = tofusim_flow::Interrupt::new(&mut ask);
     let tnis = spec.tnis.unwrap_or(s.built.model.tnis).max(1);
     if model == Model::FlowRounds {
         if !spec.ranks.is_one_per_node() {
@@ -828,22 +858,41 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         let _ = progress(1.0);
         return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model));
     }
-    check_estimate(spec, estimate)?;
-    let (sched, node_leaders) = schedule_on(spec, &s, s.built.model.tnis)?;
+    unreachable!("the flow model runs in rounds or event by event")
+}
+
+/// The flow model, event by event, on the schedule of `spec` (the world's,
+/// or its sub-communicators' side by side), and with `verify` its data
+/// check.
+fn run_flow_events(spec: &CollectiveSpec, mut s: Setup, progress: tofusim_packet::Progress, wall: std::time::Instant) -> Result<CollectiveResult> {
+    let world = s.node_of_rank.len() as u32;
+    let Plan { spec: settled, settings, schedule: sched, node_leaders, shape, collective, ranks, fallback, split } = plan(spec, &mut s, progress)?;
+    // Ctrl-C between max-min solves: the progress callback says stop.
+    let mut ask = || progress(0.0).is_break();
+    let interrupt = &tofusim_flow::Interrupt::new(&mut ask);
+    let spec = &settled;
+    let model = Model::FlowEvents;
     let counts = (sched.messages(), sched.bytes_sent(), sched.tnis_used());
-    let time = match crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, &interrupt) {
+    let flow_summary = |interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted };
+    let communicators = split.as_ref().map(|(c, _)| c.clone());
+    let time = match crate::flow_model::schedule_time(&s, &sched, &spec.modes, spec.seed, interrupt) {
         // Ctrl-C: what is known without the time — the schedule's size.
         Err(_) if interrupt.stopped() => {
-            let flow = FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted: true };
-            return Ok(result(spec, &settings, sched.collective, ranks, s.grid, 0.0, sched.fallback.clone(), counts, None, None, Some(flow), model));
+            let mut r = result(spec, &settings, collective, ranks, shape, 0.0, fallback, counts, None, None, Some(flow_summary(true)), model);
+            (r.processes, r.communicators) = (world, communicators);
+            return Ok(r);
         }
         t => t?,
     };
     let _ = progress(1.0);
-    let (verified, verify_error) = verification(spec, &sched, progress);
+    let (verified, verify_error) = match split {
+        Some((_, checked)) => checked,
+        None => verification(spec, &sched, progress),
+    };
     let interrupted = verified.is_none() && verify_error.is_some();
-    let mut r = result(spec, &settings, sched.collective, ranks, algorithm_grid(spec, &s), time, sched.fallback.clone(), counts, verified.map(|v| (v, verify_error)), None, Some(FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds: None, interrupted }), model);
+    let mut r = result(spec, &settings, collective, ranks, shape, time, fallback, counts, verified.map(|v| (v, verify_error)), None, Some(flow_summary(interrupted)), model);
     r.node_leaders = node_leaders;
+    (r.processes, r.communicators) = (world, communicators);
     Ok(r)
 }
 
@@ -1022,20 +1071,80 @@ fn result(
         steps: None,
         steps_omitted: None,
         trees: spec.trees.as_ref().map(|t| GivenTrees { source: t.source.clone(), depths: t.trees.each_ref().map(|tree| tree.depth()) }),
+        communicators: None,
     }
+}
+
+/// The schedule a collective runs, settled on its communicator: the
+/// world's, or every sub-communicator's side by side.
+struct Plan {
+    spec: CollectiveSpec,
+    settings: Settings,
+    schedule: tofusim_comm::Schedule,
+    node_leaders: bool,
+    /// What one communicator is: its algorithm's torus shape, its
+    /// collective, ranks and any fallback.
+    shape: Option<Grid>,
+    collective: Collective,
+    ranks: u32,
+    fallback: Option<String>,
+    /// Sub-communicators: what ran, and every one's data check (done as
+    /// each was built: the side-by-side schedule has no single result).
+    split: Option<(SubCommunicators, (Option<bool>, Option<String>))>,
+}
+
+/// Settles `spec` on `s` and builds its schedule: over the world, or over
+/// each of `spec.comm`'s communicators (settled on the first: they are
+/// alike) written side by side.
+fn plan(spec: &CollectiveSpec, s: &mut Setup, progress: tofusim_packet::Progress) -> Result<Plan> {
+    let tnis = s.built.model.tnis;
+    if spec.comm.is_world() {
+        let ranks = s.node_of_rank.len() as u32;
+        check_spec(spec, ranks, tnis)?;
+        let (settled, settings) = settle(spec, s)?;
+        check_estimate(&settled, estimated_messages(&settled, ranks as u64))?;
+        let (schedule, node_leaders) = schedule_on(&settled, s, tnis)?;
+        let shape = algorithm_grid(&settled, s);
+        return Ok(Plan { collective: schedule.collective, fallback: schedule.fallback.clone(), ranks, shape, spec: settled, settings, schedule, node_leaders, split: None });
+    }
+    let groups = spec.comm.groups(s, &spec.ranks)?;
+    let first = groups[0].members.len() as u32;
+    let (settled, settings, shape) = as_group(s, &groups[0], |v| -> Result<_> {
+        check_spec(spec, first, tnis)?;
+        let (settled, settings) = settle(spec, v)?;
+        let shape = algorithm_grid(&settled, v);
+        Ok((settled, settings, shape))
+    })?;
+    let messages = groups.iter().map(|g| estimated_messages(&settled, g.members.len() as u64)).fold(0u64, u64::saturating_add);
+    check_estimate(&settled, messages)?;
+    let mut built = Vec::with_capacity(groups.len());
+    let mut node_leaders = false;
+    let mut verified = if settled.verify { (Some(true), None) } else { (None, None) };
+    for g in &groups {
+        let (one, leaders) = as_group(s, g, |v| schedule_on(&settled, v, tnis))?;
+        node_leaders |= leaders;
+        if verified.0 == Some(true) {
+            verified = verification(&settled, &one, progress);
+            if let (Some(false), Some(e)) = &mut verified {
+                *e = format!("communicator of ranks {}…: {e}", g.members[0]);
+            }
+        }
+        built.push(one);
+    }
+    let pairs: Vec<(&[u32], &tofusim_comm::Schedule)> = groups.iter().zip(&built).map(|(g, b)| (g.members.as_slice(), b)).collect();
+    let schedule = tofusim_comm::subcommunicators::side_by_side(s.node_of_rank.len() as u32, &pairs).map_err(|e| err(e.key, e.message))?;
+    let record = SubCommunicators { comm: spec.comm.name(), count: groups.len() as u32, ranks_each: groups.iter().map(|g| g.members.len() as u32).max().unwrap_or(0) };
+    let (collective, fallback) = (built[0].collective, built[0].fallback.clone());
+    Ok(Plan { spec: settled, settings, schedule, node_leaders, shape, collective, ranks: first, fallback, split: Some((record, verified)) })
 }
 
 /// Runs one collective on the packet engine (and, with `verify`, on real
 /// buffers), keeping every step's finish cycle when `spec.steps` asks.
 fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet::Progress) -> Result<CollectiveResult> {
     setup.max_minutes = spec.max_minutes;
-    let (ranks, tnis) = (setup.node_of_rank.len() as u32, setup.built.model.tnis);
-    check_spec(spec, ranks, tnis)?;
-    let (settled, settings) = settle(spec, &setup)?;
+    let world = setup.node_of_rank.len() as u32;
+    let Plan { spec: settled, settings, schedule: sched, node_leaders, shape, collective, ranks, fallback, split } = plan(spec, &mut setup, progress)?;
     let spec = &settled;
-    check_estimate(spec, estimated_messages(spec, ranks as u64))?;
-    let (sched, node_leaders) = schedule_on(spec, &setup, tnis)?;
-    let shape = algorithm_grid(spec, &setup);
     let step_count: u64 = sched.programs.iter().map(|p| p.steps.len() as u64).sum();
     let keep_steps = spec.steps && step_count <= MAX_STEP_TIMES;
     let node_of_rank = if keep_steps { setup.node_of_rank.clone() } else { Vec::new() };
@@ -1045,7 +1154,11 @@ fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet:
     })?;
     // An interrupted run is not checked either; an interrupted check marks
     // the run interrupted (the command prints what it has, exit 130).
-    let (verified, verify_error) = if timed.run.interrupted { (None, None) } else { verification(spec, &timed.schedule, progress) };
+    let (verified, verify_error) = match &split {
+        Some((_, checked)) => checked.clone(),
+        None if timed.run.interrupted => (None, None),
+        None => verification(spec, &timed.schedule, progress),
+    };
     if verified.is_none() && verify_error.is_some() {
         timed.run.interrupted = true;
     }
@@ -1053,11 +1166,11 @@ fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet:
     let mut r = result(
         spec,
         &settings,
-        s.collective,
-        timed.ranks,
+        collective,
+        ranks,
         shape,
         timed.time_seconds,
-        s.fallback.clone(),
+        fallback,
         (s.messages(), s.bytes_sent(), s.tnis_used()),
         verified.map(|v| (v, verify_error)),
         Some(timed.run),
@@ -1066,6 +1179,8 @@ fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet:
     );
     r.steps = finish.map(|f| StepTimes::new(s, &node_of_rank, &f));
     r.node_leaders = node_leaders;
+    r.processes = world;
+    r.communicators = split.map(|(c, _)| c);
     r.steps_omitted = (spec.steps && !keep_steps).then_some(step_count);
     Ok(r)
 }

@@ -176,6 +176,7 @@ fn result(
         steps: finish.map(|f| StepTimes::new(s, &node_of_rank, &f)),
         steps_omitted: (g.steps && g.model == Model::Packet && steps > MAX_STEP_TIMES).then_some(steps),
         trees: None,
+        communicators: None,
     }
 }
 

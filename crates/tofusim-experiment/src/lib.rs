@@ -8,6 +8,7 @@
 pub mod build;
 pub mod check;
 pub mod collective;
+pub mod communicators;
 pub mod comm_bench;
 pub mod comm_model;
 pub mod error;

@@ -173,9 +173,7 @@ pub fn rmatt(req: RmattRequest<'_>, stop: &mut dyn FnMut() -> bool) -> Result<Va
     }))
 }
 
-/// Most ranks per node a placement takes (`--ppn`): Fugaku's 48 cores
-/// and then some.
-pub const MAX_RANKS_PER_NODE: u32 = 1024;
+use crate::rank_placement::MAX_RANKS_PER_NODE;
 
 fn check_per_node(per_node: u32) -> Result<u32> {
     if !(1..=MAX_RANKS_PER_NODE).contains(&per_node) {

@@ -132,6 +132,7 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
         ranks: Default::default(),
         flat: false,
         library: None,
+        comm: Default::default(),
     };
     let go = |steps| run(&spec(steps), &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
     assert!(go(false).steps.is_none());
@@ -152,5 +153,30 @@ fn a_collective_keeps_every_steps_finish_cycle_when_asked() {
     for rank in 0..8 {
         let recv: Vec<u64> = (0..s.rank.len()).filter(|&i| s.rank[i] == rank && s.kind[i] == 1).map(|i| s.finish_cycle[i].unwrap()).collect();
         assert!(recv.windows(2).all(|w| w[0] <= w[1]), "{recv:?}");
+    }
+}
+
+#[test]
+fn sub_communicators_run_side_by_side_and_share_the_network() {
+    use tofusim_experiment::collective::{run, CollectiveSpec};
+    let spec = |comm: &str, model: &str| {
+        CollectiveSpec::from_json(&format!(r#"{{"op": "allreduce", "algo": "ring", "size_bytes": 65536, "system": "bgl:4x4x2", "comm": "{comm}", "model": "{model}", "verify": true}}"#)).unwrap()
+    };
+    let go = |s: &CollectiveSpec| run(s, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
+    for model in ["packet", "flow-events"] {
+        let rows = go(&spec("x", model));
+        let c = rows.communicators.as_ref().unwrap();
+        assert_eq!((c.comm.as_str(), c.count, c.ranks_each), ("x", 8, 4));
+        assert_eq!((rows.processes, rows.verified), (32, Some(true)));
+        assert_eq!(rows.communicator_shape, Some([4, 1, 1]));
+        // One row alone against all eight at once: x rows use disjoint
+        // links, so they do not slow each other.
+        let one = go(&spec("ranks:0-3", model));
+        assert_eq!(one.communicators.as_ref().unwrap().count, 1);
+        let ratio = rows.time_seconds / one.time_seconds;
+        assert!((0.999..1.02).contains(&ratio), "{model}: eight x rows {} s vs one {} s", rows.time_seconds, one.time_seconds);
+        // Blocks of 16 ranks span x and y: each its own ring.
+        let blocks = go(&spec("blocks:16", model));
+        assert_eq!((blocks.communicators.as_ref().unwrap().count, blocks.verified), (2, Some(true)));
     }
 }

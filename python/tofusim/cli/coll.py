@@ -142,6 +142,10 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
 @click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
 @click.option("--cmg", metavar="near|far", default="near", show_default=True, help="TofuD: the TNI's distance from the core's CMG.")
 @ppn_options
+@click.option("--comm", default="world", show_default=True, metavar="world|AXES|blocks:N|ranks:LIST",
+              help="Sub-communicators that run the collective at once, sharing the network: AXES keeps those axes of the ranks' grid "
+                   "(x: every line along x; yz: every y-z plane; MPI_Cart_sub), blocks:N splits the ranks into consecutive blocks of N "
+                   "(MPI_Comm_split), ranks:LIST is one communicator (e.g. ranks:0-7,16) with the others idle.")
 @click.option("--flat", is_flag=True, help="With several ranks per node: run barrier, bcast, reduce and allreduce over every rank "
                                          "instead of in their node-leader form (fan in through memory, one rank per node on the network, fan out).")
 @click.option("--verify", is_flag=True, help="Also run the schedule on real buffers and check the result.")
@@ -160,7 +164,7 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
                                    "port_samples.parquet and vc_samples.parquet (counter samples).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @report_option
-def coll(op, algo, library, size, system, root, segment, tnis, trees_file, schedule_file, descriptor, cache_injection, cmg, ppn, placement, flat, verify, seed,
+def coll(op, algo, library, size, system, root, segment, tnis, trees_file, schedule_file, descriptor, cache_injection, cmg, ppn, placement, comm, flat, verify, seed,
          max_time, model, list_, counter_period, jobs, out, as_json, report) -> None:
     """Run one collective OP over every node of a system, on the packet engine or the flow model.
 
@@ -173,7 +177,8 @@ def coll(op, algo, library, size, system, root, segment, tnis, trees_file, sched
         _list(as_json)
         return
     if schedule_file is not None:
-        given = {"--algo": algo, "--library": library, "--segment": segment, "--tnis": tnis, "--trees": trees_file, "--root": root or None, "--flat": flat or None}
+        given = {"--algo": algo, "--library": library, "--segment": segment, "--tnis": tnis, "--trees": trees_file, "--root": root or None, "--flat": flat or None,
+                 "--comm": None if comm == "world" else comm}
         clash = [k for k, v in given.items() if v is not None]
         if clash:
             raise click.UsageError(f"--schedule gives the algorithm, its TNIs, segments and root, and runs as written: drop {', '.join(clash)}")
@@ -221,7 +226,7 @@ def coll(op, algo, library, size, system, root, segment, tnis, trees_file, sched
     if sweeping:
         _sweep(op, algo, size, system, jobs, out, as_json, report, dict(root=root, segment_bytes=segment_bytes, tnis=tnis, descriptor=descriptor,
                cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, model=model, max_minutes=max_time,
-               ppn=ppn, placement=read_placement(placement), flat=flat))
+               ppn=ppn, placement=read_placement(placement), flat=flat, comm=comm))
         return
     size_bytes = parse_bytes(size, "--size")
     progress = _LazyProgress()
@@ -242,7 +247,7 @@ def coll(op, algo, library, size, system, root, segment, tnis, trees_file, sched
                          cache_injection=cache_injection, cmg=cmg, verify=verify, seed=seed, progress=progress, model=model, keep_partial=True,
                          counter_cycles=counter_period, steps=bool(out) and model == "packet", samples=columns,
                          trees=trees, trees_source=trees_file or "<trees>", max_minutes=max_time, ppn=ppn, placement=read_placement(placement),
-                         flat=flat)
+                         flat=flat, comm=comm)
     finally:
         progress.close()
     if out:
@@ -259,6 +264,8 @@ def coll(op, algo, library, size, system, root, segment, tnis, trees_file, sched
             ("processes", f"{r['processes']:,}" + (f" (communicator {'x'.join(map(str, r['communicator_shape']))})" if r["communicator_shape"] else "")
              + (f", {r['ranks_per_node']} per node ({r['placement']}" + ("; node leaders on the network" if r["node_leaders"] else "; flat") + ")"
                 if r["ranks_per_node"] > 1 or r["placement"] != "block" else "")),
+            *([("communicators", f"{r['communicators']['count']:,} side by side ({r['communicators']['comm']}), {r['communicators']['ranks_each']:,} ranks each; "
+                                    "size, bandwidth and shape are one communicator's")] if r.get("communicators") else []),
             ("algorithm", f"{r['algo']} ({r['settings']['algorithm']})"),
             ("size", f"{r['size_bytes']:,} bytes"),
             ("time", f"{r['time_seconds'] * 1e6:.3f} µs"),
