@@ -104,8 +104,21 @@ def test_coll_places_several_ranks_per_node(run, tmp_path):
     p = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--placement", "cyclic", "--json")
     assert p.code == 0, p.err
     assert json.loads(p.out)["placement"] == "cyclic"
-    bad = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--model", "flow-rounds")
-    assert bad.code == 2 and "rounds form" in bad.err
+    bad = run("coll", "allreduce", "--algo", "ring", "--size", "4KiB", "--system", "bgl:2x2x2", "--ppn", "2", "--flat", "--model", "flow-rounds")
+    assert bad.code == 2 and "rounds form" in bad.err and "node leaders" in bad.err
+
+
+@pytest.mark.parametrize("system,algo,size,ppn", [("bgl:4x4x4", "recursive-doubling", 64 << 10, 4), ("bgl:4x4x4", "ring", 1 << 20, 2),
+                                                  ("k:2x3x2", "trinaryx3", 4 << 20, 4)])
+def test_the_rounds_form_runs_node_leaders(system, algo, size, ppn):
+    """Issue 38: with several ranks per node the rounds form (full machines)
+    runs among node leaders between each node's fan-in and fan-out, and
+    gives the time the event-by-event flow model gives the whole schedule."""
+    events = tofusim.collective("allreduce", algo, size, system, ppn=ppn, model="flow-events")
+    rounds = tofusim.collective("allreduce", algo, size, system, ppn=ppn, model="flow-rounds")
+    assert rounds.node_leaders and events.node_leaders
+    assert 0 < rounds.flow.rounds.node_seconds < rounds.time_seconds
+    assert rounds.time_seconds == pytest.approx(events.time_seconds, rel=0.01)
 
 
 def test_k_mpi_latency_and_bandwidth_through_the_benchmark_path():

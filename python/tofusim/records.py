@@ -349,6 +349,7 @@ class Rounds(Record):
     latency_seconds = Key(float)
     lockstep_seconds = Key(float, "Every round lasting its slowest message (an upper bound), split into transfers at their shared rates and latency terms; and the local copies.")
     messages = Key(int)
+    node_seconds = Key(float, "With several ranks per node, the rounds run among one leader per node: this is each node's fan-in to its leader and fan-out from it through the node's memory, before and after the rounds (included in ``time_seconds``; 0 with a rank per node).")
     one_hop = Key(bool, "Whether every message was one hop (the per-router path).")
     rounds = Key(int)
     solves = Key(int)

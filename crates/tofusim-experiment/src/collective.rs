@@ -804,7 +804,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     if dragonfly && !chosen_later {
         check_memory(spec, &built.system, &built.model)?;
     }
-    let s = spec.ranks.place(crate::build::communicator_of(built)?)?;
+    let mut s = spec.ranks.place(crate::build::communicator_of(built)?)?;
     if chosen_later {
         let chosen = CollectiveSpec { algorithm: choose_algorithm(spec, &s).0, library: None, ..spec.clone() };
         check_memory(&chosen, &s.built.system, &s.built.model)?;
@@ -825,7 +825,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let estimate = estimated_messages(&settled, ranks as u64);
     let has_rounds = tofusim_comm::rounds::has_rounds(settled.op, settled.algorithm);
     let model = match settled.model {
-        Model::Flow if has_rounds && estimate > 2_000_000 && settled.ranks.is_one_per_node() => Model::FlowRounds,
+        Model::Flow if has_rounds && estimate > 2_000_000 && rounds_refusal(&settled, &s).is_none() => Model::FlowRounds,
         Model::Flow => Model::FlowEvents,
         m => m,
     };
@@ -838,27 +838,78 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let interrupt = tofusim_flow::Interrupt::new(&mut ask);
     let tnis = spec.tnis.unwrap_or(s.built.model.tnis).max(1);
     if model == Model::FlowRounds {
-        if !spec.ranks.is_one_per_node() {
-            return Err(err("ppn", "the rounds form places a rank per node in the communicator's order: several ranks per node or a placement need the packet or flow-events model"));
+        if let Some(why) = rounds_refusal(spec, &s) {
+            return Err(err("ppn", why));
         }
         if spec.verify {
             return Err(err("verify", "the rounds form moves no data: --verify needs the packet or flow-events model"));
         }
-        let mut params = algorithm_params(spec, ranks, s.grid, tnis, gates_of(&s));
+        // Several ranks per node: the rounds run among the node leaders,
+        // on the nodes' torus shape, between each node's fan-in and
+        // fan-out through its memory.
+        let leaders = runs_on_node_leaders(spec, &s);
+        let (order, _) = tofusim_comm::hierarchical::leaders(&s.node_of_rank);
+        algorithm_root(spec, &s)?;
+        let node_seconds = if leaders { node_fan_seconds(spec, &mut s, order.len() as u32)? } else { 0.0 };
+        let shape = algorithm_grid(spec, &s);
+        let group = crate::communicators::Group { members: order, grid: shape, node_grid: s.node_grid };
+        let mut params = algorithm_params(spec, group.members.len() as u32, shape, tnis, gates_of(&s));
         params.count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
         let rounds = tofusim_comm::rounds::build(spec.op, spec.algorithm, &params).map_err(|e| build_err(spec, e))?;
         let flow_summary = |rounds, interrupted| FlowSummary { wall_seconds: wall.elapsed().as_secs_f64(), peak_memory_bytes: tofusim_packet::result::peak_memory_bytes(), rounds, interrupted };
         let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
-        let timed = match crate::flow_model::rounds_time(&s, &rounds, &spec.modes, spec.seed, &interrupt) {
+        let timed = match as_group(&mut s, &group, |v| crate::flow_model::rounds_time(v, &rounds, &spec.modes, spec.seed, &interrupt)) {
             Err(_) if interrupt.stopped() => {
-                return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model));
+                return Ok(result(spec, &settings, rounds.collective, ranks, shape, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model));
             }
             t => t?,
         };
+        let timed = tofusim_comm::exec::rounds::RoundsTimed { time_seconds: timed.time_seconds + node_seconds, node_seconds, ..timed };
         let _ = progress(1.0);
-        return Ok(result(spec, &settings, rounds.collective, ranks, s.grid, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model));
+        let mut r = result(spec, &settings, rounds.collective, ranks, shape, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model);
+        r.node_leaders = leaders;
+        return Ok(r);
     }
     unreachable!("the flow model runs in rounds or event by event")
+}
+
+/// Why the rounds form cannot run `spec` on `s`, if it cannot: it runs a
+/// rank per node in the communicator's order, or with several per node
+/// (block or cyclic) one leader per node of the operations that have a
+/// node-leader form.
+fn rounds_refusal(spec: &CollectiveSpec, s: &Setup) -> Option<&'static str> {
+    if spec.ranks.is_one_per_node() {
+        return None;
+    }
+    if matches!(spec.ranks.placement, RankPlacement::Map(_)) {
+        return Some("the rounds form places ranks in the communicator's order: a placement map needs the packet or flow-events model");
+    }
+    if !runs_on_node_leaders(spec, s) {
+        return Some("with several ranks per node the rounds form runs among node leaders (barrier, bcast, reduce, allreduce, not --flat): this one needs the packet or flow-events model");
+    }
+    None
+}
+
+/// Each node's fan-in to its leader and fan-out from it through memory,
+/// seconds: the node-leader form of `spec` on one node of `s` (its first
+/// rank's, holding `s`'s ranks per node; every node holds as many) with
+/// nothing between, timed by the flow model's event-by-event executor —
+/// the cost the full schedule gives those steps. The leaders' algorithm
+/// waits for the fan-in and the fan-out for it, so the times add.
+fn node_fan_seconds(spec: &CollectiveSpec, s: &mut Setup, leaders: u32) -> Result<f64> {
+    let per_node = s.node_of_rank.len() as u32 / leaders.max(1);
+    let node = s.node_of_rank[0];
+    let count = spec.size_bytes.div_ceil(ELEMENT_BYTES).max(1);
+    let collective = spec.op.collective(0);
+    let alone = tofusim_comm::Schedule::new(collective, spec.algorithm.name(), 1, count);
+    let nodes = vec![node; per_node as usize];
+    let fan = tofusim_comm::hierarchical::node_leaders(collective, &nodes, &alone).map_err(|e| build_err(spec, e))?;
+    // Any node's ranks cost the same: the first node's stand for all.
+    let members: Vec<u32> = s.node_of_rank.iter().enumerate().filter(|&(_, &n)| n == node).map(|(r, _)| r as u32).collect();
+    let group = crate::communicators::Group { members, grid: None, node_grid: None };
+    let mut go_on = || false;
+    let never = tofusim_flow::Interrupt::new(&mut go_on);
+    as_group(s, &group, |v| crate::flow_model::schedule_time(v, &fan, &spec.modes, spec.seed, &never))
 }
 
 /// The flow model, event by event, on the schedule of `spec` (the world's,

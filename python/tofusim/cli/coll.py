@@ -287,7 +287,8 @@ def coll(op, algo, library, size, system, root, segment, tnis, trees_file, sched
             if f["rounds"]:
                 k = f["rounds"]
                 how = (f"flow model in lockstep rounds: {k['rounds']:,} rounds in {k['stretches']:,} stretches, {k['solves']:,} max-min solves; "
-                       f"transfers {k['transfer_seconds'] * 1e6:,.1f} µs + latencies {k['latency_seconds'] * 1e6:,.1f} µs + copies {k['copy_seconds'] * 1e6:,.1f} µs")
+                       f"transfers {k['transfer_seconds'] * 1e6:,.1f} µs + latencies {k['latency_seconds'] * 1e6:,.1f} µs + copies {k['copy_seconds'] * 1e6:,.1f} µs"
+                       + (f"; each node's fan-in and fan-out through memory {k['node_seconds'] * 1e6:,.1f} µs" if k.get("node_seconds") else ""))
             rows.append(("simulator", f"{how}; {f['wall_seconds']:.2f} s wall, {f['peak_memory_bytes'] / 2**20:,.0f} MiB peak"))
         for k, v in rows:
             t.add_row(k, v)

@@ -56,6 +56,11 @@ pub struct RoundsTimed {
     pub transfer_seconds: f64,
     pub latency_seconds: f64,
     pub copy_seconds: f64,
+    /// With several ranks per node, the rounds run among one leader per
+    /// node: this is each node's fan-in to its leader and fan-out from it
+    /// through the node's memory, before and after the rounds (included
+    /// in `time_seconds`; 0 with a rank per node).
+    pub node_seconds: f64,
     /// Whether some stretch was too long to follow rank by rank (beyond
     /// 3 × 10⁸ message steps) and was taken in one go: a permutation at its
     /// cycle mean, anything else bulk-synchronous.
@@ -279,6 +284,7 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
         transfer_seconds: 0.0,
         latency_seconds: 0.0,
         copy_seconds,
+        node_seconds: 0.0,
         rounds: rounds.rounds(),
         messages: rounds.messages(),
         stretches: 0,
