@@ -531,7 +531,7 @@ fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>
     if messages > crate::collective::MAX_SCHEDULE_MESSAGES {
         return Err(ConfigError::argument(
             "ppn",
-            format!("{} of {bytes} bytes over {ranks} ranks: about {messages} messages, more than the {} a schedule may hold; fewer ranks (--ppn, --system)", b.name(), crate::collective::MAX_SCHEDULE_MESSAGES),
+            format!("{} of {bytes} bytes over {ranks} ranks: about {messages} messages, more than the {} a schedule may hold; fewer ranks (--ppn, --system), or one call on the whole machine with tofusim coll OP --model flow (its lockstep rounds: the network and host costs without the MPI layer's per-call software)", b.name(), crate::collective::MAX_SCHEDULE_MESSAGES),
         ));
     }
     // Bruck's messages gather every block whose index has the step's bit
