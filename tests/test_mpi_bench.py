@@ -224,3 +224,15 @@ def test_sub_communicators_in_coll(run):
     for comm, needle in [("blocks:5", "divisor"), ("w", "expected world"), ("ranks:0", "nothing to communicate")]:
         r = run("coll", "allreduce", "--size", "8", "--system", "bgl:4x4x2", "--comm", comm)
         assert r.code == 2 and "comm" in r.err and needle in r.err, (comm, r.err)
+
+
+def test_a_collective_too_large_for_a_schedule_runs_in_rounds():
+    """Issue 38: mpi-bench on a full machine (flow model): one call in
+    lockstep rounds where the schedule would be too large to list."""
+    r = tofusim.mpi_bench("Allreduce", "k:8x9x8", sizes=[16 << 20], model="flow", algo="ring", ppn=2)
+    row = r.rows[0]
+    assert row.rounds and row.algorithm == "ring" and row.complete
+    assert 0 < row.t_min_us <= row.t_avg_us <= row.t_max_us
+    # The same call through `tofusim coll`'s rounds form.
+    c = tofusim.collective("allreduce", "ring", 16 << 20, "k:8x9x8", ppn=2, model="flow-rounds")
+    assert row.t_max_us == pytest.approx(c.time_seconds * 1e6, rel=1e-9)

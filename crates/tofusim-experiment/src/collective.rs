@@ -864,7 +864,13 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
             }
             t => t?,
         };
-        let timed = tofusim_comm::exec::rounds::RoundsTimed { time_seconds: timed.time_seconds + node_seconds, node_seconds, ..timed };
+        let timed = tofusim_comm::exec::rounds::RoundsTimed {
+            time_seconds: timed.time_seconds + node_seconds,
+            rank_min_seconds: timed.rank_min_seconds + node_seconds,
+            rank_mean_seconds: timed.rank_mean_seconds + node_seconds,
+            node_seconds,
+            ..timed
+        };
         let _ = progress(1.0);
         let mut r = result(spec, &settings, rounds.collective, ranks, shape, timed.time_seconds, None, counts, None, None, Some(flow_summary(Some(timed), false)), model);
         r.node_leaders = leaders;

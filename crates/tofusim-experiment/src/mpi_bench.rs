@@ -270,6 +270,11 @@ pub struct BenchRow {
     /// Packets that crossed the network (packet engine; messages between
     /// ranks of one node move none).
     pub packets_delivered: Option<u64>,
+    /// Timed as one call in the flow model's lockstep rounds (a full
+    /// machine: the schedule was too large to list). The collective's
+    /// network and host costs, without the MPI layer's per-call software;
+    /// t_min and t_avg are the first and the mean rank's finish.
+    pub rounds: bool,
 }
 
 /// `tofusim mpi-bench`'s result: the benchmark's table and what ran it.
@@ -560,7 +565,7 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
         None => None,
         // A zero-count collective moves nothing: MPI libraries return at once.
         Some(op) if bytes == 0 && op != CollOp::Library(Operation::Barrier) => {
-            let row = BenchRow { bytes, repetitions: 1, t_min_us: 0.0, t_max_us: 0.0, t_avg_us: 0.0, mbytes_per_sec: None, algorithm: None, stands_in_for: None, rule: None, complete: true, packets_delivered: Some(0) };
+            let row = BenchRow { bytes, repetitions: 1, t_min_us: 0.0, t_max_us: 0.0, t_avg_us: 0.0, mbytes_per_sec: None, algorithm: None, stands_in_for: None, rule: None, complete: true, packets_delivered: Some(0), rounds: false };
             return Ok(Some((row, crate::replay::MpiSoftware { profile: "", native: true, eager_limit_bytes: 0, note: String::new() })));
         }
         Some(op) => {
@@ -597,7 +602,14 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
         }
     };
     let reps = repetitions(b, ranks, bytes);
-    check_size(b, ranks, bytes, algorithm, reps)?;
+    if let Err(too_large) = check_size(b, ranks, bytes, algorithm, reps) {
+        // A full machine on the flow model: one call in lockstep rounds,
+        // where the algorithm has them.
+        return match (req.model, b.operation(), algorithm) {
+            (Model::FlowEvents, Some(CollOp::Library(op)), Some(a)) if tofusim_comm::rounds::has_rounds(op, a) => rounds_row(req, b, op, a, bytes, ranks, why, progress),
+            _ => Err(too_large),
+        };
+    }
     let spec = crate::replay::ReplaySpec {
         system: req.system.clone(),
         system_toml: None,
@@ -656,8 +668,59 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
         rule: why.map(|w| w.1),
         complete: r.complete,
         packets_delivered: r.run.as_ref().map(|x| x.packets_delivered),
+        rounds: false,
     };
     Ok(Some((row, r.mpi_software)))
+}
+
+/// One collective call at `bytes` timed by the flow model's lockstep
+/// rounds over every rank of the request (`tofusim coll --model
+/// flow-rounds`): the row of a machine too large for a schedule.
+#[allow(clippy::too_many_arguments)]
+fn rounds_row(req: &BenchRequest, b: Benchmark, op: Operation, algorithm: Algorithm, bytes: u64, ranks: u32, why: Option<(Option<String>, String)>, progress: tofusim_packet::Progress) -> Result<Option<(BenchRow, crate::replay::MpiSoftware)>> {
+    let spec = crate::collective::CollectiveSpec {
+        op,
+        algorithm,
+        size_bytes: b.operation_bytes(bytes, ranks),
+        system: req.system.clone(),
+        root: 0,
+        segment_bytes: None,
+        tnis: None,
+        modes: req.modes,
+        verify: false,
+        seed: req.seed,
+        model: Model::FlowRounds,
+        max_minutes: req.max_minutes,
+        counter_cycles: 0,
+        steps: false,
+        trees: None,
+        ranks: req.ranks.clone(),
+        flat: req.flat,
+        library: None,
+        comm: Default::default(),
+    };
+    let r = crate::collective::run(&spec, progress)?;
+    let Some(timed) = r.flow.as_ref().and_then(|f| f.rounds.as_ref()) else {
+        // Ctrl-C before the rounds ended.
+        return Ok(None);
+    };
+    let us = |s: f64| s * 1e6;
+    let row = BenchRow {
+        bytes,
+        repetitions: 1,
+        t_min_us: us(timed.rank_min_seconds),
+        t_max_us: us(timed.time_seconds),
+        t_avg_us: us(timed.rank_mean_seconds),
+        mbytes_per_sec: None,
+        algorithm: Some(algorithm.name().to_string()),
+        stands_in_for: why.as_ref().and_then(|w| w.0.clone()),
+        rule: why.map(|w| w.1),
+        complete: r.complete,
+        packets_delivered: None,
+        rounds: true,
+    };
+    let software = crate::replay::MpiSoftware { profile: "", native: true, eager_limit_bytes: 0, note: "collectives in lockstep rounds carry no per-call MPI software".into() };
+    Ok(Some((row, software)))
 }
 
 /// Runs `req`: every size in order. `progress(done fraction)` may stop it

@@ -99,7 +99,8 @@ def _plot(r: dict, compared: list | None, path) -> None:
 @click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]),
               help="Whose collective rules choose the algorithm per size [default: the system's: fjmpi on Tofu, mpich on Aries and BG/L, openmpi on fat-trees].")
 @click.option("--model", metavar="packet|flow", default="packet", show_default=True,
-              help="packet: every packet on the packet engine; flow: the flow model on the schedule's messages.")
+              help="packet: every packet on the packet engine; flow: the flow model on the schedule's messages, or for a collective too large to list "
+                   "(a full machine) one call in its lockstep rounds where the algorithm has them.")
 @click.option("--seed", default=1, show_default=True)
 @max_time_option
 @click.option("--compare", "compare_file", metavar="FILE", default=None,
@@ -143,7 +144,8 @@ def mpi_bench(benchmark, system, ppn, placement, flat, msglog, sizes, algo, libr
             click.echo(f"# algorithm per size ({r.library}'s rules unless given):")
             for x in chosen:
                 instead = f", standing in for {x.stands_in_for}" if x.stands_in_for else ""
-                click.echo(f"#   {x.bytes:>10} B: {x.algorithm}{instead} ({x.rule})")
+                rounds = "; one call in the flow model's lockstep rounds, no per-call MPI software" if x.get("rounds") else ""
+                click.echo(f"#   {x.bytes:>10} B: {x.algorithm}{instead} ({x.rule}){rounds}")
         click.echo(f"# tofusim: {r.system}, {r.ranks} ranks ({r.ranks_per_node} per node, {r.placement}), {r.model} model, "
                    f"{r.wall_seconds:.1f} s wall")
         sw = r.get("mpi_software")

@@ -61,6 +61,11 @@ pub struct RoundsTimed {
     /// through the node's memory, before and after the rounds (included
     /// in `time_seconds`; 0 with a rank per node).
     pub node_seconds: f64,
+    /// The first rank's and the mean rank's finish, seconds (the last
+    /// rank's is `time_seconds`); a pipelined form ends every rank with
+    /// its drain, so these equal it there.
+    pub rank_min_seconds: f64,
+    pub rank_mean_seconds: f64,
     /// Whether some stretch was too long to follow rank by rank (beyond
     /// 3 × 10⁸ message steps) and was taken in one go: a permutation at its
     /// cycle mean, anything else bulk-synchronous.
@@ -285,6 +290,8 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
         latency_seconds: 0.0,
         copy_seconds,
         node_seconds: 0.0,
+        rank_min_seconds: 0.0,
+        rank_mean_seconds: 0.0,
         rounds: rounds.rounds(),
         messages: rounds.messages(),
         stretches: 0,
@@ -372,6 +379,12 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
         out.lockstep_seconds
     } else {
         ready.at.iter().copied().fold(0.0, f64::max) + out.copy_seconds
+    };
+    (out.rank_min_seconds, out.rank_mean_seconds) = if rounds.pipelined || ready.at.is_empty() {
+        (out.time_seconds, out.time_seconds)
+    } else {
+        let min = ready.at.iter().copied().fold(f64::INFINITY, f64::min);
+        (min + out.copy_seconds, ready.at.iter().sum::<f64>() / ready.at.len() as f64 + out.copy_seconds)
     };
     out.stretches_estimated = ready.estimated;
     Ok(out)
