@@ -19,7 +19,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use tofusim_topology::Torus;
 
-use crate::embed::{self, Region};
+use crate::embed::{self, Embedding, Region};
 
 /// One job of the stream.
 #[derive(Clone, Debug, PartialEq)]
@@ -119,9 +119,9 @@ fn options(t: &Torus, shape: &[u32], policy: Policy) -> Vec<([u32; 3], u64, bool
     let whole = Region::whole(t);
     let ranks: u64 = shape.iter().map(|&s| s as u64).product();
     let mut out = Vec::new();
-    let add = |s: &[u32], padded: bool, out: &mut Vec<([u32; 3], u64, bool, bool)>| {
+    for (s, padded) in candidates(shape, policy) {
         let max = if policy.rotation { 24 } else { 1 };
-        if let Ok(ls) = embed::layouts(t, whole, s, max) {
+        if let Ok(ls) = embed::layouts(t, whole, &s, max) {
             let mut seen = BTreeSet::new();
             for (i, (size, _)) in ls.into_iter().enumerate() {
                 if seen.insert(size) {
@@ -129,8 +129,15 @@ fn options(t: &Torus, shape: &[u32], policy: Policy) -> Vec<([u32; 3], u64, bool
                 }
             }
         }
-    };
-    add(shape, false, &mut out);
+    }
+    out
+}
+
+/// The shapes a job of `shape` may be given, best first, and whether each
+/// is padded: its own, then with padding larger ones (each length up to a
+/// quarter longer), fewest extra nodes first.
+fn candidates(shape: &[u32], policy: Policy) -> Vec<(Vec<u32>, bool)> {
+    let mut out = vec![(shape.to_vec(), false)];
     if policy.padding {
         // Larger shapes, fewest extra nodes first.
         let mut padded: Vec<Vec<u32>> = Vec::new();
@@ -155,11 +162,50 @@ fn options(t: &Torus, shape: &[u32], policy: Policy) -> Vec<([u32; 3], u64, bool
             }
         }
         padded.sort_by_key(|s| (s.iter().map(|&v| v as u64).product::<u64>(), s.clone()));
-        for s in padded.iter().take(40) {
-            add(s, true, &mut out);
-        }
+        out.extend(padded.into_iter().take(40).map(|s| (s, true)));
     }
     out
+}
+
+/// Where one job of a mix went ([`place_all`]).
+#[derive(Clone, Debug)]
+pub struct Placed {
+    /// The shape embedded (a padded one holds more nodes than the job's
+    /// ranks: its first ones carry them).
+    pub embedding: Embedding,
+    pub rotated: bool,
+    pub padded: bool,
+}
+
+/// Places every job of `shapes` on the empty machine `t` at once, in
+/// order, each in the first rectangular XYZ block (whole in ABC) that is
+/// free for one of its layouts ([`options`]' order: its own shape, rotated
+/// if `policy` allows, then padded ones). `None`: no free block is left
+/// for it.
+pub fn place_all(t: &Torus, shapes: &[Vec<u32>], policy: Policy) -> Vec<Option<Placed>> {
+    let l = t.lengths();
+    let mut occ = Occupancy {
+        lens: [l[0], l[1], l[2]],
+        ring: [t.axes()[0].is_ring(), t.axes()[1].is_ring(), t.axes()[2].is_ring()],
+        busy: vec![false; (l[0] * l[1] * l[2]) as usize],
+    };
+    let whole = Region::whole(t);
+    let max = if policy.rotation { 24 } else { 1 };
+    shapes
+        .iter()
+        .map(|shape| {
+            for (s, padded) in candidates(shape, policy) {
+                let Ok(layouts) = embed::layouts(t, whole, &s, max) else { continue };
+                for (i, (size, assign)) in layouts.into_iter().enumerate() {
+                    let Some(origin) = occ.find(size) else { continue };
+                    let Ok(embedding) = embed::build_at(t, &s, origin, size, &assign, [None; 3]) else { continue };
+                    occ.set(origin, size, true);
+                    return Some(Placed { embedding, rotated: i > 0, padded });
+                }
+            }
+            None
+        })
+        .collect()
 }
 
 /// Occupancy of the machine's XYZ cells (12 nodes each).
@@ -334,6 +380,23 @@ mod tests {
 
     fn machine() -> Torus {
         tofu::tofu_torus([Axis::ring("x", 8), Axis::path("y", 6), Axis::ring("z", 8)])
+    }
+
+    #[test]
+    fn a_mix_is_placed_at_once_in_disjoint_blocks() {
+        let t = machine();
+        let shapes = vec![vec![4, 6, 2], vec![8, 3, 4], vec![6, 4], vec![1_000_000]];
+        let placed = place_all(&t, &shapes, Policy { rotation: true, padding: false });
+        assert!(placed[3].is_none(), "larger than the machine");
+        let mut seen = std::collections::HashSet::new();
+        for (p, shape) in placed.iter().zip(&shapes).take(3) {
+            let p = p.as_ref().expect("fits the empty machine");
+            let ranks: u32 = shape.iter().product();
+            assert_eq!(p.embedding.node_of_rank.len() as u32, ranks);
+            for &n in &p.embedding.node_of_rank {
+                assert!(seen.insert(n), "node {n} in two jobs");
+            }
+        }
     }
 
     #[test]
