@@ -328,6 +328,25 @@ def mpi_bench(benchmark: str, system: str, *, ppn: int = 1, placement: "str | li
         raise a.relabel(e) from None
 
 
+def jobs(text: str, file: str = "<string>", progress: Any = None) -> dict[str, Any]:
+    """Runs a job mix (``tofusim jobs``; the TOML ``text``, named ``file``
+    in errors): every job placed by the mix's policy and run together on
+    one network (packet engine), then each alone on the same nodes.
+    Returns, per job, its time alone and in the mix, the slowdown, the
+    links it used and shared with which other jobs, and the links most
+    loaded by more than one job (docs/jobs.md)."""
+    a = arguments
+    try:
+        return json.loads(_core.run_jobs(a.text("text", text), a.text("file", file), a.callback("progress", progress)))
+    except ConfigError as e:
+        raise a.relabel(e) from None
+
+
+def jobs_file(path: str | Path, progress: Any = None) -> dict[str, Any]:
+    """:func:`jobs` on a mix file."""
+    return jobs(_read_text(path), str(path), progress)
+
+
 def collective_schedule(op: str, algo: str, ranks: int, size_bytes: int, *, root: int = 0,
                         shape: list[int] | None = None, segment_bytes: int = 65536, tnis: int = 4) -> dict[str, Any]:
     """The schedule of a collective (per rank: steps with dependencies), as a dict."""

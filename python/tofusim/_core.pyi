@@ -36,6 +36,7 @@ def run_experiment(text: str, file: str, progress: object | None = None, ports: 
     """``samples``: a dict the run's counter samples are moved into as ``SampleColumn`` columns (tofusim.samples.CounterSamples
     reads them)."""
 def collective_algorithms() -> str: ...
+def run_jobs(text: str, source: str, progress: object | None = None) -> str: ...
 def run_collective(spec: str, progress: object | None = None, keep_partial: bool = False, samples: dict[str, object] | None = None) -> str:
     """``spec``: JSON with op, algo, size_bytes, system, root, segment_bytes, tnis, descriptor, cache_injection, cmg,
     verify, seed, model, counter_cycles, steps (keep every step's finish cycle: the result's ``steps`` columns), ppn and

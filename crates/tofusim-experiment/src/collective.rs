@@ -825,7 +825,7 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
     let estimate = estimated_messages(&settled, ranks as u64);
     let has_rounds = tofusim_comm::rounds::has_rounds(settled.op, settled.algorithm);
     let model = match settled.model {
-        Model::Flow if has_rounds && estimate > 2_000_000 && rounds_refusal(&settled, &s).is_none() => Model::FlowRounds,
+        Model::Flow if has_rounds && estimate > 2_000_000 && !settled.verify && rounds_refusal(&settled, &s).is_none() => Model::FlowRounds,
         Model::Flow => Model::FlowEvents,
         m => m,
     };
@@ -860,7 +860,9 @@ pub fn run(spec: &CollectiveSpec, progress: tofusim_packet::Progress) -> Result<
         let counts = (rounds.messages(), rounds.bytes_sent(), rounds.streams.iter().map(|x| x.tni + 1).max().unwrap_or(0));
         let timed = match as_group(&mut s, &group, |v| crate::flow_model::rounds_time(v, &rounds, &spec.modes, spec.seed, &interrupt)) {
             Err(_) if interrupt.stopped() => {
-                return Ok(result(spec, &settings, rounds.collective, ranks, shape, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model));
+                let mut r = result(spec, &settings, rounds.collective, ranks, shape, 0.0, None, counts, None, None, Some(flow_summary(None, true)), model);
+                r.node_leaders = leaders;
+                return Ok(r);
             }
             t => t?,
         };
@@ -997,7 +999,10 @@ fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crat
     };
     let communicator = ranks.saturating_mul(8);
     let messages = estimated_messages(spec, ranks);
-    if spec.model == Model::Packet {
+    // Sub-communicators' schedules are counted when built (`plan`): each
+    // is far smaller than one over every rank.
+    let world = spec.comm.is_world();
+    if spec.model == Model::Packet && world {
         // A schedule too large to list is refused first, with its way out
         // (the flow model's rounds form).
         check_estimate(spec, messages)?;
@@ -1021,7 +1026,7 @@ fn check_memory(spec: &CollectiveSpec, sys: &crate::system::System, model: &crat
     };
     // `verify` moves real data: every rank's vector in and out, and the
     // blocks of every rank for the gathering operations.
-    let verify_bytes = if spec.verify {
+    let verify_bytes = if spec.verify && world {
         let per_rank = if spec.op.size_is_per_block() { spec.size_bytes.saturating_mul(ranks) } else { spec.size_bytes };
         per_rank.saturating_mul(ranks).saturating_mul(3)
     } else {
@@ -1166,22 +1171,33 @@ fn plan(spec: &CollectiveSpec, s: &mut Setup, progress: tofusim_packet::Progress
     }
     let groups = spec.comm.groups(s, &spec.ranks)?;
     let first = groups[0].members.len() as u32;
-    let (settled, settings, shape) = as_group(s, &groups[0], |v| -> Result<_> {
-        check_spec(spec, first, tnis)?;
-        let (settled, settings) = settle(spec, v)?;
-        let shape = algorithm_grid(&settled, v);
-        Ok((settled, settings, shape))
-    })?;
-    let messages = groups.iter().map(|g| estimated_messages(&settled, g.members.len() as u64)).fold(0u64, u64::saturating_add);
+    // Each communicator settles its own algorithm, segment and TNIs (on
+    // its size, shape and nodes); the result shows the first's and says
+    // where others differ.
+    let mut settled_each = Vec::with_capacity(groups.len());
+    for g in &groups {
+        settled_each.push(as_group(s, g, |v| -> Result<_> {
+            check_spec(spec, g.members.len() as u32, tnis)?;
+            let (settled, settings) = settle(spec, v)?;
+            let shape = algorithm_grid(&settled, v);
+            Ok((settled, settings, shape))
+        })?);
+    }
+    let (settled, mut settings, shape) = settled_each[0].clone();
+    let others: std::collections::BTreeSet<&str> = settled_each.iter().map(|(x, _, _)| x.algorithm.name()).filter(|&a| a != settled.algorithm.name()).collect();
+    if !others.is_empty() {
+        settings.algorithm = format!("{}; other communicators (their size, shape or nodes differ) run {}", settings.algorithm, others.into_iter().collect::<Vec<_>>().join(", "));
+    }
+    let messages = groups.iter().zip(&settled_each).map(|(g, (x, _, _))| estimated_messages(x, g.members.len() as u64)).fold(0u64, u64::saturating_add);
     check_estimate(&settled, messages)?;
     let mut built = Vec::with_capacity(groups.len());
     let mut node_leaders = false;
     let mut verified = if settled.verify { (Some(true), None) } else { (None, None) };
-    for g in &groups {
-        let (one, leaders) = as_group(s, g, |v| schedule_on(&settled, v, tnis))?;
+    for (g, (mine, _, _)) in groups.iter().zip(&settled_each) {
+        let (one, leaders) = as_group(s, g, |v| schedule_on(mine, v, tnis))?;
         node_leaders |= leaders;
         if verified.0 == Some(true) {
-            verified = verification(&settled, &one, progress);
+            verified = verification(mine, &one, progress);
             if let (Some(false), Some(e)) = &mut verified {
                 *e = format!("communicator of ranks {}…: {e}", g.members[0]);
             }
@@ -1212,8 +1228,8 @@ fn run_packet(spec: &CollectiveSpec, mut setup: Setup, progress: tofusim_packet:
     // An interrupted run is not checked either; an interrupted check marks
     // the run interrupted (the command prints what it has, exit 130).
     let (verified, verify_error) = match &split {
+        _ if timed.run.interrupted => (None, None),
         Some((_, checked)) => checked.clone(),
-        None if timed.run.interrupted => (None, None),
         None => verification(spec, &timed.schedule, progress),
     };
     if verified.is_none() && verify_error.is_some() {

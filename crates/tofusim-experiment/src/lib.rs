@@ -18,6 +18,7 @@ pub mod flow_model;
 pub mod flow_run;
 pub mod generation;
 pub mod given_schedule;
+pub mod jobs;
 pub mod layout;
 pub mod link_errors;
 pub mod mpi_bench;

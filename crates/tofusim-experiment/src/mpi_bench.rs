@@ -273,7 +273,8 @@ pub struct BenchRow {
     /// Timed as one call in the flow model's lockstep rounds (a full
     /// machine: the schedule was too large to list). The collective's
     /// network and host costs, without the MPI layer's per-call software;
-    /// t_min and t_avg are the first and the mean rank's finish.
+    /// t_min and t_avg are the first and the mean rank's finish (with
+    /// several ranks per node: over the nodes, each node's last rank).
     pub rounds: bool,
 }
 
@@ -354,7 +355,7 @@ fn check(req: &BenchRequest, ranks: u32) -> Result<()> {
         return Err(ConfigError::argument("sizes", format!("{b} bytes: above the {MAX_SIZE_BYTES} (1 GiB) a benchmark message may have")));
     }
     if !matches!(req.model, Model::Packet | Model::FlowEvents | Model::Flow) {
-        return Err(ConfigError::argument("--model", "mpi-bench runs on the packet engine or the flow model (flow); the rounds form has no per-rank times"));
+        return Err(ConfigError::argument("--model", "mpi-bench runs on the packet engine or the flow model (flow: event by event, or a collective too large to list as one call in lockstep rounds)"));
     }
     if ranks < 2 {
         return Err(ConfigError::argument("system", format!("{} needs at least 2 ranks; the job has {ranks}", req.benchmark.name())));
@@ -519,6 +520,16 @@ const BYTES_PER_MESSAGE: u64 = 400;
 /// before its schedule is written (a rendezvous doubles them), and the
 /// memory they take, each held against its limit: an all-to-all of a
 /// million ranks is refused here, not by the allocator.
+/// The way out for a collective with a lockstep rounds form.
+fn rounds_hint(b: Benchmark, algorithm: Option<Algorithm>) -> &'static str {
+    match (b.operation(), algorithm) {
+        (Some(CollOp::Library(op)), Some(a)) if tofusim_comm::rounds::has_rounds(op, a) => {
+            ", or the flow model (--model flow), which times one call in lockstep rounds (one rank per node, or node leaders of block or cyclic placement)"
+        }
+        _ => "",
+    }
+}
+
 fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>, reps: u32) -> Result<()> {
     let p = ranks as u64;
     let messages = match (b.operation(), algorithm) {
@@ -536,7 +547,7 @@ fn check_size(b: Benchmark, ranks: u32, bytes: u64, algorithm: Option<Algorithm>
     if messages > crate::collective::MAX_SCHEDULE_MESSAGES {
         return Err(ConfigError::argument(
             "ppn",
-            format!("{} of {bytes} bytes over {ranks} ranks: about {messages} messages, more than the {} a schedule may hold; fewer ranks (--ppn, --system), or one call on the whole machine with tofusim coll OP --model flow (its lockstep rounds: the network and host costs without the MPI layer's per-call software)", b.name(), crate::collective::MAX_SCHEDULE_MESSAGES),
+            format!("{} of {bytes} bytes over {ranks} ranks: about {messages} messages, more than the {} a schedule may hold; fewer ranks (--ppn, --system){}", b.name(), crate::collective::MAX_SCHEDULE_MESSAGES, rounds_hint(b, algorithm)),
         ));
     }
     // Bruck's messages gather every block whose index has the step's bit
@@ -606,7 +617,7 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
         // A full machine on the flow model: one call in lockstep rounds,
         // where the algorithm has them.
         return match (req.model, b.operation(), algorithm) {
-            (Model::FlowEvents, Some(CollOp::Library(op)), Some(a)) if tofusim_comm::rounds::has_rounds(op, a) => rounds_row(req, b, op, a, bytes, ranks, why, progress),
+            (Model::FlowEvents, Some(CollOp::Library(op)), Some(a)) if rounds_apply(req, op, a) => rounds_row(req, b, op, a, bytes, ranks, why, progress),
             _ => Err(too_large),
         };
     }
@@ -673,6 +684,15 @@ fn row(req: &BenchRequest, system: &Setup, ranks: u32, leaders: u32, bytes: u64,
     Ok(Some((row, r.mpi_software)))
 }
 
+/// Whether the rounds form runs `op` with `algorithm` over the request's
+/// ranks: the algorithm has rounds, and the ranks sit one per node in the
+/// communicator's order, or several per node (block or cyclic) run the
+/// operation among node leaders.
+fn rounds_apply(req: &BenchRequest, op: Operation, algorithm: Algorithm) -> bool {
+    let leaders = !req.flat && !matches!(req.ranks.placement, crate::rank_placement::RankPlacement::Map(_)) && matches!(op, Operation::Barrier | Operation::Bcast | Operation::Reduce | Operation::Allreduce);
+    tofusim_comm::rounds::has_rounds(op, algorithm) && (req.ranks.is_one_per_node() || leaders)
+}
+
 /// One collective call at `bytes` timed by the flow model's lockstep
 /// rounds over every rank of the request (`tofusim coll --model
 /// flow-rounds`): the row of a machine too large for a schedule.
@@ -719,7 +739,8 @@ fn rounds_row(req: &BenchRequest, b: Benchmark, op: Operation, algorithm: Algori
         packets_delivered: None,
         rounds: true,
     };
-    let software = crate::replay::MpiSoftware { profile: "", native: true, eager_limit_bytes: 0, note: "collectives in lockstep rounds carry no per-call MPI software".into() };
+    // No MPI software profile: the rounds carry none (the row says so).
+    let software = crate::replay::MpiSoftware { profile: "", native: true, eager_limit_bytes: 0, note: String::new() };
     Ok(Some((row, software)))
 }
 

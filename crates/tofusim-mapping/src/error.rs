@@ -9,7 +9,7 @@ pub enum MappingError {
     // A job's torus (RMATT) and rank orders.
     #[error("expected 1 to 3 positive axis lengths (e.g. 32x32), got {0:?}")]
     TorusLengths(Vec<u32>),
-    #[error("{0} nodes is more than this tool handles (16M)")]
+    #[error("{0} nodes (or rank slots: nodes × ranks per node) is more than this tool handles (16M)")]
     TooManyNodes(u64),
     #[error("expected axis lengths like 32x32, got {0:?}")]
     TorusText(String),

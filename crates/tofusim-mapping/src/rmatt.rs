@@ -347,6 +347,10 @@ pub fn anneal_until(
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<Anneal, crate::MappingError> {
     let shape = slots.shape;
+    let slot_count = shape.nodes() as u64 * slots.per_node.max(1) as u64;
+    if slot_count > 1 << 24 {
+        return Err(crate::MappingError::TooManyNodes(slot_count));
+    }
     crate::placement::check_placement(shape, comm.ranks, start, slots.per_node)?;
     let inc = Incidence::new(comm, slots.count());
     // Empty slots get placeholder ranks beyond the job's.

@@ -81,3 +81,18 @@ pub fn run_given_schedule(py: Python<'_>, spec: String, progress: Option<Py<PyAn
     let g = tofusim_experiment::given_schedule::GivenRun::from_json(&spec).map_err(config_err)?;
     collective_run(py, progress, keep_partial, samples, |report| tofusim_experiment::given_schedule::run(&g, report))
 }
+
+/// Runs a job mix (`tofusim jobs`: the file's `text`, named `source` in
+/// errors): the jobs together on one network, then each alone; the
+/// result as JSON. Ctrl-C stops the run in progress and raises.
+#[pyfunction]
+#[pyo3(signature = (text, source, progress=None))]
+pub fn run_jobs(py: Python<'_>, text: String, source: String, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let raised = std::sync::Mutex::new(None);
+    let r = py.detach(|| {
+        let mut report = reporter(&progress, &raised);
+        tofusim_experiment::jobs::run(&source, &text, &mut report)
+    });
+    after_run(py, raised.into_inner().unwrap_or_else(|p| p.into_inner()), false, false)?;
+    Ok(serde_json::to_string(&r.map_err(config_err)?).expect("results serialise"))
+}

@@ -122,6 +122,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(collective_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(run_collective, m)?)?;
+    m.add_function(wrap_pyfunction!(coll::run_jobs, m)?)?;
     m.add_function(wrap_pyfunction!(mpi_bench, m)?)?;
     m.add_function(wrap_pyfunction!(run_given_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;

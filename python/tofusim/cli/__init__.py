@@ -27,6 +27,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "check"),
     "coll": ("coll", "coll"),
     "explain": ("explain", "explain"),
+    "jobs": ("jobs", "jobs"),
     "map": ("map", "map_"),
     "mpi-bench": ("mpi_bench", "mpi_bench"),
     "pattern": ("rmatt", "pattern"),

@@ -63,7 +63,9 @@ pub struct RoundsTimed {
     pub node_seconds: f64,
     /// The first rank's and the mean rank's finish, seconds (the last
     /// rank's is `time_seconds`); a pipelined form ends every rank with
-    /// its drain, so these equal it there.
+    /// its drain, so these equal it there. Among node leaders: over the
+    /// nodes, each node's last rank (its leader's finish and the node's
+    /// fan-in and fan-out).
     pub rank_min_seconds: f64,
     pub rank_mean_seconds: f64,
     /// Whether some stretch was too long to follow rank by rank (beyond

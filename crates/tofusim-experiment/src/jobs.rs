@@ -1,0 +1,652 @@
+//! Many jobs on one machine (`tofusim jobs MIX.toml`): a mix of jobs, each
+//! a workload over its own ranks, placed on the machine's nodes by an
+//! allocation policy and run together on one network; then each job alone
+//! on the same nodes, so that its slowdown in the mix, and the links it
+//! shared with which other jobs, can be read off.
+//!
+//! Policies: `contiguous` (the system's node order, first fit; on a
+//! dragonfly `group-compact`, on a fat-tree `leaf-compact`: the same order
+//! is group- or leaf-major), `random` (a seeded permutation),
+//! `group-spread` (dragonfly: round robin over the groups) and `tofu-rect`
+//! (a Tofu machine: each job a rectangular XYZ block whole in ABC carrying
+//! its virtual torus, rotated and padded as asked: [S:003], the allocator
+//! of `tofusim alloc`).
+//!
+//! Workloads: a `collective` repeated (the library's algorithm unless one
+//! is named), a `halo` exchange on a periodic grid of ranks, and a
+//! `pattern` of messages to uniformly random ranks of the job. A job may
+//! arrive later than the others (`arrival_us`): its ranks wait that long.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rand::{RngExt, SeedableRng};
+use tofusim_routing::Rng as Pcg64;
+use serde::Serialize;
+use tofusim_comm::schedule::{Combine, Span};
+use tofusim_comm::tree::Grid;
+use tofusim_comm::{Collective, Schedule};
+use tofusim_packet::RunParams;
+use tofusim_topology::Topology;
+
+use crate::build::Setup;
+use crate::collective::{schedule_engine, schedule_on, settle, CollectiveSpec};
+use crate::communicators::{as_group, Group};
+use crate::comm_model::Modes;
+use crate::error::{ConfigError, Result};
+use crate::section::Section;
+
+/// Most jobs a mix may hold.
+pub const MAX_JOBS: usize = 256;
+
+/// How the jobs' nodes are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// The system's node order, each job the next free nodes.
+    Contiguous,
+    /// A seeded permutation of the nodes, each job the next ones.
+    Random,
+    /// Dragonfly: the nodes dealt round robin over the groups.
+    GroupSpread,
+    /// Tofu: each job a rectangular block, whole in ABC.
+    TofuRect { rotation: bool, padding: bool },
+}
+
+impl Placement {
+    pub const NAMES: [&'static str; 6] = ["contiguous", "group-compact", "leaf-compact", "random", "group-spread", "tofu-rect"];
+}
+
+/// What a job runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Workload {
+    /// One collective over the job's ranks, `repeat` times in a row.
+    Collective { op: String, algo: Option<String>, size_bytes: u64, repeat: u32 },
+    /// Every rank sends `bytes` to each neighbour of a periodic grid and
+    /// receives from each, `iterations` times (each after the last's
+    /// receives).
+    Halo { grid: Vec<u32>, bytes: u64, iterations: u32 },
+    /// Every rank sends `messages` messages of `bytes` to ranks of the job
+    /// drawn uniformly (seeded), all posted at once.
+    Pattern { bytes: u64, messages: u32 },
+}
+
+impl Workload {
+    fn kind(&self) -> &'static str {
+        match self {
+            Workload::Collective { .. } => "collective",
+            Workload::Halo { .. } => "halo",
+            Workload::Pattern { .. } => "pattern",
+        }
+    }
+}
+
+/// One job of a mix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    pub name: String,
+    pub workload: Workload,
+    pub nodes: u32,
+    /// The job's virtual torus of nodes (`tofu-rect` needs it).
+    pub shape: Option<Vec<u32>>,
+    pub ranks_per_node: u32,
+    pub arrival_ns: u64,
+}
+
+impl Job {
+    fn ranks(&self) -> u32 {
+        self.nodes * self.ranks_per_node
+    }
+}
+
+/// A mix as a file describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mix {
+    pub system: String,
+    /// As the file names it (`group-compact`, `leaf-compact` and
+    /// `contiguous` are one order, checked against the topology).
+    pub policy: String,
+    pub placement: Placement,
+    pub seed: u64,
+    pub jobs: Vec<Job>,
+}
+
+fn parse_shape(sec: &Section<'_>, key: &str, text: &str) -> Result<Vec<u32>> {
+    let v: Option<Vec<u32>> = text.split('x').map(|p| p.trim().parse().ok().filter(|&x: &u32| x > 0)).collect();
+    match v {
+        Some(v) if (1..=3).contains(&v.len()) && v.iter().map(|&x| x as u64).product::<u64>() <= 1 << 24 => Ok(v),
+        _ => Err(sec.error(key, format!("expected 1 to 3 positive lengths like \"4x6x2\", found {text:?}"))),
+    }
+}
+
+fn whole_bytes(sec: &Section<'_>, key: &str) -> Result<Option<u64>> {
+    match sec.size(key)? {
+        None => Ok(None),
+        Some(b) if b >= 1.0 && b <= (1u64 << 40) as f64 => Ok(Some(b.ceil() as u64)),
+        Some(b) => Err(sec.error(key, format!("expected 1 B to 1 TiB, found {b} B"))),
+    }
+}
+
+impl Mix {
+    /// A mix file (`file` names it in errors): `system`, `placement`
+    /// (`rotation`, `padding` with `tofu-rect`), `seed`, and `[[job]]`
+    /// tables. Every key is read or refused.
+    pub fn parse(file: &str, text: &str) -> Result<Mix> {
+        let doc = crate::system::parse_toml(file, text)?;
+        let top = Section::new(file, "", &doc);
+        let system = top.string("system")?.ok_or_else(|| top.error("system", "expected the system the jobs share, e.g. \"k:8x9x8\""))?;
+        let name = top.choice("placement", &Placement::NAMES)?.unwrap_or_else(|| "contiguous".into());
+        let rotation = top.boolean("rotation")?;
+        let padding = top.boolean("padding")?;
+        if name != "tofu-rect" {
+            for (key, v) in [("rotation", rotation), ("padding", padding)] {
+                if v.is_some() {
+                    return Err(top.error(key, format!("a tofu-rect setting; placement is {name}")));
+                }
+            }
+        }
+        let placement = match name.as_str() {
+            "contiguous" | "group-compact" | "leaf-compact" => Placement::Contiguous,
+            "random" => Placement::Random,
+            "group-spread" => Placement::GroupSpread,
+            _ => Placement::TofuRect { rotation: rotation.unwrap_or(true), padding: padding.unwrap_or(false) },
+        };
+        let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
+        let tables = top.tables("job", "[[job]] kind = \"halo\"")?;
+        top.finish(&["system", "placement", "rotation", "padding", "seed", "job"])?;
+        if tables.is_empty() || tables.len() > MAX_JOBS {
+            return Err(top.error("job", format!("expected 1 to {MAX_JOBS} [[job]] tables, found {}", tables.len())));
+        }
+        let jobs = tables.iter().enumerate().map(|(i, t)| parse_job(t, i)).collect::<Result<Vec<_>>>()?;
+        let mut names = std::collections::HashSet::new();
+        for (i, j) in jobs.iter().enumerate() {
+            if !names.insert(j.name.clone()) {
+                return Err(tables[i].error("name", format!("{:?} names two jobs", j.name)));
+            }
+        }
+        Ok(Mix { system, policy: name, placement, seed, jobs })
+    }
+}
+
+fn parse_job(t: &Section<'_>, i: usize) -> Result<Job> {
+    let name = t.string("name")?.unwrap_or_else(|| format!("job{i}"));
+    let kind = t.choice("kind", &["collective", "halo", "pattern"])?.ok_or_else(|| t.error("kind", "expected collective, halo or pattern"))?;
+    let shape = t.string("shape")?.map(|s| parse_shape(t, "shape", &s)).transpose()?;
+    let nodes = t.int("nodes", 1, 1 << 24)?.map(|n| n as u32);
+    let nodes = match (nodes, &shape) {
+        (Some(n), Some(s)) if s.iter().product::<u32>() != n => return Err(t.error("nodes", format!("{n} nodes, but shape {s:?} holds {}", s.iter().product::<u32>()))),
+        (Some(n), _) => n,
+        (None, Some(s)) => s.iter().product(),
+        (None, None) => return Err(t.error("nodes", "expected the job's node count (nodes = 64) or its shape (shape = \"4x4x4\")")),
+    };
+    let ranks_per_node = t.int("ppn", 1, crate::rank_placement::MAX_RANKS_PER_NODE as i64)?.unwrap_or(1) as u32;
+    let arrival_ns = (t.float("arrival_us", 0.0, 1e9)?.unwrap_or(0.0) * 1000.0).round() as u64;
+    let mut keys = vec!["name", "kind", "shape", "nodes", "ppn", "arrival_us"];
+    let workload = match kind.as_str() {
+        "collective" => {
+            keys.extend(["op", "algo", "size", "repeat"]);
+            let op = t.string("op")?.ok_or_else(|| t.error("op", "expected the operation, e.g. \"allreduce\""))?;
+            Workload::Collective {
+                op,
+                algo: t.string("algo")?,
+                size_bytes: whole_bytes(t, "size")?.unwrap_or(8),
+                repeat: t.int("repeat", 1, 1_000_000)?.unwrap_or(1) as u32,
+            }
+        }
+        "halo" => {
+            keys.extend(["grid", "bytes", "iterations"]);
+            let grid = match t.string("grid")? {
+                Some(g) => parse_shape(t, "grid", &g)?,
+                None => match &shape {
+                    Some(s) if ranks_per_node == 1 => s.clone(),
+                    _ => return Err(t.error("grid", "expected the ranks' grid, e.g. \"8x8\" (the job's shape stands in only with one rank per node)")),
+                },
+            };
+            let ranks = nodes as u64 * ranks_per_node as u64;
+            if grid.iter().map(|&x| x as u64).product::<u64>() != ranks {
+                return Err(t.error("grid", format!("{grid:?} holds {} ranks; the job has {ranks}", grid.iter().map(|&x| x as u64).product::<u64>())));
+            }
+            Workload::Halo { grid, bytes: whole_bytes(t, "bytes")?.unwrap_or(8), iterations: t.int("iterations", 1, 1_000_000)?.unwrap_or(1) as u32 }
+        }
+        _ => {
+            keys.extend(["bytes", "messages"]);
+            Workload::Pattern { bytes: whole_bytes(t, "bytes")?.unwrap_or(8), messages: t.int("messages", 1, 1_000_000)?.unwrap_or(1) as u32 }
+        }
+    };
+    t.finish(&keys)?;
+    if nodes as u64 * ranks_per_node as u64 > u32::MAX as u64 / 2 || (nodes * ranks_per_node) < 2 {
+        return Err(t.error("nodes", "expected a job of at least 2 ranks"));
+    }
+    Ok(Job { name, workload, nodes, shape, ranks_per_node, arrival_ns })
+}
+
+/// Each job's nodes (one per node of the job, in its rank order), and how
+/// it was placed (`block 4x3x2 at (0, 0, 0), rotated`).
+fn place(mix: &Mix, s: &Setup, file: &str) -> Result<Vec<(Vec<u32>, Option<Grid>, String)>> {
+    let refuse = |message: String| ConfigError::new(file, "placement", message);
+    let topology = &s.built.system.network.topology;
+    let wanted: u64 = mix.jobs.iter().map(|j| j.nodes as u64).sum();
+    let order: Vec<u32> = s.node_of_rank.clone();
+    if wanted > order.len() as u64 {
+        return Err(refuse(format!("the jobs ask for {wanted} nodes; {} has {}", mix.system, order.len())));
+    }
+    let take = |order: &[u32], how: &dyn Fn(&[u32]) -> String| {
+        let mut at = 0usize;
+        mix.jobs
+            .iter()
+            .map(|j| {
+                let nodes = order[at..at + j.nodes as usize].to_vec();
+                at += j.nodes as usize;
+                let said = how(&nodes);
+                (nodes, None, said)
+            })
+            .collect::<Vec<_>>()
+    };
+    let named_for = match mix.policy.as_str() {
+        "group-compact" | "group-spread" => Some(("a dragonfly's groups", matches!(topology, Topology::Dragonfly(_)))),
+        "leaf-compact" => Some(("a fat-tree's leaf switches", matches!(topology, Topology::FatTree(_)))),
+        _ => None,
+    };
+    if let Some((what, true_)) = named_for {
+        if !true_ {
+            return Err(refuse(format!("{} fills {what}; {} has none (contiguous or random place jobs on any system)", mix.policy, mix.system)));
+        }
+    }
+    Ok(match mix.placement {
+        Placement::Contiguous => {
+            // The system's order: a node's position in it.
+            let mut position = HashMap::new();
+            for (i, &n) in order.iter().enumerate() {
+                position.insert(n, i);
+            }
+            take(&order, &|nodes| format!("{} in the system's order from position {}", nodes.len(), position[&nodes[0]]))
+        }
+        Placement::Random => {
+            let mut v = order;
+            let mut rng = Pcg64::seed_from_u64(mix.seed);
+            for i in (1..v.len()).rev() {
+                let j = rng.random_range(0..=i);
+                v.swap(i, j);
+            }
+            take(&v, &|nodes| format!("{} drawn at random (seed {})", nodes.len(), mix.seed))
+        }
+        Placement::GroupSpread => {
+            let Topology::Dragonfly(d) = topology else {
+                return Err(refuse(format!("group-spread deals nodes over a dragonfly's groups; {} is not a dragonfly", mix.system)));
+            };
+            let per_group = (d.routers_per_group() * d.nodes_per_router) as usize;
+            let mut by_group: Vec<Vec<u32>> = vec![Vec::new(); d.groups as usize];
+            for &n in &order {
+                by_group[(n as usize / per_group).min(d.groups as usize - 1)].push(n);
+            }
+            let dealt: Vec<u32> = (0..per_group).flat_map(|k| by_group.iter().filter_map(move |g| g.get(k).copied())).collect();
+            take(&dealt, &|nodes| {
+                let mut groups: Vec<usize> = nodes.iter().map(|&n| n as usize / per_group).collect();
+                groups.sort_unstable();
+                groups.dedup();
+                format!("{} over {} groups", nodes.len(), groups.len())
+            })
+        }
+        Placement::TofuRect { rotation, padding } => {
+            let Topology::Tofu(t) = topology else {
+                return Err(refuse(format!("tofu-rect places jobs in blocks of a Tofu machine; {} is not one", mix.system)));
+            };
+            let mut shapes = Vec::new();
+            for j in &mix.jobs {
+                shapes.push(j.shape.clone().ok_or_else(|| refuse(format!("tofu-rect places each job's virtual torus: give job {:?} a shape", j.name)))?);
+            }
+            let placed = tofusim_mapping::alloc::place_all(t, &shapes, tofusim_mapping::alloc::Policy { rotation, padding });
+            let mut out = Vec::new();
+            for (j, p) in mix.jobs.iter().zip(placed) {
+                let p = p.ok_or_else(|| refuse(format!("no free block is left for job {:?} ({:?}) after the jobs before it", j.name, j.shape.as_deref().unwrap_or_default())))?;
+                let b = p.embedding.block;
+                let how = format!(
+                    "block {}x{}x{} (x12 ABC) at ({}, {}, {}){}{}",
+                    b.size[0], b.size[1], b.size[2], b.origin[0], b.origin[1], b.origin[2],
+                    if p.rotated { ", rotated" } else { "" },
+                    if p.padded { ", padded" } else { "" }
+                );
+                let grid = (!p.padded).then(|| Grid::from_shape(&p.embedding.virtual_shape)).flatten();
+                out.push((p.embedding.node_of_rank[..j.nodes as usize].to_vec(), grid, how));
+            }
+            out
+        }
+    })
+}
+
+/// A schedule's steps run `times` times, each run's first steps on a rank
+/// after that rank's previous run, its messages tagged apart.
+fn repeated(s: &Schedule, times: u32) -> Schedule {
+    // Each run's tags above every tag of the one before.
+    let stride = 1 + s
+        .programs
+        .iter()
+        .flat_map(|p| &p.steps)
+        .filter_map(|st| match &st.action {
+            tofusim_comm::Action::Send { tag, .. } | tofusim_comm::Action::Recv { tag, .. } => Some(*tag),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut out = Schedule::new(s.collective, s.algorithm, s.ranks, s.count);
+    out.buffer_elements = s.buffer_elements;
+    for k in 0..times {
+        for (r, program) in s.programs.iter().enumerate() {
+            let base = out.programs[r].steps.len() as u32;
+            let before: Vec<u32> = if k == 0 || base == 0 { Vec::new() } else { vec![base - 1] };
+            // The previous run's end on this rank: a zero-length work step
+            // after every one of its steps.
+            for st in &program.steps {
+                let mut step = st.clone();
+                if let tofusim_comm::Action::Send { tag, .. } | tofusim_comm::Action::Recv { tag, .. } = &mut step.action {
+                    *tag += k * stride;
+                }
+                let deps: Vec<u32> = if st.deps.is_empty() { before.clone() } else { st.deps.iter().map(|&d| d + base).collect() };
+                step.deps = tofusim_comm::schedule::Deps::from_slice(&deps);
+                out.programs[r].steps.push(step);
+            }
+            let all: Vec<u32> = (base..out.programs[r].steps.len() as u32).collect();
+            out.work(r as u32, 0, &all);
+        }
+    }
+    out.shrink_to_fit();
+    out
+}
+
+/// Every rank of `s` starts `ns` late (work steps of at most 4 s each).
+fn delayed(s: &Schedule, ns: u64) -> Schedule {
+    if ns == 0 {
+        return s.clone();
+    }
+    let mut out = Schedule::new(s.collective, s.algorithm, s.ranks, s.count);
+    out.buffer_elements = s.buffer_elements;
+    for (r, program) in s.programs.iter().enumerate() {
+        let mut left = ns;
+        let mut last: Option<u32> = None;
+        while left > 0 {
+            let d = left.min(u32::MAX as u64) as u32;
+            let deps: Vec<u32> = last.into_iter().collect();
+            last = Some(out.work(r as u32, d, &deps));
+            left -= d as u64;
+        }
+        let base = out.programs[r].steps.len() as u32;
+        for st in &program.steps {
+            let mut step = st.clone();
+            let deps: Vec<u32> = if st.deps.is_empty() { last.into_iter().collect() } else { st.deps.iter().map(|&d| d + base).collect() };
+            step.deps = tofusim_comm::schedule::Deps::from_slice(&deps);
+            out.programs[r].steps.push(step);
+        }
+    }
+    out
+}
+
+/// A halo exchange on the periodic `grid` of ranks.
+fn halo(grid: &[u32], bytes: u64, iterations: u32, tnis: u8) -> Schedule {
+    let ranks: u32 = grid.iter().product();
+    let count = bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
+    let mut s = Schedule::new(Collective::Transfers, "halo", ranks, count);
+    let g = Grid::from_shape(grid).expect("checked when parsed");
+    let span = || vec![Span::new(0, count)];
+    let mut received: Vec<Vec<u32>> = vec![Vec::new(); ranks as usize];
+    for it in 0..iterations {
+        let mut now: Vec<Vec<u32>> = vec![Vec::new(); ranks as usize];
+        for r in 0..ranks {
+            let c = g.coords(r);
+            for (dir, (axis, plus)) in (0..grid.len()).flat_map(|a| [(a, true), (a, false)]).enumerate() {
+                let l = g.lengths[axis];
+                if l < 2 {
+                    continue;
+                }
+                let mut to = c;
+                to[axis] = if plus { (c[axis] + 1) % l } else { (c[axis] + l - 1) % l };
+                let peer = g.rank(to);
+                let tag = it * 8 + dir as u32;
+                let sent = s.send(r, peer, span(), dir as u8 % tnis.max(1), &received[r as usize]);
+                s.set_tag(r, sent, tag);
+                // The neighbour on the other side sent this rank the
+                // opposite direction's message.
+                let mut from = c;
+                from[axis] = if plus { (c[axis] + l - 1) % l } else { (c[axis] + 1) % l };
+                let got = s.recv(r, g.rank(from), span(), Combine::Replace, &[]);
+                s.set_tag(r, got, tag);
+                now[r as usize].push(got);
+            }
+        }
+        received = now;
+    }
+    s.shrink_to_fit();
+    s
+}
+
+/// Every rank sends `messages` messages of `bytes` to ranks drawn
+/// uniformly among the others.
+fn pattern(ranks: u32, bytes: u64, messages: u32, tnis: u8, seed: u64) -> Schedule {
+    let count = bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
+    let mut s = Schedule::new(Collective::Transfers, "pattern", ranks, count);
+    let mut rng = Pcg64::seed_from_u64(seed);
+    for m in 0..messages {
+        for r in 0..ranks {
+            let mut to = rng.random_range(0..ranks - 1);
+            if to >= r {
+                to += 1;
+            }
+            s.send(r, to, vec![Span::new(0, count)], (m % tnis.max(1) as u32) as u8, &[]);
+            s.recv(to, r, vec![Span::new(0, count)], Combine::Replace, &[]);
+        }
+    }
+    s.shrink_to_fit();
+    s
+}
+
+/// A job's schedule over its own ranks, on the placed system `s` seen as
+/// the job (`group`).
+fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -> Result<(Schedule, String)> {
+    let j = &mix.jobs[k];
+    let tnis = s.built.model.tnis;
+    let at = |key: &str| format!("job[{k}].{key}");
+    match &j.workload {
+        Workload::Collective { op, algo, size_bytes, repeat } => {
+            let spec = serde_json::json!({"op": op, "algo": algo.clone().unwrap_or_default(), "size_bytes": size_bytes, "system": mix.system, "seed": mix.seed});
+            let spec = CollectiveSpec::from_json(&spec.to_string()).map_err(|e| ConfigError::new(file, &at(&e.key), e.expected))?;
+            let (one, settings) = as_group(s, group, |v| -> Result<_> {
+                crate::collective::check_spec(&spec, group.members.len() as u32, tnis)?;
+                let (settled, settings) = settle(&spec, v)?;
+                Ok((schedule_on(&settled, v, tnis)?.0, settings))
+            })
+            .map_err(|e| ConfigError::new(file, &at(&e.key), e.expected))?;
+            let why = if algo.is_some() { "named".to_string() } else { settings.algorithm };
+            Ok((repeated(&one, *repeat), format!("{op} / {} × {repeat} ({why})", one.algorithm)))
+        }
+        Workload::Halo { grid, bytes, iterations } => Ok((halo(grid, *bytes, *iterations, tnis), format!("halo on {} ranks, {bytes} B × {iterations}", grid.iter().map(u32::to_string).collect::<Vec<_>>().join("x")))),
+        Workload::Pattern { bytes, messages } => {
+            Ok((pattern(j.ranks(), *bytes, *messages, tnis, mix.seed.wrapping_add(k as u64)), format!("uniform random, {messages} × {bytes} B per rank")))
+        }
+    }
+}
+
+/// One job's line of the result.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct JobReport {
+    pub name: String,
+    pub kind: &'static str,
+    pub what: String,
+    pub ranks: u32,
+    pub nodes: u32,
+    pub ranks_per_node: u32,
+    /// How the policy placed it.
+    pub placed: String,
+    pub arrival_us: f64,
+    /// Alone on the same nodes of the empty machine, µs.
+    pub alone_us: f64,
+    /// In the mix, from its arrival to its last rank's end, µs.
+    pub in_mix_us: f64,
+    /// In the mix over alone.
+    pub slowdown: f64,
+    /// Links (router ports) that carried its packets alone.
+    pub links_used: u32,
+    /// Of those, links another job's packets also crossed (alone).
+    pub links_shared: u32,
+    /// Per other job: the links both used, and the bytes the other job
+    /// moved over them (alone).
+    pub shares_with: Vec<Sharing>,
+}
+
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Sharing {
+    pub job: String,
+    pub links: u32,
+    pub their_bytes: u64,
+}
+
+/// A link two or more jobs used.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct SharedLink {
+    pub router: u32,
+    pub port: String,
+    /// Bytes of each job that crossed it (alone), most first.
+    pub bytes_by_job: Vec<(String, u64)>,
+}
+
+/// `tofusim jobs`' result.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct JobsResult {
+    pub system: String,
+    pub placement: String,
+    pub nodes: u64,
+    pub jobs: Vec<JobReport>,
+    /// The links most loaded by more than one job (up to 20).
+    pub shared_links: Vec<SharedLink>,
+    /// The mix's run: every step ran, no deadlock, no invariant error.
+    pub complete: bool,
+    pub cycles: u64,
+    pub cycle_ns: f64,
+    pub wall_seconds: f64,
+}
+
+/// A schedule run on the packet engine over `node_of_rank` of a fresh
+/// build of `system`: each rank's end cycle and every link's bytes.
+struct Ran {
+    rank_end_cycles: Vec<u64>,
+    ports: HashMap<(u32, String), u64>,
+    complete: bool,
+    cycles: u64,
+    cycle_ns: f64,
+}
+
+fn run_once(system: &str, node_of_rank: Vec<u32>, s: Schedule, seed: u64, progress: tofusim_packet::Progress) -> Result<Ran> {
+    let mut setup = crate::build::setup(system)?;
+    setup.node_of_rank = node_of_rank;
+    setup.grid = None;
+    setup.node_grid = None;
+    let run = RunParams { seed, sample_cycles: u64::MAX, ..RunParams::default() };
+    let engine = schedule_engine(setup, std::sync::Arc::new(s), &Modes::default(), run)?;
+    let (r, ends) = engine.run_with(progress, |st| st.rank_end_cycles());
+    let ports = r.ports.iter().filter(|p| p.counters.bytes > 0).map(|p| ((p.router, p.port.clone()), p.counters.bytes)).collect();
+    let complete = r.complete && r.deadlock.is_none() && r.invariant_error.is_none() && !r.interrupted;
+    Ok(Ran { rank_end_cycles: ends, ports, complete, cycles: r.completion_cycles.unwrap_or(r.sim.cycles), cycle_ns: r.cycle_ns })
+}
+
+/// Runs the mix in `text` (`file` names it in errors): the jobs together,
+/// then each alone on the same nodes.
+pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result<JobsResult> {
+    let wall = std::time::Instant::now();
+    let mix = Mix::parse(file, text)?;
+    let mut s = crate::build::setup(&mix.system).map_err(|e| ConfigError::new(file, "system", e.expected))?;
+    let machine_nodes = s.node_of_rank.len() as u64;
+    let placed = place(&mix, &s, file)?;
+    // World ranks: each job's in turn, block placement on its nodes.
+    let mut node_of_rank = Vec::new();
+    let mut members = Vec::new();
+    for (j, (nodes, _, _)) in mix.jobs.iter().zip(&placed) {
+        let first = node_of_rank.len() as u32;
+        node_of_rank.extend((0..j.ranks()).map(|r| nodes[(r / j.ranks_per_node) as usize]));
+        members.push((first..first + j.ranks()).collect::<Vec<u32>>());
+    }
+    s.node_of_rank = node_of_rank.clone();
+    let mut schedules = Vec::new();
+    for (k, ((j, (_, grid, _)), m)) in mix.jobs.iter().zip(&placed).zip(&members).enumerate() {
+        let (ranks_grid, node_grid) = if j.ranks_per_node == 1 { (*grid, *grid) } else { (None, *grid) };
+        let group = Group { members: m.clone(), grid: ranks_grid, node_grid };
+        schedules.push(job_schedule(&mix, k, &mut s, &group, file)?);
+    }
+    let total = mix.jobs.len() as f64 + 1.0;
+    // Together, each arriving when it says.
+    let delayed_ones: Vec<Schedule> = mix.jobs.iter().zip(&schedules).map(|(j, (sc, _))| delayed(sc, j.arrival_ns)).collect();
+    let pairs: Vec<(&[u32], &Schedule)> = members.iter().zip(&delayed_ones).map(|(m, sc)| (m.as_slice(), sc)).collect();
+    let world = tofusim_comm::subcommunicators::side_by_side(node_of_rank.len() as u32, &pairs).map_err(|e| ConfigError::new(file, "job", e.message))?;
+    drop(delayed_ones);
+    let share = |i: usize| move |f: f64| (i as f64 + f) / total;
+    let mix_run = {
+        let to = share(0);
+        run_once(&mix.system, node_of_rank.clone(), world, mix.seed, &mut |f| progress(to(f)))?
+    };
+    // Alone, on the same nodes.
+    let mut reports = Vec::new();
+    let mut used: Vec<HashMap<(u32, String), u64>> = Vec::new();
+    for (k, ((j, (_, _, how)), (sc, what))) in mix.jobs.iter().zip(&placed).zip(schedules).enumerate() {
+        let to = share(k + 1);
+        let nodes: Vec<u32> = members[k].iter().map(|&r| node_of_rank[r as usize]).collect();
+        let alone = run_once(&mix.system, nodes, sc, mix.seed, &mut |f| progress(to(f)))?;
+        let alone_cycles = alone.rank_end_cycles.iter().copied().max().unwrap_or(0);
+        let end = members[k].iter().map(|&r| mix_run.rank_end_cycles[r as usize]).max().unwrap_or(0);
+        let in_mix_ns = end as f64 * mix_run.cycle_ns - j.arrival_ns as f64;
+        let alone_ns = alone_cycles as f64 * alone.cycle_ns;
+        reports.push(JobReport {
+            name: j.name.clone(),
+            kind: j.workload.kind(),
+            what,
+            ranks: j.ranks(),
+            nodes: j.nodes,
+            ranks_per_node: j.ranks_per_node,
+            placed: how.clone(),
+            arrival_us: j.arrival_ns as f64 / 1000.0,
+            alone_us: alone_ns / 1000.0,
+            in_mix_us: in_mix_ns / 1000.0,
+            slowdown: if alone_ns > 0.0 { in_mix_ns / alone_ns } else { 1.0 },
+            links_used: alone.ports.len() as u32,
+            links_shared: 0,
+            shares_with: Vec::new(),
+        });
+        used.push(alone.ports);
+    }
+    // Which links more than one job used, and how much.
+    let mut by_link: BTreeMap<(u32, String), Vec<(usize, u64)>> = BTreeMap::new();
+    for (k, ports) in used.iter().enumerate() {
+        for (key, &b) in ports {
+            by_link.entry(key.clone()).or_default().push((k, b));
+        }
+    }
+    let mut shared: Vec<SharedLink> = Vec::new();
+    for ((router, port), mut jobs) in by_link.into_iter().filter(|(_, v)| v.len() > 1) {
+        for &(k, _) in &jobs {
+            reports[k].links_shared += 1;
+            for &(other, b) in jobs.iter().filter(|(o, _)| *o != k) {
+                let name = &mix.jobs[other].name;
+                match reports[k].shares_with.iter_mut().find(|s| &s.job == name) {
+                    Some(s) => {
+                        s.links += 1;
+                        s.their_bytes += b;
+                    }
+                    None => reports[k].shares_with.push(Sharing { job: name.clone(), links: 1, their_bytes: b }),
+                }
+            }
+        }
+        jobs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        shared.push(SharedLink { router, port, bytes_by_job: jobs.iter().map(|&(k, b)| (mix.jobs[k].name.clone(), b)).collect() });
+    }
+    shared.sort_by(|a, b| {
+        let t = |l: &SharedLink| l.bytes_by_job.iter().map(|x| x.1).sum::<u64>();
+        t(b).cmp(&t(a)).then(a.router.cmp(&b.router)).then(a.port.cmp(&b.port))
+    });
+    shared.truncate(20);
+    let _ = progress(1.0);
+    Ok(JobsResult {
+        system: mix.system.clone(),
+        placement: mix.policy.clone(),
+        nodes: machine_nodes,
+        jobs: reports,
+        shared_links: shared,
+        complete: mix_run.complete,
+        cycles: mix_run.cycles,
+        cycle_ns: mix_run.cycle_ns,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+    })
+}

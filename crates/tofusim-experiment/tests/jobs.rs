@@ -1,0 +1,84 @@
+//! Job mixes (`tofusim jobs`): rectangles share nothing, random placement
+//! shares links, a job alone in a mix runs as alone, and every key is
+//! read or refused.
+
+use std::ops::ControlFlow;
+use tofusim_experiment::jobs::run;
+
+const JOBS: &str = r#"
+[[job]]
+name = "halo"
+kind = "halo"
+shape = "4x6x2"
+bytes = "64KiB"
+iterations = 4
+
+[[job]]
+name = "allreduce"
+kind = "collective"
+op = "allreduce"
+algo = "ring"
+size = "1MiB"
+shape = "4x3x4"
+
+[[job]]
+name = "random"
+kind = "pattern"
+shape = "6x4x2"
+bytes = "16KiB"
+messages = 8
+"#;
+
+fn mix(placement: &str) -> String {
+    format!("system = \"k:2x3x2\"\nplacement = \"{placement}\"\n{JOBS}")
+}
+
+fn go(text: &str) -> tofusim_experiment::jobs::JobsResult {
+    run("mix.toml", text, &mut |_| ControlFlow::Continue(())).unwrap()
+}
+
+#[test]
+fn tofu_rectangles_share_no_link_and_random_placement_does() {
+    let rect = go(&mix("tofu-rect"));
+    assert!(rect.complete);
+    for j in &rect.jobs {
+        assert_eq!(j.links_shared, 0, "{}: {:?}", j.name, j.shares_with);
+        assert!(j.links_used > 0);
+        // Nothing shared: the mix runs each job as alone, to the cycle.
+        assert_eq!(j.in_mix_us, j.alone_us, "{}", j.name);
+    }
+    let random = go(&mix("random"));
+    assert!(random.jobs.iter().all(|j| j.links_shared > 0));
+    assert!(random.jobs.iter().any(|j| j.slowdown > 1.05), "{:?}", random.jobs.iter().map(|j| j.slowdown).collect::<Vec<_>>());
+    assert!(!random.shared_links.is_empty());
+}
+
+#[test]
+fn a_job_alone_in_a_mix_runs_as_alone_and_a_late_one_starts_late() {
+    let one = "system = \"bgl:4x4x2\"\nplacement = \"random\"\n[[job]]\nkind = \"pattern\"\nnodes = 20\nbytes = \"4KiB\"\nmessages = 4\n";
+    let r = go(one);
+    assert_eq!(r.jobs[0].in_mix_us, r.jobs[0].alone_us);
+    assert_eq!(r.jobs[0].slowdown, 1.0);
+    let late = go(&one.replace("messages = 4\n", "messages = 4\narrival_us = 100\n"));
+    assert_eq!(late.jobs[0].arrival_us, 100.0);
+    assert!((late.jobs[0].in_mix_us - r.jobs[0].in_mix_us).abs() < 1e-6, "{} vs {}", late.jobs[0].in_mix_us, r.jobs[0].in_mix_us);
+    assert!((late.cycles as f64 * late.cycle_ns / 1000.0 - 100.0 - r.jobs[0].alone_us).abs() < 1e-3);
+}
+
+#[test]
+fn every_key_is_read_or_refused() {
+    let refused = |text: &str, key: &str| {
+        let e = run("mix.toml", text, &mut |_| ControlFlow::Continue(())).unwrap_err();
+        assert_eq!((e.file.as_str(), e.key.as_str()), ("mix.toml", key), "{e}");
+    };
+    let base = "system = \"bgl:4x4x2\"\n";
+    refused(&format!("{base}placement = \"group-spread\"\n[[job]]\nkind = \"pattern\"\nnodes = 4\n"), "placement");
+    refused(&format!("{base}placement = \"tofu-rect\"\n[[job]]\nkind = \"pattern\"\nnodes = 4\n"), "placement");
+    refused(&format!("{base}padding = true\n[[job]]\nkind = \"pattern\"\nnodes = 4\n"), "padding");
+    refused(&format!("{base}[[job]]\nkind = \"pattern\"\nnodes = 4\niterations = 3\n"), "job[0].iterations");
+    refused(&format!("{base}[[job]]\nkind = \"halo\"\nnodes = 4\ngrid = \"3x3\"\n"), "job[0].grid");
+    refused(&format!("{base}[[job]]\nkind = \"pattern\"\nnodes = 40\n"), "placement");
+    refused(&format!("{base}[[job]]\nkind = \"collective\"\nop = \"allreduce\"\nalgo = \"nope\"\nnodes = 4\n"), "job[0].algo");
+    refused(&format!("{base}[[job]]\nkind = \"dance\"\nnodes = 4\n"), "job[0].kind");
+    refused(base, "job");
+}
