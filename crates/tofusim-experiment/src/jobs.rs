@@ -67,6 +67,11 @@ pub enum Workload {
     /// Every rank sends `messages` messages of `bytes` to ranks of the job
     /// drawn uniformly (seeded), all posted at once.
     Pattern { bytes: u64, messages: u32 },
+    /// Open-loop background traffic: every rank sends `bytes` to a rank
+    /// drawn uniformly at `load` of its node's injection bandwidth (a
+    /// message every bytes / (load × rate), whatever the network does),
+    /// for `duration_ns`.
+    Background { bytes: u64, load: f64, duration_ns: u64 },
 }
 
 impl Workload {
@@ -75,6 +80,7 @@ impl Workload {
             Workload::Collective { .. } => "collective",
             Workload::Halo { .. } => "halo",
             Workload::Pattern { .. } => "pattern",
+            Workload::Background { .. } => "background",
         }
     }
 }
@@ -168,7 +174,7 @@ impl Mix {
 
 fn parse_job(t: &Section<'_>, i: usize) -> Result<Job> {
     let name = t.string("name")?.unwrap_or_else(|| format!("job{i}"));
-    let kind = t.choice("kind", &["collective", "halo", "pattern"])?.ok_or_else(|| t.error("kind", "expected collective, halo or pattern"))?;
+    let kind = t.choice("kind", &["collective", "halo", "pattern", "background"])?.ok_or_else(|| t.error("kind", "expected collective, halo, pattern or background"))?;
     let shape = t.string("shape")?.map(|s| parse_shape(t, "shape", &s)).transpose()?;
     let nodes = t.int("nodes", 1, 1 << 24)?.map(|n| n as u32);
     let nodes = match (nodes, &shape) {
@@ -206,9 +212,15 @@ fn parse_job(t: &Section<'_>, i: usize) -> Result<Job> {
             }
             Workload::Halo { grid, bytes: whole_bytes(t, "bytes")?.unwrap_or(8), iterations: t.int("iterations", 1, 1_000_000)?.unwrap_or(1) as u32 }
         }
-        _ => {
+        "pattern" => {
             keys.extend(["bytes", "messages"]);
             Workload::Pattern { bytes: whole_bytes(t, "bytes")?.unwrap_or(8), messages: t.int("messages", 1, 1_000_000)?.unwrap_or(1) as u32 }
+        }
+        _ => {
+            keys.extend(["bytes", "load", "duration_us"]);
+            let load = t.float("load", 1e-6, 1.0)?.ok_or_else(|| t.error("load", "expected the fraction of each node's injection bandwidth it sends at, e.g. 0.3"))?;
+            let duration = t.float("duration_us", 1e-3, 1e7)?.ok_or_else(|| t.error("duration_us", "expected how long it sends, µs"))?;
+            Workload::Background { bytes: whole_bytes(t, "bytes")?.unwrap_or(4096), load, duration_ns: (duration * 1000.0).round() as u64 }
         }
     };
     t.finish(&keys)?;
@@ -436,6 +448,37 @@ fn pattern(ranks: u32, bytes: u64, messages: u32, tnis: u8, seed: u64) -> Schedu
     s
 }
 
+/// Open-loop traffic: each rank sends a message of `bytes` to a uniformly
+/// drawn other rank every `interval_ns` (a timer of work steps the sends
+/// hang off, so a slow send delays none after it), `messages` times.
+fn background(ranks: u32, bytes: u64, interval_ns: f64, messages: u32, tnis: u8, seed: u64) -> Schedule {
+    let count = bytes.div_ceil(tofusim_comm::ELEMENT_BYTES).max(1);
+    let mut s = Schedule::new(Collective::Transfers, "background", ranks, count);
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let span = || vec![Span::new(0, count)];
+    let mut timer: Vec<Option<u32>> = vec![None; ranks as usize];
+    let mut clock = vec![0.0f64; ranks as usize];
+    for m in 0..messages {
+        for r in 0..ranks {
+            // The timer's next tick, rounded so the ticks do not drift.
+            let due = (m as f64 + 1.0) * interval_ns;
+            let step = (due - clock[r as usize]).round().clamp(0.0, u32::MAX as f64) as u32;
+            clock[r as usize] += step as f64;
+            let deps: Vec<u32> = timer[r as usize].into_iter().collect();
+            let tick = s.work(r, step, &deps);
+            timer[r as usize] = Some(tick);
+            let mut to = rng.random_range(0..ranks - 1);
+            if to >= r {
+                to += 1;
+            }
+            s.send(r, to, span(), (m % tnis.max(1) as u32) as u8, &[tick]);
+            s.recv(to, r, span(), Combine::Replace, &[]);
+        }
+    }
+    s.shrink_to_fit();
+    s
+}
+
 /// A job's schedule over its own ranks, on the placed system `s` seen as
 /// the job (`group`).
 fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -> Result<(Schedule, String)> {
@@ -458,6 +501,15 @@ fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -
         Workload::Halo { grid, bytes, iterations } => Ok((halo(grid, *bytes, *iterations, tnis), format!("halo on {} ranks, {bytes} B × {iterations}", grid.iter().map(u32::to_string).collect::<Vec<_>>().join("x")))),
         Workload::Pattern { bytes, messages } => {
             Ok((pattern(j.ranks(), *bytes, *messages, tnis, mix.seed.wrapping_add(k as u64)), format!("uniform random, {messages} × {bytes} B per rank")))
+        }
+        Workload::Background { bytes, load, duration_ns } => {
+            // The node's injection bandwidth, shared by its ranks.
+            let node_bps = s.built.system.network.injection_per_node_Bps();
+            let rank_bps = node_bps * load / j.ranks_per_node as f64;
+            let interval_ns = *bytes as f64 / rank_bps * 1e9;
+            let messages = ((*duration_ns as f64 / interval_ns).floor() as u64).clamp(1, 1_000_000) as u32;
+            let what = format!("open-loop background at {:.0}% of {:.2} GB/s per node, {bytes} B every {:.0} ns for {:.1} µs ({messages} per rank)", load * 100.0, node_bps / 1e9, interval_ns, *duration_ns as f64 / 1000.0);
+            Ok((background(j.ranks(), *bytes, interval_ns, messages, tnis, mix.seed.wrapping_add(k as u64)), what))
         }
     }
 }
