@@ -62,3 +62,4 @@ def test_bad_mixes_exit_2_naming_the_key(run, tmp_path, edit, needle):
     f.write_text(MIX.format(placement="random").replace(*edit))
     r = run("jobs", str(f))
     assert r.code == 2 and needle in r.err and str(f) in r.err, r.err
+

@@ -341,3 +341,16 @@ def test_reproduce_all_ends_with_a_summary_of_within_known_and_unexpected():
     assert t == {"cases": 2, "compared": 4, "within": 2, "known_misses": 1, "unexpected": 1}
     assert summary_line(t) == ("2 cases, 4 figures compared with a published value: 2 within tolerance, "
                                "1 known misses (docs/validation.md), 1 unexpected")
+
+
+def test_the_job_mix_studies_case():
+    """The three studies (reduced scale): rectangles and leaf-compact
+    placement share nothing; random placement slows jobs down."""
+    r = case("job-mixes")
+    m = {x["name"]: x["measured"] for x in r["metrics"]}
+    assert m["K k:2x3x2, tofu-rect: links shared between jobs (all jobs)"] == 0
+    assert m["K k:2x3x2, tofu-rect: worst slowdown"] == 1.0
+    assert max(v for k, v in m.items() if k.startswith("K k:2x3x2, random") and "slowdown" in k) > 1.2
+    assert all(v == 1.0 for k, v in m.items() if "leaf-compact" in k and "slowdown" in k)
+    assert max(v for k, v in m.items() if "taihulight:4, random" in k and "slowdown" in k) > 1.2
+    assert len(r["plots"][0]["curves"]) == 10

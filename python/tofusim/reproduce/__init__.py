@@ -21,6 +21,7 @@ from .bgl_fill import CASES as FILL_CASES
 from .bgl_hot import CASES as HOT_CASES
 from .bgl_link_errors import CASES as LINK_ERROR_CASES
 from .case import Case
+from .jobs import CASES as JOB_CASES
 from .rmatt import CASES as RMATT_CASES
 from .tofu import CASES as TOFU_CASES
 from .tofu_link_failure import CASES as FAILURE_CASES
@@ -28,7 +29,7 @@ from .tofud_slicing import CASES as SLICING_CASES
 from .topology import CASES as TOPOLOGY_CASES
 
 
-CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *LINK_ERROR_CASES, *FAILURE_CASES, *TOFU_CASES, *SLICING_CASES, *RMATT_CASES, *ARIES_CASES, *TOPOLOGY_CASES]}
+CASES: dict[str, Case] = {c.id: c for c in [*BGL_CASES, *BUBBLE_CASES, *HOT_CASES, *FILL_CASES, *LINK_ERROR_CASES, *FAILURE_CASES, *TOFU_CASES, *SLICING_CASES, *RMATT_CASES, *ARIES_CASES, *TOPOLOGY_CASES, *JOB_CASES]}
 
 
 def metric(name: str, unit: str, measured: float, published: float | None, tolerance: float | None, *, lower_bound: bool = False,
