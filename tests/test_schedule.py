@@ -85,3 +85,22 @@ def test_a_span_beyond_the_buffer_or_a_huge_vector_is_refused():
         s.run("bgl:2x1x1", verify=True)
     with pytest.raises(ConfigError, match="count"):
         Schedule("allreduce", ranks=2, count=2**41).run("bgl:2x1x1", verify=True)
+
+
+@pytest.mark.parametrize("op,algo", [("allreduce", "ring"), ("alltoall", "bruck"), ("bcast", "binomial")])
+def test_a_schedule_through_goal_runs_the_same(run, tmp_path, op, algo):
+    """Issue 39: a schedule written as GOAL (LogGOPSim's format) and read
+    back by tofusim coll --schedule gives the same time to the cycle."""
+    from tofusim.schedule import goal_text, run_schedule
+
+    sched = tofusim.collective_schedule(op, algo, 8, 64 << 10)
+    text = goal_text(sched, "bgl:2x2x2")
+    assert text.splitlines()[1] == "num_ranks 8" and " requires " in text
+    f = tmp_path / "s.goal"
+    f.write_text(text)
+    r = run("coll", "--schedule", str(f), "--system", "bgl:2x2x2", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["time_seconds"] == run_schedule(sched, "bgl:2x2x2").time_seconds
+    f.write_text(text.replace("num_ranks 8", "num_ranks 8\nrank 0 {\n recv 8b from -1\n}", 1))
+    bad = run("coll", "--schedule", str(f), "--system", "bgl:2x2x2")
+    assert bad.code == 2 and "line 4" in bad.err and "any" in bad.err, bad.err

@@ -148,6 +148,10 @@ class Schedule:
         steps = sum(len(p) for p in self.programs)
         return f"Schedule({self.collective['op']} {self.name!r}: {self.ranks} ranks, {self.count} elements, {steps} steps)"
 
+    def to_goal(self, system: str) -> str:
+        """The schedule as GOAL text (LogGOPSim's format; :func:`goal_text`)."""
+        return goal_text(self, system)
+
     # ------------------------------------------------------------ running
 
     def run(self, system: str, **kw: Any) -> Any:
@@ -187,3 +191,24 @@ def run_schedule(schedule: "Schedule | dict[str, Any] | str", system: str, *, pp
     except ConfigError as e:
         raise a.relabel(e) from None
     return CollectiveResult(r, samples=CounterSamples(columns))
+
+
+def goal_text(schedule: "Schedule | dict[str, Any] | str", system: str) -> str:
+    """A schedule — a :class:`Schedule`, its dict or its JSON text (e.g.
+    :func:`tofusim.collective_schedule`'s) — as GOAL text, the schedule
+    format of LogGOPSim, Schedgen and ATLAHS: sends, receives and ``calc``
+    per rank with their ``requires``. Its local copies and summing
+    receives become ``calc`` at ``system``'s host rates (GOAL has no
+    copies). ``tofusim coll --schedule FILE.goal`` reads it back
+    (docs/traces.md, "GOAL")."""
+    a = arguments
+    if isinstance(schedule, Schedule):
+        text = schedule.to_json()
+    elif isinstance(schedule, dict):
+        text = json.dumps(schedule)
+    else:
+        text = a.text("schedule", schedule)
+    try:
+        return _core.schedule_goal(text, a.text("system", system))
+    except ConfigError as e:
+        raise a.relabel(e) from None

@@ -21,6 +21,7 @@ pub mod collective;
 pub mod hierarchical;
 pub mod library;
 pub mod exec;
+pub mod goal;
 pub mod mpi;
 pub mod mpi_collectives;
 pub mod replay;

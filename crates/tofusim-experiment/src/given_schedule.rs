@@ -41,7 +41,15 @@ impl GivenRun {
     pub fn from_json(spec: &str) -> Result<GivenRun> {
         let v = crate::request_json::Fields::parse(spec)?;
         let source = v.get("schedule_source").and_then(|x| x.as_str()).unwrap_or("<schedule>").to_string();
-        let (schedule, name) = Schedule::from_json(&v.text("schedule")).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
+        let text = v.text("schedule");
+        let (schedule, name) = if is_goal(&text) {
+            // A GOAL file's `nic` stays as written; a TNI beyond the node's
+            // wraps around when it runs.
+            let s = tofusim_comm::goal::from_goal(&text, u8::MAX).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
+            (s, "goal".to_string())
+        } else {
+            Schedule::from_json(&text).map_err(|e| ConfigError::new(&source, e.key, e.message))?
+        };
         let model = match v.text("model").as_str() {
             "" | "packet" => Model::Packet,
             "flow" | "flow-events" => Model::FlowEvents,
@@ -61,6 +69,24 @@ impl GivenRun {
             steps: v.flag("steps"),
         })
     }
+}
+
+/// Whether `text` is a GOAL schedule (its first word, comments aside, is
+/// `num_ranks`) rather than a schedule's JSON.
+fn is_goal(text: &str) -> bool {
+    text.lines().map(|l| l.split("//").next().unwrap_or("").trim()).find(|l| !l.is_empty()).is_some_and(|l| l.starts_with("num_ranks"))
+}
+
+/// A schedule given as JSON (`Schedule::from_json`'s form), written as
+/// GOAL text for `system`: its copies and summing receives become `calc`
+/// at the system's host rates (`tofusim_comm::goal::to_goal`).
+pub fn goal_text(schedule_json: &str, system: &str, source: &str) -> Result<String> {
+    let (s, _) = Schedule::from_json(schedule_json).map_err(|e| ConfigError::new(source, e.key, e.message))?;
+    let sys = crate::system::from_name(system)?;
+    let timing = crate::comm_model::CommModel::for_system(&sys, None).host_timing(&Modes::default());
+    let per_ns = |per_cycle: f64| per_cycle / timing.cycle_ns;
+    let rates = tofusim_comm::goal::LocalRates { copy_bytes_per_ns: per_ns(timing.copy_bytes_per_cycle), reduce_bytes_per_ns: per_ns(timing.reduce_bytes_per_cycle) };
+    tofusim_comm::goal::to_goal(&s, rates).map_err(|e| ConfigError::new(source, e.key, e.message))
 }
 
 /// Runs a given schedule on its system's first `ranks` placed ranks.

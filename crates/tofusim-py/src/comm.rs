@@ -129,3 +129,11 @@ pub fn trinaryx3_segment(py: Python<'_>, system: String, size_bytes: u64) -> PyR
     let r = py.detach(|| tofusim_experiment::collective::trinaryx3_segment(&system, size_bytes)).map_err(config_err)?;
     Ok(serde_json::to_string(&r).expect("plain numbers serialise"))
 }
+
+/// A schedule's JSON written as GOAL text for `system` (copies and
+/// summing receives as `calc` at its host rates).
+#[pyfunction]
+#[pyo3(signature = (schedule, system, source="<schedule>"))]
+pub fn schedule_goal(schedule: String, system: String, source: &str) -> PyResult<String> {
+    tofusim_experiment::given_schedule::goal_text(&schedule, &system, source).map_err(config_err)
+}
