@@ -374,3 +374,20 @@ def test_real_programs_replay_on_k_fugaku_bgl_and_aries(programs, program):
     print(program, times)
     # BG/L's 175 MB/s links: the slowest network of the four.
     assert times["bgl:2x2x1"] == max(times.values())
+
+
+@pytest.mark.parametrize("system", ["k:2x3x2", "bgl:2x2x2"])
+def test_a_recorded_program_through_goal_gives_the_replays_time(ring, run, tmp_path, system):
+    """Issue 39, item 4 (GOAL part): the schedule a replay runs, written as
+    GOAL and run from that file, gives the replay's prediction."""
+    trace, _ = ring
+    out = tmp_path / "ring.goal"
+    w = run("trace", "goal", str(trace), "--system", system, "--out", str(out))
+    assert w.code == 0, w.err
+    text = out.read_text()
+    assert text.splitlines()[1] == "num_ranks 4" and " calc " in text and " requires " in text
+    replayed = run("replay", str(trace), "--system", system, "--json")
+    assert replayed.code == 0, replayed.err
+    from_goal = run("coll", "--schedule", str(out), "--system", system, "--json")
+    assert from_goal.code == 0, from_goal.err
+    assert from_goal.json()["time_seconds"] == pytest.approx(replayed.json()["time_seconds"], rel=1e-6)

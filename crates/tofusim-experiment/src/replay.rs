@@ -312,6 +312,21 @@ pub fn system_for(spec: &ReplaySpec) -> Result<Setup> {
 /// the communicator's order, not yet placed): callers that replay many
 /// programs on one system build it once.
 pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progress: tofusim_packet::Progress, wall: std::time::Instant) -> Result<ReplayResult> {
+    let Prepared { s, schedule, timeline, mpi_software } = prepare(program, spec, s)?;
+    run_prepared(program, spec, s, schedule, timeline, mpi_software, progress, wall)
+}
+
+/// A replay ready to run: the placed system, the program's schedule under
+/// the system's MPI software, its timeline and which software it is.
+pub struct Prepared {
+    pub s: Setup,
+    pub schedule: tofusim_comm::Schedule,
+    pub timeline: Timeline,
+    pub mpi_software: MpiSoftware,
+}
+
+/// Places `program`'s ranks on `s` and builds its schedule.
+pub fn prepare(program: &ReplayProgram, spec: &ReplaySpec, s: Setup) -> Result<Prepared> {
     let world = world_grids(&s, &spec.ranks, spec.order.is_some());
     let mut s = place(s, program.ranks, spec.order.as_deref(), &spec.ranks)?;
     s.max_minutes = spec.max_minutes;
@@ -347,6 +362,11 @@ pub fn run_on_system(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, progr
         pipeline: Some(crate::collective::pipeline_costs(&s.built.model)),
     };
     let (schedule, timeline) = build(program, &params).map_err(|e| ConfigError::of(WHERE, e.key, e))?;
+    Ok(Prepared { s, schedule, timeline, mpi_software })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_prepared(program: &ReplayProgram, spec: &ReplaySpec, s: Setup, schedule: tofusim_comm::Schedule, timeline: Timeline, mpi_software: MpiSoftware, progress: tofusim_packet::Progress, wall: std::time::Instant) -> Result<ReplayResult> {
     let (messages, bytes_sent) = (schedule.messages(), schedule.bytes_sent());
     let steps: u64 = schedule.programs.iter().map(|p| p.steps.len() as u64).sum();
     let node_of_rank = s.node_of_rank.clone();

@@ -112,6 +112,30 @@ impl TraceReplay {
 /// `library` names the library (default: the system generation's).
 pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>, report: &mut dyn FnMut(f64) -> ControlFlow<()>) -> Result<TraceReplay> {
     let wall = std::time::Instant::now();
+    let (t, program, notes, library, system) = program_of(path, spec, algorithms, library)?;
+    let result = crate::replay::run_on_system(&program, spec, system, report, wall)?;
+    Ok(TraceReplay { trace: t.path.clone(), measured_ns: t.measured_ns(), notes, library, result })
+}
+
+/// The schedule a replay of the trace at `path` runs on `spec`'s system
+/// (its MPI software's messages, work and the collectives' algorithms),
+/// written as GOAL text: its copies and summing receives as `calc` at the
+/// system's host rates. `tofusim coll --schedule FILE.goal` on the same
+/// system runs it to the replay's time.
+pub fn replay_goal(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>) -> Result<String> {
+    let (_, program, _, _, system) = program_of(path, spec, algorithms, library)?;
+    let p = crate::replay::prepare(&program, spec, system)?;
+    let timing = p.s.built.model.host_timing(&crate::comm_model::Modes::default());
+    let per_ns = |per_cycle: f64| per_cycle / timing.cycle_ns;
+    let rates = tofusim_comm::goal::LocalRates { copy_bytes_per_ns: per_ns(timing.copy_bytes_per_cycle), reduce_bytes_per_ns: per_ns(timing.reduce_bytes_per_cycle) };
+    tofusim_comm::goal::to_goal(&p.schedule, rates).map_err(|e| ConfigError::new(path, e.key, e.message))
+}
+
+/// The trace at `path` as a replay program for `spec`'s system (built
+/// once here), with what the conversion noticed and the library whose
+/// rules chose the collectives' algorithms.
+#[allow(clippy::type_complexity)]
+fn program_of(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>) -> Result<(tofusim_trace::Trace, ReplayProgram, Notes, tofusim_comm::library::Library, crate::build::Setup)> {
     let t = tofusim_trace::read(path)?;
     let system = crate::replay::system_for(spec)?;
     let generation = system.built.system.generation;
@@ -137,8 +161,7 @@ pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, Strin
     };
     let chosen = tofusim_trace::program::Algorithms { library, given: algorithms.clone(), barrier_interface: generation.barrier_hardware().is_some(), world };
     let (program, notes) = tofusim_trace::program::build(&t, &chosen)?;
-    let result = crate::replay::run_on_system(&program, spec, system, report, wall)?;
-    Ok(TraceReplay { trace: t.path.clone(), measured_ns: t.measured_ns(), notes, library, result })
+    Ok((t, program, notes, library, system))
 }
 
 

@@ -150,3 +150,13 @@ pub fn trace_replay(
     Ok(v.to_string())
 }
 
+
+/// The schedule a replay of the trace at `path` runs on `system`, as GOAL
+/// text (`tofusim_experiment::traces::replay_goal`).
+#[pyfunction]
+#[pyo3(signature = (path, system, ppn=1, placement="block", library=None, mpi=None, compute_scale=1.0))]
+#[allow(clippy::too_many_arguments)]
+pub fn trace_goal(py: Python<'_>, path: String, system: String, ppn: u64, placement: &str, library: Option<String>, mpi: Option<String>, compute_scale: f64) -> PyResult<String> {
+    let spec = replay_spec(system, "packet", None, compute_scale, 1, None, mpi, 0, None, ppn, placement)?;
+    py.detach(|| tofusim_experiment::traces::replay_goal(&path, &spec, &Default::default(), library.as_deref())).map_err(config_err)
+}

@@ -34,6 +34,26 @@ def record_cmd(out: str, as_json: bool, calibrate: bool, command: tuple[str, ...
                    f"{s['measured_seconds']:.3f} s measured ({meta['wall_seconds']:.2f} s with start-up)", err=True)
 
 
+@trace.command("goal")
+@click.argument("path", metavar="TRACE")
+@click.option("--system", required=True, help="The system the schedule is written for (its MPI software, algorithms and host rates).")
+@click.option("--ppn", type=int, default=1, show_default=True, metavar="N", help="Ranks per node, as tofusim replay places them.")
+@click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]), help="Whose rules choose the collectives' algorithms [default: the system's].")
+@click.option("--out", required=True, help="The GOAL file to write.")
+def goal_cmd(path: str, system: str, ppn: int, library: str | None, out: str) -> None:
+    """Write the schedule a replay of TRACE runs on SYSTEM as GOAL (LogGOPSim's format).
+
+    `tofusim coll --schedule OUT --system SYSTEM` runs it to the replay's time.
+    """
+    from ..trace import goal
+    from .files import write_text
+
+    text = goal(path, system, ppn=ppn, library=library)
+    write_text(out, text, "GOAL schedule")
+    ops = sum(1 for line in text.splitlines() if ": " in line)
+    click.echo(f"wrote {out}: {ops:,} operations over {text.splitlines()[1].split()[1]} ranks", err=True)
+
+
 @trace.command("show")
 @click.argument("path", metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

@@ -24,3 +24,20 @@ def comm_list(path: str, collectives: bool = True) -> dict[str, Any]:
 
 
 __all__ = ["comm_list", "record", "replay", "summarise"]
+
+
+def goal(path: str, system: str, *, ppn: int = 1, placement: str = "block", library: str | None = None,
+         compute_scale: float = 1.0) -> str:
+    """The schedule a replay of the trace at ``path`` runs on ``system``
+    (the MPI software's messages and work, the collectives' algorithms,
+    the computation), written as GOAL text — LogGOPSim's schedule format
+    (docs/traces.md, "GOAL"). Written for one system: copies and summing
+    receives are ``calc`` at its host rates. ``tofusim coll --schedule
+    FILE.goal --system SYSTEM`` runs it to the replay's time."""
+    from .. import ConfigError, arguments as a
+
+    try:
+        return _core.trace_goal(a.text("path", path), a.text("system", system), a.whole("ppn", ppn, 1, 256), a.text("placement", placement),
+                                None if library is None else a.text("library", library), None, float(compute_scale))
+    except ConfigError as e:
+        raise a.relabel(e) from None
