@@ -391,3 +391,23 @@ def test_a_recorded_program_through_goal_gives_the_replays_time(ring, run, tmp_p
     from_goal = run("coll", "--schedule", str(out), "--system", system, "--json")
     assert from_goal.code == 0, from_goal.err
     assert from_goal.json()["time_seconds"] == pytest.approx(replayed.json()["time_seconds"], rel=1e-6)
+
+
+@pytest.mark.parametrize("system", ["k:2x3x2", "bgl:2x2x2"])
+def test_a_recorded_program_from_otf2_goal_and_chakra_gives_one_prediction(ring, run, tmp_path, system):
+    """Issue 39, item 4: the three-way check. A recorded program replayed
+    from OTF2, run from its GOAL form and from its Chakra form gives the
+    same prediction."""
+    trace, _ = ring
+    assert run("trace", "goal", str(trace), "--system", system, "--out", str(tmp_path / "r.goal")).code == 0
+    w = run("trace", "chakra", str(trace), "--system", system, "--out", str(tmp_path / "et"))
+    assert w.code == 0, w.err
+    assert sorted(p.name for p in (tmp_path / "et").iterdir()) == [f"tofusim.{r}.et" for r in range(4)]
+    times = {}
+    for form, args in [("otf2", ["replay", str(trace)]), ("goal", ["coll", "--schedule", str(tmp_path / "r.goal")]),
+                       ("chakra", ["coll", "--schedule", str(tmp_path / "et")])]:
+        r = run(*args, "--system", system, "--json")
+        assert r.code == 0, (form, r.err)
+        times[form] = r.json()["time_seconds"]
+    assert times["goal"] == times["chakra"], times
+    assert times["chakra"] == pytest.approx(times["otf2"], rel=1e-6), times

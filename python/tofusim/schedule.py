@@ -162,17 +162,21 @@ class Schedule:
 def run_schedule(schedule: "Schedule | dict[str, Any] | str", system: str, *, ppn: int = 1, placement: "str | list[int]" = "block",
                  verify: bool = False, model: str = "packet", seed: int = 1, progress: Any = None, keep_partial: bool = False,
                  counter_cycles: int = 0, steps: bool = False, max_minutes: "float | str | None" = None,
-                 source: str = "<schedule>", samples: dict[str, Any] | None = None) -> Any:
+                 source: str = "<schedule>", samples: dict[str, Any] | None = None, chakra_files: "list[str] | None" = None) -> Any:
     """Runs a schedule given as data — a :class:`Schedule`, its dict or its
     JSON text — over the first ranks of ``system`` (``ppn`` per node,
     placed as for :func:`tofusim.coll`), on the packet engine or the flow
     model, and with ``verify`` on real buffers; as a :class:`tofusim.CollectiveResult`
-    (``algo`` is the schedule's name)."""
+    (``algo`` is the schedule's name). The text may be GOAL (LogGOPSim's
+    format); ``chakra_files`` (the ranks' Chakra execution traces, rank 0
+    first: :func:`chakra_paths`) stand for the schedule instead."""
     from . import CollectiveResult
     from .samples import CounterSamples
 
     a = arguments
-    if isinstance(schedule, Schedule):
+    if chakra_files is not None:
+        text = ""
+    elif isinstance(schedule, Schedule):
         text = schedule.to_json()
     elif isinstance(schedule, dict):
         text = json.dumps(schedule)
@@ -182,6 +186,8 @@ def run_schedule(schedule: "Schedule | dict[str, Any] | str", system: str, *, pp
                             "verify": a.flag("verify", verify), "model": a.text("model", model), "seed": a.whole("seed", seed),
                             "counter_cycles": a.whole("counter_cycles", counter_cycles), "steps": a.flag("steps", steps)}
     a.placement(spec, ppn, placement)
+    if chakra_files is not None:
+        spec["chakra_files"] = [a.text(f"chakra_files[{i}]", str(f)) for i, f in enumerate(chakra_files)]
     if max_minutes is not None:
         m = a.minutes("max_minutes", max_minutes)
         spec["max_minutes"] = "none" if m == float("inf") else m
@@ -212,3 +218,36 @@ def goal_text(schedule: "Schedule | dict[str, Any] | str", system: str) -> str:
         return _core.schedule_goal(text, a.text("system", system))
     except ConfigError as e:
         raise a.relabel(e) from None
+
+
+def chakra_files(schedule: "Schedule | dict[str, Any] | str", system: str, out: str) -> list[str]:
+    """A schedule written as Chakra execution traces for ``system``
+    (``out/tofusim.RANK.et``; copies and sums as compute nodes at its host
+    rates, as :func:`goal_text`). Returns their paths, rank 0 first."""
+    a = arguments
+    if isinstance(schedule, Schedule):
+        text = schedule.to_json()
+    elif isinstance(schedule, dict):
+        text = json.dumps(schedule)
+    else:
+        text = a.text("schedule", schedule)
+    try:
+        return _core.schedule_chakra(text, a.text("system", system), a.text("out", out))
+    except ConfigError as e:
+        raise a.relabel(e) from None
+
+
+def chakra_paths(where: "str | Path") -> list[str]:
+    """The Chakra files of a directory (``NAME.RANK.et``), rank 0 first;
+    refused unless their ranks run 0, 1, … without a gap."""
+    d = Path(where)
+    by_rank: dict[int, str] = {}
+    for f in sorted(d.glob("*.et")):
+        stem = f.name[:-3]
+        rank = stem.rsplit(".", 1)[-1]
+        if not rank.isdigit() or int(rank) in by_rank:
+            raise ConfigError(f"{f}: expected Chakra files named NAME.RANK.et, one per rank")
+        by_rank[int(rank)] = str(f)
+    if not by_rank or sorted(by_rank) != list(range(len(by_rank))):
+        raise ConfigError(f"{d}: expected Chakra files NAME.0.et … NAME.N-1.et, found ranks {sorted(by_rank)}")
+    return [by_rank[r] for r in range(len(by_rank))]

@@ -319,7 +319,7 @@ fn build(ranks: u32, programs: Vec<RankOps>, tnis: u8) -> Result<Schedule, Build
 
 /// Kahn's order of `n` items, `before(a)` the items `a` needs first;
 /// items with nothing between them keep their order. `None` on a cycle.
-fn topological(n: usize, before: impl Fn(usize) -> Vec<usize>) -> Option<Vec<usize>> {
+pub(crate) fn topological(n: usize, before: impl Fn(usize) -> Vec<usize>) -> Option<Vec<usize>> {
     let mut indegree = vec![0usize; n];
     let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
     for a in 0..n {

@@ -17,6 +17,7 @@
 
 pub mod algorithms;
 pub mod barrier_hw;
+pub mod chakra;
 pub mod collective;
 pub mod hierarchical;
 pub mod library;

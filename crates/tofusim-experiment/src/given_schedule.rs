@@ -42,7 +42,16 @@ impl GivenRun {
         let v = crate::request_json::Fields::parse(spec)?;
         let source = v.get("schedule_source").and_then(|x| x.as_str()).unwrap_or("<schedule>").to_string();
         let text = v.text("schedule");
-        let (schedule, name) = if is_goal(&text) {
+        let chakra: Vec<String> = match v.get("chakra_files") {
+            None | Some(serde_json::Value::Null) => Vec::new(),
+            Some(serde_json::Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<_>>().ok_or_else(|| ConfigError::argument("chakra_files", "expected the ranks' file paths, rank 0 first"))?,
+            Some(_) => return Err(ConfigError::argument("chakra_files", "expected a list of paths")),
+        };
+        let (schedule, name) = if !chakra.is_empty() {
+            let files = chakra.iter().map(|p| std::fs::read(p).map_err(|e| ConfigError::new(p, "", format!("a Chakra execution trace file: {e}")))).collect::<Result<Vec<_>>>()?;
+            let s = tofusim_comm::chakra::from_chakra(&files).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
+            (s, "chakra".to_string())
+        } else if is_goal(&text) {
             // A GOAL file's `nic` stays as written; a TNI beyond the node's
             // wraps around when it runs.
             let s = tofusim_comm::goal::from_goal(&text, u8::MAX).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
@@ -83,10 +92,25 @@ fn is_goal(text: &str) -> bool {
 pub fn goal_text(schedule_json: &str, system: &str, source: &str) -> Result<String> {
     let (s, _) = Schedule::from_json(schedule_json).map_err(|e| ConfigError::new(source, e.key, e.message))?;
     let sys = crate::system::from_name(system)?;
-    let timing = crate::comm_model::CommModel::for_system(&sys, None).host_timing(&Modes::default());
-    let per_ns = |per_cycle: f64| per_cycle / timing.cycle_ns;
-    let rates = tofusim_comm::goal::LocalRates { copy_bytes_per_ns: per_ns(timing.copy_bytes_per_cycle), reduce_bytes_per_ns: per_ns(timing.reduce_bytes_per_cycle) };
+    let rates = local_rates(&crate::comm_model::CommModel::for_system(&sys, None));
     tofusim_comm::goal::to_goal(&s, rates).map_err(|e| ConfigError::new(source, e.key, e.message))
+}
+
+/// The host rates a schedule's copies and reductions take on `system`,
+/// for the formats that write them as computation (GOAL, Chakra).
+pub fn local_rates(model: &crate::comm_model::CommModel) -> tofusim_comm::goal::LocalRates {
+    let timing = model.host_timing(&Modes::default());
+    let per_ns = |per_cycle: f64| per_cycle / timing.cycle_ns;
+    tofusim_comm::goal::LocalRates { copy_bytes_per_ns: per_ns(timing.copy_bytes_per_cycle), reduce_bytes_per_ns: per_ns(timing.reduce_bytes_per_cycle) }
+}
+
+/// A schedule given as JSON written as Chakra files for `system`, one per
+/// rank (`tofusim_comm::chakra::to_chakra`).
+pub fn chakra_files(schedule_json: &str, system: &str, source: &str) -> Result<Vec<Vec<u8>>> {
+    let (s, _) = Schedule::from_json(schedule_json).map_err(|e| ConfigError::new(source, e.key, e.message))?;
+    let sys = crate::system::from_name(system)?;
+    let rates = local_rates(&crate::comm_model::CommModel::for_system(&sys, None));
+    tofusim_comm::chakra::to_chakra(&s, rates).map_err(|e| ConfigError::new(source, e.key, e.message))
 }
 
 /// Runs a given schedule on its system's first `ranks` placed ranks.

@@ -125,10 +125,16 @@ pub fn replay(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, Strin
 pub fn replay_goal(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>) -> Result<String> {
     let (_, program, _, _, system) = program_of(path, spec, algorithms, library)?;
     let p = crate::replay::prepare(&program, spec, system)?;
-    let timing = p.s.built.model.host_timing(&crate::comm_model::Modes::default());
-    let per_ns = |per_cycle: f64| per_cycle / timing.cycle_ns;
-    let rates = tofusim_comm::goal::LocalRates { copy_bytes_per_ns: per_ns(timing.copy_bytes_per_cycle), reduce_bytes_per_ns: per_ns(timing.reduce_bytes_per_cycle) };
+    let rates = crate::given_schedule::local_rates(&p.s.built.model);
     tofusim_comm::goal::to_goal(&p.schedule, rates).map_err(|e| ConfigError::new(path, e.key, e.message))
+}
+
+/// [`replay_goal`] as Chakra execution-trace files, one per rank.
+pub fn replay_chakra(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>) -> Result<Vec<Vec<u8>>> {
+    let (_, program, _, _, system) = program_of(path, spec, algorithms, library)?;
+    let p = crate::replay::prepare(&program, spec, system)?;
+    let rates = crate::given_schedule::local_rates(&p.s.built.model);
+    tofusim_comm::chakra::to_chakra(&p.schedule, rates).map_err(|e| ConfigError::new(path, e.key, e.message))
 }
 
 /// The trace at `path` as a replay program for `spec`'s system (built

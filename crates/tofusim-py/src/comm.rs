@@ -137,3 +137,27 @@ pub fn trinaryx3_segment(py: Python<'_>, system: String, size_bytes: u64) -> PyR
 pub fn schedule_goal(schedule: String, system: String, source: &str) -> PyResult<String> {
     tofusim_experiment::given_schedule::goal_text(&schedule, &system, source).map_err(config_err)
 }
+
+/// A schedule's JSON written for `system` as Chakra execution traces
+/// `out/tofusim.RANK.et`; their paths, rank 0 first.
+#[pyfunction]
+#[pyo3(signature = (schedule, system, out, source="<schedule>"))]
+pub fn schedule_chakra(schedule: String, system: String, out: String, source: &str) -> PyResult<Vec<String>> {
+    let files = tofusim_experiment::given_schedule::chakra_files(&schedule, &system, source).map_err(config_err)?;
+    write_chakra(&out, files)
+}
+
+/// Writes one Chakra file per rank under `out` (made if missing).
+pub(crate) fn write_chakra(out: &str, files: Vec<Vec<u8>>) -> PyResult<Vec<String>> {
+    let dir = std::path::Path::new(out);
+    std::fs::create_dir_all(dir).map_err(|e| pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), out.to_string())))?;
+    files
+        .into_iter()
+        .enumerate()
+        .map(|(r, bytes)| {
+            let p = dir.join(format!("tofusim.{r}.et"));
+            std::fs::write(&p, bytes).map_err(|e| pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), p.display().to_string())))?;
+            Ok(p.display().to_string())
+        })
+        .collect()
+}

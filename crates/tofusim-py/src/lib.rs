@@ -131,6 +131,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_comm_list, m)?)?;
     m.add_function(wrap_pyfunction!(trace_replay, m)?)?;
     m.add_function(wrap_pyfunction!(trace::trace_goal, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::trace_chakra, m)?)?;
+    m.add_function(wrap_pyfunction!(comm::schedule_chakra, m)?)?;
     m.add_function(wrap_pyfunction!(collective_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(comm::schedule_goal, m)?)?;
     m.add_function(wrap_pyfunction!(collective_buffers, m)?)?;

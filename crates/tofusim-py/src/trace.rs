@@ -160,3 +160,15 @@ pub fn trace_goal(py: Python<'_>, path: String, system: String, ppn: u64, placem
     let spec = replay_spec(system, "packet", None, compute_scale, 1, None, mpi, 0, None, ppn, placement)?;
     py.detach(|| tofusim_experiment::traces::replay_goal(&path, &spec, &Default::default(), library.as_deref())).map_err(config_err)
 }
+
+/// The schedule a replay of the trace at `path` runs on `system`, written
+/// as Chakra execution traces `out/tofusim.RANK.et` (the directory is made
+/// if missing); returns their paths, rank 0 first.
+#[pyfunction]
+#[pyo3(signature = (path, system, out, ppn=1, placement="block", library=None, compute_scale=1.0))]
+#[allow(clippy::too_many_arguments)]
+pub fn trace_chakra(py: Python<'_>, path: String, system: String, out: String, ppn: u64, placement: &str, library: Option<String>, compute_scale: f64) -> PyResult<Vec<String>> {
+    let spec = replay_spec(system, "packet", None, compute_scale, 1, None, None, 0, None, ppn, placement)?;
+    let files = py.detach(|| tofusim_experiment::traces::replay_chakra(&path, &spec, &Default::default(), library.as_deref())).map_err(config_err)?;
+    crate::comm::write_chakra(&out, files)
+}

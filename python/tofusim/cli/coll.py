@@ -134,9 +134,10 @@ def _write(r: dict, out: str, samples: CounterSamples) -> None:
               help="trinary-tree and trinaryx3: three trees (JSON: lengths, and each tree's parent per rank, null at the root) instead of "
                    "the built ones; checked: spanning, nearest-neighbour arcs, one tree per link, at most three children per rank. "
                    "tools/trinary_trees_sat.py writes shallow ones.")
-@click.option("--schedule", "schedule_file", metavar="FILE", default=None,
+@click.option("--schedule", "schedule_file", metavar="FILE|DIR", default=None,
               help="Run a collective written as data instead of a built-in algorithm: the JSON a schedule serialises to "
-                   "(tofusim.Schedule in Python writes it; tofusim.collective_schedule gives a built-in's). The operation, ranks "
+                   "(tofusim.Schedule in Python writes it; tofusim.collective_schedule gives a built-in's), a GOAL file "
+                   "(LogGOPSim's format), or a directory of Chakra execution traces (NAME.RANK.et). The operation, ranks "
                    "and size are the schedule's.")
 @click.option("--descriptor", metavar="direct|memory", default="direct", show_default=True, help="Tofu descriptor mode.")
 @click.option("--cache-injection/--no-cache-injection", default=True, show_default=True, help="Tofu2/TofuD cache injection of received data.")
@@ -233,10 +234,13 @@ def coll(op, algo, library, size, system, root, segment, tnis, trees_file, sched
     columns: dict = {}
     try:
         if schedule_file is not None:
-            from ..schedule import run_schedule
+            from pathlib import Path
+
+            from ..schedule import chakra_paths, run_schedule
             from .files import read_text as _read
 
-            r = run_schedule(_read(schedule_file, "schedule"), system, ppn=ppn, placement=read_placement(placement), verify=verify, model=model,
+            chakra = chakra_paths(schedule_file) if Path(schedule_file).is_dir() else None
+            r = run_schedule("" if chakra else _read(schedule_file, "schedule"), system, chakra_files=chakra, ppn=ppn, placement=read_placement(placement), verify=verify, model=model,
                              seed=seed, progress=progress, keep_partial=True, counter_cycles=counter_period, steps=bool(out) and model == "packet",
                              max_minutes=max_time, source=schedule_file, samples=columns)
             if op is not None and op != r["op"]:

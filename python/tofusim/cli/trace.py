@@ -54,6 +54,23 @@ def goal_cmd(path: str, system: str, ppn: int, library: str | None, out: str) ->
     click.echo(f"wrote {out}: {ops:,} operations over {text.splitlines()[1].split()[1]} ranks", err=True)
 
 
+@trace.command("chakra")
+@click.argument("path", metavar="TRACE")
+@click.option("--system", required=True, help="The system the traces are written for (its MPI software, algorithms and host rates).")
+@click.option("--ppn", type=int, default=1, show_default=True, metavar="N", help="Ranks per node, as tofusim replay places them.")
+@click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]), help="Whose rules choose the collectives' algorithms [default: the system's].")
+@click.option("--out", required=True, help="The directory of the Chakra files (tofusim.RANK.et), made if missing.")
+def chakra_cmd(path: str, system: str, ppn: int, library: str | None, out: str) -> None:
+    """Write the schedule a replay of TRACE runs on SYSTEM as Chakra execution traces (MLCommons, ASTRA-sim).
+
+    `tofusim coll --schedule OUT --system SYSTEM` runs them to the replay's time.
+    """
+    from ..trace import chakra
+
+    files = chakra(path, system, out, ppn=ppn, library=library)
+    click.echo(f"wrote {len(files)} Chakra files in {out} (tofusim.0.et … tofusim.{len(files) - 1}.et)", err=True)
+
+
 @trace.command("show")
 @click.argument("path", metavar="TRACE")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

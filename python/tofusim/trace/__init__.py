@@ -41,3 +41,17 @@ def goal(path: str, system: str, *, ppn: int = 1, placement: str = "block", libr
                                 None if library is None else a.text("library", library), None, float(compute_scale))
     except ConfigError as e:
         raise a.relabel(e) from None
+
+
+def chakra(path: str, system: str, out: str, *, ppn: int = 1, placement: str = "block", library: str | None = None,
+           compute_scale: float = 1.0) -> list[str]:
+    """:func:`goal`, written as Chakra execution traces (MLCommons,
+    ASTRA-sim's input): ``out/tofusim.RANK.et``, one per rank (docs/traces.md,
+    "Chakra"). Returns their paths, rank 0 first."""
+    from .. import ConfigError, arguments as a
+
+    try:
+        return _core.trace_chakra(a.text("path", path), a.text("system", system), a.text("out", out), a.whole("ppn", ppn, 1, 256),
+                                  a.text("placement", placement), None if library is None else a.text("library", library), float(compute_scale))
+    except ConfigError as e:
+        raise a.relabel(e) from None
