@@ -411,3 +411,22 @@ def test_a_recorded_program_from_otf2_goal_and_chakra_gives_one_prediction(ring,
         times[form] = r.json()["time_seconds"]
     assert times["goal"] == times["chakra"], times
     assert times["chakra"] == pytest.approx(times["otf2"], rel=1e-6), times
+
+
+def test_a_recorded_program_as_a_job_of_a_mix(ring, run, tmp_path):
+    """Issue 39: a recorded trace is one more job kind; alone on the first
+    nodes it runs as tofusim replay runs it."""
+    trace, _ = ring
+    mix = tmp_path / "mix.toml"
+    mix.write_text(f'system = "bgl:4x4x2"\nplacement = "contiguous"\n[[job]]\nname = "app"\nkind = "trace"\npath = "{trace}"\nnodes = 4\n'
+                   '[[job]]\nname = "noise"\nkind = "background"\nnodes = 28\nbytes = "4KiB"\nload = 0.5\nduration_us = 5000\n')
+    r = run("jobs", str(mix), "--json")
+    assert r.code == 0, r.err
+    app = r.json()["jobs"][0]
+    assert app["kind"] == "trace" and app["ranks"] == 4
+    replayed = run("replay", str(trace), "--system", "bgl:4x4x2", "--json").json()["time_seconds"]
+    assert app["alone_us"] == pytest.approx(replayed * 1e6, rel=1e-9)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(mix.read_text().replace("nodes = 4\n", "nodes = 5\n", 1))
+    r = run("jobs", str(bad))
+    assert r.code == 2 and "job[0].nodes" in r.err and "4 ranks" in r.err, r.err

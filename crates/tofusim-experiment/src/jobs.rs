@@ -72,6 +72,10 @@ pub enum Workload {
     /// message every bytes / (load × rate), whatever the network does),
     /// for `duration_ns`.
     Background { bytes: u64, load: f64, duration_ns: u64 },
+    /// A recorded MPI program (an OTF2 trace directory), replayed under
+    /// the system's MPI software: its calls, messages, collectives and
+    /// computation.
+    Trace { path: String },
 }
 
 impl Workload {
@@ -81,6 +85,7 @@ impl Workload {
             Workload::Halo { .. } => "halo",
             Workload::Pattern { .. } => "pattern",
             Workload::Background { .. } => "background",
+            Workload::Trace { .. } => "trace",
         }
     }
 }
@@ -174,7 +179,7 @@ impl Mix {
 
 fn parse_job(t: &Section<'_>, i: usize) -> Result<Job> {
     let name = t.string("name")?.unwrap_or_else(|| format!("job{i}"));
-    let kind = t.choice("kind", &["collective", "halo", "pattern", "background"])?.ok_or_else(|| t.error("kind", "expected collective, halo, pattern or background"))?;
+    let kind = t.choice("kind", &["collective", "halo", "pattern", "background", "trace"])?.ok_or_else(|| t.error("kind", "expected collective, halo, pattern, background or trace"))?;
     let shape = t.string("shape")?.map(|s| parse_shape(t, "shape", &s)).transpose()?;
     let nodes = t.int("nodes", 1, 1 << 24)?.map(|n| n as u32);
     let nodes = match (nodes, &shape) {
@@ -215,6 +220,20 @@ fn parse_job(t: &Section<'_>, i: usize) -> Result<Job> {
         "pattern" => {
             keys.extend(["bytes", "messages"]);
             Workload::Pattern { bytes: whole_bytes(t, "bytes")?.unwrap_or(8), messages: t.int("messages", 1, 1_000_000)?.unwrap_or(1) as u32 }
+        }
+        "trace" => {
+            keys.push("path");
+            let path = t.string("path")?.ok_or_else(|| t.error("path", "expected the OTF2 trace's directory (tofusim trace record --out)"))?;
+            // Relative to the mix file, as a user writes it beside it.
+            let path = match std::path::Path::new(t.file()).parent() {
+                Some(dir) if std::path::Path::new(&path).is_relative() && !dir.as_os_str().is_empty() => dir.join(&path).display().to_string(),
+                _ => path,
+            };
+            let ranks = crate::traces::trace_ranks(&path).map_err(|e| t.error("path", e.to_string()))?;
+            if ranks as u64 != nodes as u64 * ranks_per_node as u64 {
+                return Err(t.error("nodes", format!("the trace has {ranks} ranks; nodes × ppn is {}", nodes as u64 * ranks_per_node as u64)));
+            }
+            Workload::Trace { path }
         }
         _ => {
             keys.extend(["bytes", "load", "duration_us"]);
@@ -501,6 +520,24 @@ fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -
         Workload::Halo { grid, bytes, iterations } => Ok((halo(grid, *bytes, *iterations, tnis), format!("halo on {} ranks, {bytes} B × {iterations}", grid.iter().map(u32::to_string).collect::<Vec<_>>().join("x")))),
         Workload::Pattern { bytes, messages } => {
             Ok((pattern(j.ranks(), *bytes, *messages, tnis, mix.seed.wrapping_add(k as u64)), format!("uniform random, {messages} × {bytes} B per rank")))
+        }
+        Workload::Trace { path } => {
+            let spec = crate::replay::ReplaySpec {
+                system: mix.system.clone(),
+                system_toml: None,
+                mpi: Default::default(),
+                order: Some(group.members.iter().map(|&m| s.node_of_rank[m as usize]).collect()),
+                ranks: crate::rank_placement::Ranks::new(j.ranks_per_node as u64, crate::rank_placement::RankPlacement::Block)?,
+                node_leaders: true,
+                model: crate::collective::Model::Packet,
+                compute_scale: 1.0,
+                seed: mix.seed,
+                counter_cycles: 0,
+                max_minutes: None,
+            };
+            let sc = crate::traces::replay_schedule(path, &spec).map_err(|e| ConfigError::new(file, &at("path"), e.to_string()))?;
+            let what = format!("the recorded program {path} ({} messages, {} steps)", sc.messages(), sc.programs.iter().map(|p| p.steps.len()).sum::<usize>());
+            Ok((sc, what))
         }
         Workload::Background { bytes, load, duration_ns } => {
             // The node's injection bandwidth, shared by its ranks.

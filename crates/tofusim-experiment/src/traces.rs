@@ -129,6 +129,19 @@ pub fn replay_goal(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, 
     tofusim_comm::goal::to_goal(&p.schedule, rates).map_err(|e| ConfigError::new(path, e.key, e.message))
 }
 
+/// The schedule a replay of the trace at `path` runs on `spec`'s system,
+/// its ranks placed by `spec` (a job of a mix: `spec.order` gives each
+/// rank's node).
+pub fn replay_schedule(path: &str, spec: &ReplaySpec) -> Result<tofusim_comm::Schedule> {
+    let (_, program, _, _, system) = program_of(path, spec, &BTreeMap::new(), None)?;
+    Ok(crate::replay::prepare(&program, spec, system)?.schedule)
+}
+
+/// The rank count of the trace at `path`.
+pub fn trace_ranks(path: &str) -> Result<u32> {
+    Ok(tofusim_trace::read(path)?.ranks)
+}
+
 /// [`replay_goal`] as Chakra execution-trace files, one per rank.
 pub fn replay_chakra(path: &str, spec: &ReplaySpec, algorithms: &BTreeMap<String, String>, library: Option<&str>) -> Result<Vec<Vec<u8>>> {
     let (_, program, _, _, system) = program_of(path, spec, algorithms, library)?;
