@@ -63,3 +63,16 @@ def test_bad_mixes_exit_2_naming_the_key(run, tmp_path, edit, needle):
     r = run("jobs", str(f))
     assert r.code == 2 and needle in r.err and str(f) in r.err, r.err
 
+
+
+def test_out_writes_the_result_and_the_placement_picture(run, tmp_path):
+    f = tmp_path / "mix.toml"
+    f.write_text(MIX.format(placement="random"))
+    r = run("jobs", str(f), "--out", str(tmp_path / "out"))
+    assert r.code == 0, r.err
+    assert (tmp_path / "out" / "placement.png").stat().st_size > 10_000
+    import json
+
+    j = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert sorted(p for x in j["jobs"] for p in x["positions"]) == sorted(set(p for x in j["jobs"] for p in x["positions"]))
+    assert j["layout_width"] > 0 and j["layout_rows"]

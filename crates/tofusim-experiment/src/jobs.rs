@@ -576,6 +576,9 @@ pub struct JobReport {
     /// Per other job: the links both used, and the bytes the other job
     /// moved over them (alone).
     pub shares_with: Vec<Sharing>,
+    /// Its nodes' positions in the system's node order (the picture's
+    /// cells: [`JobsResult::layout_width`] per row).
+    pub positions: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
@@ -603,6 +606,11 @@ pub struct JobsResult {
     pub jobs: Vec<JobReport>,
     /// The links most loaded by more than one job (up to 20).
     pub shared_links: Vec<SharedLink>,
+    /// How to draw the machine: positions in the node order, this many per
+    /// row (a torus: its x length; a dragonfly: a group; a fat-tree: a
+    /// leaf switch), and what a row is.
+    pub layout_width: u32,
+    pub layout_rows: String,
     /// The mix's run: every step ran, no deadlock, no invariant error.
     pub complete: bool,
     pub cycles: u64,
@@ -640,6 +648,15 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     let mix = Mix::parse(file, text)?;
     let mut s = crate::build::setup(&mix.system).map_err(|e| ConfigError::new(file, "system", e.expected))?;
     let machine_nodes = s.node_of_rank.len() as u64;
+    let system_order = s.node_of_rank.clone();
+    let (layout_width, layout_rows) = match &s.built.system.network.topology {
+        Topology::Dragonfly(d) => (d.routers_per_group() * d.nodes_per_router, "a group per row".to_string()),
+        Topology::FatTree(f) => (f.down.first().copied().unwrap_or(1), "a leaf switch per row".to_string()),
+        _ => match s.node_grid {
+            Some(g) => (g.lengths[0], format!("x across, y and z down ({}x{}x{})", g.lengths[0], g.lengths[1], g.lengths[2])),
+            None => (((machine_nodes as f64).sqrt().ceil() as u32).max(1), "the node order, row by row".to_string()),
+        },
+    };
     let placed = place(&mix, &s, file)?;
     // World ranks: each job's in turn, block placement on its nodes.
     let mut node_of_rank = Vec::new();
@@ -669,6 +686,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     };
     // Alone, on the same nodes.
     let mut reports = Vec::new();
+    let position: HashMap<u32, u32> = system_order.iter().enumerate().map(|(i, &n)| (n, i as u32)).collect();
     let mut used: Vec<HashMap<(u32, String), u64>> = Vec::new();
     for (k, ((j, (_, _, how)), (sc, what))) in mix.jobs.iter().zip(&placed).zip(schedules).enumerate() {
         let to = share(k + 1);
@@ -693,6 +711,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
             links_used: alone.ports.len() as u32,
             links_shared: 0,
             shares_with: Vec::new(),
+            positions: placed[k].0.iter().map(|n| position[n]).collect(),
         });
         used.push(alone.ports);
     }
@@ -733,6 +752,8 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
         nodes: machine_nodes,
         jobs: reports,
         shared_links: shared,
+        layout_width,
+        layout_rows,
         complete: mix_run.complete,
         cycles: mix_run.cycles,
         cycle_ns: mix_run.cycle_ns,

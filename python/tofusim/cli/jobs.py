@@ -14,7 +14,7 @@ from .files import read_text, write_text
 
 @click.command()
 @click.argument("mix_file", metavar="MIX.toml")
-@click.option("--out", "out", default=None, help="Write the result as JSON to this file.")
+@click.option("--out", "out", default=None, help="Directory for result.json and placement.png (the jobs' nodes on the machine, and the links each pair of jobs shares).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
     """Run a mix of jobs together on one machine, then each alone on the same nodes.
@@ -29,7 +29,11 @@ def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
 
     r = run_jobs(read_text(mix_file, "mix file"), mix_file)
     if out:
-        write_text(out, json.dumps(r, indent=1), "result")
+        from pathlib import Path
+
+        Path(out).mkdir(parents=True, exist_ok=True)
+        write_text(str(Path(out) / "result.json"), json.dumps(r, indent=1), "result")
+        draw(r, str(Path(out) / "placement.png"))
     if as_json:
         click.echo(json.dumps(r))
         return
@@ -47,3 +51,49 @@ def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
             click.echo(f"  router {link['router']} {link['port']}: " + ", ".join(f"{n} {b:,} B" for n, b in link["bytes_by_job"]))
     click.echo(f"mix: {r['cycles']:,} cycles ({r['cycles'] * r['cycle_ns'] / 1000:,.2f} µs){'' if r['complete'] else ', INCOMPLETE'}; "
                f"{r['wall_seconds']:.1f} s wall")
+    if out:
+        click.echo(f"wrote {out}/result.json, placement.png", err=True)
+
+
+def draw(r: dict, png: str) -> None:
+    """The placement: every node of the machine a cell (the system's node
+    order, ``layout_width`` per row), coloured by its job; beside it, the
+    links each pair of jobs shares."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    jobs = r["jobs"]
+    width = max(1, r["layout_width"])
+    rows = -(-r["nodes"] // width)
+    grid = np.full(rows * width, np.nan)
+    for k, j in enumerate(jobs):
+        grid[np.asarray(j["positions"], dtype=int)] = k
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [2, 1]})
+    cmap = plt.get_cmap("tab20", max(len(jobs), 1))
+    left.imshow(grid.reshape(rows, width), cmap=cmap, vmin=-0.5, vmax=len(jobs) - 0.5, aspect="auto", interpolation="nearest")
+    left.set_title(f"{r['system']}, placement {r['placement']}: {r['layout_rows']}; white: free")
+    left.set_xticks([])
+    left.set_yticks([])
+    handles = [plt.Rectangle((0, 0), 1, 1, color=cmap(k)) for k in range(len(jobs))]
+    left.legend(handles, [f"{j['name']} ×{j['slowdown']:.2f}" for j in jobs], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8,
+                title="job × slowdown", title_fontsize=8)
+    shared = np.zeros((len(jobs), len(jobs)))
+    index = {j["name"]: k for k, j in enumerate(jobs)}
+    for k, j in enumerate(jobs):
+        for s in j["shares_with"]:
+            shared[k, index[s["job"]]] = s["links"]
+    im = right.imshow(shared, cmap="Reds", vmin=0, vmax=max(1.0, float(shared.max())))
+    right.set_xticks(range(len(jobs)), [j["name"] for j in jobs], rotation=45, ha="right", fontsize=8)
+    right.set_yticks(range(len(jobs)), [j["name"] for j in jobs], fontsize=8)
+    for a in range(len(jobs)):
+        for b in range(len(jobs)):
+            if a != b:
+                right.text(b, a, f"{int(shared[a, b]):,}", ha="center", va="center", fontsize=7)
+    right.set_title("links shared by each pair of jobs")
+    fig.colorbar(im, ax=right, fraction=0.046)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
