@@ -112,6 +112,8 @@ impl Job {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mix {
     pub system: String,
+    /// The packet engine, or the flow model event by event (large machines).
+    pub model: crate::collective::Model,
     /// As the file names it (`group-compact`, `leaf-compact` and
     /// `contiguous` are one order, checked against the topology).
     pub policy: String,
@@ -161,8 +163,12 @@ impl Mix {
             _ => Placement::TofuRect { rotation: rotation.unwrap_or(true), padding: padding.unwrap_or(false) },
         };
         let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
+        let model = match top.choice("model", &["packet", "flow"])?.as_deref() {
+            None | Some("packet") => crate::collective::Model::Packet,
+            _ => crate::collective::Model::FlowEvents,
+        };
         let tables = top.tables("job", "[[job]] kind = \"halo\"")?;
-        top.finish(&["system", "placement", "rotation", "padding", "seed", "job"])?;
+        top.finish(&["system", "placement", "rotation", "padding", "seed", "model", "job"])?;
         if tables.is_empty() || tables.len() > MAX_JOBS {
             return Err(top.error("job", format!("expected 1 to {MAX_JOBS} [[job]] tables, found {}", tables.len())));
         }
@@ -173,7 +179,7 @@ impl Mix {
                 return Err(tables[i].error("name", format!("{:?} names two jobs", j.name)));
             }
         }
-        Ok(Mix { system, policy: name, placement, seed, jobs })
+        Ok(Mix { system, model, policy: name, placement, seed, jobs })
     }
 }
 
@@ -611,34 +617,56 @@ pub struct JobsResult {
     /// leaf switch), and what a row is.
     pub layout_width: u32,
     pub layout_rows: String,
+    /// `packet` or `flow-events`.
+    pub model: crate::collective::Model,
     /// The mix's run: every step ran, no deadlock, no invariant error.
     pub complete: bool,
-    pub cycles: u64,
-    pub cycle_ns: f64,
+    /// The mix's end, µs (every job's last rank).
+    pub time_us: f64,
     pub wall_seconds: f64,
 }
 
-/// A schedule run on the packet engine over `node_of_rank` of a fresh
-/// build of `system`: each rank's end cycle and every link's bytes.
+/// A schedule run over `node_of_rank` of a fresh build of `system`: each
+/// rank's end and every link's bytes.
 struct Ran {
-    rank_end_cycles: Vec<u64>,
+    rank_end_ns: Vec<f64>,
     ports: HashMap<(u32, String), u64>,
     complete: bool,
-    cycles: u64,
-    cycle_ns: f64,
 }
 
-fn run_once(system: &str, node_of_rank: Vec<u32>, s: Schedule, seed: u64, progress: tofusim_packet::Progress) -> Result<Ran> {
+fn run_once(system: &str, model: crate::collective::Model, node_of_rank: Vec<u32>, s: Schedule, seed: u64, progress: tofusim_packet::Progress) -> Result<Ran> {
     let mut setup = crate::build::setup(system)?;
     setup.node_of_rank = node_of_rank;
     setup.grid = None;
     setup.node_grid = None;
+    if model != crate::collective::Model::Packet {
+        // The flow model, event by event: each step's finish, and the
+        // bytes its routes put on every link.
+        let mut ask = || progress(0.0).is_break();
+        let interrupt = tofusim_flow::Interrupt::new(&mut ask);
+        let net = crate::flow_model::flow_net(&setup)?;
+        let m = crate::flow_model::machine(&setup, &net, &Modes::default(), &interrupt);
+        let finish = tofusim_comm::exec::flow::schedule_finish_times(&m, &s, seed).map_err(|e| ConfigError::new("<flow>", "job", e.to_string()))?;
+        let mut at = 0usize;
+        let rank_end_ns = s
+            .programs
+            .iter()
+            .map(|p| {
+                let end = finish[at..at + p.steps.len()].iter().copied().fold(0.0, f64::max);
+                at += p.steps.len();
+                end * 1e9
+            })
+            .collect();
+        let bytes = crate::replay::flow_link_bytes(&net, &s, &setup.node_of_rank, &m, seed);
+        let ports = (0..bytes.len()).filter(|&l| bytes[l] > 0.0).map(|l| (((l / net.ports) as u32, net.routing.port_name((l % net.ports) as u8)), bytes[l].round() as u64)).collect();
+        return Ok(Ran { rank_end_ns, ports, complete: !interrupt.stopped() });
+    }
     let run = RunParams { seed, sample_cycles: u64::MAX, ..RunParams::default() };
     let engine = schedule_engine(setup, std::sync::Arc::new(s), &Modes::default(), run)?;
     let (r, ends) = engine.run_with(progress, |st| st.rank_end_cycles());
     let ports = r.ports.iter().filter(|p| p.counters.bytes > 0).map(|p| ((p.router, p.port.clone()), p.counters.bytes)).collect();
     let complete = r.complete && r.deadlock.is_none() && r.invariant_error.is_none() && !r.interrupted;
-    Ok(Ran { rank_end_cycles: ends, ports, complete, cycles: r.completion_cycles.unwrap_or(r.sim.cycles), cycle_ns: r.cycle_ns })
+    Ok(Ran { rank_end_ns: ends.iter().map(|&c| c as f64 * r.cycle_ns).collect(), ports, complete })
 }
 
 /// Runs the mix in `text` (`file` names it in errors): the jobs together,
@@ -682,7 +710,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     let share = |i: usize| move |f: f64| (i as f64 + f) / total;
     let mix_run = {
         let to = share(0);
-        run_once(&mix.system, node_of_rank.clone(), world, mix.seed, &mut |f| progress(to(f)))?
+        run_once(&mix.system, mix.model, node_of_rank.clone(), world, mix.seed, &mut |f| progress(to(f)))?
     };
     // Alone, on the same nodes.
     let mut reports = Vec::new();
@@ -691,11 +719,10 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     for (k, ((j, (_, _, how)), (sc, what))) in mix.jobs.iter().zip(&placed).zip(schedules).enumerate() {
         let to = share(k + 1);
         let nodes: Vec<u32> = members[k].iter().map(|&r| node_of_rank[r as usize]).collect();
-        let alone = run_once(&mix.system, nodes, sc, mix.seed, &mut |f| progress(to(f)))?;
-        let alone_cycles = alone.rank_end_cycles.iter().copied().max().unwrap_or(0);
-        let end = members[k].iter().map(|&r| mix_run.rank_end_cycles[r as usize]).max().unwrap_or(0);
-        let in_mix_ns = end as f64 * mix_run.cycle_ns - j.arrival_ns as f64;
-        let alone_ns = alone_cycles as f64 * alone.cycle_ns;
+        let alone = run_once(&mix.system, mix.model, nodes, sc, mix.seed, &mut |f| progress(to(f)))?;
+        let alone_ns = alone.rank_end_ns.iter().copied().fold(0.0, f64::max);
+        let end = members[k].iter().map(|&r| mix_run.rank_end_ns[r as usize]).fold(0.0, f64::max);
+        let in_mix_ns = end - j.arrival_ns as f64;
         reports.push(JobReport {
             name: j.name.clone(),
             kind: j.workload.kind(),
@@ -754,9 +781,9 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
         shared_links: shared,
         layout_width,
         layout_rows,
+        model: mix.model,
         complete: mix_run.complete,
-        cycles: mix_run.cycles,
-        cycle_ns: mix_run.cycle_ns,
+        time_us: mix_run.rank_end_ns.iter().copied().fold(0.0, f64::max) / 1000.0,
         wall_seconds: wall.elapsed().as_secs_f64(),
     })
 }

@@ -258,6 +258,24 @@ fn flow_link_loads(
     m: &tofusim_comm::exec::flow::FlowMachine,
     seed: u64,
 ) -> Vec<LinkLoad> {
+    let bytes = flow_link_bytes(net, schedule, node_of_rank, m, seed);
+    let mut top: Vec<usize> = (0..bytes.len()).filter(|&l| bytes[l] > 0.0).collect();
+    top.sort_by(|&a, &b| bytes[b].total_cmp(&bytes[a]).then(a.cmp(&b)));
+    top.truncate(10);
+    top.into_iter()
+        .map(|l| LinkLoad { router: (l / net.ports) as u32, port: net.routing.port_name((l % net.ports) as u8), bytes: bytes[l].round() as u64, busy_fraction: None })
+        .collect()
+}
+
+/// The wire bytes every link (router × port) carries under `schedule` on
+/// the flow model's routes.
+pub(crate) fn flow_link_bytes(
+    net: &tofusim_flow::FlowNet,
+    schedule: &tofusim_comm::Schedule,
+    node_of_rank: &[u32],
+    m: &tofusim_comm::exec::flow::FlowMachine,
+    seed: u64,
+) -> Vec<f64> {
     use rand::SeedableRng;
     let mut rng = tofusim_routing::Rng::seed_from_u64(seed);
     let links = net.routers * net.ports;
@@ -278,12 +296,7 @@ fn flow_link_loads(
             }
         }
     }
-    let mut top: Vec<usize> = (0..links).filter(|&l| bytes[l] > 0.0).collect();
-    top.sort_by(|&a, &b| bytes[b].total_cmp(&bytes[a]).then(a.cmp(&b)));
-    top.truncate(10);
-    top.into_iter()
-        .map(|l| LinkLoad { router: (l / net.ports) as u32, port: net.routing.port_name((l % net.ports) as u8), bytes: bytes[l].round() as u64, busy_fraction: None })
-        .collect()
+    bytes
 }
 
 /// Replays `program` on `spec.system`.

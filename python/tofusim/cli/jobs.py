@@ -49,8 +49,8 @@ def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
         click.echo("links used by more than one job (bytes each moved over it alone):")
         for link in r["shared_links"][:10]:
             click.echo(f"  router {link['router']} {link['port']}: " + ", ".join(f"{n} {b:,} B" for n, b in link["bytes_by_job"]))
-    click.echo(f"mix: {r['cycles']:,} cycles ({r['cycles'] * r['cycle_ns'] / 1000:,.2f} µs){'' if r['complete'] else ', INCOMPLETE'}; "
-               f"{r['wall_seconds']:.1f} s wall")
+    click.echo(f"mix: {r['time_us']:,.2f} µs on the {'packet engine' if r['model'] == 'packet' else 'flow model'}"
+               f"{'' if r['complete'] else ', INCOMPLETE'}; {r['wall_seconds']:.1f} s wall")
     if out:
         click.echo(f"wrote {out}/result.json, placement.png", err=True)
 
