@@ -585,6 +585,24 @@ pub struct JobReport {
     /// Its nodes' positions in the system's node order (the picture's
     /// cells: [`JobsResult::layout_width`] per row).
     pub positions: Vec<u32>,
+    /// What set its time in the mix (packet engine): the chain of steps
+    /// and messages to its last rank's end.
+    pub critical_path: Option<JobPath>,
+}
+
+/// A job's critical path in the mix, µs (ranks are the job's own).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct JobPath {
+    /// From the mix's start (its arrival wait counts as work).
+    pub end_us: f64,
+    /// The path's time by kind: transfer (queueing at the interface and
+    /// in the network), send-overhead, receive-overhead, reduction, copy,
+    /// work.
+    pub by_kind_us: BTreeMap<String, f64>,
+    pub transfers: u64,
+    /// The job's rank its other ranks waited for longest, and how long.
+    pub most_waited_for: Option<u32>,
+    pub most_waited_for_us: f64,
 }
 
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
@@ -632,9 +650,19 @@ struct Ran {
     rank_end_ns: Vec<f64>,
     ports: HashMap<(u32, String), u64>,
     complete: bool,
+    /// Per group of ranks asked for, its critical path (packet engine).
+    paths: Vec<JobPath>,
 }
 
-fn run_once(system: &str, model: crate::collective::Model, node_of_rank: Vec<u32>, s: Schedule, seed: u64, progress: tofusim_packet::Progress) -> Result<Ran> {
+fn run_once(
+    system: &str,
+    model: crate::collective::Model,
+    node_of_rank: Vec<u32>,
+    s: Schedule,
+    seed: u64,
+    groups: &[std::ops::Range<u32>],
+    progress: tofusim_packet::Progress,
+) -> Result<Ran> {
     let mut setup = crate::build::setup(system)?;
     setup.node_of_rank = node_of_rank;
     setup.grid = None;
@@ -659,14 +687,25 @@ fn run_once(system: &str, model: crate::collective::Model, node_of_rank: Vec<u32
             .collect();
         let bytes = crate::replay::flow_link_bytes(&net, &s, &setup.node_of_rank, &m, seed);
         let ports = (0..bytes.len()).filter(|&l| bytes[l] > 0.0).map(|l| (((l / net.ports) as u32, net.routing.port_name((l % net.ports) as u8)), bytes[l].round() as u64)).collect();
-        return Ok(Ran { rank_end_ns, ports, complete: !interrupt.stopped() });
+        return Ok(Ran { rank_end_ns, ports, complete: !interrupt.stopped(), paths: Vec::new() });
     }
     let run = RunParams { seed, sample_cycles: u64::MAX, ..RunParams::default() };
     let engine = schedule_engine(setup, std::sync::Arc::new(s), &Modes::default(), run)?;
-    let (r, ends) = engine.run_with(progress, |st| st.rank_end_cycles());
+    let (r, (ends, paths)) = engine.run_with(progress, |st| (st.rank_end_cycles(), groups.iter().map(|g| st.critical_path_of(g.clone())).collect::<Vec<_>>()));
     let ports = r.ports.iter().filter(|p| p.counters.bytes > 0).map(|p| ((p.router, p.port.clone()), p.counters.bytes)).collect();
     let complete = r.complete && r.deadlock.is_none() && r.invariant_error.is_none() && !r.interrupted;
-    Ok(Ran { rank_end_ns: ends.iter().map(|&c| c as f64 * r.cycle_ns).collect(), ports, complete })
+    let us = |c: u64| c as f64 * r.cycle_ns / 1000.0;
+    let paths = paths
+        .into_iter()
+        .map(|p| JobPath {
+            end_us: us(p.end_cycle),
+            by_kind_us: p.by_kind.iter().map(|(k, &c)| (k.to_string(), us(c))).collect(),
+            transfers: p.transfers,
+            most_waited_for: p.most_waited_for,
+            most_waited_for_us: us(p.most_waited_for_cycles),
+        })
+        .collect();
+    Ok(Ran { rank_end_ns: ends.iter().map(|&c| c as f64 * r.cycle_ns).collect(), ports, complete, paths })
 }
 
 /// Runs the mix in `text` (`file` names it in errors): the jobs together,
@@ -710,7 +749,8 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     let share = |i: usize| move |f: f64| (i as f64 + f) / total;
     let mix_run = {
         let to = share(0);
-        run_once(&mix.system, mix.model, node_of_rank.clone(), world, mix.seed, &mut |f| progress(to(f)))?
+        let groups: Vec<std::ops::Range<u32>> = members.iter().map(|m| m[0]..m[0] + m.len() as u32).collect();
+        run_once(&mix.system, mix.model, node_of_rank.clone(), world, mix.seed, &groups, &mut |f| progress(to(f)))?
     };
     // Alone, on the same nodes.
     let mut reports = Vec::new();
@@ -719,7 +759,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     for (k, ((j, (_, _, how)), (sc, what))) in mix.jobs.iter().zip(&placed).zip(schedules).enumerate() {
         let to = share(k + 1);
         let nodes: Vec<u32> = members[k].iter().map(|&r| node_of_rank[r as usize]).collect();
-        let alone = run_once(&mix.system, mix.model, nodes, sc, mix.seed, &mut |f| progress(to(f)))?;
+        let alone = run_once(&mix.system, mix.model, nodes, sc, mix.seed, &[], &mut |f| progress(to(f)))?;
         let alone_ns = alone.rank_end_ns.iter().copied().fold(0.0, f64::max);
         let end = members[k].iter().map(|&r| mix_run.rank_end_ns[r as usize]).fold(0.0, f64::max);
         let in_mix_ns = end - j.arrival_ns as f64;
@@ -739,6 +779,11 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
             links_shared: 0,
             shares_with: Vec::new(),
             positions: placed[k].0.iter().map(|n| position[n]).collect(),
+            critical_path: mix_run.paths.get(k).cloned().map(|mut p| {
+                // The job's ranks count from its first.
+                p.most_waited_for = p.most_waited_for.map(|w| w - members[k][0]);
+                p
+            }),
         });
         used.push(alone.ports);
     }

@@ -63,6 +63,10 @@ fn a_job_alone_in_a_mix_runs_as_alone_and_a_late_one_starts_late() {
     assert_eq!(late.jobs[0].arrival_us, 100.0);
     assert!((late.jobs[0].in_mix_us - r.jobs[0].in_mix_us).abs() < 1e-6, "{} vs {}", late.jobs[0].in_mix_us, r.jobs[0].in_mix_us);
     assert!((late.time_us - 100.0 - r.jobs[0].alone_us).abs() < 1e-3);
+    // Its critical path runs from the mix's start: the 100 µs wait is work.
+    let path = late.jobs[0].critical_path.as_ref().unwrap();
+    assert!((path.end_us - late.time_us).abs() < 1e-6, "{path:?}");
+    assert!(path.by_kind_us["work"] >= 100.0 - 1e-6 && path.transfers > 0, "{path:?}");
 }
 
 #[test]

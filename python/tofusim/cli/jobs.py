@@ -38,12 +38,18 @@ def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
         click.echo(json.dumps(r))
         return
     t = Table(title=f"{len(r['jobs'])} jobs on {r['system']} ({r['nodes']:,} nodes), placement {r['placement']}")
-    for c in ("job", "what", "ranks", "placed", "alone µs", "in mix µs", "slowdown", "links shared / used", "shares with"):
+    for c in ("job", "what", "ranks", "placed", "alone µs", "in mix µs", "slowdown", "links shared / used", "shares with", "critical path in the mix"):
         t.add_column(c)
     for j in r["jobs"]:
         shares = ", ".join(f"{s['job']} ({s['links']} links, {s['their_bytes']:,} B of theirs)" for s in j["shares_with"]) or "-"
+        path = j.get("critical_path")
+        if path and path["end_us"] > 0:
+            parts = sorted(path["by_kind_us"].items(), key=lambda kv: -kv[1])[:2]
+            path_text = ", ".join(f"{k} {v / path['end_us']:.0%}" for k, v in parts) + f" ({path['transfers']} transfers)"
+        else:
+            path_text = "-"
         t.add_row(j["name"], j["what"], f"{j['ranks']:,} ({j['ranks_per_node']}/node)", j["placed"], f"{j['alone_us']:,.2f}",
-                  f"{j['in_mix_us']:,.2f}", f"{j['slowdown']:.3f}", f"{j['links_shared']} / {j['links_used']}", shares)
+                  f"{j['in_mix_us']:,.2f}", f"{j['slowdown']:.3f}", f"{j['links_shared']} / {j['links_used']}", shares, path_text)
     Console(width=None if sys.stdout.isatty() else 200).print(t)
     if r["shared_links"]:
         click.echo("links used by more than one job (bytes each moved over it alone):")

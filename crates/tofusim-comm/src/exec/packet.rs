@@ -429,6 +429,13 @@ impl ScheduleRun {
     /// The critical path of the run and each rank's time split
     /// ([`super::critical_path`]), from every step's finish cycle.
     pub fn critical_path(&self) -> super::critical_path::CriticalPath {
+        self.critical_path_of(0..self.schedule.ranks)
+    }
+
+    /// [`Self::critical_path`] of the ranks `ranks` alone (a job of a mix:
+    /// they exchange no message with the others); `RankTime::rank` counts
+    /// from the first of them.
+    pub fn critical_path_of(&self, ranks: std::ops::Range<u32>) -> super::critical_path::CriticalPath {
         use super::critical_path::{analyse, StepKind, StepView};
         // The send step of each message.
         let mut send_of = vec![u32::MAX; self.messages.len()];
@@ -438,7 +445,7 @@ impl ScheduleRun {
             }
         }
         let finish: Vec<u64> = (0..self.time.len()).map(|s| self.finish(s)).collect();
-        let ranges: Vec<std::ops::Range<u32>> = (0..self.schedule.ranks as usize).map(|r| self.base[r]..self.base[r + 1]).collect();
+        let ranges: Vec<std::ops::Range<u32>> = ranks.map(|r| self.base[r as usize]..self.base[r as usize + 1]).collect();
         let view = |s: u32| {
             let r = self.rank_of(s);
             let i = s - self.base[r];
