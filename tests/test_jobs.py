@@ -76,3 +76,9 @@ def test_out_writes_the_result_and_the_placement_picture(run, tmp_path):
     j = json.loads((tmp_path / "out" / "result.json").read_text())
     assert sorted(p for x in j["jobs"] for p in x["positions"]) == sorted(set(p for x in j["jobs"] for p in x["positions"]))
     assert j["layout_width"] > 0 and j["layout_rows"]
+    # The HTML report of the directory: the jobs, the placement, the shared links.
+    r = run("report", str(tmp_path / "out"))
+    assert r.code == 0, r.err
+    page = (tmp_path / "out" / "report.html").read_text()
+    for title in ("Jobs: alone and in the mix", "Placement on the machine", "Shared links"):
+        assert title in page

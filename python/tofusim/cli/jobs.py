@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from .files import read_text, write_text
+from .report import out_for, report_option, slug, write_into
 
 
 @click.command()
 @click.argument("mix_file", metavar="MIX.toml")
 @click.option("--out", "out", default=None, help="Directory for result.json and placement.png (the jobs' nodes on the machine, and the links each pair of jobs shares).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
+@report_option
+def jobs(mix_file: str, out: str | None, as_json: bool, report: bool) -> None:
     """Run a mix of jobs together on one machine, then each alone on the same nodes.
 
     MIX.toml names the system, the placement policy (contiguous,
@@ -27,10 +30,9 @@ def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
     """
     from .. import jobs as run_jobs
 
+    out = out_for(report, out, f"jobs-{slug(Path(mix_file).stem)}")
     r = run_jobs(read_text(mix_file, "mix file"), mix_file)
     if out:
-        from pathlib import Path
-
         Path(out).mkdir(parents=True, exist_ok=True)
         write_text(str(Path(out) / "result.json"), json.dumps(r, indent=1), "result")
         draw(r, str(Path(out) / "placement.png"))
@@ -59,6 +61,8 @@ def jobs(mix_file: str, out: str | None, as_json: bool) -> None:
                f"{'' if r['complete'] else ', INCOMPLETE'}; {r['wall_seconds']:.1f} s wall")
     if out:
         click.echo(f"wrote {out}/result.json, placement.png", err=True)
+        if report:
+            write_into(out)
 
 
 def draw(r: dict, png: str) -> None:

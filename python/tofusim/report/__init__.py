@@ -31,10 +31,11 @@ def build_page(rd: RunDir) -> str:
     """The report of the run directory ``rd`` as HTML text."""
     from .page import figure_html, render
     from .sections import run_sections
+    from .jobs import jobs_sections
     from .studies import coll_sweep_sections, reproduce_sections, sweep_sections
 
     build = {"run": run_sections, "collective": run_sections, "replay": run_sections, "sweep": sweep_sections,
-             "coll-sweep": coll_sweep_sections, "reproduce": reproduce_sections}[rd.kind]
+             "coll-sweep": coll_sweep_sections, "reproduce": reproduce_sections, "jobs": jobs_sections}[rd.kind]
     try:
         sections = build(rd, figure_html)
         if rd.kind != "reproduce" and rd.cases:
@@ -50,7 +51,7 @@ def build_page(rd: RunDir) -> str:
         raise ConfigError(f"{rd.path}: its files are not as tofusim writes them ({type(e).__name__}: {e}); "
                           "write the directory again with the command") from None
     what = {"run": "tofusim run", "collective": "tofusim coll", "replay": "tofusim replay", "sweep": "tofusim sweep",
-            "coll-sweep": "tofusim coll (sweep)", "reproduce": "tofusim reproduce"}[rd.kind]
+            "coll-sweep": "tofusim coll (sweep)", "reproduce": "tofusim reproduce", "jobs": "tofusim jobs"}[rd.kind]
     return render(f"tofusim report: {rd.path.name or rd.path.resolve().name}", f"{rd.path} ({what})", sections)
 
 

@@ -9,6 +9,7 @@ there, and read.
 | sweep | ``tofusim sweep`` | ``sweep.parquet`` |
 | collective sweep | ``tofusim coll --algo a,b`` or ``--size LO:HI`` | ``coll.parquet`` |
 | reproduce | ``tofusim reproduce --out`` | ``CASE.json`` with ``case`` and ``metrics`` |
+| jobs | ``tofusim jobs --out`` | ``result.json`` with ``jobs`` |
 
 Anything else is refused with one line naming the directory (exit 2).
 """
@@ -24,7 +25,7 @@ import pandas as pd
 
 from .. import ConfigError
 
-WHAT = ("a tofusim output directory: results.json (tofusim run --out), result.json (tofusim coll or replay --out), "
+WHAT = ("a tofusim output directory: results.json (tofusim run --out), result.json (tofusim coll, replay or jobs --out), "
         "sweep.parquet (tofusim sweep), coll.parquet (a tofusim coll sweep) or CASE.json (tofusim reproduce --out)")
 
 
@@ -33,7 +34,7 @@ class RunDir:
     """What a report draws from, as read from the directory."""
 
     path: Path
-    #: ``run``, ``collective``, ``replay``, ``sweep``, ``coll-sweep`` or ``reproduce``.
+    #: ``run``, ``collective``, ``replay``, ``sweep``, ``coll-sweep``, ``reproduce`` or ``jobs``.
     kind: str
     #: results.json / result.json (run, collective, replay).
     result: dict[str, Any] = field(default_factory=dict)
@@ -126,6 +127,8 @@ def open_run_dir(path: str | Path) -> RunDir:
         if isinstance(r, dict) and "op" in r and "algo" in r:
             return RunDir(d, "collective", result=r, samples=_table(d / "port_samples.parquet"), steps=_table(d / "steps.parquet"),
                           cases=_cases(d), **_vc_samples(d))
+        if isinstance(r, dict) and "jobs" in r and "layout_width" in r:
+            return RunDir(d, "jobs", result=r)
         if isinstance(r, dict) and "per_rank" in r:
             return RunDir(d, "replay", result=r, experiment=_text(d / "system.toml"), samples=_table(d / "port_samples.parquet"),
                           cases=_cases(d), **_vc_samples(d))
