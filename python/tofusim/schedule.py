@@ -175,6 +175,8 @@ def run_schedule(schedule: "Schedule | dict[str, Any] | str", system: str, *, pp
 
     a = arguments
     if chakra_files is not None:
+        if not chakra_files:
+            raise a.refuse("chakra_files", "the ranks' Chakra files, rank 0 first (at least one)", chakra_files)
         text = ""
     elif isinstance(schedule, Schedule):
         text = schedule.to_json()
@@ -242,12 +244,16 @@ def chakra_paths(where: "str | Path") -> list[str]:
     refused unless their ranks run 0, 1, … without a gap."""
     d = Path(where)
     by_rank: dict[int, str] = {}
+    prefixes = set()
     for f in sorted(d.glob("*.et")):
         stem = f.name[:-3]
-        rank = stem.rsplit(".", 1)[-1]
+        prefix, _, rank = stem.rpartition(".")
         if not rank.isdigit() or int(rank) in by_rank:
             raise ConfigError(f"{f}: expected Chakra files named NAME.RANK.et, one per rank")
+        prefixes.add(prefix)
         by_rank[int(rank)] = str(f)
+    if len(prefixes) > 1:
+        raise ConfigError(f"{d}: Chakra files of several traces ({', '.join(sorted(prefixes))}); expected one NAME")
     if not by_rank or sorted(by_rank) != list(range(len(by_rank))):
         raise ConfigError(f"{d}: expected Chakra files NAME.0.et … NAME.N-1.et, found ranks {sorted(by_rank)}")
     return [by_rank[r] for r in range(len(by_rank))]

@@ -17,8 +17,10 @@
 //! dependency on a node the file does not hold, a cycle.
 //!
 //! Written from a schedule as [`to_chakra`]: sends, receives and work as
-//! the nodes above; local copies and summing receives' reductions as
-//! `COMP_NODE`s of their time at the rates given (as in GOAL).
+//! the nodes above (peers and tags as `int32_val`, the size as
+//! `int64_val`, dependencies as `data_deps`, as Chakra's converters write
+//! them); local copies and summing receives' reductions as `COMP_NODE`s of
+//! their time at the rates given (as in GOAL).
 
 use prost::Message as _;
 
@@ -124,8 +126,18 @@ fn int_attr(n: &Node, name: &str) -> Option<i128> {
     })
 }
 
-fn int(name: &str, v: i128) -> AttributeProto {
+fn int64(name: &str, v: i128) -> AttributeProto {
     AttributeProto { name: name.into(), doc_string: String::new(), value: Some(attribute::Value::Int64Val(v as i64)) }
+}
+
+/// Peers and tags are `int32_val`, as Chakra's converters write them and
+/// its feeder reads them.
+fn int32(name: &str, v: u32) -> AttributeProto {
+    AttributeProto { name: name.into(), doc_string: String::new(), value: Some(attribute::Value::Int32Val(v as i32)) }
+}
+
+fn not_cpu() -> AttributeProto {
+    AttributeProto { name: "is_cpu_op".into(), doc_string: String::new(), value: Some(attribute::Value::BoolVal(false)) }
 }
 
 /// One rank's file: its metadata and nodes.
@@ -159,6 +171,7 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
     }
     let mut per_rank = Vec::with_capacity(ranks);
     let mut count = 1u64;
+    let mut steps = 0u64;
     for (r, bytes) in files.iter().enumerate() {
         let (_, nodes) = decode(r, bytes)?;
         let mut ops = Vec::with_capacity(nodes.len());
@@ -177,11 +190,26 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
             };
             let size = || -> Result<u64, BuildError> {
                 let s = what("comm_size")?;
-                u64::try_from(s).ok().filter(|&b| b <= 1 << 48).ok_or_else(|| bad(r, format!("node {}: comm_size {s} is not a size in bytes", n.id)))
+                u64::try_from(s).ok().filter(|&b| b <= crate::goal::MAX_MESSAGE_BYTES).ok_or_else(|| bad(r, format!("node {}: comm_size {s} is not a size in bytes up to {}", n.id, crate::goal::MAX_MESSAGE_BYTES)))
             };
-            let tag = || -> Result<u32, BuildError> { Ok(u32::try_from(int_attr(n, "comm_tag").unwrap_or(0)).map_err(|_| bad(r, format!("node {}: comm_tag out of range", n.id)))?) };
+            // Tags are int32 in Chakra: tofusim's 32-bit tags are written
+            // bit for bit (above 2^31 they read as negative int32).
+            let tag = || -> Result<u32, BuildError> {
+                match n.attr.iter().find(|a| a.name == "comm_tag").and_then(|a| a.value.as_ref()) {
+                    None => Ok(0),
+                    Some(attribute::Value::Int32Val(v)) => Ok(*v as u32),
+                    Some(_) => u32::try_from(int_attr(n, "comm_tag").unwrap_or(-1)).map_err(|_| bad(r, format!("node {}: comm_tag is not a 32-bit tag", n.id))),
+                }
+            };
             let op = match NodeType::try_from(n.r#type) {
-                Ok(NodeType::CompNode) => Op::Work { ns: int_attr(n, "duration_ns").map_or(n.duration_micros.saturating_mul(1000), |v| v.clamp(0, u64::MAX as i128) as u64) },
+                Ok(NodeType::CompNode) => {
+                    let ns = int_attr(n, "duration_ns").map_or(n.duration_micros as i128 * 1000, |v| v);
+                    if !(0..=crate::goal::MAX_CALC_NS as i128).contains(&ns) {
+                        return Err(bad(r, format!("node {}: a computation of {ns} ns; expected 0 to {} ns", n.id, crate::goal::MAX_CALC_NS)));
+                    }
+                    steps += crate::goal::work_steps(ns as u64) - 1;
+                    Op::Work { ns: ns as u64 }
+                }
                 Ok(NodeType::CommSendNode) => Op::Send { peer: peer("comm_dst")?, bytes: size()?, tag: tag()? },
                 Ok(NodeType::CommRecvNode) => Op::Recv { peer: peer("comm_src")?, bytes: size()?, tag: tag()? },
                 Ok(NodeType::MetadataNode) => Op::Nothing,
@@ -191,6 +219,10 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
             };
             if let Op::Send { bytes, .. } | Op::Recv { bytes, .. } = op {
                 count = count.max(bytes.div_ceil(ELEMENT_BYTES));
+            }
+            steps += 1;
+            if steps > crate::schedule::MAX_GIVEN_STEPS {
+                return Err(bad(r, format!("the files hold more than {} steps", crate::schedule::MAX_GIVEN_STEPS)));
             }
             ops.push(op);
         }
@@ -266,7 +298,7 @@ pub fn to_chakra(s: &Schedule, rates: LocalRates) -> Result<Vec<Vec<u8>>, BuildE
         id,
         name,
         r#type: NodeType::CompNode as i32,
-        ctrl_deps: deps,
+        data_deps: deps,
         duration_micros: ns / 1000,
         attr: vec![AttributeProto { name: "duration_ns".into(), doc_string: "tofusim: the duration in ns (duration_micros rounds it down)".into(), value: Some(attribute::Value::Uint64Val(ns)) }],
         ..Default::default()
@@ -290,14 +322,14 @@ pub fn to_chakra(s: &Schedule, rates: LocalRates) -> Result<Vec<Vec<u8>>, BuildE
                         return Err(bad(r, format!("step {i}: an offloaded or paced send has no Chakra form")));
                     }
                     let bytes = crate::schedule::total(spans) * ELEMENT_BYTES;
-                    Node { id, name: format!("send to {peer}"), r#type: NodeType::CommSendNode as i32, ctrl_deps: deps, attr: vec![int("comm_dst", *peer as i128), int("comm_size", bytes as i128), int("comm_tag", *tag as i128)], ..Default::default() }
+                    Node { id, name: format!("send to {peer}"), r#type: NodeType::CommSendNode as i32, data_deps: deps, attr: vec![int32("comm_dst", *peer), int64("comm_size", bytes as i128), int32("comm_tag", *tag), not_cpu()], ..Default::default() }
                 }
                 Action::Recv { peer, spans, combine, offload, tag } => {
                     if *offload {
                         return Err(bad(r, format!("step {i}: an offloaded receive has no Chakra form")));
                     }
                     let bytes = crate::schedule::total(spans) * ELEMENT_BYTES;
-                    let recv = Node { id, name: format!("recv from {peer}"), r#type: NodeType::CommRecvNode as i32, ctrl_deps: deps, attr: vec![int("comm_src", *peer as i128), int("comm_size", bytes as i128), int("comm_tag", *tag as i128)], ..Default::default() };
+                    let recv = Node { id, name: format!("recv from {peer}"), r#type: NodeType::CommRecvNode as i32, data_deps: deps, attr: vec![int32("comm_src", *peer), int64("comm_size", bytes as i128), int32("comm_tag", *tag), not_cpu()], ..Default::default() };
                     if *combine == Combine::Sum {
                         recv.encode_length_delimited(&mut out).expect("a Vec grows");
                         last = extra;

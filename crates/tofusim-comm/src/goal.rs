@@ -21,7 +21,10 @@
 //! node's), `calc` becomes work of that many nanoseconds, `a requires b`
 //! makes `a` wait for `b`'s end. `a irequires b` (a may start once `b`
 //! has started) becomes: `a` waits for what `b` waits for — `b` starts as
-//! soon as that is done, unless its host is busy. Refused, with the line:
+//! soon as that is done. The executors run a schedule as a dataflow: a
+//! step starts when what it waits for is done, so operations of one rank
+//! that wait for nothing between them overlap (LogGOPSim serialises them
+//! on the rank's CPU). Refused, with the line:
 //! a receive from any source or with any tag (`-1`: matching here names
 //! the peer and tag), a dependency on a label of another rank or one not
 //! defined, a dependency cycle, a rank outside `num_ranks`.
@@ -40,6 +43,15 @@ use crate::{BuildError, Collective, ELEMENT_BYTES};
 /// Most ranks and operations a GOAL file may hold (as a given schedule).
 pub const MAX_RANKS: u32 = crate::schedule::MAX_GIVEN_RANKS;
 pub const MAX_OPS: u64 = crate::schedule::MAX_GIVEN_STEPS;
+/// Longest computation one operation may take, ns (2^48 ns: 3.3 days).
+pub const MAX_CALC_NS: u64 = 1 << 48;
+/// Largest message, bytes (a given schedule's largest vector).
+pub const MAX_MESSAGE_BYTES: u64 = crate::schedule::MAX_GIVEN_ELEMENTS * ELEMENT_BYTES;
+
+/// Steps a computation of `ns` takes (work steps hold at most 4.3 s).
+pub(crate) fn work_steps(ns: u64) -> u64 {
+    ns.div_ceil(u32::MAX as u64).max(1)
+}
 
 fn bad(line: usize, message: impl Into<String>) -> BuildError {
     BuildError { key: "goal", message: if line > 0 { format!("line {line}: {}", message.into()) } else { message.into() } }
@@ -117,7 +129,11 @@ fn number(line: usize, word: Option<&str>, what: &str) -> Result<u64, BuildError
 fn size(line: usize, word: Option<&str>) -> Result<u64, BuildError> {
     let w = word.ok_or_else(|| bad(line, "expected a size such as 1024b"))?;
     let digits = w.strip_suffix('b').ok_or_else(|| bad(line, format!("expected a size such as 1024b, found {w:?}")))?;
-    digits.parse().map_err(|_| bad(line, format!("expected a size such as 1024b, found {w:?}")))
+    let b: u64 = digits.parse().map_err(|_| bad(line, format!("expected a size such as 1024b, found {w:?}")))?;
+    if b > MAX_MESSAGE_BYTES {
+        return Err(bad(line, format!("a message of {b} B; expected at most {MAX_MESSAGE_BYTES} B")));
+    }
+    Ok(b)
 }
 
 /// Reads the options after a send or receive: `tag T`, `cpu C`, `nic N`.
@@ -222,7 +238,11 @@ pub fn from_goal(text: &str, tnis: u8) -> Result<Schedule, BuildError> {
             }
             Some("calc") => {
                 let ns = number(line, w.next(), "the computation's time (ns)")?;
+                if ns > MAX_CALC_NS {
+                    return Err(bad(line, format!("calc {ns}: expected at most {MAX_CALC_NS} ns")));
+                }
                 options(line, &mut w, &["cpu"])?;
+                total_ops += work_steps(ns) - 1;
                 Op::Calc { ns }
             }
             other => return Err(bad(line, format!("expected send, recv, calc, `LABEL: …`, `A requires B`, `rank R {{` or `}}`, found {:?}", other.unwrap_or(body)))),

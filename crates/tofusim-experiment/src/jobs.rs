@@ -249,8 +249,9 @@ fn parse_job(t: &Section<'_>, i: usize) -> Result<Job> {
         }
     };
     t.finish(&keys)?;
-    if nodes as u64 * ranks_per_node as u64 > u32::MAX as u64 / 2 || (nodes * ranks_per_node) < 2 {
-        return Err(t.error("nodes", "expected a job of at least 2 ranks"));
+    let ranks = nodes as u64 * ranks_per_node as u64;
+    if !(2..=1 << 24).contains(&ranks) {
+        return Err(t.error("nodes", format!("expected a job of 2 to 2^24 ranks (nodes × ppn), found {ranks}")));
     }
     Ok(Job { name, workload, nodes, shape, ranks_per_node, arrival_ns })
 }
@@ -342,7 +343,23 @@ fn place(mix: &Mix, s: &Setup, file: &str) -> Result<Vec<(Vec<u32>, Option<Grid>
                     if p.padded { ", padded" } else { "" }
                 );
                 let grid = (!p.padded).then(|| Grid::from_shape(&p.embedding.virtual_shape)).flatten();
-                out.push((p.embedding.node_of_rank[..j.nodes as usize].to_vec(), grid, how));
+                // A padded torus is larger in some axes: the job's rank at
+                // coordinates c takes the padded torus's node at c, so its
+                // neighbours stay the torus's.
+                let shape = j.shape.as_deref().unwrap_or_default();
+                let padded = &p.embedding.virtual_shape;
+                let nodes: Vec<u32> = (0..j.nodes)
+                    .map(|r| {
+                        let (mut rest, mut index, mut stride) = (r, 0u32, 1u32);
+                        for (k, &l) in shape.iter().enumerate() {
+                            index += (rest % l) * stride;
+                            rest /= l;
+                            stride *= padded.get(k).copied().unwrap_or(1);
+                        }
+                        p.embedding.node_of_rank[index as usize]
+                    })
+                    .collect();
+                out.push((nodes, grid, how));
             }
             out
         }
@@ -504,6 +521,36 @@ fn background(ranks: u32, bytes: u64, interval_ns: f64, messages: u32, tnis: u8,
     s
 }
 
+/// Most steps a mix's schedules may hold together (each job's, and the
+/// mix's side by side).
+pub const MAX_MIX_STEPS: u64 = tofusim_comm::schedule::MAX_GIVEN_STEPS;
+
+/// Refuses a mix whose schedules would not fit [`MAX_MIX_STEPS`], by an
+/// estimate of each job's steps before any is built, naming the job.
+fn check_steps(mix: &Mix, file: &str) -> Result<()> {
+    let mut total = 0u64;
+    for (k, j) in mix.jobs.iter().enumerate() {
+        let ranks = j.ranks() as u64;
+        let (steps, key) = match &j.workload {
+            // A collective's steps are bounded by its messages (checked
+            // when it is built); p log p per call is the usual size.
+            Workload::Collective { repeat, .. } => (ranks.saturating_mul(2 * (64 - ranks.leading_zeros() as u64).max(1)).saturating_mul(*repeat as u64), "repeat"),
+            Workload::Halo { grid, iterations, .. } => (ranks.saturating_mul(4 * grid.len() as u64).saturating_mul(*iterations as u64), "iterations"),
+            Workload::Pattern { messages, .. } => (ranks.saturating_mul(2 * *messages as u64), "messages"),
+            Workload::Background { .. } => (0, "duration_us"),
+            Workload::Trace { .. } => (0, "path"),
+        };
+        if steps > MAX_MIX_STEPS {
+            return Err(ConfigError::new(file, &format!("job[{k}].{key}"), format!("job {:?} would hold about {steps:.3e} steps, more than the {MAX_MIX_STEPS} a mix's schedules may; fewer ranks or a smaller {key}", j.name)));
+        }
+        total = total.saturating_add(steps);
+    }
+    if total > MAX_MIX_STEPS {
+        return Err(ConfigError::new(file, "job", format!("the jobs would hold about {total:.3e} steps together, more than the {MAX_MIX_STEPS} a mix's schedules may")));
+    }
+    Ok(())
+}
+
 /// A job's schedule over its own ranks, on the placed system `s` seen as
 /// the job (`group`).
 fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -> Result<(Schedule, String)> {
@@ -550,7 +597,14 @@ fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -
             let node_bps = s.built.system.network.injection_per_node_Bps();
             let rank_bps = node_bps * load / j.ranks_per_node as f64;
             let interval_ns = *bytes as f64 / rank_bps * 1e9;
-            let messages = ((*duration_ns as f64 / interval_ns).floor() as u64).clamp(1, 1_000_000) as u32;
+            let wanted = (*duration_ns as f64 / interval_ns).floor();
+            if wanted < 1.0 {
+                return Err(ConfigError::new(file, &at("duration_us"), format!("{:.1} µs is shorter than one message's interval at this load ({:.1} µs): raise the load or the duration", *duration_ns as f64 / 1000.0, interval_ns / 1000.0)));
+            }
+            if wanted > 1_000_000.0 || wanted * j.ranks() as f64 * 3.0 > MAX_MIX_STEPS as f64 {
+                return Err(ConfigError::new(file, &at("duration_us"), format!("{wanted:.3e} messages per rank over {} ranks: more than a mix's schedules may hold; a shorter duration, a lower load or larger messages", j.ranks())));
+            }
+            let messages = wanted as u32;
             let what = format!("open-loop background at {:.0}% of {:.2} GB/s per node, {bytes} B every {:.0} ns for {:.1} µs ({messages} per rank)", load * 100.0, node_bps / 1e9, interval_ns, *duration_ns as f64 / 1000.0);
             Ok((background(j.ranks(), *bytes, interval_ns, messages, tnis, mix.seed.wrapping_add(k as u64)), what))
         }
@@ -663,6 +717,7 @@ fn run_once(
     groups: &[std::ops::Range<u32>],
     progress: tofusim_packet::Progress,
 ) -> Result<Ran> {
+    // Checked against the memory when the mix was read ([`run`]).
     let mut setup = crate::build::setup(system)?;
     setup.node_of_rank = node_of_rank;
     setup.grid = None;
@@ -713,7 +768,9 @@ fn run_once(
 pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result<JobsResult> {
     let wall = std::time::Instant::now();
     let mix = Mix::parse(file, text)?;
-    let mut s = crate::build::setup(&mix.system).map_err(|e| ConfigError::new(file, "system", e.expected))?;
+    let most_per_node = mix.jobs.iter().map(|j| j.ranks_per_node).max().unwrap_or(1);
+    let mut s = crate::build::checked_setup(&mix.system, most_per_node, "a job mix").map_err(|e| ConfigError::new(file, "system", e.expected))?;
+    check_steps(&mix, file)?;
     let machine_nodes = s.node_of_rank.len() as u64;
     let system_order = s.node_of_rank.clone();
     let (layout_width, layout_rows) = match &s.built.system.network.topology {

@@ -98,3 +98,22 @@ fn the_flow_model_runs_a_mix_and_rectangles_still_share_nothing() {
     let random = go(&format!("model = \"flow\"\n{}", mix("random")));
     assert!(random.jobs.iter().any(|j| j.slowdown > 1.05));
 }
+
+#[test]
+fn mixes_too_large_to_hold_are_refused_before_anything_is_built() {
+    let refused = |text: &str, key: &str| {
+        let e = run("mix.toml", text, &mut |_| ControlFlow::Continue(())).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+    };
+    refused("system = \"bgl:8x8x8\"\n[[job]]\nkind = \"pattern\"\nnodes = 512\nmessages = 1000000\n", "job[0].messages");
+    refused("system = \"bgl:4x4x2\"\n[[job]]\nkind = \"background\"\nnodes = 8\nload = 0.000001\nduration_us = 10\n", "job[0].duration_us");
+    refused("system = \"bgl:4x4x2\"\n[[job]]\nkind = \"background\"\nnodes = 8\nload = 1\nbytes = 8\nduration_us = 10000000\n", "job[0].duration_us");
+}
+
+#[test]
+fn a_padded_rectangle_keeps_the_jobs_torus_neighbours() {
+    // 5x3 has no exact block on k:2x3x2 without padding; padded, the halo
+    // still runs as alone (nothing shared) and completes.
+    let r = go("system = \"k:2x3x2\"\nplacement = \"tofu-rect\"\npadding = true\n[[job]]\nkind = \"halo\"\nshape = \"5x3\"\nbytes = \"4KiB\"\n[[job]]\nkind = \"pattern\"\nshape = \"4x3\"\n");
+    assert!(r.complete && r.jobs.iter().all(|j| j.links_shared == 0), "{:?}", r.jobs);
+}

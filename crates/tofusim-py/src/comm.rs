@@ -151,6 +151,15 @@ pub fn schedule_chakra(schedule: String, system: String, out: String, source: &s
 pub(crate) fn write_chakra(out: &str, files: Vec<Vec<u8>>) -> PyResult<Vec<String>> {
     let dir = std::path::Path::new(out);
     std::fs::create_dir_all(dir).map_err(|e| pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), out.to_string())))?;
+    // An earlier, larger trace's files would read as more ranks of this one.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with("tofusim.") && name.ends_with(".et") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     files
         .into_iter()
         .enumerate()

@@ -23,9 +23,9 @@ def jobs(mix_file: str, out: str | None, as_json: bool, report: bool) -> None:
     """Run a mix of jobs together on one machine, then each alone on the same nodes.
 
     MIX.toml names the system, the placement policy (contiguous,
-    group-compact, leaf-compact, random, group-spread, tofu-rect) and the
-    jobs ([[job]]: kind collective, halo or pattern, nodes or shape, ppn,
-    arrival_us). Prints each job's time alone and in the mix, its
+    group-compact, leaf-compact, random, group-spread, tofu-rect), the
+    model (packet or flow) and the jobs ([[job]]: kind collective, halo,
+    pattern, background or trace, nodes or shape, ppn, arrival_us). Prints each job's time alone and in the mix, its
     slowdown, and the links it shared with which jobs (docs/jobs.md).
     """
     from .. import jobs as run_jobs
@@ -38,6 +38,8 @@ def jobs(mix_file: str, out: str | None, as_json: bool, report: bool) -> None:
         draw(r, str(Path(out) / "placement.png"))
     if as_json:
         click.echo(json.dumps(r))
+        if out and report:
+            write_into(out)
         return
     t = Table(title=f"{len(r['jobs'])} jobs on {r['system']} ({r['nodes']:,} nodes), placement {r['placement']}")
     for c in ("job", "what", "ranks", "placed", "alone µs", "in mix µs", "slowdown", "links shared / used", "shares with", "critical path in the mix"):

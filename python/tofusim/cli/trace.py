@@ -50,7 +50,7 @@ def goal_cmd(path: str, system: str, ppn: int, library: str | None, out: str) ->
 
     text = goal(path, system, ppn=ppn, library=library)
     write_text(out, text, "GOAL schedule")
-    ops = sum(1 for line in text.splitlines() if ": " in line)
+    ops = sum(1 for line in text.splitlines() if ": " in line and not line.startswith("//"))
     click.echo(f"wrote {out}: {ops:,} operations over {text.splitlines()[1].split()[1]} ranks", err=True)
 
 

@@ -23,7 +23,7 @@ def comm_list(path: str, collectives: bool = True) -> dict[str, Any]:
     return json.loads(_core.trace_comm_list(str(path), collectives))
 
 
-__all__ = ["comm_list", "record", "replay", "summarise"]
+__all__ = ["chakra", "comm_list", "goal", "record", "replay", "summarise"]
 
 
 def goal(path: str, system: str, *, ppn: int = 1, placement: str = "block", library: str | None = None,
