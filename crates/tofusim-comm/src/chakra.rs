@@ -11,10 +11,14 @@
 //! `COMM_SEND_NODE` a send (`comm_dst`, `comm_size` bytes, `comm_tag`), a
 //! `COMM_RECV_NODE` a receive (`comm_src`, `comm_size`, `comm_tag`), a
 //! `METADATA_NODE` nothing; `ctrl_deps` and `data_deps` are waits for the
-//! other node's end. Refused, naming the rank's file and the node:
-//! collective nodes (`COMM_COLL_NODE`: their process group and algorithm
-//! are not read yet), memory, storage, batch and checkpoint nodes, a
-//! dependency on a node the file does not hold, a cycle.
+//! other node's end. A `COMM_COLL_NODE` (`comm_type`, `comm_size`,
+//! `pg_name`) is a collective over every rank: each rank's k-th collective
+//! node is the same call (checked), run under the algorithm `choose`
+//! picks, its steps after the node's dependencies. Refused, naming the
+//! rank's file and the node: collectives whose calls differ between ranks
+//! (process groups other than the world are not read), memory, storage,
+//! batch and checkpoint nodes, a dependency on a node the file does not
+//! hold, a cycle.
 //!
 //! Written from a schedule as [`to_chakra`]: sends, receives and work as
 //! the nodes above (peers and tags as `int32_val`, the size as
@@ -158,13 +162,48 @@ enum Op {
     Send { peer: u32, bytes: u64, tag: u32 },
     Recv { peer: u32, bytes: u64, tag: u32 },
     Work { ns: u64 },
+    /// The rank's k-th collective node (every rank's k-th is the same
+    /// call: [`from_chakra`] checks).
+    Coll { k: usize },
     Nothing,
 }
+
+/// A collective node: its operation, size and process group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CollCall {
+    op: crate::Operation,
+    bytes: u64,
+    group: String,
+}
+
+/// `CollectiveCommType` (et_def.proto) as the operation it is.
+fn operation(comm_type: i128) -> Option<crate::Operation> {
+    use crate::Operation::*;
+    Some(match comm_type {
+        0 => Allreduce,
+        1 => Reduce,
+        2 => Allgather,
+        3 => Gather,
+        4 => Scatter,
+        5 => Bcast,
+        6 => Alltoall,
+        7 | 8 => ReduceScatter,
+        9 => Barrier,
+        _ => return None,
+    })
+}
+
+/// Tags of collective calls start here (a file's own tags stay below).
+pub const COLLECTIVE_TAGS: u32 = 0xC000_0000;
+
+/// Chooses a collective call's algorithm: (operation, bytes, ranks) to
+/// the algorithm (the MPI library's rule on the system it runs on).
+pub type Chooser<'a> = &'a dyn Fn(crate::Operation, u64, u32) -> crate::Algorithm;
 
 /// The ranks' files (rank i's bytes at index i) as a schedule of
 /// `Transfers`; `tnis` as for GOAL (a send's TNI is 0 here: Chakra does
 /// not name one).
-pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
+pub fn from_chakra(files: &[Vec<u8>], choose: Chooser<'_>) -> Result<Schedule, BuildError> {
     let ranks = files.len();
     if ranks == 0 || ranks as u64 > crate::schedule::MAX_GIVEN_RANKS as u64 {
         return Err(BuildError { key: "chakra", message: format!("expected 1 to {} rank files, found {ranks}", crate::schedule::MAX_GIVEN_RANKS) });
@@ -172,6 +211,7 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
     let mut per_rank = Vec::with_capacity(ranks);
     let mut count = 1u64;
     let mut steps = 0u64;
+    let mut calls: Vec<Vec<CollCall>> = vec![Vec::new(); ranks];
     for (r, bytes) in files.iter().enumerate() {
         let (_, nodes) = decode(r, bytes)?;
         let mut ops = Vec::with_capacity(nodes.len());
@@ -213,7 +253,17 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
                 Ok(NodeType::CommSendNode) => Op::Send { peer: peer("comm_dst")?, bytes: size()?, tag: tag()? },
                 Ok(NodeType::CommRecvNode) => Op::Recv { peer: peer("comm_src")?, bytes: size()?, tag: tag()? },
                 Ok(NodeType::MetadataNode) => Op::Nothing,
-                Ok(NodeType::CommCollNode) => return Err(bad(r, format!("node {} is a collective (COMM_COLL_NODE): its process group and algorithm are not read yet; give its messages as send and receive nodes", n.id))),
+                Ok(NodeType::CommCollNode) => {
+                    let t = what("comm_type")?;
+                    let op = operation(t).ok_or_else(|| bad(r, format!("node {}: comm_type {t} is not a collective of et_def.proto", n.id)))?;
+                    let bytes = if op == crate::Operation::Barrier { 0 } else { size()? };
+                    let group = n.attr.iter().find(|a| a.name == "pg_name").and_then(|a| match &a.value {
+                        Some(attribute::Value::StringVal(g)) => Some(g.clone()),
+                        _ => None,
+                    });
+                    calls[r].push(CollCall { op, bytes, group: group.unwrap_or_default() });
+                    Op::Coll { k: calls[r].len() - 1 }
+                }
                 Ok(other) => return Err(bad(r, format!("node {} is a {other:?}, which is not modelled (compute, send, receive and metadata nodes are)", n.id))),
                 Err(_) => return Err(bad(r, format!("node {} has an unknown type {}", n.id, n.r#type))),
             };
@@ -238,7 +288,29 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
         }
         per_rank.push((ops, needs));
     }
+    // Every rank makes the same collective calls in the same order.
+    for (r, c) in calls.iter().enumerate().skip(1) {
+        if let Some(k) = (0..c.len().max(calls[0].len())).find(|&k| c.get(k) != calls[0].get(k)) {
+            return Err(bad(r, format!("its collective call {k} ({:?}) is not rank 0's ({:?}): only collectives over every rank are read", c.get(k), calls[0].get(k))));
+        }
+    }
+    // Each distinct call's schedule over every rank, built once.
+    let mut built: std::collections::HashMap<(crate::Operation, u64), Schedule> = Default::default();
+    let mut buffer = count;
+    for c in &calls[0] {
+        if let std::collections::hash_map::Entry::Vacant(e) = built.entry((c.op, c.bytes)) {
+            let a = choose(c.op, c.bytes, ranks as u32);
+            let sched = crate::algorithms::build_sized(c.op, a, 0, c.bytes.max(1), crate::Params::new(ranks as u32, 0)).map_err(|err| bad(0, format!("{} of {} B under {a}: {}", c.op, c.bytes, err.message)))?;
+            steps = steps.saturating_add(sched.programs.iter().map(|p| p.steps.len() as u64).sum::<u64>());
+            buffer = buffer.max(sched.buffer_elements);
+            e.insert(sched);
+        }
+    }
+    if steps.saturating_mul(1) > crate::schedule::MAX_GIVEN_STEPS.saturating_mul(4) {
+        return Err(BuildError { key: "chakra", message: format!("the files' collectives hold more than {} steps", crate::schedule::MAX_GIVEN_STEPS) });
+    }
     let mut s = Schedule::new(Collective::Transfers, crate::schedule::GIVEN, ranks as u32, count);
+    s.buffer_elements = buffer;
     for (r, (ops, needs)) in per_rank.into_iter().enumerate() {
         let order = crate::goal::topological(ops.len(), |a| needs[a].clone()).ok_or_else(|| bad(r, "the dependencies form a cycle"))?;
         let mut step_of: Vec<Option<StepId>> = vec![None; ops.len()];
@@ -279,6 +351,11 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
                     }
                     Some(last)
                 }
+                Op::Coll { k } => {
+                    let c = &calls[r][*k];
+                    let sched = &built[&(c.op, c.bytes)];
+                    Some(embed(&mut s, rank, &sched.programs[r].steps, COLLECTIVE_TAGS.wrapping_add(*k as u32), &deps))
+                }
                 Op::Nothing => {
                     waits_of[a] = deps;
                     None
@@ -289,6 +366,27 @@ pub fn from_chakra(files: &[Vec<u8>]) -> Result<Schedule, BuildError> {
     s.shrink_to_fit();
     s.validate().map_err(|e| BuildError { key: "chakra", message: e.0 })?;
     Ok(s)
+}
+
+/// Writes `steps` (one rank's program of a collective over every rank)
+/// into rank `r`'s program after `after`, its messages tagged `tag`;
+/// returns a step that ends after all of them.
+fn embed(s: &mut Schedule, r: Rank, steps: &[crate::Step], tag: u32, after: &[StepId]) -> StepId {
+    let base = s.programs[r as usize].steps.len() as StepId;
+    for st in steps {
+        let mut step = st.clone();
+        if let Action::Send { tag: t, .. } | Action::Recv { tag: t, .. } = &mut step.action {
+            *t = tag;
+        }
+        let deps: Vec<StepId> = if st.deps.is_empty() { after.to_vec() } else { st.deps.iter().map(|&d| base + d).collect() };
+        step.deps = crate::schedule::Deps::from_slice(&deps);
+        s.programs[r as usize].steps.push(step);
+    }
+    let all: Vec<StepId> = (base..s.programs[r as usize].steps.len() as StepId).collect();
+    if all.is_empty() {
+        return s.work(r, 0, after);
+    }
+    s.work(r, 0, &all)
 }
 
 /// `s` as Chakra files, one per rank (rank i's at index i).
@@ -359,12 +457,43 @@ mod tests {
     use crate::algorithms::build_named;
     use crate::Params;
 
+    fn ring(_: crate::Operation, _: u64, _: u32) -> crate::Algorithm {
+        crate::Algorithm::Ring
+    }
+
+    #[test]
+    fn collective_nodes_run_the_chosen_algorithm_over_every_rank() {
+        let file = |r: u32| {
+            let mut out = Vec::new();
+            GlobalMetadata::default().encode_length_delimited(&mut out).unwrap();
+            let comp = Node { id: 1, r#type: NodeType::CompNode as i32, duration_micros: 5, ..Default::default() };
+            let coll = Node { id: 2, r#type: NodeType::CommCollNode as i32, data_deps: vec![1], attr: vec![int64("comm_type", 0), int64("comm_size", 65536)], ..Default::default() };
+            let after = Node { id: 3, r#type: NodeType::CompNode as i32, data_deps: vec![2], duration_micros: r as u64, ..Default::default() };
+            for n in [comp, coll, after] {
+                n.encode_length_delimited(&mut out).unwrap();
+            }
+            out
+        };
+        let s = from_chakra(&(0..4).map(file).collect::<Vec<_>>(), &ring).unwrap();
+        let alone = crate::algorithms::build_named("allreduce", "ring", 0, 65536, crate::Params::new(4, 0)).unwrap();
+        assert_eq!((s.messages(), s.bytes_sent()), (alone.messages(), alone.bytes_sent()));
+        s.validate().unwrap();
+        // A rank whose call differs is refused.
+        let mut files: Vec<Vec<u8>> = (0..4).map(file).collect();
+        let mut odd = Vec::new();
+        GlobalMetadata::default().encode_length_delimited(&mut odd).unwrap();
+        Node { id: 2, r#type: NodeType::CommCollNode as i32, attr: vec![int64("comm_type", 5), int64("comm_size", 8)], ..Default::default() }.encode_length_delimited(&mut odd).unwrap();
+        files[3] = odd;
+        let e = from_chakra(&files, &ring).unwrap_err();
+        assert!(e.message.contains("rank 3") && e.message.contains("collective call 0"), "{}", e.message);
+    }
+
     #[test]
     fn a_schedule_through_chakra_is_the_schedule_through_goal() {
         let rates = LocalRates { copy_bytes_per_ns: 4.0, reduce_bytes_per_ns: 2.0 };
         for (op, algo) in [("allreduce", "ring"), ("alltoall", "bruck"), ("bcast", "binomial"), ("barrier", "dissemination")] {
             let s = build_named(op, algo, 0, 1000, Params::new(6, 0)).unwrap();
-            let chakra = from_chakra(&to_chakra(&s, rates).unwrap()).unwrap();
+            let chakra = from_chakra(&to_chakra(&s, rates).unwrap(), &ring).unwrap();
             let goal = crate::goal::from_goal(&crate::goal::to_goal(&s, rates).unwrap(), 1).unwrap();
             assert_eq!(chakra.messages(), s.messages(), "{op} {algo}");
             // Both forms of one schedule read back alike, step for step.
@@ -373,7 +502,7 @@ mod tests {
     }
 
     #[test]
-    fn collective_and_unknown_nodes_are_refused_naming_the_rank() {
+    fn memory_and_unknown_nodes_are_refused_naming_the_rank() {
         let node = |t: NodeType| Node { id: 1, r#type: t as i32, ..Default::default() };
         let file = |n: Node| {
             let mut out = Vec::new();
@@ -381,12 +510,12 @@ mod tests {
             n.encode_length_delimited(&mut out).unwrap();
             out
         };
-        let e = from_chakra(&[file(node(NodeType::CommCollNode)), file(node(NodeType::MetadataNode))]).unwrap_err();
-        assert!(e.message.contains("rank 0") && e.message.contains("COMM_COLL_NODE"), "{}", e.message);
+        let e = from_chakra(&[file(node(NodeType::MemLoadNode)), file(node(NodeType::MetadataNode))], &ring).unwrap_err();
+        assert!(e.message.contains("rank 0") && e.message.contains("MemLoadNode"), "{}", e.message);
         let mut dep = node(NodeType::CompNode);
         dep.ctrl_deps = vec![9];
-        let e = from_chakra(&[file(dep), file(node(NodeType::MetadataNode))]).unwrap_err();
+        let e = from_chakra(&[file(dep), file(node(NodeType::MetadataNode))], &ring).unwrap_err();
         assert!(e.message.contains("node 9"), "{}", e.message);
-        assert!(from_chakra(&[vec![0xff, 0xff]]).is_err());
+        assert!(from_chakra(&[vec![0xff, 0xff]], &ring).is_err());
     }
 }

@@ -49,7 +49,15 @@ impl GivenRun {
         };
         let (schedule, name) = if !chakra.is_empty() {
             let files = chakra.iter().map(|p| std::fs::read(p).map_err(|e| ConfigError::new(p, "", format!("a Chakra execution trace file: {e}")))).collect::<Result<Vec<_>>>()?;
-            let s = tofusim_comm::chakra::from_chakra(&files).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
+            // Collective nodes run the algorithm the system's MPI library
+            // picks for them (over a communicator with no torus shape and
+            // without the barrier interface: the files say neither).
+            let library = crate::system::from_name(&v.text("system")).map(|sys| sys.generation.mpi_library()).unwrap_or(tofusim_comm::library::Library::Openmpi);
+            let choose = |op: tofusim_comm::Operation, bytes: u64, ranks: u32| {
+                let comm = tofusim_comm::library::Communicator::on_grid(ranks, None, false);
+                library.choose(op.name(), bytes, comm).and_then(|c| tofusim_comm::Algorithm::named(c.algorithm)).unwrap_or(tofusim_comm::Algorithm::of(op)[0])
+            };
+            let s = tofusim_comm::chakra::from_chakra(&files, &choose).map_err(|e| ConfigError::new(&source, e.key, e.message))?;
             (s, "chakra".to_string())
         } else if is_goal(&text) {
             // A GOAL file's `nic` stays as written; a TNI beyond the node's
