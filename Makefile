@@ -80,6 +80,8 @@ bench: install
 	$(PY) bench/scale.py
 	@echo "== issue 19's figures: now against target"
 	$(PY) bench/targets.py
+	@echo "== peers side by side: SimGrid SMPI against tofusim (bench/peers.py)"
+	$(PY) bench/peers.py
 
 docs: install
 	$(VENV)/bin/tofusim topo --list --markdown > docs/presets.md
