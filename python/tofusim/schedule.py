@@ -178,12 +178,8 @@ def run_schedule(schedule: "Schedule | dict[str, Any] | str", system: str, *, pp
         if not chakra_files:
             raise a.refuse("chakra_files", "the ranks' Chakra files, rank 0 first (at least one)", chakra_files)
         text = ""
-    elif isinstance(schedule, Schedule):
-        text = schedule.to_json()
-    elif isinstance(schedule, dict):
-        text = json.dumps(schedule)
     else:
-        text = a.text("schedule", schedule)
+        text = _schedule_text(schedule)
     spec: dict[str, Any] = {"schedule": text, "schedule_source": a.text("source", source), "system": a.text("system", system),
                             "verify": a.flag("verify", verify), "model": a.text("model", model), "seed": a.whole("seed", seed),
                             "counter_cycles": a.whole("counter_cycles", counter_cycles), "steps": a.flag("steps", steps)}
@@ -201,6 +197,15 @@ def run_schedule(schedule: "Schedule | dict[str, Any] | str", system: str, *, pp
     return CollectiveResult(r, samples=CounterSamples(columns))
 
 
+def _schedule_text(schedule: "Schedule | dict[str, Any] | str") -> str:
+    """A schedule's JSON text, from a :class:`Schedule`, its dict or the text."""
+    if isinstance(schedule, Schedule):
+        return schedule.to_json()
+    if isinstance(schedule, dict):
+        return json.dumps(schedule)
+    return arguments.text("schedule", schedule)
+
+
 def goal_text(schedule: "Schedule | dict[str, Any] | str", system: str) -> str:
     """A schedule — a :class:`Schedule`, its dict or its JSON text (e.g.
     :func:`tofusim.collective_schedule`'s) — as GOAL text, the schedule
@@ -210,12 +215,7 @@ def goal_text(schedule: "Schedule | dict[str, Any] | str", system: str) -> str:
     copies). ``tofusim coll --schedule FILE.goal`` reads it back
     (docs/traces.md, "GOAL")."""
     a = arguments
-    if isinstance(schedule, Schedule):
-        text = schedule.to_json()
-    elif isinstance(schedule, dict):
-        text = json.dumps(schedule)
-    else:
-        text = a.text("schedule", schedule)
+    text = _schedule_text(schedule)
     try:
         return _core.schedule_goal(text, a.text("system", system))
     except ConfigError as e:
@@ -227,12 +227,7 @@ def chakra_files(schedule: "Schedule | dict[str, Any] | str", system: str, out: 
     (``out/tofusim.RANK.et``; copies and sums as compute nodes at its host
     rates, as :func:`goal_text`). Returns their paths, rank 0 first."""
     a = arguments
-    if isinstance(schedule, Schedule):
-        text = schedule.to_json()
-    elif isinstance(schedule, dict):
-        text = json.dumps(schedule)
-    else:
-        text = a.text("schedule", schedule)
+    text = _schedule_text(schedule)
     try:
         return _core.schedule_chakra(text, a.text("system", system), a.text("out", out))
     except ConfigError as e:

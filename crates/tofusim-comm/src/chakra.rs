@@ -311,6 +311,8 @@ pub fn from_chakra(files: &[Vec<u8>], choose: Chooser<'_>) -> Result<Schedule, B
     }
     let mut s = Schedule::new(Collective::Transfers, crate::schedule::GIVEN, ranks as u32, count);
     s.buffer_elements = buffer;
+    // A collective's ranks are the world's.
+    let world: Vec<Rank> = (0..ranks as Rank).collect();
     for (r, (ops, needs)) in per_rank.into_iter().enumerate() {
         let order = crate::goal::topological(ops.len(), |a| needs[a].clone()).ok_or_else(|| bad(r, "the dependencies form a cycle"))?;
         let mut step_of: Vec<Option<StepId>> = vec![None; ops.len()];
@@ -339,22 +341,11 @@ pub fn from_chakra(files: &[Vec<u8>], choose: Chooser<'_>) -> Result<Schedule, B
                     s.set_tag(rank, st, *tag);
                     Some(st)
                 }
-                Op::Work { ns } => {
-                    let mut left = *ns;
-                    let first = left.min(u32::MAX as u64);
-                    let mut last = s.work(rank, first as u32, &deps);
-                    left -= first;
-                    while left > 0 {
-                        let d = left.min(u32::MAX as u64);
-                        last = s.work(rank, d as u32, &[last]);
-                        left -= d;
-                    }
-                    Some(last)
-                }
+                Op::Work { ns } => Some(s.work_ns(rank, *ns, &deps)),
                 Op::Coll { k } => {
                     let c = &calls[r][*k];
                     let sched = &built[&(c.op, c.bytes)];
-                    Some(embed(&mut s, rank, &sched.programs[r].steps, COLLECTIVE_TAGS.wrapping_add(*k as u32), &deps))
+                    Some(crate::replay::embed(&mut s, rank, &sched.programs[r].steps, &world, COLLECTIVE_TAGS.wrapping_add(*k as u32), &deps))
                 }
                 Op::Nothing => {
                     waits_of[a] = deps;
@@ -366,27 +357,6 @@ pub fn from_chakra(files: &[Vec<u8>], choose: Chooser<'_>) -> Result<Schedule, B
     s.shrink_to_fit();
     s.validate().map_err(|e| BuildError { key: "chakra", message: e.0 })?;
     Ok(s)
-}
-
-/// Writes `steps` (one rank's program of a collective over every rank)
-/// into rank `r`'s program after `after`, its messages tagged `tag`;
-/// returns a step that ends after all of them.
-fn embed(s: &mut Schedule, r: Rank, steps: &[crate::Step], tag: u32, after: &[StepId]) -> StepId {
-    let base = s.programs[r as usize].steps.len() as StepId;
-    for st in steps {
-        let mut step = st.clone();
-        if let Action::Send { tag: t, .. } | Action::Recv { tag: t, .. } = &mut step.action {
-            *t = tag;
-        }
-        let deps: Vec<StepId> = if st.deps.is_empty() { after.to_vec() } else { st.deps.iter().map(|&d| base + d).collect() };
-        step.deps = crate::schedule::Deps::from_slice(&deps);
-        s.programs[r as usize].steps.push(step);
-    }
-    let all: Vec<StepId> = (base..s.programs[r as usize].steps.len() as StepId).collect();
-    if all.is_empty() {
-        return s.work(r, 0, after);
-    }
-    s.work(r, 0, &all)
 }
 
 /// `s` as Chakra files, one per rank (rank i's at index i).

@@ -212,29 +212,23 @@ pub fn from_goal(text: &str, tnis: u8) -> Result<Schedule, BuildError> {
         };
         let mut w = op_text.split_whitespace();
         let op = match w.next() {
-            Some("send") => {
+            Some(verb @ ("send" | "recv")) => {
+                let (to, whom) = if verb == "send" { ("to", "destination") } else { ("from", "source") };
                 let bytes = size(line, w.next())?;
-                if w.next() != Some("to") {
-                    return Err(bad(line, "expected `send SIZEb to RANK`"));
+                if w.next() != Some(to) {
+                    return Err(bad(line, format!("expected `{verb} SIZEb {to} RANK`")));
                 }
-                let peer = number(line, w.next(), "the destination rank")?;
+                let peer = number(line, w.next(), &format!("the {whom} rank"))?;
                 let (tag, nic) = options(line, &mut w, &["tag", "cpu", "nic"])?;
                 if peer >= n as u64 || peer == r as u64 {
-                    return Err(bad(line, format!("expected a destination rank from 0 to {} other than {r}, found {peer}", n - 1)));
+                    return Err(bad(line, format!("expected a {whom} rank from 0 to {} other than {r}, found {peer}", n - 1)));
                 }
-                Op::Send { peer: peer as u32, bytes, tag, nic }
-            }
-            Some("recv") => {
-                let bytes = size(line, w.next())?;
-                if w.next() != Some("from") {
-                    return Err(bad(line, "expected `recv SIZEb from RANK`"));
+                let peer = peer as u32;
+                if verb == "send" {
+                    Op::Send { peer, bytes, tag, nic }
+                } else {
+                    Op::Recv { peer, bytes, tag }
                 }
-                let peer = number(line, w.next(), "the source rank")?;
-                let (tag, _) = options(line, &mut w, &["tag", "cpu", "nic"])?;
-                if peer >= n as u64 || peer == r as u64 {
-                    return Err(bad(line, format!("expected a source rank from 0 to {} other than {r}, found {peer}", n - 1)));
-                }
-                Op::Recv { peer: peer as u32, bytes, tag }
             }
             Some("calc") => {
                 let ns = number(line, w.next(), "the computation's time (ns)")?;
@@ -318,17 +312,7 @@ fn build(ranks: u32, programs: Vec<RankOps>, tnis: u8) -> Result<Schedule, Build
                     s.set_tag(rank, st, *tag);
                     st
                 }
-                Op::Calc { ns } => {
-                    let mut left = *ns;
-                    let mut last = s.work(rank, left.min(u32::MAX as u64) as u32, &deps);
-                    left -= left.min(u32::MAX as u64);
-                    while left > 0 {
-                        let d = left.min(u32::MAX as u64);
-                        last = s.work(rank, d as u32, &[last]);
-                        left -= d;
-                    }
-                    last
-                }
+                Op::Calc { ns } => s.work_ns(rank, *ns, &deps),
             };
         }
     }

@@ -403,25 +403,19 @@ pub fn build(p: &ReplayProgram, params: &ReplayParams) -> Result<(Schedule, Time
 /// Writes `steps` (one member's program of a collective) into rank `r`'s
 /// program after `frontier`, peers translated to world ranks and messages
 /// tagged `tag`. Returns a step after which all of them are done.
-fn embed(s: &mut Schedule, r: Rank, steps: &[crate::Step], members: &[Rank], tag: u32, frontier: &[StepId]) -> StepId {
-    let base = s.programs[r as usize].steps.len() as StepId;
+pub(crate) fn embed(s: &mut Schedule, r: Rank, steps: &[crate::Step], members: &[Rank], tag: u32, frontier: &[StepId]) -> StepId {
+    let base = s.append(r, steps, frontier, |action| match action {
+        Action::Send { peer, tag: t, .. } | Action::Recv { peer, tag: t, .. } => {
+            *peer = members[*peer as usize];
+            *t = tag;
+        }
+        Action::Copy(_) | Action::Work { .. } => {}
+    });
     let mut has_dependant = vec![false; steps.len()];
     for st in steps {
         for &d in &st.deps {
             has_dependant[d as usize] = true;
         }
-    }
-    for st in steps {
-        let mut action = st.action.clone();
-        match &mut action {
-            Action::Send { peer, tag: t, .. } | Action::Recv { peer, tag: t, .. } => {
-                *peer = members[*peer as usize];
-                *t = tag;
-            }
-            Action::Copy(_) | Action::Work { .. } => {}
-        }
-        let deps: Vec<StepId> = if st.deps.is_empty() { frontier.to_vec() } else { st.deps.iter().map(|&d| base + d).collect() };
-        s.programs[r as usize].steps.push(crate::Step { action, deps: crate::schedule::Deps::from_slice(&deps) });
     }
     let sinks: Vec<StepId> = (0..steps.len()).filter(|&i| !has_dependant[i]).map(|i| base + i as StepId).collect();
     if sinks.is_empty() {

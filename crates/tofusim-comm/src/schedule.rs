@@ -484,6 +484,43 @@ impl Schedule {
         self.push(rank, Action::Work { ns }, deps)
     }
 
+    /// Work of `ns` nanoseconds after `deps`, however long: steps of at
+    /// most `u32::MAX` ns (4.3 s) one after another. Returns the last.
+    pub fn work_ns(&mut self, rank: Rank, ns: u64, deps: &[StepId]) -> StepId {
+        let first = ns.min(u32::MAX as u64);
+        let mut last = self.work(rank, first as u32, deps);
+        let mut left = ns - first;
+        while left > 0 {
+            let d = left.min(u32::MAX as u64);
+            last = self.work(rank, d as u32, &[last]);
+            left -= d;
+        }
+        last
+    }
+
+    /// Appends `steps` (a program numbered from 0: one rank's part of
+    /// another schedule) to rank `rank`'s program: their dependencies
+    /// shifted to where they land, the steps that wait for nothing waiting
+    /// for `after`, each action passed through `edit` (a peer or tag
+    /// renamed). Returns the index of the first appended step.
+    pub fn append(&mut self, rank: Rank, steps: &[Step], after: &[StepId], mut edit: impl FnMut(&mut Action)) -> StepId {
+        let program = &mut self.programs[rank as usize].steps;
+        let base = program.len() as StepId;
+        program.extend(steps.iter().map(|st| {
+            let mut action = st.action.clone();
+            edit(&mut action);
+            let deps = if st.deps.is_empty() {
+                Deps::from_slice(after)
+            } else if base == 0 {
+                st.deps.clone()
+            } else {
+                Deps::from_slice(&st.deps.iter().map(|&d| base + d).collect::<Vec<_>>())
+            };
+            Step { action, deps }
+        }));
+        base
+    }
+
     /// Gives back the room the programs grew into while being written (up
     /// to half of a large schedule).
     pub fn shrink_to_fit(&mut self) {

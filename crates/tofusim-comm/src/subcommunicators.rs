@@ -5,7 +5,7 @@
 //! library numbers them) and written into its members' world programs;
 //! the communicators share the machine's links and nodes, not data.
 
-use crate::schedule::{Action, Rank, Schedule, Step};
+use crate::schedule::{Action, Rank, Schedule};
 use crate::{BuildError, Collective};
 
 /// One world schedule of `groups` (each communicator's members as world
@@ -39,14 +39,11 @@ pub fn side_by_side(ranks: u32, groups: &[(&[Rank], &Schedule)]) -> Result<Sched
     s.fallback.clone_from(&first.fallback);
     for &(members, sched) in groups {
         for (i, program) in sched.programs.iter().enumerate() {
-            let world = &mut s.programs[members[i] as usize].steps;
-            world.extend(program.steps.iter().map(|st| {
-                let mut action = st.action.clone();
-                if let Action::Send { peer, .. } | Action::Recv { peer, .. } = &mut action {
+            s.append(members[i], &program.steps, &[], |action| {
+                if let Action::Send { peer, .. } | Action::Recv { peer, .. } = action {
                     *peer = members[*peer as usize];
                 }
-                Step { action, deps: st.deps.clone() }
-            }));
+            });
         }
     }
     s.shrink_to_fit();

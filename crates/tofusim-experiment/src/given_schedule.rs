@@ -98,9 +98,7 @@ fn is_goal(text: &str) -> bool {
 /// GOAL text for `system`: its copies and summing receives become `calc`
 /// at the system's host rates (`tofusim_comm::goal::to_goal`).
 pub fn goal_text(schedule_json: &str, system: &str, source: &str) -> Result<String> {
-    let (s, _) = Schedule::from_json(schedule_json).map_err(|e| ConfigError::new(source, e.key, e.message))?;
-    let sys = crate::system::from_name(system)?;
-    let rates = local_rates(&crate::comm_model::CommModel::for_system(&sys, None));
+    let (s, rates) = schedule_for(schedule_json, system, source)?;
     tofusim_comm::goal::to_goal(&s, rates).map_err(|e| ConfigError::new(source, e.key, e.message))
 }
 
@@ -112,12 +110,18 @@ pub fn local_rates(model: &crate::comm_model::CommModel) -> tofusim_comm::goal::
     tofusim_comm::goal::LocalRates { copy_bytes_per_ns: per_ns(timing.copy_bytes_per_cycle), reduce_bytes_per_ns: per_ns(timing.reduce_bytes_per_cycle) }
 }
 
+/// A schedule given as JSON (`source` in errors), and `system`'s host
+/// rates for the formats that write copies and sums as computation.
+fn schedule_for(schedule_json: &str, system: &str, source: &str) -> Result<(Schedule, tofusim_comm::goal::LocalRates)> {
+    let (s, _) = Schedule::from_json(schedule_json).map_err(|e| ConfigError::new(source, e.key, e.message))?;
+    let sys = crate::system::from_name(system)?;
+    Ok((s, local_rates(&crate::comm_model::CommModel::for_system(&sys, None))))
+}
+
 /// A schedule given as JSON written as Chakra files for `system`, one per
 /// rank (`tofusim_comm::chakra::to_chakra`).
 pub fn chakra_files(schedule_json: &str, system: &str, source: &str) -> Result<Vec<Vec<u8>>> {
-    let (s, _) = Schedule::from_json(schedule_json).map_err(|e| ConfigError::new(source, e.key, e.message))?;
-    let sys = crate::system::from_name(system)?;
-    let rates = local_rates(&crate::comm_model::CommModel::for_system(&sys, None));
+    let (s, rates) = schedule_for(schedule_json, system, source)?;
     tofusim_comm::chakra::to_chakra(&s, rates).map_err(|e| ConfigError::new(source, e.key, e.message))
 }
 

@@ -384,19 +384,15 @@ fn repeated(s: &Schedule, times: u32) -> Schedule {
     out.buffer_elements = s.buffer_elements;
     for k in 0..times {
         for (r, program) in s.programs.iter().enumerate() {
-            let base = out.programs[r].steps.len() as u32;
-            let before: Vec<u32> = if k == 0 || base == 0 { Vec::new() } else { vec![base - 1] };
-            // The previous run's end on this rank: a zero-length work step
-            // after every one of its steps.
-            for st in &program.steps {
-                let mut step = st.clone();
-                if let tofusim_comm::Action::Send { tag, .. } | tofusim_comm::Action::Recv { tag, .. } = &mut step.action {
+            let len = out.programs[r].steps.len() as u32;
+            // The previous run's end on this rank: the zero-length work
+            // step after every one of its steps.
+            let before: Vec<u32> = if k == 0 || len == 0 { Vec::new() } else { vec![len - 1] };
+            let base = out.append(r as u32, &program.steps, &before, |action| {
+                if let tofusim_comm::Action::Send { tag, .. } | tofusim_comm::Action::Recv { tag, .. } = action {
                     *tag += k * stride;
                 }
-                let deps: Vec<u32> = if st.deps.is_empty() { before.clone() } else { st.deps.iter().map(|&d| d + base).collect() };
-                step.deps = tofusim_comm::schedule::Deps::from_slice(&deps);
-                out.programs[r].steps.push(step);
-            }
+            });
             let all: Vec<u32> = (base..out.programs[r].steps.len() as u32).collect();
             out.work(r as u32, 0, &all);
         }
@@ -413,21 +409,8 @@ fn delayed(s: &Schedule, ns: u64) -> Schedule {
     let mut out = Schedule::new(s.collective, s.algorithm, s.ranks, s.count);
     out.buffer_elements = s.buffer_elements;
     for (r, program) in s.programs.iter().enumerate() {
-        let mut left = ns;
-        let mut last: Option<u32> = None;
-        while left > 0 {
-            let d = left.min(u32::MAX as u64) as u32;
-            let deps: Vec<u32> = last.into_iter().collect();
-            last = Some(out.work(r as u32, d, &deps));
-            left -= d as u64;
-        }
-        let base = out.programs[r].steps.len() as u32;
-        for st in &program.steps {
-            let mut step = st.clone();
-            let deps: Vec<u32> = if st.deps.is_empty() { last.into_iter().collect() } else { st.deps.iter().map(|&d| d + base).collect() };
-            step.deps = tofusim_comm::schedule::Deps::from_slice(&deps);
-            out.programs[r].steps.push(step);
-        }
+        let arrived = out.work_ns(r as u32, ns, &[]);
+        out.append(r as u32, &program.steps, &[arrived], |_| {});
     }
     out
 }
@@ -470,6 +453,12 @@ fn halo(grid: &[u32], bytes: u64, iterations: u32, tnis: u8) -> Schedule {
     s
 }
 
+/// A rank drawn uniformly among the `ranks` other than `r`.
+fn another_rank(rng: &mut Pcg64, ranks: u32, r: u32) -> u32 {
+    let to = rng.random_range(0..ranks - 1);
+    if to >= r { to + 1 } else { to }
+}
+
 /// Every rank sends `messages` messages of `bytes` to ranks drawn
 /// uniformly among the others.
 fn pattern(ranks: u32, bytes: u64, messages: u32, tnis: u8, seed: u64) -> Schedule {
@@ -478,10 +467,7 @@ fn pattern(ranks: u32, bytes: u64, messages: u32, tnis: u8, seed: u64) -> Schedu
     let mut rng = Pcg64::seed_from_u64(seed);
     for m in 0..messages {
         for r in 0..ranks {
-            let mut to = rng.random_range(0..ranks - 1);
-            if to >= r {
-                to += 1;
-            }
+            let to = another_rank(&mut rng, ranks, r);
             s.send(r, to, vec![Span::new(0, count)], (m % tnis.max(1) as u32) as u8, &[]);
             s.recv(to, r, vec![Span::new(0, count)], Combine::Replace, &[]);
         }
@@ -509,10 +495,7 @@ fn background(ranks: u32, bytes: u64, interval_ns: f64, messages: u32, tnis: u8,
             let deps: Vec<u32> = timer[r as usize].into_iter().collect();
             let tick = s.work(r, step, &deps);
             timer[r as usize] = Some(tick);
-            let mut to = rng.random_range(0..ranks - 1);
-            if to >= r {
-                to += 1;
-            }
+            let to = another_rank(&mut rng, ranks, r);
             s.send(r, to, span(), (m % tnis.max(1) as u32) as u8, &[tick]);
             s.recv(to, r, span(), Combine::Replace, &[]);
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any, Callable
 
 import click
 from rich.console import Console
@@ -34,12 +35,21 @@ def record_cmd(out: str, as_json: bool, calibrate: bool, command: tuple[str, ...
                    f"{s['measured_seconds']:.3f} s measured ({meta['wall_seconds']:.2f} s with start-up)", err=True)
 
 
+def _written_for(out_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The arguments of a command that writes the schedule a replay runs:
+    TRACE, the system it is written for, its ranks per node and library."""
+    def options(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option("--out", required=True, help=out_help)(f)
+        f = click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]),
+                         help="Whose rules choose the collectives' algorithms [default: the system's].")(f)
+        f = click.option("--ppn", type=int, default=1, show_default=True, metavar="N", help="Ranks per node, as tofusim replay places them.")(f)
+        f = click.option("--system", required=True, help="The system it is written for (its MPI software, algorithms and host rates).")(f)
+        return click.argument("path", metavar="TRACE")(f)
+    return options
+
+
 @trace.command("goal")
-@click.argument("path", metavar="TRACE")
-@click.option("--system", required=True, help="The system the schedule is written for (its MPI software, algorithms and host rates).")
-@click.option("--ppn", type=int, default=1, show_default=True, metavar="N", help="Ranks per node, as tofusim replay places them.")
-@click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]), help="Whose rules choose the collectives' algorithms [default: the system's].")
-@click.option("--out", required=True, help="The GOAL file to write.")
+@_written_for("The GOAL file to write.")
 def goal_cmd(path: str, system: str, ppn: int, library: str | None, out: str) -> None:
     """Write the schedule a replay of TRACE runs on SYSTEM as GOAL (LogGOPSim's format).
 
@@ -55,11 +65,7 @@ def goal_cmd(path: str, system: str, ppn: int, library: str | None, out: str) ->
 
 
 @trace.command("chakra")
-@click.argument("path", metavar="TRACE")
-@click.option("--system", required=True, help="The system the traces are written for (its MPI software, algorithms and host rates).")
-@click.option("--ppn", type=int, default=1, show_default=True, metavar="N", help="Ranks per node, as tofusim replay places them.")
-@click.option("--library", default=None, type=click.Choice(["fjmpi", "openmpi", "mpich"]), help="Whose rules choose the collectives' algorithms [default: the system's].")
-@click.option("--out", required=True, help="The directory of the Chakra files (tofusim.RANK.et), made if missing.")
+@_written_for("The directory of the Chakra files (tofusim.RANK.et), made if missing.")
 def chakra_cmd(path: str, system: str, ppn: int, library: str | None, out: str) -> None:
     """Write the schedule a replay of TRACE runs on SYSTEM as Chakra execution traces (MLCommons, ASTRA-sim).
 
