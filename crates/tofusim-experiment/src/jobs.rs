@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 use rand::{RngExt, SeedableRng};
 use tofusim_routing::Rng as Pcg64;
 use serde::Serialize;
+use tofusim_comm::exec::lockstep;
 use tofusim_comm::schedule::{Combine, Span};
 use tofusim_comm::tree::Grid;
 use tofusim_comm::{Collective, Schedule};
@@ -112,7 +113,9 @@ impl Job {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mix {
     pub system: String,
-    /// The packet engine, or the flow model event by event (large machines).
+    /// The packet engine, or the flow model event by event or in lockstep
+    /// rounds (`Flow`: events for a mix of at most
+    /// [`MAX_EVENT_MESSAGES`] messages, rounds above).
     pub model: crate::collective::Model,
     /// As the file names it (`group-compact`, `leaf-compact` and
     /// `contiguous` are one order, checked against the topology).
@@ -163,9 +166,11 @@ impl Mix {
             _ => Placement::TofuRect { rotation: rotation.unwrap_or(true), padding: padding.unwrap_or(false) },
         };
         let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
-        let model = match top.choice("model", &["packet", "flow"])?.as_deref() {
+        let model = match top.choice("model", &["packet", "flow", "flow-events", "flow-rounds"])?.as_deref() {
             None | Some("packet") => crate::collective::Model::Packet,
-            _ => crate::collective::Model::FlowEvents,
+            Some("flow") => crate::collective::Model::Flow,
+            Some("flow-events") => crate::collective::Model::FlowEvents,
+            _ => crate::collective::Model::FlowRounds,
         };
         let tables = top.tables("job", "[[job]] kind = \"halo\"")?;
         top.finish(&["system", "placement", "rotation", "padding", "seed", "model", "job"])?;
@@ -534,9 +539,32 @@ fn check_steps(mix: &Mix, file: &str) -> Result<()> {
     Ok(())
 }
 
+/// A job's schedule over its own ranks, what it is in words, and for
+/// open-loop traffic the period of its sends.
+struct JobSchedule {
+    schedule: Schedule,
+    what: String,
+    period_s: Option<f64>,
+}
+
+impl JobSchedule {
+    fn of(schedule: Schedule, what: String) -> Self {
+        JobSchedule { schedule, what, period_s: None }
+    }
+
+    /// The schedule as lockstep rounds (open-loop traffic: one send per
+    /// rank and period).
+    fn rounds(&self, copy_bytes_per_s: f64) -> std::result::Result<lockstep::Leveled, tofusim_comm::exec::flow::FlowError> {
+        match self.period_s {
+            Some(p) => lockstep::by_send_order(&self.schedule, p),
+            None => lockstep::levels(&self.schedule, copy_bytes_per_s),
+        }
+    }
+}
+
 /// A job's schedule over its own ranks, on the placed system `s` seen as
 /// the job (`group`).
-fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -> Result<(Schedule, String)> {
+fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -> Result<JobSchedule> {
     let j = &mix.jobs[k];
     let tnis = s.built.model.tnis;
     let at = |key: &str| format!("job[{k}].{key}");
@@ -551,11 +579,11 @@ fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -
             })
             .map_err(|e| ConfigError::new(file, &at(&e.key), e.expected))?;
             let why = if algo.is_some() { "named".to_string() } else { settings.algorithm };
-            Ok((repeated(&one, *repeat), format!("{op} / {} × {repeat} ({why})", one.algorithm)))
+            Ok(JobSchedule::of(repeated(&one, *repeat), format!("{op} / {} × {repeat} ({why})", one.algorithm)))
         }
-        Workload::Halo { grid, bytes, iterations } => Ok((halo(grid, *bytes, *iterations, tnis), format!("halo on {} ranks, {bytes} B × {iterations}", grid.iter().map(u32::to_string).collect::<Vec<_>>().join("x")))),
+        Workload::Halo { grid, bytes, iterations } => Ok(JobSchedule::of(halo(grid, *bytes, *iterations, tnis), format!("halo on {} ranks, {bytes} B × {iterations}", grid.iter().map(u32::to_string).collect::<Vec<_>>().join("x")))),
         Workload::Pattern { bytes, messages } => {
-            Ok((pattern(j.ranks(), *bytes, *messages, tnis, mix.seed.wrapping_add(k as u64)), format!("uniform random, {messages} × {bytes} B per rank")))
+            Ok(JobSchedule::of(pattern(j.ranks(), *bytes, *messages, tnis, mix.seed.wrapping_add(k as u64)), format!("uniform random, {messages} × {bytes} B per rank")))
         }
         Workload::Trace { path } => {
             let spec = crate::replay::ReplaySpec {
@@ -573,7 +601,7 @@ fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -
             };
             let sc = crate::traces::replay_schedule(path, &spec).map_err(|e| ConfigError::new(file, &at("path"), e.to_string()))?;
             let what = format!("the recorded program {path} ({} messages, {} steps)", sc.messages(), sc.programs.iter().map(|p| p.steps.len()).sum::<usize>());
-            Ok((sc, what))
+            Ok(JobSchedule::of(sc, what))
         }
         Workload::Background { bytes, load, duration_ns } => {
             // The node's injection bandwidth, shared by its ranks.
@@ -589,7 +617,8 @@ fn job_schedule(mix: &Mix, k: usize, s: &mut Setup, group: &Group, file: &str) -
             }
             let messages = wanted as u32;
             let what = format!("open-loop background at {:.0}% of {:.2} GB/s per node, {bytes} B every {:.0} ns for {:.1} µs ({messages} per rank)", load * 100.0, node_bps / 1e9, interval_ns, *duration_ns as f64 / 1000.0);
-            Ok((background(j.ranks(), *bytes, interval_ns, messages, tnis, mix.seed.wrapping_add(k as u64)), what))
+            let schedule = background(j.ranks(), *bytes, interval_ns, messages, tnis, mix.seed.wrapping_add(k as u64));
+            Ok(JobSchedule { schedule, what, period_s: Some(interval_ns * 1e-9) })
         }
     }
 }
@@ -672,8 +701,11 @@ pub struct JobsResult {
     /// leaf switch), and what a row is.
     pub layout_width: u32,
     pub layout_rows: String,
-    /// `packet` or `flow-events`.
+    /// `packet`, `flow-events` or `flow-rounds` (what `flow` chose).
     pub model: crate::collective::Model,
+    /// The mix's run in lockstep rounds (`flow-rounds`): its rounds,
+    /// phase changes, max-min solves and sets found solved before.
+    pub lockstep: Option<lockstep::JobsTimed>,
     /// The mix's run: every step ran, no deadlock, no invariant error.
     pub complete: bool,
     /// The mix's end, µs (every job's last rank).
@@ -746,6 +778,77 @@ fn run_once(
     Ok(Ran { rank_end_ns: ends.iter().map(|&c| c as f64 * r.cycle_ns).collect(), ports, complete, paths })
 }
 
+/// Most messages a mix may have for `model = "flow"` to run it event by
+/// event; above, it runs in lockstep rounds (the event-by-event solver
+/// re-solves the flows a message shares links with at its every start and
+/// end, which on spread placements is nearly all of them).
+pub const MAX_EVENT_MESSAGES: u64 = 200_000;
+
+/// The model a mix runs on: `flow` is the event-by-event form up to
+/// [`MAX_EVENT_MESSAGES`] messages (or with a recorded program, which has
+/// no rounds), lockstep rounds above. A recorded program is refused in
+/// rounds: its computation and messages do not fall into rounds.
+fn resolved_model(mix: &Mix, schedules: &[JobSchedule], file: &str) -> Result<crate::collective::Model> {
+    use crate::collective::Model;
+    let trace = mix.jobs.iter().position(|j| matches!(j.workload, Workload::Trace { .. }));
+    Ok(match mix.model {
+        Model::Flow => {
+            let messages: u64 = schedules.iter().map(|js| js.schedule.messages()).sum();
+            if messages > MAX_EVENT_MESSAGES && trace.is_none() { Model::FlowRounds } else { Model::FlowEvents }
+        }
+        Model::FlowRounds => {
+            if let Some(k) = trace {
+                return Err(ConfigError::new(file, &format!("job[{k}].kind"), format!("job {:?} is a recorded program, whose computation and messages do not fall into lockstep rounds: model = \"flow-events\" or \"packet\" runs it", mix.jobs[k].name)));
+            }
+            Model::FlowRounds
+        }
+        m => m,
+    })
+}
+
+/// The flow model in lockstep rounds ([`lockstep`]) over `node_of_rank`
+/// of a fresh build of `system`: every rank's end (its job's), and with
+/// `bytes_of` the bytes its routes put on every link.
+fn run_lockstep(system: &str, node_of_rank: Vec<u32>, jobs: &[lockstep::Job], bytes_of: Option<&Schedule>, seed: u64, progress: tofusim_packet::Progress) -> Result<(Ran, lockstep::JobsTimed)> {
+    let mut setup = crate::build::setup(system)?;
+    setup.node_of_rank = node_of_rank;
+    setup.grid = None;
+    setup.node_grid = None;
+    let mut ask = || progress(0.0).is_break();
+    let interrupt = tofusim_flow::Interrupt::new(&mut ask);
+    let net = crate::flow_model::flow_net(&setup)?;
+    let m = crate::flow_model::machine(&setup, &net, &Modes::default(), &interrupt);
+    let timed = match lockstep::jobs_time(&m, jobs, seed) {
+        Err(tofusim_comm::exec::flow::FlowError::Interrupted) => return Ok((Ran { rank_end_ns: vec![0.0; setup.node_of_rank.len()], ports: HashMap::new(), complete: false, paths: Vec::new() }, lockstep::JobsTimed::default())),
+        r => r.map_err(|e| ConfigError::new("<flow>", "job", e.to_string()))?,
+    };
+    let mut rank_end_ns = vec![0.0; setup.node_of_rank.len()];
+    for (j, &end) in jobs.iter().zip(&timed.end_seconds) {
+        for r in j.rank_offset..j.rank_offset + j.schedule.ranks {
+            rank_end_ns[r as usize] = end * 1e9;
+        }
+    }
+    let ports = match bytes_of {
+        Some(s) => {
+            let bytes = crate::replay::flow_link_bytes(&net, s, &setup.node_of_rank, &m, seed);
+            (0..bytes.len()).filter(|&l| bytes[l] > 0.0).map(|l| (((l / net.ports) as u32, net.routing.port_name((l % net.ports) as u8)), bytes[l].round() as u64)).collect()
+        }
+        None => HashMap::new(),
+    };
+    Ok((Ran { rank_end_ns, ports, complete: !interrupt.stopped(), paths: Vec::new() }, timed))
+}
+
+/// The machine's local copy rate, bytes per second (a job's rounds count
+/// its copies at it).
+fn copy_bytes_per_s(system: &str) -> Result<f64> {
+    let setup = crate::build::setup(system)?;
+    let net = crate::flow_model::flow_net(&setup)?;
+    let mut never = || false;
+    let interrupt = tofusim_flow::Interrupt::new(&mut never);
+    let m = crate::flow_model::machine(&setup, &net, &Modes::default(), &interrupt);
+    Ok(m.timing.copy_bytes_per_cycle / (m.timing.cycle_ns * 1e-9))
+}
+
 /// Runs the mix in `text` (`file` names it in errors): the jobs together,
 /// then each alone on the same nodes.
 pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result<JobsResult> {
@@ -780,26 +883,49 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
         let group = Group { members: m.clone(), grid: ranks_grid, node_grid };
         schedules.push(job_schedule(&mix, k, &mut s, &group, file)?);
     }
+    let model = resolved_model(&mix, &schedules, file)?;
     let total = mix.jobs.len() as f64 + 1.0;
-    // Together, each arriving when it says.
-    let delayed_ones: Vec<Schedule> = mix.jobs.iter().zip(&schedules).map(|(j, (sc, _))| delayed(sc, j.arrival_ns)).collect();
-    let pairs: Vec<(&[u32], &Schedule)> = members.iter().zip(&delayed_ones).map(|(m, sc)| (m.as_slice(), sc)).collect();
-    let world = tofusim_comm::subcommunicators::side_by_side(node_of_rank.len() as u32, &pairs).map_err(|e| ConfigError::new(file, "job", e.message))?;
-    drop(delayed_ones);
     let share = |i: usize| move |f: f64| (i as f64 + f) / total;
-    let mix_run = {
+    // Lockstep rounds: each job's schedule by depth (docs: lockstep).
+    let rounds = if model == crate::collective::Model::FlowRounds {
+        let copy = copy_bytes_per_s(&mix.system)?;
+        let mut v = Vec::new();
+        for (k, js) in schedules.iter().enumerate() {
+            v.push(js.rounds(copy).map_err(|e| ConfigError::new(file, &format!("job[{k}]"), e.to_string()))?);
+        }
+        v
+    } else {
+        Vec::new()
+    };
+    // Together, each arriving when it says.
+    let (mix_run, lockstep_run) = if model == crate::collective::Model::FlowRounds {
+        let to = share(0);
+        let jobs: Vec<lockstep::Job> = mix.jobs.iter().zip(&rounds).zip(&members).zip(&schedules).map(|(((j, r), m), js)| lockstep::Job { schedule: &js.schedule, leveled: r, start_s: j.arrival_ns as f64 * 1e-9, rank_offset: m[0] }).collect();
+        let (ran, timed) = run_lockstep(&mix.system, node_of_rank.clone(), &jobs, None, mix.seed, &mut |f| progress(to(f)))?;
+        (ran, Some(timed))
+    } else {
+        let delayed_ones: Vec<Schedule> = mix.jobs.iter().zip(&schedules).map(|(j, js)| delayed(&js.schedule, j.arrival_ns)).collect();
+        let pairs: Vec<(&[u32], &Schedule)> = members.iter().zip(&delayed_ones).map(|(m, sc)| (m.as_slice(), sc)).collect();
+        let world = tofusim_comm::subcommunicators::side_by_side(node_of_rank.len() as u32, &pairs).map_err(|e| ConfigError::new(file, "job", e.message))?;
+        drop(delayed_ones);
         let to = share(0);
         let groups: Vec<std::ops::Range<u32>> = members.iter().map(|m| m[0]..m[0] + m.len() as u32).collect();
-        run_once(&mix.system, mix.model, node_of_rank.clone(), world, mix.seed, &groups, &mut |f| progress(to(f)))?
+        (run_once(&mix.system, model, node_of_rank.clone(), world, mix.seed, &groups, &mut |f| progress(to(f)))?, None)
     };
     // Alone, on the same nodes.
     let mut reports = Vec::new();
     let position: HashMap<u32, u32> = system_order.iter().enumerate().map(|(i, &n)| (n, i as u32)).collect();
     let mut used: Vec<HashMap<(u32, String), u64>> = Vec::new();
-    for (k, ((j, (_, _, how)), (sc, what))) in mix.jobs.iter().zip(&placed).zip(schedules).enumerate() {
+    for (k, ((j, (_, _, how)), js)) in mix.jobs.iter().zip(&placed).zip(schedules).enumerate() {
         let to = share(k + 1);
         let nodes: Vec<u32> = members[k].iter().map(|&r| node_of_rank[r as usize]).collect();
-        let alone = run_once(&mix.system, mix.model, nodes, sc, mix.seed, &[], &mut |f| progress(to(f)))?;
+        let what = js.what.clone();
+        let alone = if model == crate::collective::Model::FlowRounds {
+            let job = lockstep::Job { schedule: &js.schedule, leveled: &rounds[k], start_s: 0.0, rank_offset: 0 };
+            run_lockstep(&mix.system, nodes, &[job], Some(&js.schedule), mix.seed, &mut |f| progress(to(f)))?.0
+        } else {
+            run_once(&mix.system, model, nodes, js.schedule, mix.seed, &[], &mut |f| progress(to(f)))?
+        };
         let alone_ns = alone.rank_end_ns.iter().copied().fold(0.0, f64::max);
         let end = members[k].iter().map(|&r| mix_run.rank_end_ns[r as usize]).fold(0.0, f64::max);
         let in_mix_ns = end - j.arrival_ns as f64;
@@ -866,7 +992,8 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
         shared_links: shared,
         layout_width,
         layout_rows,
-        model: mix.model,
+        model,
+        lockstep: lockstep_run,
         complete: mix_run.complete,
         time_us: mix_run.rank_end_ns.iter().copied().fold(0.0, f64::max) / 1000.0,
         wall_seconds: wall.elapsed().as_secs_f64(),

@@ -24,7 +24,8 @@ def jobs(mix_file: str, out: str | None, as_json: bool, report: bool) -> None:
 
     MIX.toml names the system, the placement policy (contiguous,
     group-compact, leaf-compact, random, group-spread, tofu-rect), the
-    model (packet or flow) and the jobs ([[job]]: kind collective, halo,
+    model (packet; flow-events, flow-rounds, or flow: events for small
+    mixes, lockstep rounds for large ones) and the jobs ([[job]]: kind collective, halo,
     pattern, background or trace, nodes or shape, ppn, arrival_us). Prints each job's time alone and in the mix, its
     slowdown, and the links it shared with which jobs (docs/jobs.md).
     """
@@ -59,8 +60,15 @@ def jobs(mix_file: str, out: str | None, as_json: bool, report: bool) -> None:
         click.echo("links used by more than one job (bytes each moved over it alone):")
         for link in r["shared_links"][:10]:
             click.echo(f"  router {link['router']} {link['port']}: " + ", ".join(f"{n} {b:,} B" for n, b in link["bytes_by_job"]))
-    click.echo(f"mix: {r['time_us']:,.2f} µs on the {'packet engine' if r['model'] == 'packet' else 'flow model'}"
+    how = {"packet": "the packet engine", "flow-events": "the flow model, event by event",
+           "flow-rounds": "the flow model in lockstep rounds"}.get(r["model"], r["model"])
+    click.echo(f"mix: {r['time_us']:,.2f} µs on {how}"
                f"{'' if r['complete'] else ', INCOMPLETE'}; {r['wall_seconds']:.1f} s wall")
+    lock = r.get("lockstep")
+    if lock:
+        click.echo(f"  {lock['rounds']:,} rounds, {lock['solves']:,} max-min solves ({lock['reused']:,} sets solved before), "
+                   f"at most {lock['largest_set']:,} flows; the lockstep's own ends (every round waiting for its slowest "
+                   f"message) are an upper bound: " + ", ".join(f"{j['name']} {e * 1e6:,.1f} µs" for j, e in zip(r['jobs'], lock['lockstep_end_seconds'])))
     if out:
         click.echo(f"wrote {out}/result.json, placement.png", err=True)
         if report:

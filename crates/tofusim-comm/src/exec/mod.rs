@@ -8,7 +8,9 @@
 //!   sharing bandwidth max-min fairly, with the packet executor's latency
 //!   terms;
 //! - [`rounds`]: the flow model on a collective's lockstep rounds
-//!   ([`crate::Rounds`]), for machines too large to list the schedule.
+//!   ([`crate::Rounds`]), for machines too large to list the schedule;
+//! - [`lockstep`]: the flow model on several jobs' schedules taken as
+//!   rounds by depth, side by side (a job mix on a full machine).
 //!
 //! The real-MPI executor (the Python front end, mpi4py) runs the same
 //! schedules on real ranks. The experiment layer builds the machine each
@@ -17,5 +19,6 @@
 pub mod critical_path;
 pub mod data;
 pub mod flow;
+pub mod lockstep;
 pub mod packet;
 pub mod rounds;
