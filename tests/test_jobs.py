@@ -82,3 +82,19 @@ def test_out_writes_the_result_and_the_placement_picture(run, tmp_path):
     page = (tmp_path / "out" / "report.html").read_text()
     for title in ("Jobs: alone and in the mix", "Placement on the machine", "Shared links"):
         assert title in page
+
+
+def test_lockstep_rounds_from_the_command_line(run, tmp_path):
+    """`model = "flow-rounds"`: background traffic keeps its period, the
+    rectangles share nothing, and the run says how it was solved."""
+    f = tmp_path / "mix.toml"
+    f.write_text('model = "flow-rounds"\n' + MIX.format(placement="tofu-rect"))
+    r = run("jobs", str(f))
+    assert r.code == 0, r.err
+    assert "on the flow model in lockstep rounds" in r.out and "max-min solves" in r.out
+    j = tofusim.jobs_file(str(f))
+    assert j["model"] == "flow-rounds" and j["lockstep"]["rounds"] > 0
+    by = {x["name"]: x for x in j["jobs"]}
+    # Open loop: 200 µs of sends at one per period; it ends after them.
+    assert 200 <= by["background"]["alone_us"] < 260, by["background"]
+    assert all(abs(x["slowdown"] - 1) < 1e-9 and x["links_shared"] == 0 for x in j["jobs"])

@@ -430,3 +430,11 @@ def test_a_recorded_program_as_a_job_of_a_mix(ring, run, tmp_path):
     bad.write_text(mix.read_text().replace("nodes = 4\n", "nodes = 5\n", 1))
     r = run("jobs", str(bad))
     assert r.code == 2 and "job[0].nodes" in r.err and "4 ranks" in r.err, r.err
+    # A recorded program has no rounds: refused in the lockstep form,
+    # run event by event when `flow` chooses.
+    bad.write_text('model = "flow-rounds"\n' + mix.read_text())
+    r = run("jobs", str(bad))
+    assert r.code == 2 and "job[0].kind" in r.err and "flow-events" in r.err, r.err
+    bad.write_text('model = "flow"\n' + mix.read_text())
+    r = run("jobs", str(bad), "--json")
+    assert r.code == 0 and r.json()["model"] == "flow-events", r.err
