@@ -553,11 +553,14 @@ impl JobSchedule {
     }
 
     /// The schedule as lockstep rounds (open-loop traffic: one send per
-    /// rank and period).
-    fn rounds(&self, copy_bytes_per_s: f64) -> std::result::Result<lockstep::Leveled, tofusim_comm::exec::flow::FlowError> {
+    /// rank and period), its rank r on node `nodes[r / ppn]`, each node
+    /// with `tnis` send lanes.
+    fn rounds(&self, copy_bytes_per_s: f64, nodes: &[u32], ppn: u32, tnis: u8) -> std::result::Result<lockstep::Leveled, tofusim_comm::exec::flow::FlowError> {
+        let node = |r: u32| nodes[(r / ppn.max(1)) as usize];
+        let lane = |src: u32, dst: u32, tni: u8| (node(src) != node(dst)).then(|| node(src) as u64 * tnis.max(1) as u64 + (tni % tnis.max(1)) as u64);
         match self.period_s {
             Some(p) => lockstep::by_send_order(&self.schedule, p),
-            None => lockstep::levels(&self.schedule, copy_bytes_per_s),
+            None => lockstep::levels(&self.schedule, copy_bytes_per_s, &lane),
         }
     }
 }
@@ -818,10 +821,8 @@ fn run_lockstep(system: &str, node_of_rank: Vec<u32>, jobs: &[lockstep::Job], by
     let interrupt = tofusim_flow::Interrupt::new(&mut ask);
     let net = crate::flow_model::flow_net(&setup)?;
     let m = crate::flow_model::machine(&setup, &net, &Modes::default(), &interrupt);
-    let timed = match lockstep::jobs_time(&m, jobs, seed) {
-        Err(tofusim_comm::exec::flow::FlowError::Interrupted) => return Ok((Ran { rank_end_ns: vec![0.0; setup.node_of_rank.len()], ports: HashMap::new(), complete: false, paths: Vec::new() }, lockstep::JobsTimed::default())),
-        r => r.map_err(|e| ConfigError::new("<flow>", "job", e.to_string()))?,
-    };
+    // Stopped (Ctrl-C): an error, as the event-by-event form's.
+    let timed = lockstep::jobs_time(&m, jobs, seed).map_err(|e| ConfigError::new("<flow>", "job", e.to_string()))?;
     let mut rank_end_ns = vec![0.0; setup.node_of_rank.len()];
     for (j, &end) in jobs.iter().zip(&timed.end_seconds) {
         for r in j.rank_offset..j.rank_offset + j.schedule.ranks {
@@ -835,18 +836,7 @@ fn run_lockstep(system: &str, node_of_rank: Vec<u32>, jobs: &[lockstep::Job], by
         }
         None => HashMap::new(),
     };
-    Ok((Ran { rank_end_ns, ports, complete: !interrupt.stopped(), paths: Vec::new() }, timed))
-}
-
-/// The machine's local copy rate, bytes per second (a job's rounds count
-/// its copies at it).
-fn copy_bytes_per_s(system: &str) -> Result<f64> {
-    let setup = crate::build::setup(system)?;
-    let net = crate::flow_model::flow_net(&setup)?;
-    let mut never = || false;
-    let interrupt = tofusim_flow::Interrupt::new(&mut never);
-    let m = crate::flow_model::machine(&setup, &net, &Modes::default(), &interrupt);
-    Ok(m.timing.copy_bytes_per_cycle / (m.timing.cycle_ns * 1e-9))
+    Ok((Ran { rank_end_ns, ports, complete: true, paths: Vec::new() }, timed))
 }
 
 /// Runs the mix in `text` (`file` names it in errors): the jobs together,
@@ -888,10 +878,12 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     let share = |i: usize| move |f: f64| (i as f64 + f) / total;
     // Lockstep rounds: each job's schedule by depth (docs: lockstep).
     let rounds = if model == crate::collective::Model::FlowRounds {
-        let copy = copy_bytes_per_s(&mix.system)?;
+        // The machine's local copy rate (a round counts its copies at it).
+        let timing = s.built.model.host_timing(&Modes::default());
+        let copy = timing.copy_bytes_per_cycle / (timing.cycle_ns * 1e-9);
         let mut v = Vec::new();
-        for (k, js) in schedules.iter().enumerate() {
-            v.push(js.rounds(copy).map_err(|e| ConfigError::new(file, &format!("job[{k}]"), e.to_string()))?);
+        for (k, (js, (nodes, _, _))) in schedules.iter().zip(&placed).enumerate() {
+            v.push(js.rounds(copy, nodes, mix.jobs[k].ranks_per_node, timing.tnis).map_err(|e| ConfigError::new(file, &format!("job[{k}]"), e.to_string()))?);
         }
         v
     } else {
@@ -916,6 +908,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
     let mut reports = Vec::new();
     let position: HashMap<u32, u32> = system_order.iter().enumerate().map(|(i, &n)| (n, i as u32)).collect();
     let mut used: Vec<HashMap<(u32, String), u64>> = Vec::new();
+    let mut alone_complete = true;
     for (k, ((j, (_, _, how)), js)) in mix.jobs.iter().zip(&placed).zip(schedules).enumerate() {
         let to = share(k + 1);
         let nodes: Vec<u32> = members[k].iter().map(|&r| node_of_rank[r as usize]).collect();
@@ -951,6 +944,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
                 p
             }),
         });
+        alone_complete &= alone.complete;
         used.push(alone.ports);
     }
     // Which links more than one job used, and how much.
@@ -994,7 +988,7 @@ pub fn run(file: &str, text: &str, progress: tofusim_packet::Progress) -> Result
         layout_rows,
         model,
         lockstep: lockstep_run,
-        complete: mix_run.complete,
+        complete: mix_run.complete && alone_complete,
         time_us: mix_run.rank_end_ns.iter().copied().fold(0.0, f64::max) / 1000.0,
         wall_seconds: wall.elapsed().as_secs_f64(),
     })

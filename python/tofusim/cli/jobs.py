@@ -68,7 +68,7 @@ def jobs(mix_file: str, out: str | None, as_json: bool, report: bool) -> None:
     if lock:
         click.echo(f"  {lock['rounds']:,} rounds, {lock['solves']:,} max-min solves ({lock['reused']:,} sets solved before), "
                    f"at most {lock['largest_set']:,} flows; the lockstep's own ends (every round waiting for its slowest "
-                   f"message) are an upper bound: " + ", ".join(f"{j['name']} {e * 1e6:,.1f} µs" for j, e in zip(r['jobs'], lock['lockstep_end_seconds'])))
+                   f"message): " + ", ".join(f"{j['name']} {e * 1e6:,.1f} µs" for j, e in zip(r['jobs'], lock['lockstep_end_seconds'])))
     if out:
         click.echo(f"wrote {out}/result.json, placement.png", err=True)
         if report:

@@ -18,7 +18,8 @@ def jobs_sections(rd: RunDir, draw: Draw) -> list[Section]:
     r = rd.result
     jobs = r["jobs"]
     facts = [("system", f"{r['system']} ({r['nodes']:,} nodes)"), ("placement", r["placement"]),
-             ("model", "packet engine" if r["model"] == "packet" else "flow model, event by event"),
+             ("model", {"packet": "packet engine", "flow-events": "flow model, event by event",
+                        "flow-rounds": "flow model in lockstep rounds"}.get(r["model"], r["model"])),
              ("the mix's end", f"{r['time_us']:,.2f} µs" + ("" if r["complete"] else " (incomplete)")),
              ("worst slowdown", max((f"{j['slowdown']:.3f} ({j['name']})" for j in jobs), key=lambda t: float(t.split()[0]))),
              ("wall", f"{r['wall_seconds']:.1f} s")]

@@ -63,8 +63,11 @@ pub struct Message {
     pub tni: u8,
     /// The receiver adds it into its buffer (pays the reduction).
     pub reduce: bool,
-    /// Handled by the TNIs alone (an RDMA reply): no host overheads.
+    /// Sent by the TNI alone (an RDMA reply): no send overhead.
     pub offload: bool,
+    /// Received by the TNI alone (an RDMA request at its target): no
+    /// receive overhead, no reduction.
+    pub recv_offload: bool,
 }
 
 /// The messages a job's ranks send at one depth of its schedule.
@@ -121,9 +124,9 @@ impl Leveled {
                     };
                     let at = list[*k];
                     *k += 1;
-                    if *combine == Combine::Sum && !*offload {
-                        self.rounds[at.0 as usize].messages[at.1 as usize].reduce = true;
-                    }
+                    let x = &mut self.rounds[at.0 as usize].messages[at.1 as usize];
+                    x.reduce = *combine == Combine::Sum && !*offload;
+                    x.recv_offload = *offload;
                     self.message_of[r][i] = at;
                 }
             }
@@ -135,7 +138,7 @@ impl Leveled {
 fn message(r: u32, action: &Action) -> Option<(Message, u8)> {
     match action {
         Action::Send { peer, spans, tni, offload, .. } => {
-            Some((Message { src: r, dst: *peer, bytes: total(spans) * ELEMENT_BYTES, tni: *tni, reduce: false, offload: *offload }, *tni))
+            Some((Message { src: r, dst: *peer, bytes: total(spans) * ELEMENT_BYTES, tni: *tni, reduce: false, offload: *offload, recv_offload: false }, *tni))
         }
         _ => None,
     }
@@ -143,13 +146,19 @@ fn message(r: u32, action: &Action) -> Option<(Message, u8)> {
 
 /// The rounds of `schedule`. A step's depth is the deepest of its
 /// dependencies; a receive is one deeper than the send it matches; a send
-/// is also one deeper than the send before it on the same rank and TNI (a
+/// is also one deeper than the send before it on the same send lane (a
 /// TNI's DMA engine sends in order, so a pipeline's segments stay one round
-/// apart, as they follow each other on the link). A message belongs to the
-/// round of its send's depth; a copy's or work's time counts in the round
-/// of its depth (the longest rank's sum). Refuses a schedule that breaks
-/// its own rules or whose receives cannot all be matched.
-pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64) -> Result<Leveled, FlowError> {
+/// apart, as they follow each other on the link). `lane(src, dst, tni)`
+/// names the lane a message takes — the sender's node's TNI, shared by the
+/// node's ranks — or `None` for a message between two ranks of one node,
+/// which goes through memory. A message belongs to the round of its send's
+/// depth; a copy's or work's time counts in the round of its depth (the
+/// longest rank's sum). Refuses a schedule that breaks its own rules or
+/// whose receives cannot all be matched; a rank's steps are taken in order,
+/// so a receive listed before a send it does not depend on, whose own
+/// send waits for that send, is refused too (the built-in workloads list
+/// sends first).
+pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64, lane: &dyn Fn(u32, u32, u8) -> Option<u64>) -> Result<Leveled, FlowError> {
     schedule.validate()?;
     let p = schedule.programs.len();
     let mut out = Leveled { rounds: Vec::new(), message_of: schedule.programs.iter().map(|pr| vec![NO_MESSAGE; pr.steps.len()]).collect() };
@@ -161,7 +170,7 @@ pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64) -> Result<Leveled, Flo
     let mut sent: HashMap<(u32, u32, u32), (Vec<u32>, usize)> = HashMap::new();
     let mut waiting: HashMap<(u32, u32, u32), u32> = HashMap::new();
     let mut local: HashMap<(u32, u32), f64> = HashMap::new();
-    let mut lane_round: HashMap<(u32, u8), u32> = HashMap::new();
+    let mut lane_round: HashMap<u64, u32> = HashMap::new();
     let mut todo: Vec<u32> = (0..p as u32).rev().collect();
     while let Some(r) = todo.pop() {
         let ru = r as usize;
@@ -173,8 +182,14 @@ pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64) -> Result<Leveled, Flo
             let at = match &st.action {
                 Action::Send { peer, tag, .. } => {
                     let (x, tni) = message(r, &st.action).expect("a send");
-                    let d = lane_round.get(&(r, tni)).map_or(d, |&last| d.max(last + 1));
-                    lane_round.insert((r, tni), d);
+                    let d = match lane(r, *peer, tni) {
+                        Some(l) => {
+                            let d = lane_round.get(&l).map_or(d, |&last| d.max(last + 1));
+                            lane_round.insert(l, d);
+                            d
+                        }
+                        None => d,
+                    };
                     out.message_of[ru][i] = out.push(d as usize, x, 0.0);
                     let key = (r, *peer, *tag);
                     sent.entry(key).or_default().0.push(d);
@@ -224,14 +239,15 @@ pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64) -> Result<Leveled, Flo
     Ok(out)
 }
 
-/// Open-loop traffic as rounds: each rank's k-th send in round k, every
-/// round at least `period_s` long (the sends' timer; its work is the
-/// period, so not counted as local work).
+/// Open-loop traffic as rounds: each rank's k-th send in round k + 1,
+/// every round `period_s` long at least (the sends' timer, whose first tick
+/// comes one period after the start: round 0 is that wait; the timer's work
+/// is the period, so not counted as local work).
 pub fn by_send_order(schedule: &Schedule, period_s: f64) -> Result<Leveled, FlowError> {
     schedule.validate()?;
-    let mut out = Leveled { rounds: Vec::new(), message_of: schedule.programs.iter().map(|pr| vec![NO_MESSAGE; pr.steps.len()]).collect() };
+    let mut out = Leveled { rounds: vec![Round { min_s: period_s, ..Round::default() }], message_of: schedule.programs.iter().map(|pr| vec![NO_MESSAGE; pr.steps.len()]).collect() };
     for (r, pr) in schedule.programs.iter().enumerate() {
-        let mut k = 0usize;
+        let mut k = 1usize;
         for (i, st) in pr.steps.iter().enumerate() {
             if let Some((x, _)) = message(r as u32, &st.action) {
                 out.message_of[r][i] = out.push(k, x, period_s);
@@ -262,7 +278,7 @@ pub struct JobsTimed {
     /// the lockstep).
     pub end_seconds: Vec<f64>,
     /// Per job: the end of its last round in the lockstep (every round
-    /// waiting for its slowest message: an upper bound).
+    /// waiting for its slowest message; usually later than `end_seconds`).
     pub lockstep_end_seconds: Vec<f64>,
     /// Rounds over every job.
     pub rounds: u64,
@@ -363,7 +379,7 @@ impl Costs {
 
     /// A receive's overheads: host and reduction (none offloaded).
     fn receive(&self, x: &Message) -> f64 {
-        if x.offload {
+        if x.recv_offload {
             0.0
         } else {
             self.recv_s + if x.reduce { x.bytes as f64 / self.reduce_bps } else { 0.0 }
@@ -525,7 +541,8 @@ fn lockstep(m: &FlowMachine, jobs: &[Job], seed: u64, c: &Costs) -> Result<(Vec<
         }
         // The next phase change: a transfer ends with its slowest pool;
         // before that, the rates are brought up to date when half of its
-        // live pools have finished.
+        // live pools (route parts, or messages on an adaptive torus) have
+        // finished.
         let mut next = f64::INFINITY;
         for j in &mut run {
             if j.phase == Phase::Transfer {
@@ -536,7 +553,7 @@ fn lockstep(m: &FlowMachine, jobs: &[Job], seed: u64, c: &Costs) -> Result<(Vec<
                 if left_s.len() > 1 {
                     let half = left_s.len() / 2;
                     let (_, median, _) = left_s.select_nth_unstable_by(half - 1, f64::total_cmp);
-                    if *median < slowest {
+                    if *median < slowest && now + *median > now {
                         next = next.min(now + *median);
                     }
                 }
@@ -548,8 +565,11 @@ fn lockstep(m: &FlowMachine, jobs: &[Job], seed: u64, c: &Costs) -> Result<(Vec<
         if !next.is_finite() {
             if let Some(k) = run.iter().position(|j| j.phase != Phase::Done) {
                 // A flow without a rate: a route over a resource of no capacity.
-                let r = jobs[k].leveled.rounds[run[k].round].messages.first().map_or(0, |x| x.src + jobs[k].rank_offset);
-                return Err(FlowError::StepsNeverRan { never: 1, steps: 1, rank: r as usize, step: run[k].round, what: "a message whose route has no capacity".into() });
+                let stuck = run[k].pools.iter().find(|p| p.left > 0.0 && p.rate <= 0.0).map_or(0, |p| p.msg as usize);
+                let x = jobs[k].leveled.rounds[run[k].round].messages.get(stuck).copied();
+                let r = x.map_or(0, |x| x.src + jobs[k].rank_offset);
+                let what = format!("a message to rank {} in round {} whose route has no capacity", x.map_or(0, |x| x.dst + jobs[k].rank_offset), run[k].round);
+                return Err(FlowError::StepsNeverRan { never: 1, steps: 1, rank: r as usize, step: 0, what });
             }
             break;
         }
@@ -564,7 +584,9 @@ fn lockstep(m: &FlowMachine, jobs: &[Job], seed: u64, c: &Costs) -> Result<(Vec<
                 if p.left > 0.0 {
                     let at = if p.rate > 0.0 { now + p.left / p.rate } else { next };
                     p.left -= p.rate * dt;
-                    if due || p.left <= 1e-9 * p.wire {
+                    // (`at <= next`: a time too close to `now` to step to
+                    // would otherwise leave a sliver that never drains.)
+                    if due || at <= next || p.left <= 1e-9 * p.wire {
                         p.left = 0.0;
                         p.done_at = at.min(next);
                         dirty = true;
@@ -837,10 +859,10 @@ mod tests {
 
     #[test]
     fn a_receive_is_one_round_deeper_than_its_send() {
-        let l = levels(&ping(), 1e9).unwrap();
+        let l = levels(&ping(), 1e9, &|r, _, t| Some(r as u64 * 8 + t as u64)).unwrap();
         assert_eq!(l.rounds.len(), 2);
-        assert_eq!(l.rounds[0].messages, vec![Message { src: 0, dst: 1, bytes: 32, tni: 0, reduce: true, offload: false }]);
-        assert_eq!(l.rounds[1].messages, vec![Message { src: 1, dst: 0, bytes: 16, tni: 1, reduce: false, offload: false }]);
+        assert_eq!(l.rounds[0].messages, vec![Message { src: 0, dst: 1, bytes: 32, tni: 0, reduce: true, offload: false, recv_offload: false }]);
+        assert_eq!(l.rounds[1].messages, vec![Message { src: 1, dst: 0, bytes: 16, tni: 1, reduce: false, offload: false, recv_offload: false }]);
         assert!((l.rounds[0].local_s - 500e-9).abs() < 1e-15);
         assert_eq!(l.rounds[1].local_s, 0.0);
         // Sends and receives name their message.
@@ -856,15 +878,18 @@ mod tests {
             s.send(0, 1, vec![Span::new(0, 1)], tni, &[]);
             s.recv(1, 0, vec![Span::new(0, 1)], Combine::Replace, &[]);
         }
-        let l = levels(&s, 1e9).unwrap();
-        assert_eq!(l.rounds.iter().map(|r| r.messages.len()).collect::<Vec<_>>(), vec![2, 1]);
+        let per_rank = levels(&s, 1e9, &|r, _, t| Some(r as u64 * 8 + t as u64)).unwrap();
+        assert_eq!(per_rank.rounds.iter().map(|r| r.messages.len()).collect::<Vec<_>>(), vec![2, 1]);
+        // Through memory (two ranks of one node): no lane, no order.
+        let memory = levels(&s, 1e9, &|_, _, _| None).unwrap();
+        assert_eq!(memory.rounds.iter().map(|r| r.messages.len()).collect::<Vec<_>>(), vec![3]);
     }
 
     #[test]
     fn an_unmatched_receive_is_refused() {
         let mut s = Schedule::new(Collective::Transfers, "t", 2, 1);
         s.recv(0, 1, vec![Span::new(0, 1)], Combine::Replace, &[]);
-        assert!(levels(&s, 1e9).is_err());
+        assert!(levels(&s, 1e9, &|_, _, _| None).is_err());
     }
 
     #[test]
@@ -875,8 +900,9 @@ mod tests {
             s.recv(1, 0, vec![Span::new(0, 1)], Combine::Replace, &[]);
         }
         let l = by_send_order(&s, 2e-6).unwrap();
-        assert_eq!(l.rounds.len(), 3);
-        assert!(l.rounds.iter().all(|r| r.messages.len() == 1 && r.min_s == 2e-6));
-        assert_eq!(l.message_of[1], vec![(0, 0), (1, 0), (2, 0)]);
+        // Round 0 waits for the timer's first tick.
+        assert_eq!(l.rounds.iter().map(|r| r.messages.len()).collect::<Vec<_>>(), vec![0, 1, 1, 1]);
+        assert!(l.rounds.iter().all(|r| r.min_s == 2e-6));
+        assert_eq!(l.message_of[1], vec![(1, 0), (2, 0), (3, 0)]);
     }
 }
