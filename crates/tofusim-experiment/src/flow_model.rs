@@ -157,6 +157,12 @@ pub fn schedule_time(s: &Setup, schedule: &tofusim_comm::Schedule, modes: &Modes
 /// A collective's lockstep rounds on the flow model
 /// (`tofusim_comm::exec::rounds`).
 pub fn rounds_time(s: &Setup, rounds: &tofusim_comm::Rounds, modes: &Modes, seed: u64, interrupt: &dyn Stop) -> Result<RoundsTimed> {
+    rounds_time_with(s, rounds, modes, seed, interrupt, tofusim_comm::exec::rounds::Reuse::Yes)
+}
+
+/// [`rounds_time`], reusing solutions or solving every round afresh (the
+/// reference the reuse is tested against).
+pub fn rounds_time_with(s: &Setup, rounds: &tofusim_comm::Rounds, modes: &Modes, seed: u64, interrupt: &dyn Stop, reuse: tofusim_comm::exec::rounds::Reuse) -> Result<RoundsTimed> {
     let net = flow_net(s)?;
-    tofusim_comm::exec::rounds::rounds_time(&machine(s, &net, modes, interrupt), rounds, seed).map_err(|m| ConfigError::new("<flow>", "rounds", m.to_string()))
+    tofusim_comm::exec::rounds::rounds_time_with(&machine(s, &net, modes, interrupt), rounds, seed, reuse).map_err(|m| ConfigError::new("<flow>", "rounds", m.to_string()))
 }

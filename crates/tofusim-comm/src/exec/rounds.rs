@@ -78,6 +78,9 @@ pub struct RoundsTimed {
     /// or one router's flows on the one-hop path; cached ones not counted).
     pub stretches: u64,
     pub solves: u64,
+    /// Stretches whose set of routes was solved before (their rates taken
+    /// from the memo, bit for bit what a new solve gives).
+    pub reused: u64,
     /// Most messages in one round.
     pub largest_round: usize,
     /// Whether every message was one hop (the per-router path).
@@ -131,6 +134,68 @@ fn solve(capacity: &[f64], set: &[&StreamCost], balanced: bool, solver: &mut Max
         }
     }
     solver.solve(capacity, flows, rates);
+    times(set, rates, balanced)
+}
+
+/// The rates of `set`'s route parts, in order, from `memo` when a set of
+/// the same routes in the same order was solved before (max-min rates
+/// depend on the routes alone, not on the bytes: Rabenseifner's halving and
+/// doubling rounds pair the same ranks; the solver is deterministic, so a
+/// reused solution is the one a new solve would give, bit for bit).
+fn memo_rates(capacity: &[f64], set: &[&StreamCost], solver: &mut MaxMin, flows: &mut Vec<Flow>, memo: &mut RatesMemo) -> Vec<f64> {
+    let mut key = Vec::with_capacity(set.len() * 8);
+    for c in set {
+        for (links, _) in &c.parts {
+            key.extend_from_slice(links);
+            key.push(u32::MAX);
+        }
+        key.push(u32::MAX - 1);
+    }
+    if let Some(r) = memo.solved.get(&key) {
+        memo.reused += 1;
+        return r.clone();
+    }
+    flows.clear();
+    for c in set {
+        for (links, _) in &c.parts {
+            flows.push(Flow { links: links.clone(), cap: f64::INFINITY });
+        }
+    }
+    let mut rates = Vec::new();
+    solver.solve(capacity, flows, &mut rates);
+    if memo.kept + key.len() <= MEMO_LINKS {
+        memo.kept += key.len();
+        memo.solved.insert(key, rates.clone());
+    }
+    rates
+}
+
+/// Sets of flows solved before (see [`memo_rates`]), at most
+/// [`MEMO_LINKS`] route entries together.
+#[derive(Default)]
+struct RatesMemo {
+    solved: HashMap<Vec<u32>, Vec<f64>>,
+    kept: usize,
+    reused: u64,
+}
+
+const MEMO_LINKS: usize = 1 << 25;
+
+/// `len` rounds of `x` seconds each added to `sum`, one at a time up to
+/// 10⁷ rounds (so a stretch sums exactly as its rounds one by one would),
+/// at once beyond.
+fn add_rounds(sum: &mut f64, x: f64, len: u64) {
+    if len <= 10_000_000 {
+        for _ in 0..len {
+            *sum += x;
+        }
+    } else {
+        *sum += x * len as f64;
+    }
+}
+
+/// Each stream's transfer time from its parts' `rates` (see [`solve`]).
+fn times(set: &[&StreamCost], rates: &[f64], balanced: bool) -> Vec<f64> {
     let mut k = 0;
     let mut out = Vec::with_capacity(set.len());
     for c in set {
@@ -257,9 +322,24 @@ fn permutation_cycles(msgs: &[RoundMsg]) -> Option<Vec<Vec<usize>>> {
     Some(cycles)
 }
 
+/// Whether [`rounds_time_with`] reuses solutions: a stretch of identical
+/// rounds solved once, a set of routes solved before taken from the memo
+/// (`Yes`, what [`rounds_time`] does); or every round solved afresh (`No`:
+/// the reference the reuse is tested against, bit for bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reuse {
+    Yes,
+    No,
+}
+
 /// Times `rounds` over the ranks of machine `m` on the flow model.
 /// Stopped by the machine's interrupt: `Err(FlowError::Interrupted)`.
 pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<RoundsTimed, super::flow::FlowError> {
+    rounds_time_with(m, rounds, seed, Reuse::Yes)
+}
+
+/// [`rounds_time`], reusing solutions or not.
+pub fn rounds_time_with(m: &FlowMachine, rounds: &Rounds, seed: u64, reuse: Reuse) -> Result<RoundsTimed, super::flow::FlowError> {
     let net = m.net;
     let timing = &m.timing;
     let cycle_s = timing.cycle_ns * 1e-9;
@@ -298,9 +378,11 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
         messages: rounds.messages(),
         stretches: 0,
         solves: 0,
+        reused: 0,
         largest_round: 0,
         one_hop,
     };
+    let mut memo = RatesMemo::default();
     let mut active: HashMap<u32, StreamCost> = HashMap::new();
     let mut solver = MaxMin::new();
     let (mut flows, mut rates) = (Vec::new(), Vec::new());
@@ -345,34 +427,52 @@ pub fn rounds_time(m: &FlowMachine, rounds: &Rounds, seed: u64) -> Result<Rounds
         }
         out.stretches += 1;
         out.largest_round = out.largest_round.max(active.len());
-        let (transfer, latency) = if one_hop {
-            local.update(&capacity, &active, balanced, &mut solver, &mut out.solves, &mut transfer_of)
-        } else {
-            let mut keys: Vec<u32> = active.keys().copied().collect();
-            keys.sort_unstable();
-            let set: Vec<&StreamCost> = keys.iter().map(|k| &active[k]).collect();
-            out.solves += 1;
-            let times = solve(&capacity, &set, balanced, &mut solver, &mut flows, &mut rates);
-            for (k, t) in keys.iter().zip(&times) {
-                transfer_of.insert(*k, *t);
-            }
-            (times.iter().copied().fold(0.0, f64::max), set.iter().map(|c| c.latency_s).fold(0.0, f64::max))
-        };
+        // Without reuse, every round of the stretch is solved afresh (the
+        // same steps, one round at a time).
         let len = next - round;
-        out.transfer_seconds += transfer * len as f64;
-        if !rounds.pipelined {
-            out.latency_seconds += latency * len as f64;
-            msgs.clear();
-            let mut keys: Vec<u32> = active.keys().copied().collect();
-            keys.sort_unstable();
-            for k in keys {
-                let st = &rounds.streams[k as usize];
-                let (c, t) = (&active[&k], transfer_of[&k]);
-                msgs.push(RoundMsg { src: st.src, dst: st.dst, cost: c.latency_s + t, lane: c.send_s + t });
+        let (len, repeats) = if reuse == Reuse::Yes { (len, 1) } else { (1, len) };
+        for _ in 0..repeats {
+            if reuse == Reuse::No {
+                local.forget();
             }
-            ready.stretch(&msgs, len);
+            let (transfer, latency) = if one_hop {
+                local.update(&capacity, &active, balanced, &mut solver, &mut out.solves, &mut transfer_of)
+            } else {
+                let mut keys: Vec<u32> = active.keys().copied().collect();
+                keys.sort_unstable();
+                let set: Vec<&StreamCost> = keys.iter().map(|k| &active[k]).collect();
+                let times = if reuse == Reuse::Yes {
+                    let before = memo.reused;
+                    let r = memo_rates(&capacity, &set, &mut solver, &mut flows, &mut memo);
+                    if memo.reused == before {
+                        out.solves += 1;
+                    }
+                    times(&set, &r, balanced)
+                } else {
+                    out.solves += 1;
+                    solve(&capacity, &set, balanced, &mut solver, &mut flows, &mut rates)
+                };
+                for (k, t) in keys.iter().zip(&times) {
+                    transfer_of.insert(*k, *t);
+                }
+                (times.iter().copied().fold(0.0, f64::max), set.iter().map(|c| c.latency_s).fold(0.0, f64::max))
+            };
+            add_rounds(&mut out.transfer_seconds, transfer, len);
+            if !rounds.pipelined {
+                add_rounds(&mut out.latency_seconds, latency, len);
+                msgs.clear();
+                let mut keys: Vec<u32> = active.keys().copied().collect();
+                keys.sort_unstable();
+                for k in keys {
+                    let st = &rounds.streams[k as usize];
+                    let (c, t) = (&active[&k], transfer_of[&k]);
+                    msgs.push(RoundMsg { src: st.src, dst: st.dst, cost: c.latency_s + t, lane: c.send_s + t });
+                }
+                ready.stretch(&msgs, len);
+            }
         }
     }
+    out.reused = memo.reused;
     if rounds.pipelined {
         out.latency_seconds = stage_latency.values().sum();
     }
@@ -432,6 +532,13 @@ impl LocalRounds {
     fn add(&mut self, router: u32, k: u32) {
         self.streams.entry(router).or_default().push(k);
         self.dirty.push(router);
+    }
+
+    /// Forgets every solution: the cache, and the routers' current
+    /// results (every router with streams is solved again).
+    fn forget(&mut self) {
+        self.cache.clear();
+        self.dirty.extend(self.streams.keys().copied());
     }
 
     fn remove(&mut self, router: u32, k: u32) {
