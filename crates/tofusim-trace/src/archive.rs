@@ -112,21 +112,55 @@ struct Events<'a> {
     calls: Vec<Call>,
     records: Vec<Record>,
     names: &'a mut Vec<String>,
-    name_of_region: &'a mut HashMap<u32, u32>,
+    /// Per OTF2 region id: its call name's index in `names`, [`NOT_MPI`],
+    /// or [`UNSEEN`] (looked up in the definitions on first use; read for
+    /// every Enter and Leave, so a vector, not a map).
+    name_of_region: &'a mut Vec<u32>,
     error: Option<String>,
 }
 
+/// `name_of_region` entries: a region not seen yet, and a region that is
+/// not an MPI call (or not defined).
+const UNSEEN: u32 = u32::MAX;
+const NOT_MPI: u32 = u32::MAX - 1;
+/// Region ids above this are looked up in the definitions every time.
+const DENSE_REGIONS: u32 = 1 << 20;
+
 impl Events<'_> {
     fn ns(&self, t: u64) -> u64 {
-        (t.saturating_sub(self.res.offset) as f64 * self.res.ns_per_tick).round() as u64
+        let ticks = t.saturating_sub(self.res.offset);
+        // A nanosecond clock (the usual one): the ticks as they are, what
+        // the rounding below gives them (up to 2^53), without its cost on
+        // every event.
+        if self.res.ns_per_tick == 1.0 && ticks < 1 << 53 {
+            return ticks;
+        }
+        (ticks as f64 * self.res.ns_per_tick).round() as u64
     }
+    /// The call name index of MPI region `region`, or None for another
+    /// region.
     fn region(&mut self, region: u32) -> Option<u32> {
+        match self.name_of_region.get(region as usize) {
+            Some(&NOT_MPI) => return None,
+            Some(&i) if i != UNSEEN => return Some(i),
+            _ => {}
+        }
+        let found = self.look_up(region);
+        if region < DENSE_REGIONS {
+            if self.name_of_region.len() <= region as usize {
+                self.name_of_region.resize(region as usize + 1, UNSEEN);
+            }
+            self.name_of_region[region as usize] = found.unwrap_or(NOT_MPI);
+        }
+        found
+    }
+
+    /// [`Self::region`] from the definitions: a new MPI call's name is
+    /// added to `names` (in the order first seen).
+    fn look_up(&mut self, region: u32) -> Option<u32> {
         let &(name, mpi) = self.defs.regions.get(&region)?;
         if !mpi {
             return None;
-        }
-        if let Some(&i) = self.name_of_region.get(&region) {
-            return Some(i);
         }
         let s = self.defs.strings.get(&name).cloned().unwrap_or_else(|| format!("region {region}"));
         let i = match self.names.iter().position(|x| *x == s) {
@@ -136,7 +170,6 @@ impl Events<'_> {
                 (self.names.len() - 1) as u32
             }
         };
-        self.name_of_region.insert(region, i);
         Some(i)
     }
     fn enter(&mut self, t: u64, region: u32) {
@@ -378,7 +411,7 @@ pub fn read(path: &str) -> Result<Trace, TraceError> {
     let r = reader.0;
     let res = resolve(path, &d).map_err(TraceError::Content)?;
     let mut names: Vec<String> = Vec::new();
-    let mut name_of_region: HashMap<u32, u32> = HashMap::new();
+    let mut name_of_region: Vec<u32> = Vec::new();
     let mut calls = Vec::with_capacity(res.ranks as usize);
     let mut records = Vec::with_capacity(res.ranks as usize);
     // SAFETY: as above; each location's `Events` outlives its read.

@@ -203,6 +203,9 @@ pub fn build(t: &Trace, algorithms: &Algorithms) -> Result<(ReplayProgram, Notes
     // receives in posting order.
     let mut programs: Vec<Vec<Op>> = Vec::with_capacity(t.ranks as usize);
     let mut postings: Vec<Vec<Posting>> = Vec::with_capacity(t.ranks as usize);
+    // Per call name: refused, MPI_Init*, a poll (looked up once, not per
+    // call: a trace holds millions of calls and a few dozen names).
+    let classes: Vec<(bool, bool, bool)> = t.names.iter().map(|n| (kind(n) == Kind::Refused, n.starts_with("MPI_Init"), POLLS.contains(&n.as_str()))).collect();
     for (r, calls) in t.calls.iter().enumerate() {
         let mut ops: Vec<Op> = Vec::new();
         let mut posted: Vec<Posting> = Vec::new();
@@ -214,17 +217,18 @@ pub fn build(t: &Trace, algorithms: &Algorithms) -> Result<(ReplayProgram, Notes
         let mut last = t.start_ns(r);
         for (ci, c) in calls.iter().enumerate() {
             let name = t.name(c);
-            if kind(name) == Kind::Refused {
+            let (refused, init, poll) = classes[c.name as usize];
+            if refused {
                 return Err(TraceError::Content(format!(
                     "{}: rank {r}: {name} is not replayed (see docs/traces.md for the calls tofusim models); the trace cannot be replayed faithfully without it",
                     t.path
                 )));
             }
-            if name.starts_with("MPI_Init") {
+            if init {
                 continue;
             }
             let recs = t.records_of(r, c);
-            if POLLS.contains(&name) && recs.is_empty() {
+            if poll && recs.is_empty() {
                 // A test or probe that found nothing: the MPI library's
                 // progress work on the host, replayed as the rank's own time.
                 continue;

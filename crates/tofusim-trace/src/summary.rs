@@ -59,8 +59,11 @@ pub struct Summary {
 
 pub fn summarise(t: &Trace) -> Summary {
     let n = t.ranks as usize;
-    let mut calls: BTreeMap<String, u64> = BTreeMap::new();
-    let mut by_kind: BTreeMap<Kind, u64> = BTreeMap::new();
+    // Per call name (index into the trace's names): calls, kind, and
+    // whether it is MPI_Init* (counted per index, named at the end: a
+    // trace holds millions of calls and a few dozen names).
+    let mut per_name = vec![0u64; t.names.len()];
+    let classes: Vec<(Kind, bool)> = t.names.iter().map(|n| (kind(n), n.starts_with("MPI_Init"))).collect();
     let mut refused: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     let mut matrix = vec![vec![0u64; n]; n];
     let (mut messages, mut bytes, mut receives) = (0u64, 0u64, 0u64);
@@ -71,17 +74,15 @@ pub fn summarise(t: &Trace) -> Summary {
         let start = t.start_ns(r);
         let mut last = start;
         for c in cs {
-            let name = t.name(c);
-            *calls.entry(name.to_string()).or_default() += 1;
-            let k = kind(name);
-            *by_kind.entry(k).or_default() += 1;
+            per_name[c.name as usize] += 1;
+            let (k, init) = classes[c.name as usize];
             if k == Kind::Refused {
-                let v = refused.entry(name.to_string()).or_default();
+                let v = refused.entry(t.name(c).to_string()).or_default();
                 if v.last() != Some(&(r as u32)) {
                     v.push(r as u32);
                 }
             }
-            if c.enter_ns >= start && !name.starts_with("MPI_Init") {
+            if c.enter_ns >= start && !init {
                 compute_ns += c.enter_ns.saturating_sub(last);
                 mpi_ns += c.leave_ns.saturating_sub(c.enter_ns);
                 last = c.leave_ns;
@@ -111,6 +112,12 @@ pub fn summarise(t: &Trace) -> Summary {
             mpi_ns,
             compute_fraction: if total > 0 { compute_ns as f64 / total as f64 } else { 0.0 },
         });
+    }
+    let mut calls: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_kind: BTreeMap<Kind, u64> = BTreeMap::new();
+    for (i, &n) in per_name.iter().enumerate().filter(|(_, &n)| n > 0) {
+        *calls.entry(t.names[i].clone()).or_default() += n;
+        *by_kind.entry(classes[i].0).or_default() += n;
     }
     let all_compute: u64 = per_rank.iter().map(|p| p.compute_ns).sum();
     let all: u64 = per_rank.iter().map(|p| p.compute_ns + p.mpi_ns).sum();
