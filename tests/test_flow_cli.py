@@ -59,7 +59,7 @@ def test_full_machines_on_the_flow_model(run, system, op, algo, size):
 def test_schedules_too_large_to_hold_are_refused_with_the_way_out(run):
     r = run("coll", "allreduce", "--algo", "ring", "--size", "16MiB", "--system", "k")
     assert r.code == 2 and "--model flow" in r.err and "Traceback" not in r.err
-    r = run("coll", "allreduce", "--algo", "rabenseifner", "--size", "1MiB", "--system", "k:2x1x2", "--model", "flow-rounds")
+    r = run("coll", "allreduce", "--algo", "binomial", "--size", "1MiB", "--system", "k:2x1x2", "--model", "flow-rounds")
     assert r.code == 2 and "rounds form" in r.err
     r = run("coll", "allreduce", "--algo", "ring", "--size", "1MiB", "--system", "k:2x1x2", "--model", "flow-rounds", "--verify")
     assert r.code == 2 and "verify" in r.err
