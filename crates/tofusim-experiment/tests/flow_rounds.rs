@@ -49,14 +49,19 @@ fn rounds_against_events_and_packets() {
         rows.push((sys, algo, p, e, r));
     }
     // The rounds form against the event-driven flow executor of the full
-    // schedule (docs/validation.md): equal on the BG/L torus (to 0.1%);
-    // on the Tofu machine, where several messages of a rank go out on
-    // several TNIs, ring and Trinaryx3 within 7%, recursive doubling,
-    // Bruck, Rabenseifner and pairwise 11-19% fast (in lockstep a round's
-    // messages share the network with each other only; out of lockstep,
-    // rounds overlap).
+    // schedule (docs/validation.md): equal on the BG/L torus (within
+    // 0.2%); on the Tofu machine ring and Trinaryx3 within 7%, recursive
+    // doubling, Bruck, Rabenseifner and pairwise 11-19% fast (in lockstep a
+    // round's messages share the network with each other only; out of
+    // lockstep the ranks drift and consecutive rounds overlap).
     for (sys, algo, _, e, r) in &rows {
-        let within = if sys.starts_with("bgl") { 0.002 } else { 0.2 };
+        let within = if sys.starts_with("bgl") {
+            0.002
+        } else if matches!(*algo, "ring" | "trinaryx3") {
+            0.08
+        } else {
+            0.2
+        };
         assert!((r / e - 1.0).abs() < within, "{sys} {algo}: events {e}, rounds {r}");
     }
 }
@@ -99,7 +104,7 @@ fn full_machines() {
 fn reusing_solutions_is_bit_identical_to_solving_every_round() {
     use tofusim_comm::exec::rounds::Reuse;
     let never = tofusim_flow::Interrupt::never();
-    let mut reused = 0;
+    let (mut reused, mut compared) = (0, 0);
     for system in ["bgl:4x4x4", "bgl:4x4x2", "bgl:3x3x3", "k:2x1x2", "k:2x3x2", "aries-1g/minimal", "aries-1g/valiant"] {
         let Ok(s) = setup(system) else { panic!("{system}") };
         let ranks = s.node_of_rank.len() as u32;
@@ -109,7 +114,14 @@ fn reusing_solutions_is_bit_identical_to_solving_every_round() {
                 p.grid = s.grid;
                 p.tnis = s.built.model.tnis;
                 p.segment_elements = 2048;
-                let Ok(rounds) = tofusim_comm::rounds::build(op, algo, &p) else { continue };
+                // (Trinaryx3 needs a torus whose trees fit; on the others it
+                // has no form to build.)
+                let rounds = match tofusim_comm::rounds::build(op, algo, &p) {
+                    Ok(r) => r,
+                    Err(_) if algo == tofusim_comm::Algorithm::Trinaryx3 && !system.starts_with('k') => continue,
+                    Err(e) => panic!("{system} {op} {}: {e}", algo.name()),
+                };
+                compared += 1;
                 let yes = flow_model::rounds_time_with(&s, &rounds, &Modes::default(), 3, &never, Reuse::Yes).unwrap();
                 let no = flow_model::rounds_time_with(&s, &rounds, &Modes::default(), 3, &never, Reuse::No).unwrap();
                 let bits = |t: &tofusim_comm::exec::rounds::RoundsTimed| [t.time_seconds, t.rank_min_seconds, t.rank_mean_seconds, t.transfer_seconds, t.latency_seconds, t.lockstep_seconds].map(f64::to_bits);
@@ -119,6 +131,10 @@ fn reusing_solutions_is_bit_identical_to_solving_every_round() {
             }
         }
     }
-    // Rabenseifner's halving and doubling rounds pair the same ranks.
+    // Every form on every machine, two sizes — Trinaryx3 where its trees
+    // fit (the two Tofu machines, BG/L 4x4x4 and 4x4x2); Rabenseifner's
+    // halving and doubling rounds pair the same ranks.
+    let forms = tofusim_comm::rounds::WITH_ROUNDS.len();
+    assert_eq!(compared, 2 * (7 * (forms - 1) + 4), "forms compared");
     assert!(reused > 0);
 }

@@ -116,6 +116,8 @@ struct Events<'a> {
     /// or [`UNSEEN`] (looked up in the definitions on first use; read for
     /// every Enter and Leave, so a vector, not a map).
     name_of_region: &'a mut Vec<u32>,
+    /// The same for region ids from [`DENSE_REGIONS`] on (sparse ids).
+    sparse_regions: &'a mut HashMap<u32, u32>,
     error: Option<String>,
 }
 
@@ -123,7 +125,7 @@ struct Events<'a> {
 /// not an MPI call (or not defined).
 const UNSEEN: u32 = u32::MAX;
 const NOT_MPI: u32 = u32::MAX - 1;
-/// Region ids above this are looked up in the definitions every time.
+/// Region ids from this on are kept in a map instead.
 const DENSE_REGIONS: u32 = 1 << 20;
 
 impl Events<'_> {
@@ -145,12 +147,19 @@ impl Events<'_> {
             Some(&i) if i != UNSEEN => return Some(i),
             _ => {}
         }
+        if region >= DENSE_REGIONS {
+            if let Some(&i) = self.sparse_regions.get(&region) {
+                return (i != NOT_MPI).then_some(i);
+            }
+        }
         let found = self.look_up(region);
         if region < DENSE_REGIONS {
             if self.name_of_region.len() <= region as usize {
                 self.name_of_region.resize(region as usize + 1, UNSEEN);
             }
             self.name_of_region[region as usize] = found.unwrap_or(NOT_MPI);
+        } else {
+            self.sparse_regions.insert(region, found.unwrap_or(NOT_MPI));
         }
         found
     }
@@ -412,6 +421,7 @@ pub fn read(path: &str) -> Result<Trace, TraceError> {
     let res = resolve(path, &d).map_err(TraceError::Content)?;
     let mut names: Vec<String> = Vec::new();
     let mut name_of_region: Vec<u32> = Vec::new();
+    let mut sparse_regions: HashMap<u32, u32> = HashMap::new();
     let mut calls = Vec::with_capacity(res.ranks as usize);
     let mut records = Vec::with_capacity(res.ranks as usize);
     // SAFETY: as above; each location's `Events` outlives its read.
@@ -460,6 +470,7 @@ pub fn read(path: &str) -> Result<Trace, TraceError> {
                 records: Vec::new(),
                 names: &mut names,
                 name_of_region: &mut name_of_region,
+                sparse_regions: &mut sparse_regions,
                 error: None,
             };
             OTF2_Reader_RegisterEvtCallbacks(r, er, cb, &mut ev as *mut Events as *mut c_void);

@@ -79,7 +79,8 @@ pub struct RoundsTimed {
     pub stretches: u64,
     pub solves: u64,
     /// Stretches whose set of routes was solved before (their rates taken
-    /// from the memo, bit for bit what a new solve gives).
+    /// from the memo, bit for bit what a new solve gives; the one-hop
+    /// path's cache of routers of one shape is not counted here).
     pub reused: u64,
     /// Most messages in one round.
     pub largest_round: usize,
@@ -143,6 +144,8 @@ fn solve(capacity: &[f64], set: &[&StreamCost], balanced: bool, solver: &mut Max
 /// doubling rounds pair the same ranks; the solver is deterministic, so a
 /// reused solution is the one a new solve would give, bit for bit).
 fn memo_rates(capacity: &[f64], set: &[&StreamCost], solver: &mut MaxMin, flows: &mut Vec<Flow>, memo: &mut RatesMemo) -> Vec<f64> {
+    // Resource ids stay below the two separators.
+    debug_assert!(capacity.len() < (u32::MAX - 1) as usize);
     let mut key = Vec::with_capacity(set.len() * 8);
     for c in set {
         for (links, _) in &c.parts {
@@ -163,15 +166,16 @@ fn memo_rates(capacity: &[f64], set: &[&StreamCost], solver: &mut MaxMin, flows:
     }
     let mut rates = Vec::new();
     solver.solve(capacity, flows, &mut rates);
-    if memo.kept + key.len() <= MEMO_LINKS {
-        memo.kept += key.len();
+    // (Route entries and rates, 4 and 8 bytes, counted together.)
+    if memo.kept + key.len() + 2 * rates.len() <= MEMO_LINKS {
+        memo.kept += key.len() + 2 * rates.len();
         memo.solved.insert(key, rates.clone());
     }
     rates
 }
 
 /// Sets of flows solved before (see [`memo_rates`]), at most
-/// [`MEMO_LINKS`] route entries together.
+/// [`MEMO_LINKS`] words together (a route entry one, a rate two).
 #[derive(Default)]
 struct RatesMemo {
     solved: HashMap<Vec<u32>, Vec<f64>>,
@@ -180,19 +184,6 @@ struct RatesMemo {
 }
 
 const MEMO_LINKS: usize = 1 << 25;
-
-/// `len` rounds of `x` seconds each added to `sum`, one at a time up to
-/// 10⁷ rounds (so a stretch sums exactly as its rounds one by one would),
-/// at once beyond.
-fn add_rounds(sum: &mut f64, x: f64, len: u64) {
-    if len <= 10_000_000 {
-        for _ in 0..len {
-            *sum += x;
-        }
-    } else {
-        *sum += x * len as f64;
-    }
-}
 
 /// Each stream's transfer time from its parts' `rates` (see [`solve`]).
 fn times(set: &[&StreamCost], rates: &[f64], balanced: bool) -> Vec<f64> {
@@ -431,6 +422,9 @@ pub fn rounds_time_with(m: &FlowMachine, rounds: &Rounds, seed: u64, reuse: Reus
         // same steps, one round at a time).
         let len = next - round;
         let (len, repeats) = if reuse == Reuse::Yes { (len, 1) } else { (1, len) };
+        // (`Reuse::No`: the stretch's first round, and whether a later
+        // round came out different — the premise of solving it once.)
+        let mut first: Option<(u64, u64)> = None;
         for _ in 0..repeats {
             if reuse == Reuse::No {
                 local.forget();
@@ -457,9 +451,16 @@ pub fn rounds_time_with(m: &FlowMachine, rounds: &Rounds, seed: u64, reuse: Reus
                 }
                 (times.iter().copied().fold(0.0, f64::max), set.iter().map(|c| c.latency_s).fold(0.0, f64::max))
             };
-            add_rounds(&mut out.transfer_seconds, transfer, len);
+            match first {
+                None => first = Some((transfer.to_bits(), latency.to_bits())),
+                Some(f) if f != (transfer.to_bits(), latency.to_bits()) => {
+                    // A stretch's rounds differ: solving it once would be
+                    // wrong, and the totals say so.
+                    out.transfer_seconds = f64::NAN;
+                }
+                _ => {}
+            }
             if !rounds.pipelined {
-                add_rounds(&mut out.latency_seconds, latency, len);
                 msgs.clear();
                 let mut keys: Vec<u32> = active.keys().copied().collect();
                 keys.sort_unstable();
@@ -469,6 +470,14 @@ pub fn rounds_time_with(m: &FlowMachine, rounds: &Rounds, seed: u64, reuse: Reus
                     msgs.push(RoundMsg { src: st.src, dst: st.dst, cost: c.latency_s + t, lane: c.send_s + t });
                 }
                 ready.stretch(&msgs, len);
+            }
+        }
+        // The stretch's transfer and latency: its rounds are equal, so its
+        // first times the rounds (as solving it once gives them).
+        if let Some((t, l)) = first {
+            out.transfer_seconds += f64::from_bits(t) * (len * repeats) as f64;
+            if !rounds.pipelined {
+                out.latency_seconds += f64::from_bits(l) * (len * repeats) as f64;
             }
         }
     }
@@ -503,6 +512,8 @@ struct LocalRounds {
     /// Per signature: each stream's transfer time (in the router's order)
     /// and the router's slowest latency.
     cache: HashMap<Vec<u64>, (Vec<f64>, f64)>,
+    /// Solve every router, whatever the cache holds (`Reuse::No`).
+    fresh: bool,
     /// Scratch: global resource → local label.
     label: Vec<u32>,
 }
@@ -525,6 +536,7 @@ impl LocalRounds {
             transfers: BTreeMap::new(),
             latencies: BTreeMap::new(),
             cache: HashMap::new(),
+            fresh: false,
             label: vec![u32::MAX; resources],
         }
     }
@@ -534,10 +546,10 @@ impl LocalRounds {
         self.dirty.push(router);
     }
 
-    /// Forgets every solution: the cache, and the routers' current
-    /// results (every router with streams is solved again).
+    /// Forgets every solution: every router with streams is solved again,
+    /// each one afresh (not from the cache of routers of the same shape).
     fn forget(&mut self) {
-        self.cache.clear();
+        self.fresh = true;
         self.dirty.extend(self.streams.keys().copied());
     }
 
@@ -569,7 +581,7 @@ impl LocalRounds {
             let list = list.clone();
             let set: Vec<&StreamCost> = list.iter().map(|k| &active[k]).collect();
             let (key, local_cap) = self.signature(capacity, &set);
-            if !self.cache.contains_key(&key) {
+            if self.fresh || !self.cache.contains_key(&key) {
                 *solves += 1;
                 let relabelled: Vec<StreamCost> = set.iter().map(|c| self.relabel(c)).collect();
                 let refs: Vec<&StreamCost> = relabelled.iter().collect();
