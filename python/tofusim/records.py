@@ -353,7 +353,7 @@ class Rounds(Record):
     one_hop = Key(bool, "Whether every message was one hop (the per-router path).")
     rank_mean_seconds = Key(float)
     rank_min_seconds = Key(float, "The first rank's and the mean rank's finish, seconds (the last rank's is ``time_seconds``); a pipelined form ends every rank with its drain, so these equal it there. Among node leaders: over the nodes, each node's last rank (its leader's finish and the node's fan-in and fan-out).")
-    reused = Key(int, "Stretches whose set of routes was solved before (their rates taken from the memo, bit for bit what a new solve gives).")
+    reused = Key(int, "Stretches whose set of routes was solved before (their rates taken from the memo, bit for bit what a new solve gives; the one-hop path's cache of routers of one shape is not counted here).")
     rounds = Key(int)
     solves = Key(int)
     stretches = Key(int, "Stretches of identical rounds, and max-min solves run (whole rounds, or one router's flows on the one-hop path; cached ones not counted).")
