@@ -102,6 +102,16 @@ impl Leveled {
         (round as u32, self.rounds[round].messages.len() as u32 - 1)
     }
 
+    /// Step `i` of rank `r` receives message `at`: it names it, and its
+    /// combine and offload decide the message's reduction and receive
+    /// overheads.
+    fn receive(&mut self, r: usize, i: usize, at: (u32, u32), combine: Combine, offload: bool) {
+        let x = &mut self.rounds[at.0 as usize].messages[at.1 as usize];
+        x.reduce = combine == Combine::Sum && !offload;
+        x.recv_offload = offload;
+        self.message_of[r][i] = at;
+    }
+
     /// Each receive's message: the k-th receive from a sender with a tag
     /// takes the k-th send to it with that tag.
     fn match_receives(&mut self, schedule: &Schedule) -> Result<(), FlowError> {
@@ -124,10 +134,7 @@ impl Leveled {
                     };
                     let at = list[*k];
                     *k += 1;
-                    let x = &mut self.rounds[at.0 as usize].messages[at.1 as usize];
-                    x.reduce = *combine == Combine::Sum && !*offload;
-                    x.recv_offload = *offload;
-                    self.message_of[r][i] = at;
+                    self.receive(r, i, at, *combine, *offload);
                 }
             }
         }
@@ -167,7 +174,7 @@ pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64, lane: &dyn Fn(u32, u32
     // Per (sender, receiver, tag): its sends' rounds in order, and the
     // receives matched so far; a rank stopped at a receive whose send has
     // no round yet waits for it.
-    let mut sent: HashMap<(u32, u32, u32), (Vec<u32>, usize)> = HashMap::new();
+    let mut sent: HashMap<(u32, u32, u32), (Vec<(u32, u32)>, usize)> = HashMap::new();
     let mut waiting: HashMap<(u32, u32, u32), u32> = HashMap::new();
     let mut local: HashMap<(u32, u32), f64> = HashMap::new();
     let mut lane_round: HashMap<u64, u32> = HashMap::new();
@@ -192,21 +199,22 @@ pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64, lane: &dyn Fn(u32, u32
                     };
                     out.message_of[ru][i] = out.push(d as usize, x, 0.0);
                     let key = (r, *peer, *tag);
-                    sent.entry(key).or_default().0.push(d);
+                    sent.entry(key).or_default().0.push(out.message_of[ru][i]);
                     if let Some(w) = waiting.remove(&key) {
                         todo.push(w);
                     }
                     d
                 }
-                Action::Recv { peer, tag, .. } => {
+                Action::Recv { peer, tag, combine, offload, .. } => {
                     let key = (*peer, r, *tag);
                     let Some((list, matched)) = sent.get_mut(&key).filter(|e| e.1 < e.0.len()) else {
                         waiting.insert(key, r);
                         break;
                     };
-                    let round = list[*matched];
+                    let at = list[*matched];
                     *matched += 1;
-                    d.max(round + 1)
+                    out.receive(ru, i, at, *combine, *offload);
+                    d.max(at.0 + 1)
                 }
                 Action::Copy(c) => {
                     *local.entry((d, r)).or_default() += (total(&c.from) * ELEMENT_BYTES) as f64 / copy_bytes_per_s;
@@ -235,7 +243,6 @@ pub fn levels(schedule: &Schedule, copy_bytes_per_s: f64, lane: &dyn Fn(u32, u32
         }
         out.rounds[d].local_s = out.rounds[d].local_s.max(s);
     }
-    out.match_receives(schedule)?;
     Ok(out)
 }
 

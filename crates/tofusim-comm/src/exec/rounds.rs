@@ -128,14 +128,19 @@ impl Costing<'_, '_> {
 /// when they are `balanced` (adaptive tori), else its slowest part with
 /// its fixed share.
 fn solve(capacity: &[f64], set: &[&StreamCost], balanced: bool, solver: &mut MaxMin, flows: &mut Vec<Flow>, rates: &mut Vec<f64>) -> Vec<f64> {
+    flows_of(set, flows);
+    solver.solve(capacity, flows, rates);
+    times(set, rates, balanced)
+}
+
+/// The flows of `set`'s route parts, in order, into `flows`.
+fn flows_of(set: &[&StreamCost], flows: &mut Vec<Flow>) {
     flows.clear();
     for c in set {
         for (links, _) in &c.parts {
             flows.push(Flow { links: links.clone(), cap: f64::INFINITY });
         }
     }
-    solver.solve(capacity, flows, rates);
-    times(set, rates, balanced)
 }
 
 /// The rates of `set`'s route parts, in order, from `memo` when a set of
@@ -158,12 +163,7 @@ fn memo_rates(capacity: &[f64], set: &[&StreamCost], solver: &mut MaxMin, flows:
         memo.reused += 1;
         return r.clone();
     }
-    flows.clear();
-    for c in set {
-        for (links, _) in &c.parts {
-            flows.push(Flow { links: links.clone(), cap: f64::INFINITY });
-        }
-    }
+    flows_of(set, flows);
     let mut rates = Vec::new();
     solver.solve(capacity, flows, &mut rates);
     // (Route entries and rates, 4 and 8 bytes, counted together.)
